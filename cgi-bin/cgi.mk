@@ -1,0 +1,1 @@
+# cgi.mk: build fragment

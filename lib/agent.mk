@@ -1,0 +1,1 @@
+# agent.mk: build fragment

@@ -1,0 +1,1 @@
+# auth.mk: build fragment

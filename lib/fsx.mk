@@ -1,0 +1,1 @@
+# fsx.mk: build fragment

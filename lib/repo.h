@@ -1,0 +1,62 @@
+/* repo.h: a project's version history: one Git repository per project directory (libgit2). */
+#ifndef SVC_REPO_H
+#define SVC_REPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One commit, as listed by svc_repo_log(). All strings owned by the list. */
+struct svc_repo_commit {
+	char sha[41];        /* full hex object id */
+	char *message;       /* full message, trailing newline removed */
+	char *author_name;
+	char *author_email;
+	int64_t time_ms;     /* author time, milliseconds since the epoch */
+};
+
+/*
+ * Calls git_libgit2_init() once per process and points libgit2's global,
+ * XDG and system configuration search paths at an empty location, so no
+ * ~/.gitconfig or /etc/gitconfig changes behaviour. Returns 0 or SVC_E_INTERNAL.
+ */
+int svc_repo_global_init(void);
+
+/*
+ * Creates a repository in `dir` (which holds the project's files), stages
+ * every file and makes the first commit with `message` by the given author.
+ * Writes the commit's hex id into out_sha (41 bytes). SVC_E_INTERNAL on failure.
+ */
+int svc_repo_init(const char *dir, const char *message, const char *author_name,
+		  const char *author_email, char *out_sha);
+
+/*
+ * Stages every change in the working tree of `dir` (new, modified and
+ * deleted files; ".git" excluded) and commits it on HEAD with `message`.
+ * When nothing changed no commit is made, *out_changed is 0 and out_sha is
+ * left alone; otherwise *out_changed is 1 and out_sha (41 bytes) receives
+ * the new commit's id.
+ */
+int svc_repo_commit_all(const char *dir, const char *message, const char *author_name,
+			const char *author_email, char *out_sha, int *out_changed);
+
+/*
+ * Lists at most `max` commits reachable from HEAD, newest first, into a
+ * malloc'd array (*out, *out_n) freed with svc_repo_log_free().
+ */
+int svc_repo_log(const char *dir, size_t max, struct svc_repo_commit **out, size_t *out_n);
+
+/* Frees a list from svc_repo_log(); NULL is allowed. */
+void svc_repo_log_free(struct svc_repo_commit *list, size_t n);
+
+/*
+ * Restores the tree of commit `sha` (full 40-hex id; also accepts a unique
+ * prefix of at least 7 hex digits) into the working tree of `dir` and
+ * commits it on top of HEAD with `message`, so no history is lost. Files
+ * that did not exist in that commit are removed. Errors: SVC_E_NOT_FOUND
+ * (malformed or unknown sha, or not a commit reachable in this repository),
+ * SVC_E_INTERNAL. out_sha (41 bytes) receives the new commit's id.
+ */
+int svc_repo_checkout_as_new(const char *dir, const char *sha, const char *message,
+			     const char *author_name, const char *author_email, char *out_sha);
+
+#endif

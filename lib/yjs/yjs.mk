@@ -1,0 +1,1 @@
+# yjs.mk: build fragment
