@@ -41,16 +41,26 @@ int svc_fsx_read(const char *root, const char *rel, size_t max_bytes, char **out
  * directories (mode 0755): the data goes to a temporary file in the same
  * directory which is fsync'ed and renamed into place, so readers see the old
  * or the new content, never a part. Same confinement and errors as
- * svc_fsx_read(); writing over a directory is SVC_E_VALIDATION.
+ * svc_fsx_read(); writing over a directory or a symlink, or through a file
+ * used as a directory ("f/x" when "f" is a file), is SVC_E_VALIDATION.
+ * Parent directories are opened and made one segment at a time (openat2,
+ * mkdirat) so a symlink swapped in meanwhile cannot redirect the write. The
+ * file gets mode 0644 (before umask); the temporary file is removed on any
+ * failure. A full disk is SVC_E_TOO_LARGE.
  */
 int svc_fsx_write(const char *root, const char *rel, const char *data, size_t len);
 
-/* Deletes the regular file `rel` under `root`. Errors as svc_fsx_read(). */
+/*
+ * Deletes the regular file `rel` under `root`. Errors as svc_fsx_read(): a
+ * symlink is refused (SVC_E_VALIDATION), a directory is SVC_E_NOT_FOUND.
+ */
 int svc_fsx_delete(const char *root, const char *rel);
 
 /*
  * Lists every regular file under `root`, recursively, skipping ".git" and
- * symlinks, sorted by path (byte order). *out is an array of *out_n entries
+ * symlinks, sorted by path (byte order). Names that svc_fsx_check_path()
+ * would refuse (and writes in progress, ".svc-tmp-*") are left out, so every
+ * listed path can be read back with svc_fsx_read(). *out is an array of *out_n entries
  * that the caller frees with svc_fsx_list_free(). At most `max_entries`
  * entries (SVC_E_TOO_LARGE beyond). Errors: SVC_E_NOT_FOUND, SVC_E_INTERNAL.
  */
@@ -63,19 +73,28 @@ void svc_fsx_list_free(struct svc_fsx_entry *list, size_t n);
  * Searches the files under `root` (as listed by svc_fsx_list, text files of
  * at most 1 MiB) for the POSIX extended regular expression `pattern` and
  * writes a malloc'd NUL-terminated text into *out, one match per line as
- * "path:line: text" (text cut at 200 bytes), at most `max_matches` lines.
- * Errors: SVC_E_VALIDATION (the pattern does not compile), SVC_E_INTERNAL.
+ * "path:line: text" (line numbers from 1; text cut at 200 bytes on a UTF-8
+ * boundary, a trailing CR dropped), at most `max_matches` lines, "" when
+ * nothing matches. Binary files (a NUL in the first 8 KiB) are skipped; the
+ * pattern is compiled with REG_EXTENDED | REG_NEWLINE (regcomp(3)). Errors: SVC_E_VALIDATION (the pattern does not compile), SVC_E_INTERNAL.
  */
 int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, char **out);
 
 /*
  * Copies the directory tree `src` to `dst` (which must not exist; it is
  * created with its parents). Regular files and directories only; symlinks
- * and special files are skipped. On failure `dst` is removed again.
+ * and special files are skipped; ".git" is copied too, so a copy keeps its
+ * history; file modes are kept. On failure `dst` is removed again. Both paths
+ * are absolute and trusted (server configuration, not user input). Errors:
+ * SVC_E_NOT_FOUND (no `src`), SVC_E_CONFLICT (`dst` exists), SVC_E_INTERNAL.
  */
 int svc_fsx_copy_tree(const char *src, const char *dst);
 
-/* Removes the tree `path` (no symlink is followed). A missing path is SVC_OK. */
+/*
+ * Removes the tree `path` (absolute, trusted), working on directory
+ * descriptors so no symlink inside it is followed; a symlink at `path` itself
+ * is removed, not its target. A missing path is SVC_OK; else SVC_E_INTERNAL.
+ */
 int svc_fsx_remove_tree(const char *path);
 
 /* Guesses a Content-Type from the extension of `path` ("text/html; charset=utf-8", ...; "application/octet-stream" otherwise). */
