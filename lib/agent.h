@@ -13,6 +13,8 @@ struct svc_agent_provider {
 	const char *base_url; /* e.g. "https://api.openai.com/v1", "http://127.0.0.1:11434/v1"; NULL/empty = no provider */
 	const char *api_key;  /* may be NULL or empty (Ollama, llama.cpp) */
 	const char *model;    /* model name sent to the provider */
+	double price_input_per_mtok;  /* USD per million input tokens; 0 = unknown */
+	double price_output_per_mtok; /* USD per million output tokens; 0 = unknown */
 };
 
 /*
@@ -20,7 +22,8 @@ struct svc_agent_provider {
  * {delta}, "assistant.reasoning_delta" {delta}, "tool.call" {id, tool, args},
  * "tool.result" {id, result}, "tool.error" {id, error},
  * "assistant.message" {text}, "session.usage_info" {inputTokens,
- * outputTokens, cost}. `payload` is borrowed (do not put it); it carries only
+ * outputTokens, cost}. `cost` is in USD, computed from the provider's
+ * price_*_per_mtok (0 when they are unknown). `payload` is borrowed (do not put it); it carries only
  * the payload fields, the callee adds "type". Return 0 to go on, or a
  * negative svc_err (SVC_E_CLIENT_GONE, SVC_E_CANCELLED) to end the turn at once.
  */
@@ -74,5 +77,188 @@ struct svc_agent_result {
  * why on error. `out` is filled on every return.
  */
 int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *out);
+
+/*
+ * ---- Module-internal ----
+ * What follows is shared between the files of lib/agent*.c and
+ * tests/unit/test_agent.c only; nothing outside the module calls it.
+ */
+
+/* A byte buffer that grows up to a hard maximum; `p` is NUL-terminated once anything was added. */
+struct svc_agent__buf {
+	char *p;
+	size_t len, cap, max;
+};
+
+/* Sets up an empty buffer that refuses to hold more than `max` bytes. */
+void svc_agent__buf_init(struct svc_agent__buf *b, size_t max);
+
+/* Appends `len` bytes. Returns 0, or SVC_E_TOO_LARGE past the maximum, SVC_E_INTERNAL when out of memory. */
+int svc_agent__buf_add(struct svc_agent__buf *b, const char *data, size_t len);
+
+/* Appends a NUL-terminated string, as svc_agent__buf_add(). */
+int svc_agent__buf_adds(struct svc_agent__buf *b, const char *s);
+
+/* Returns the contents as a NUL-terminated string ("" when empty); valid until the next add or dispose. */
+const char *svc_agent__buf_str(const struct svc_agent__buf *b);
+
+/* Frees the memory; the buffer is empty again and can be reused. */
+void svc_agent__buf_dispose(struct svc_agent__buf *b);
+
+/* Returns 1 when the `len` bytes at `s` are valid UTF-8 without NUL, 0 otherwise. */
+int svc_agent__utf8_valid(const char *s, size_t len);
+
+/* Returns the largest n <= max such that the first n bytes of `s` (`len` bytes) do not end inside a UTF-8 sequence. */
+size_t svc_agent__utf8_cut(const char *s, size_t len, size_t max);
+
+/*
+ * Server-sent events splitter (WHATWG HTML "Server-sent events", 9.2.6
+ * "Interpreting an event stream"): bytes go in as they arrive, split at any
+ * point; lines end in LF, CRLF or CR; ':' lines are comments; "event" and
+ * "data" fields are kept (several data lines join with "\n"); a blank line
+ * dispatches the event to `fn(ctx, event, data, len)` with event "" when the
+ * stream named none. `fn` returns 0 or a negative svc_err, which ends the feed.
+ */
+typedef int (*svc_agent__sse_fn)(void *ctx, const char *event, const char *data, size_t len);
+
+struct svc_agent__sse {
+	struct svc_agent__buf line;  /* the line being read */
+	struct svc_agent__buf data;  /* the data of the event being read */
+	char event[64];
+	int has_data;
+	int after_cr;                /* the last byte was a CR: skip one LF */
+	svc_agent__sse_fn fn;
+	void *ctx;
+};
+
+/* Sets up a splitter whose lines and event data may be at most `max_line` bytes (1 MiB in the loop). */
+void svc_agent__sse_init(struct svc_agent__sse *s, size_t max_line, svc_agent__sse_fn fn, void *ctx);
+
+/* Feeds `len` bytes. Returns 0, SVC_E_TOO_LARGE for a line or event over the maximum, or `fn`'s error. */
+int svc_agent__sse_feed(struct svc_agent__sse *s, const char *bytes, size_t len);
+
+/* Ends the stream: an event that lacked only its blank line is still dispatched. Returns as feed. */
+int svc_agent__sse_finish(struct svc_agent__sse *s);
+
+/* Frees the splitter's buffers. */
+void svc_agent__sse_dispose(struct svc_agent__sse *s);
+
+#define SVC_AGENT__MAX_CALLS 32              /* tool calls in one model answer */
+#define SVC_AGENT__MAX_ARGS (2 * 1024 * 1024) /* bytes of arguments JSON of one tool call */
+#define SVC_AGENT__MAX_TEXT (1024 * 1024)    /* bytes of text of one model answer */
+
+/* One tool call as streamed by the model. */
+struct svc_agent__call {
+	char id[128];
+	char name[64];
+	long index;                  /* OpenAI tool_calls[].index, Anthropic content block index */
+	struct svc_agent__buf args;  /* the arguments JSON text, accumulated from the deltas */
+};
+
+/*
+ * One model answer, filled in by the stream parsers below as events arrive.
+ * The parsers emit assistant.message_delta and assistant.reasoning_delta
+ * through `emit` at once; a negative value from `emit` is kept in `emit_err`
+ * and returned. A malformed stream sets `error` and returns
+ * SVC_E_MODEL_UNAVAILABLE.
+ */
+struct svc_agent__step {
+	svc_agent_emit_fn emit;
+	void *ctx;
+	const char *text_prefix;     /* emitted as a delta before the first text delta; may be NULL */
+	struct svc_agent__buf text;  /* all text deltas */
+	struct svc_agent__call calls[SVC_AGENT__MAX_CALLS];
+	size_t ncalls;
+	int64_t input_tokens, output_tokens;
+	int done;                    /* OpenAI "data: [DONE]" or Anthropic message_stop seen */
+	int finished;                /* a finish_reason / stop_reason was seen */
+	int emit_err;
+	char error[256];
+};
+
+/* Sets up an empty step that emits through `emit(ctx, ...)`. */
+void svc_agent__step_init(struct svc_agent__step *st, svc_agent_emit_fn emit, void *ctx);
+
+/* Frees what the step accumulated. */
+void svc_agent__step_dispose(struct svc_agent__step *st);
+
+/*
+ * An svc_agent__sse_fn for OpenAI Chat Completions chunks ("chat.completion.chunk":
+ * choices[0].delta.content / reasoning_content / reasoning / tool_calls[] by
+ * index, finish_reason, usage.prompt_tokens / completion_tokens; "[DONE]").
+ * `ctx` is a struct svc_agent__step.
+ */
+int svc_agent__openai_event(void *ctx, const char *event, const char *data, size_t len);
+
+/*
+ * An svc_agent__sse_fn for Anthropic Messages stream events (message_start,
+ * content_block_start/delta/stop with text_delta, input_json_delta and
+ * thinking_delta, message_delta, message_stop, ping, error). `ctx` is a
+ * struct svc_agent__step.
+ */
+int svc_agent__anthropic_event(void *ctx, const char *event, const char *data, size_t len);
+
+/* Emits an assistant.message_delta (kind 0) or assistant.reasoning_delta (kind 1) and keeps text; for the parsers. */
+int svc_agent__step_delta(struct svc_agent__step *st, int kind, const char *delta, size_t len);
+
+/*
+ * Returns the call with provider index `index`, adding it when new (with
+ * `id` and `name`, either may be NULL and be set by a later delta); NULL
+ * with `error` set when there are too many calls or an id/name is too long.
+ */
+struct svc_agent__call *svc_agent__step_call(struct svc_agent__step *st, long index, const char *id, const char *name);
+
+/* Sets st->error from a format and returns SVC_E_MODEL_UNAVAILABLE; for the parsers. */
+int svc_agent__step_fail(struct svc_agent__step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* After the stream ended: returns 0 when the answer is complete, else SVC_E_MODEL_UNAVAILABLE with `error` set. */
+int svc_agent__step_end(struct svc_agent__step *st);
+
+/*
+ * The conversation the loop keeps is a json array of provider-neutral
+ * messages: {role "user", content}, {role "assistant", content, tool_calls
+ * [{id, name, arguments (JSON object text)}]}, {role "tool", tool_call_id,
+ * name, content, is_error}. These build one request body from it; `tools`
+ * comes from svc_agent__tools_json(). *out is a new object the caller puts.
+ */
+int svc_agent__openai_body(const char *model, const char *system, struct json_object *conv,
+			   struct json_object *tools, struct json_object **out);
+int svc_agent__anthropic_body(const char *model, const char *system, struct json_object *conv,
+			      struct json_object *tools, struct json_object **out);
+
+/* Parses `len` bytes of JSON (nesting capped at 64, the whole text) into a new object *out. Returns 0 or SVC_E_INVALID_JSON. */
+int svc_agent__json_parse(const char *text, size_t len, struct json_object **out);
+
+/* Returns the string member `key` of `obj`, or NULL when it is missing or not a string. */
+const char *svc_agent__json_str(struct json_object *obj, const char *key);
+
+/* The file tools of one turn. */
+struct svc_agent__tools {
+	const char *root;            /* the project directory */
+	const char *mode;            /* for the "denied" message */
+	int read_only;
+	int files_changed;           /* set to 1 by a write, edit or delete that succeeded */
+};
+
+#define SVC_AGENT__MAX_RESULT (64 * 1024) /* bytes of a tool result fed back to the model */
+
+/* Returns the tool definitions (a new json array) in OpenAI (`anthropic` 0) or Anthropic form; read-only: list/read/search only. */
+struct json_object *svc_agent__tools_json(int read_only, int anthropic);
+
+/*
+ * Runs tool `name` with arguments `args` (a json object) inside t->root.
+ * Returns 0 with the result text in *out, or a negative svc_err with the
+ * error text in *out (refused path, unknown tool, denied write, 0 or N
+ * matches, ...). *out is malloc'd, NUL-terminated, at most
+ * SVC_AGENT__MAX_RESULT bytes plus a note when cut; the caller frees it.
+ */
+int svc_agent__tool_run(struct svc_agent__tools *t, const char *name, struct json_object *args, char **out);
+
+/*
+ * Parses the arguments text of a tool call: "" or whitespace is {}; anything
+ * else must be one JSON object (nesting capped). Returns 0 with a new object
+ * in *out, or SVC_E_INVALID_JSON.
+ */
+int svc_agent__parse_args(const char *text, size_t len, struct json_object **out);
 
 #endif

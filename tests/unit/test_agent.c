@@ -1,0 +1,482 @@
+/* test_agent.c: CUnit suite "agent": SSE splitter, provider stream parsers, file tools, and the loop against the provider double. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+
+#include "agent.h"
+#include "err.h"
+#include "unit.h"
+
+/* ---- recording callbacks ---- */
+
+/* Every event emitted, as {type, payload}; `fail_at` > 0 makes the fail_at-th emit return `fail_with`. */
+struct rec {
+	struct json_object *events;
+	int count;
+	int fail_at;
+	int fail_with;
+	const char *fail_type;   /* when set, only events of this type count for fail_at */
+};
+
+static void rec_init(struct rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->events = json_object_new_array();
+}
+
+static void rec_dispose(struct rec *r)
+{
+	json_object_put(r->events);
+}
+
+static int rec_emit(void *ctx, const char *type, struct json_object *payload)
+{
+	struct rec *r = ctx;
+	struct json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "type", json_object_new_string(type));
+	json_object_object_add(e, "payload", json_object_get(payload));
+	json_object_array_add(r->events, e);
+	if (r->fail_type && strcmp(r->fail_type, type) != 0)
+		return 0;
+	r->count++;
+	if (r->fail_at > 0 && r->count == r->fail_at)
+		return r->fail_with;
+	return 0;
+}
+
+static const char *ev_type(struct rec *r, size_t i)
+{
+	struct json_object *e = json_object_array_get_idx(r->events, i), *t;
+
+	if (!e || !json_object_object_get_ex(e, "type", &t))
+		return "";
+	return json_object_get_string(t);
+}
+
+static struct json_object *ev_payload(struct rec *r, size_t i)
+{
+	struct json_object *e = json_object_array_get_idx(r->events, i), *p = NULL;
+
+	if (e)
+		json_object_object_get_ex(e, "payload", &p);
+	return p;
+}
+
+/* Concatenates the `field` of every event of `type`. */
+static void ev_join(struct rec *r, const char *type, const char *field, char *out, size_t outsz)
+{
+	size_t i, n = json_object_array_length(r->events), len = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		const char *s;
+		size_t sl;
+
+		if (strcmp(ev_type(r, i), type) != 0)
+			continue;
+		s = svc_agent__json_str(ev_payload(r, i), field);
+		if (!s)
+			continue;
+		sl = strlen(s);
+		if (len + sl >= outsz)
+			sl = outsz - len - 1;
+		memcpy(out + len, s, sl);
+		len += sl;
+		out[len] = '\0';
+	}
+}
+
+static size_t ev_count(struct rec *r, const char *type)
+{
+	size_t i, n = json_object_array_length(r->events), c = 0;
+
+	for (i = 0; i < n; i++)
+		c += strcmp(ev_type(r, i), type) == 0;
+	return c;
+}
+
+/* ---- SSE splitter ---- */
+
+struct sse_log {
+	char text[4096];
+	size_t len;
+	int fail;
+};
+
+static int sse_log_fn(void *ctx, const char *event, const char *data, size_t len)
+{
+	struct sse_log *l = ctx;
+	int n = snprintf(l->text + l->len, sizeof(l->text) - l->len, "[%s|%.*s]", event, (int)len, data);
+
+	if (n > 0 && (size_t)n < sizeof(l->text) - l->len)
+		l->len += (size_t)n;
+	return l->fail;
+}
+
+static const char sse_stream[] =
+	": a comment line\r\n"
+	"data: {\"a\":1}\n"
+	"\n"
+	"event: content_block_delta\r\n"
+	"data: first\r\n"
+	"data:second\r\n"
+	"\r\n"
+	"id: 7\n"
+	"retry: 1000\n"
+	"data: \n"
+	"\n"
+	"event: only-a-name\n"
+	"\n"
+	"data: cr-only\r\r"
+	"data: [DONE]\n\n";
+
+static const char sse_expected[] =
+	"[|{\"a\":1}][content_block_delta|first\nsecond][|][|cr-only][|[DONE]]";
+
+static void check_split(const size_t *cuts, size_t ncuts)
+{
+	struct svc_agent__sse s;
+	struct sse_log log = { .len = 0 };
+	size_t pos = 0, i, len = sizeof(sse_stream) - 1;
+
+	svc_agent__sse_init(&s, 1024, sse_log_fn, &log);
+	for (i = 0; i <= ncuts; i++) {
+		size_t end = i < ncuts ? cuts[i] : len;
+
+		CU_ASSERT_EQUAL(svc_agent__sse_feed(&s, sse_stream + pos, end - pos), 0);
+		pos = end;
+	}
+	CU_ASSERT_EQUAL(svc_agent__sse_finish(&s), 0);
+	CU_ASSERT_STRING_EQUAL(log.text, sse_expected);
+	svc_agent__sse_dispose(&s);
+}
+
+static void test_agent_sse_whole_stream(void)
+{
+	check_split(NULL, 0);
+}
+
+static void test_agent_sse_byte_by_byte(void)
+{
+	size_t cuts[sizeof(sse_stream)], i;
+
+	for (i = 0; i < sizeof(sse_stream) - 2; i++)
+		cuts[i] = i + 1;
+	check_split(cuts, sizeof(sse_stream) - 2);
+}
+
+static void test_agent_sse_random_splits(void)
+{
+	unsigned seed, x;
+	size_t cuts[16], n, i, len = sizeof(sse_stream) - 1;
+
+	for (seed = 1; seed <= 200; seed++) {
+		x = seed * 2654435761u;
+		n = 1 + seed % 15;
+		for (i = 0; i < n; i++) {
+			x = x * 1103515245u + 12345u;
+			cuts[i] = (x >> 8) % (len + 1);
+		}
+		/* sort the cut points */
+		for (i = 1; i < n; i++) {
+			size_t j = i, v = cuts[i];
+
+			while (j > 0 && cuts[j - 1] > v) {
+				cuts[j] = cuts[j - 1];
+				j--;
+			}
+			cuts[j] = v;
+		}
+		check_split(cuts, n);
+	}
+}
+
+static void test_agent_sse_overlong_line(void)
+{
+	struct svc_agent__sse s;
+	struct sse_log log = { .len = 0 };
+	char chunk[100];
+
+	memset(chunk, 'x', sizeof(chunk));
+	svc_agent__sse_init(&s, 256, sse_log_fn, &log);
+	CU_ASSERT_EQUAL(svc_agent__sse_feed(&s, "data: ", 6), 0);
+	CU_ASSERT_EQUAL(svc_agent__sse_feed(&s, chunk, sizeof(chunk)), 0);
+	CU_ASSERT_EQUAL(svc_agent__sse_feed(&s, chunk, sizeof(chunk)), 0);
+	CU_ASSERT_EQUAL(svc_agent__sse_feed(&s, chunk, sizeof(chunk)), SVC_E_TOO_LARGE);
+	CU_ASSERT_EQUAL(log.len, 0);
+	svc_agent__sse_dispose(&s);
+}
+
+static void test_agent_sse_callback_error_stops(void)
+{
+	struct svc_agent__sse s;
+	struct sse_log log = { .len = 0, .fail = SVC_E_CLIENT_GONE };
+
+	svc_agent__sse_init(&s, 256, sse_log_fn, &log);
+	CU_ASSERT_EQUAL(svc_agent__sse_feed(&s, "data: a\n\ndata: b\n\n", 18), SVC_E_CLIENT_GONE);
+	CU_ASSERT_STRING_EQUAL(log.text, "[|a]");
+	svc_agent__sse_dispose(&s);
+}
+
+/* ---- stream parsers ---- */
+
+/* Feeds `stream` to a fresh step through the SSE splitter in pieces of `piece` bytes. */
+static int parse_stream(struct svc_agent__step *st, struct rec *r, svc_agent__sse_fn fn, const char *stream, size_t piece)
+{
+	struct svc_agent__sse s;
+	size_t len = strlen(stream), pos = 0, n;
+	int error = 0;
+
+	svc_agent__step_init(st, rec_emit, r);
+	svc_agent__sse_init(&s, 1 << 20, fn, st);
+	while (pos < len && error == 0) {
+		n = len - pos < piece ? len - pos : piece;
+		error = svc_agent__sse_feed(&s, stream + pos, n);
+		pos += n;
+	}
+	if (error == 0)
+		error = svc_agent__sse_finish(&s);
+	if (error == 0)
+		error = svc_agent__step_end(st);
+	svc_agent__sse_dispose(&s);
+	return error;
+}
+
+static const char openai_stream[] =
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Hmm \"},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"ok.\"},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Let me \"},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"look.\"},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_A\",\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_B\",\"type\":\"function\",\"function\":{\"name\":\"search_files\",\"arguments\":\"{\\\"pat\"}}]},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"pa\"}}]},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"th\\\": \\\"a\\\\\\\"b.html\\\"}\"}}]},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\"tern\\\":\\\"x\\\"}\"}}]},\"finish_reason\":null}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+	"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":30,\"total_tokens\":150}}\n\n"
+	"data: [DONE]\n\n";
+
+static void check_openai(size_t piece)
+{
+	struct svc_agent__step st;
+	struct rec r;
+	char joined[256];
+	struct json_object *args;
+
+	rec_init(&r);
+	CU_ASSERT_EQUAL_FATAL(parse_stream(&st, &r, svc_agent__openai_event, openai_stream, piece), 0);
+	CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.text), "Let me look.");
+	CU_ASSERT_EQUAL(ev_count(&r, "assistant.message_delta"), 2);
+	ev_join(&r, "assistant.reasoning_delta", "delta", joined, sizeof(joined));
+	CU_ASSERT_STRING_EQUAL(joined, "Hmm ok.");
+	CU_ASSERT_STRING_EQUAL(ev_type(&r, 0), "assistant.reasoning_delta");
+	CU_ASSERT_EQUAL_FATAL(st.ncalls, 2);
+	CU_ASSERT_STRING_EQUAL(st.calls[0].id, "call_A");
+	CU_ASSERT_STRING_EQUAL(st.calls[0].name, "read_file");
+	CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.calls[0].args), "{\"path\": \"a\\\"b.html\"}");
+	CU_ASSERT_EQUAL_FATAL(svc_agent__parse_args(st.calls[0].args.p, st.calls[0].args.len, &args), 0);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(args, "path"), "a\"b.html");
+	json_object_put(args);
+	CU_ASSERT_STRING_EQUAL(st.calls[1].id, "call_B");
+	CU_ASSERT_STRING_EQUAL(st.calls[1].name, "search_files");
+	CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.calls[1].args), "{\"pattern\":\"x\"}");
+	CU_ASSERT_EQUAL(st.input_tokens, 120);
+	CU_ASSERT_EQUAL(st.output_tokens, 30);
+	CU_ASSERT(st.done && st.finished);
+	svc_agent__step_dispose(&st);
+	rec_dispose(&r);
+}
+
+static void test_agent_openai_chunks(void)
+{
+	check_openai(1 << 20);
+	check_openai(1);
+	check_openai(7);
+}
+
+static void test_agent_openai_calls_without_index(void)
+{
+	static const char stream[] =
+		"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"a\",\"function\":{\"name\":\"list_files\",\"arguments\":\"{}\"}},"
+		"{\"id\":\"b\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\"x\\\"}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n"
+		"data: [DONE]\n\n";
+	struct svc_agent__step st;
+	struct rec r;
+
+	rec_init(&r);
+	CU_ASSERT_EQUAL_FATAL(parse_stream(&st, &r, svc_agent__openai_event, stream, 5), 0);
+	CU_ASSERT_EQUAL_FATAL(st.ncalls, 2);
+	CU_ASSERT_STRING_EQUAL(st.calls[0].name, "list_files");
+	CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.calls[1].args), "{\"path\":\"x\"}");
+	svc_agent__step_dispose(&st);
+	rec_dispose(&r);
+}
+
+static void test_agent_openai_malformed(void)
+{
+	struct svc_agent__step st;
+	struct rec r;
+
+	rec_init(&r);
+	CU_ASSERT_EQUAL(parse_stream(&st, &r, svc_agent__openai_event, "data: {\"choices\": [\n\n", 100), SVC_E_MODEL_UNAVAILABLE);
+	CU_ASSERT(strstr(st.error, "malformed") != NULL);
+	svc_agent__step_dispose(&st);
+	/* a stream cut off before finish_reason or [DONE] */
+	CU_ASSERT_EQUAL(parse_stream(&st, &r, svc_agent__openai_event,
+				     "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n", 100), SVC_E_MODEL_UNAVAILABLE);
+	CU_ASSERT(strstr(st.error, "ended") != NULL);
+	svc_agent__step_dispose(&st);
+	/* an error object inside the stream */
+	CU_ASSERT_EQUAL(parse_stream(&st, &r, svc_agent__openai_event,
+				     "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n", 100), SVC_E_MODEL_UNAVAILABLE);
+	CU_ASSERT(strstr(st.error, "overloaded") != NULL);
+	svc_agent__step_dispose(&st);
+	rec_dispose(&r);
+}
+
+static void test_agent_openai_emit_error_stops(void)
+{
+	struct svc_agent__step st;
+	struct rec r;
+
+	rec_init(&r);
+	r.fail_at = 1;
+	r.fail_with = SVC_E_CANCELLED;
+	CU_ASSERT_EQUAL(parse_stream(&st, &r, svc_agent__openai_event, openai_stream, 3), SVC_E_CANCELLED);
+	CU_ASSERT_EQUAL(st.emit_err, SVC_E_CANCELLED);
+	CU_ASSERT_EQUAL(json_object_array_length(r.events), 1);
+	svc_agent__step_dispose(&st);
+	rec_dispose(&r);
+}
+
+static const char anthropic_stream[] =
+	"event: message_start\n"
+	"data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude\",\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":250,\"output_tokens\":1}}}\n\n"
+	"event: ping\n"
+	"data: {\"type\": \"ping\"}\n\n"
+	"event: content_block_start\n"
+	"data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n"
+	"event: content_block_delta\n"
+	"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"Consider.\"}}\n\n"
+	"event: content_block_delta\n"
+	"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"sig\"}}\n\n"
+	"event: content_block_stop\n"
+	"data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+	"event: content_block_start\n"
+	"data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+	"event: content_block_delta\n"
+	"data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"Editing \"}}\n\n"
+	"event: content_block_delta\n"
+	"data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"now.\"}}\n\n"
+	"event: content_block_stop\n"
+	"data: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+	"event: content_block_start\n"
+	"data: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"write_file\",\"input\":{}}}\n\n"
+	"event: content_block_delta\n"
+	"data: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\"}}\n\n"
+	"event: content_block_delta\n"
+	"data: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\": \\\"a.t\"}}\n\n"
+	"event: content_block_delta\n"
+	"data: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"xt\\\", \\\"content\\\": \\\"hi\\\\n\\\"}\"}}\n\n"
+	"event: content_block_stop\n"
+	"data: {\"type\":\"content_block_stop\",\"index\":2}\n\n"
+	"event: message_delta\n"
+	"data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":77}}\n\n"
+	"event: message_stop\n"
+	"data: {\"type\":\"message_stop\"}\n\n";
+
+static void test_agent_anthropic_events(void)
+{
+	struct svc_agent__step st;
+	struct rec r;
+	struct json_object *args;
+	char joined[256];
+	size_t pieces[] = { 1 << 20, 1, 13 }, i;
+
+	for (i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
+		rec_init(&r);
+		CU_ASSERT_EQUAL_FATAL(parse_stream(&st, &r, svc_agent__anthropic_event, anthropic_stream, pieces[i]), 0);
+		CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.text), "Editing now.");
+		ev_join(&r, "assistant.reasoning_delta", "delta", joined, sizeof(joined));
+		CU_ASSERT_STRING_EQUAL(joined, "Consider.");
+		CU_ASSERT_EQUAL(ev_count(&r, "assistant.message_delta"), 2);
+		CU_ASSERT_EQUAL_FATAL(st.ncalls, 1);
+		CU_ASSERT_STRING_EQUAL(st.calls[0].id, "toolu_1");
+		CU_ASSERT_STRING_EQUAL(st.calls[0].name, "write_file");
+		CU_ASSERT_EQUAL_FATAL(svc_agent__parse_args(st.calls[0].args.p, st.calls[0].args.len, &args), 0);
+		CU_ASSERT_STRING_EQUAL(svc_agent__json_str(args, "content"), "hi\n");
+		json_object_put(args);
+		CU_ASSERT_EQUAL(st.input_tokens, 250);
+		CU_ASSERT_EQUAL(st.output_tokens, 77);
+		svc_agent__step_dispose(&st);
+		rec_dispose(&r);
+	}
+}
+
+static void test_agent_anthropic_error_event(void)
+{
+	struct svc_agent__step st;
+	struct rec r;
+
+	rec_init(&r);
+	CU_ASSERT_EQUAL(parse_stream(&st, &r, svc_agent__anthropic_event,
+				     "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n", 9),
+			SVC_E_MODEL_UNAVAILABLE);
+	CU_ASSERT(strstr(st.error, "Overloaded") != NULL);
+	svc_agent__step_dispose(&st);
+	/* input for a block that was never started */
+	CU_ASSERT_EQUAL(parse_stream(&st, &r, svc_agent__anthropic_event,
+				     "data: {\"type\":\"content_block_delta\",\"index\":4,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n", 9),
+			SVC_E_MODEL_UNAVAILABLE);
+	svc_agent__step_dispose(&st);
+	rec_dispose(&r);
+}
+
+static void test_agent_parse_args(void)
+{
+	struct json_object *o = NULL;
+
+	CU_ASSERT_EQUAL(svc_agent__parse_args("", 0, &o), 0);
+	CU_ASSERT(json_object_is_type(o, json_type_object) && json_object_object_length(o) == 0);
+	json_object_put(o);
+	CU_ASSERT_EQUAL(svc_agent__parse_args(" {\"a\": 1} \n", 11, &o), 0);
+	json_object_put(o);
+	CU_ASSERT_EQUAL(svc_agent__parse_args("{\"a\": ", 6, &o), SVC_E_INVALID_JSON);
+	CU_ASSERT_EQUAL(svc_agent__parse_args("[1]", 3, &o), SVC_E_INVALID_JSON);
+	CU_ASSERT_EQUAL(svc_agent__parse_args("{} {}", 5, &o), SVC_E_INVALID_JSON);
+}
+
+static void test_agent_utf8_cut(void)
+{
+	const char *s = "ab\xc3\xa9" "cd"; /* "abécd" */
+
+	CU_ASSERT_EQUAL(svc_agent__utf8_cut(s, 6, 3), 2);
+	CU_ASSERT_EQUAL(svc_agent__utf8_cut(s, 6, 4), 4);
+	CU_ASSERT_EQUAL(svc_agent__utf8_cut(s, 6, 10), 6);
+	CU_ASSERT(svc_agent__utf8_valid(s, 6));
+	CU_ASSERT(!svc_agent__utf8_valid(s, 3));
+	CU_ASSERT(!svc_agent__utf8_valid("a\0b", 3));
+}
+
+SVC_TEST_SUITE(agent)
+{
+	CU_pSuite s = CU_add_suite("agent", NULL, NULL);
+
+	CU_add_test(s, "test_agent_sse_whole_stream", test_agent_sse_whole_stream);
+	CU_add_test(s, "test_agent_sse_byte_by_byte", test_agent_sse_byte_by_byte);
+	CU_add_test(s, "test_agent_sse_random_splits", test_agent_sse_random_splits);
+	CU_add_test(s, "test_agent_sse_overlong_line", test_agent_sse_overlong_line);
+	CU_add_test(s, "test_agent_sse_callback_error_stops", test_agent_sse_callback_error_stops);
+	CU_add_test(s, "test_agent_openai_chunks", test_agent_openai_chunks);
+	CU_add_test(s, "test_agent_openai_calls_without_index", test_agent_openai_calls_without_index);
+	CU_add_test(s, "test_agent_openai_malformed", test_agent_openai_malformed);
+	CU_add_test(s, "test_agent_openai_emit_error_stops", test_agent_openai_emit_error_stops);
+	CU_add_test(s, "test_agent_anthropic_events", test_agent_anthropic_events);
+	CU_add_test(s, "test_agent_anthropic_error_event", test_agent_anthropic_error_event);
+	CU_add_test(s, "test_agent_parse_args", test_agent_parse_args);
+	CU_add_test(s, "test_agent_utf8_cut", test_agent_utf8_cut);
+}
