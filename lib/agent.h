@@ -250,7 +250,8 @@ struct json_object *svc_agent__tools_json(int read_only, int anthropic);
  * Returns 0 with the result text in *out, or a negative svc_err with the
  * error text in *out (refused path, unknown tool, denied write, 0 or N
  * matches, ...). *out is malloc'd, NUL-terminated, at most
- * SVC_AGENT__MAX_RESULT bytes plus a note when cut; the caller frees it.
+ * SVC_AGENT__MAX_RESULT bytes plus a note when cut; the caller frees it. Only
+ * when out of memory is *out NULL (and SVC_E_INTERNAL returned).
  */
 int svc_agent__tool_run(struct svc_agent__tools *t, const char *name, struct json_object *args, char **out);
 

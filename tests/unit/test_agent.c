@@ -2,11 +2,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <CUnit/CUnit.h>
 
 #include "agent.h"
 #include "err.h"
+#include "fsx.h"
 #include "unit.h"
 
 /* ---- recording callbacks ---- */
@@ -462,6 +465,265 @@ static void test_agent_utf8_cut(void)
 	CU_ASSERT(!svc_agent__utf8_valid("a\0b", 3));
 }
 
+/* ---- file tools ---- */
+
+static void put_file(const char *dir, const char *rel, const char *content)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(content, f);
+	fclose(f);
+}
+
+/* The contents of dir/rel in a malloc'd string, or NULL when missing. */
+static char *get_file(const char *dir, const char *rel)
+{
+	char path[1024], *buf;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static int file_is(const char *dir, const char *rel, const char *want)
+{
+	char *got = get_file(dir, rel);
+	int same = got && strcmp(got, want) == 0;
+
+	free(got);
+	return same;
+}
+
+static char tmp_project[64];
+
+static const char index_html[] = "<html><body><main>\n<p>Hi</p>\n</main></body></html>\n";
+
+static void make_project(void)
+{
+	char sub[128];
+
+	snprintf(tmp_project, sizeof(tmp_project), "/tmp/svc-agent-test-XXXXXX");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp_project));
+	put_file(tmp_project, "index.html", index_html);
+	snprintf(sub, sizeof(sub), "%s/css", tmp_project);
+	CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0755), 0);
+	put_file(tmp_project, "css/site.css", "p { color: red; }\np { margin: 0; }\n");
+}
+
+static void drop_project(void)
+{
+	CU_ASSERT_EQUAL(svc_fsx_remove_tree(tmp_project), 0);
+}
+
+/* Runs `name` with JSON arguments text `args`; the result text goes to *text (caller frees). */
+static int run_tool(struct svc_agent__tools *t, const char *name, const char *args, char **text)
+{
+	struct json_object *a = NULL;
+	int error;
+
+	CU_ASSERT_EQUAL_FATAL(svc_agent__parse_args(args, strlen(args), &a), 0);
+	error = svc_agent__tool_run(t, name, a, text);
+	json_object_put(a);
+	CU_ASSERT_PTR_NOT_NULL(*text);
+	return error;
+}
+
+static void test_agent_tools_list_read_search(void)
+{
+	struct svc_agent__tools t = { .mode = "build" };
+	char *text = NULL, want[64];
+
+	make_project();
+	t.root = tmp_project;
+	CU_ASSERT_EQUAL(run_tool(&t, "list_files", "{}", &text), 0);
+	snprintf(want, sizeof(want), "index.html (%zu bytes)\n", strlen(index_html));
+	CU_ASSERT(strstr(text, want) != NULL);
+	CU_ASSERT(strstr(text, "css/site.css (") != NULL);
+	free(text);
+	CU_ASSERT_EQUAL(run_tool(&t, "read_file", "{\"path\": \"index.html\"}", &text), 0);
+	CU_ASSERT_STRING_EQUAL(text, index_html);
+	free(text);
+	CU_ASSERT_EQUAL(run_tool(&t, "read_file", "{\"path\": \"nope.html\"}", &text), SVC_E_NOT_FOUND);
+	CU_ASSERT(strstr(text, "no such file: nope.html") != NULL);
+	free(text);
+	CU_ASSERT_EQUAL(run_tool(&t, "search_files", "{\"pattern\": \"margin|Hi\"}", &text), 0);
+	CU_ASSERT(strstr(text, "css/site.css:2:") != NULL);
+	CU_ASSERT(strstr(text, "index.html:2:") != NULL);
+	free(text);
+	CU_ASSERT_EQUAL(run_tool(&t, "search_files", "{\"pattern\": \"zzz-not-there\"}", &text), 0);
+	CU_ASSERT_STRING_EQUAL(text, "no matches");
+	free(text);
+	CU_ASSERT_EQUAL(run_tool(&t, "search_files", "{\"pattern\": \"(\"}", &text), SVC_E_VALIDATION);
+	free(text);
+	CU_ASSERT_EQUAL(t.files_changed, 0);
+	drop_project();
+}
+
+static void test_agent_tools_write_edit_delete(void)
+{
+	struct svc_agent__tools t = { .mode = "build" };
+	char *text = NULL;
+
+	make_project();
+	t.root = tmp_project;
+	CU_ASSERT_EQUAL(run_tool(&t, "write_file", "{\"path\": \"notes/a.txt\", \"content\": \"one\\ntwo\\n\"}", &text), 0);
+	free(text);
+	CU_ASSERT(file_is(tmp_project, "notes/a.txt", "one\ntwo\n"));
+	CU_ASSERT_EQUAL(t.files_changed, 1);
+
+	t.files_changed = 0;
+	CU_ASSERT_EQUAL(run_tool(&t, "edit_file", "{\"path\": \"index.html\", \"old_string\": \"</main>\", "
+				 "\"new_string\": \"</main>\\n<footer>f</footer>\"}", &text), 0);
+	free(text);
+	CU_ASSERT(file_is(tmp_project, "index.html",
+			  "<html><body><main>\n<p>Hi</p>\n</main>\n<footer>f</footer></body></html>\n"));
+	CU_ASSERT_EQUAL(t.files_changed, 1);
+
+	t.files_changed = 0;
+	CU_ASSERT_EQUAL(run_tool(&t, "edit_file", "{\"path\": \"css/site.css\", \"old_string\": \"p {\", "
+				 "\"new_string\": \"q {\"}", &text), SVC_E_VALIDATION);
+	CU_ASSERT(strstr(text, "occurs 2 times") != NULL);
+	free(text);
+	CU_ASSERT_EQUAL(run_tool(&t, "edit_file", "{\"path\": \"css/site.css\", \"old_string\": \"blue\", "
+				 "\"new_string\": \"green\"}", &text), SVC_E_VALIDATION);
+	CU_ASSERT(strstr(text, "does not occur") != NULL);
+	free(text);
+	CU_ASSERT_EQUAL(run_tool(&t, "edit_file", "{\"path\": \"css/site.css\", \"old_string\": \"\", "
+				 "\"new_string\": \"x\"}", &text), SVC_E_VALIDATION);
+	free(text);
+	CU_ASSERT(file_is(tmp_project, "css/site.css", "p { color: red; }\np { margin: 0; }\n"));
+	CU_ASSERT_EQUAL(t.files_changed, 0);
+
+	CU_ASSERT_EQUAL(run_tool(&t, "delete_file", "{\"path\": \"notes/a.txt\"}", &text), 0);
+	free(text);
+	CU_ASSERT_PTR_NULL(get_file(tmp_project, "notes/a.txt"));
+	CU_ASSERT_EQUAL(t.files_changed, 1);
+	CU_ASSERT_EQUAL(run_tool(&t, "delete_file", "{\"path\": \"notes/a.txt\"}", &text), SVC_E_NOT_FOUND);
+	free(text);
+	drop_project();
+}
+
+static void test_agent_tools_refuse_paths(void)
+{
+	static const char *bad[] = {
+		"{\"path\": \"../../etc/passwd\"}",
+		"{\"path\": \"/etc/passwd\"}",
+		"{\"path\": \".git/config\"}",
+		"{\"path\": \"css/../../x\"}",
+		"{\"path\": \"link/passwd\"}",
+	};
+	struct svc_agent__tools t = { .mode = "build" };
+	char *text = NULL, link[1024];
+	size_t i;
+
+	make_project();
+	t.root = tmp_project;
+	snprintf(link, sizeof(link), "%s/link", tmp_project);
+	CU_ASSERT_EQUAL_FATAL(symlink("/etc", link), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CU_ASSERT(run_tool(&t, "read_file", bad[i], &text) < 0);
+		free(text);
+		CU_ASSERT(run_tool(&t, "delete_file", bad[i], &text) < 0);
+		free(text);
+	}
+	CU_ASSERT_EQUAL(run_tool(&t, "read_file", "{\"path\": \"../../etc/passwd\"}", &text), SVC_E_VALIDATION);
+	CU_ASSERT(strstr(text, "refused path") != NULL);
+	free(text);
+	CU_ASSERT(run_tool(&t, "write_file", "{\"path\": \"../escaped.txt\", \"content\": \"x\"}", &text) < 0);
+	free(text);
+	CU_ASSERT(run_tool(&t, "write_file", "{\"path\": \"link/escaped.txt\", \"content\": \"x\"}", &text) < 0);
+	free(text);
+	CU_ASSERT_PTR_NULL(get_file("/tmp", "escaped.txt"));
+	CU_ASSERT_EQUAL(t.files_changed, 0);
+	unlink(link);
+	drop_project();
+}
+
+static void test_agent_tools_read_only_mode(void)
+{
+	static const char *writes[][2] = {
+		{ "write_file", "{\"path\": \"index.html\", \"content\": \"gone\"}" },
+		{ "write_file", "{\"path\": \"new.txt\", \"content\": \"x\"}" },
+		{ "edit_file", "{\"path\": \"index.html\", \"old_string\": \"Hi\", \"new_string\": \"Bye\"}" },
+		{ "delete_file", "{\"path\": \"index.html\"}" },
+	};
+	struct svc_agent__tools t = { .mode = "plan", .read_only = 1 };
+	struct json_object *defs;
+	char *text = NULL;
+	size_t i;
+
+	make_project();
+	t.root = tmp_project;
+	for (i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		CU_ASSERT_EQUAL(run_tool(&t, writes[i][0], writes[i][1], &text), SVC_E_FORBIDDEN);
+		CU_ASSERT(strncmp(text, "denied: ", 8) == 0);
+		CU_ASSERT(strstr(text, "read-only in plan mode") != NULL);
+		free(text);
+	}
+	CU_ASSERT(file_is(tmp_project, "index.html", index_html));
+	CU_ASSERT_PTR_NULL(get_file(tmp_project, "new.txt"));
+	CU_ASSERT_EQUAL(t.files_changed, 0);
+	CU_ASSERT_EQUAL(run_tool(&t, "read_file", "{\"path\": \"index.html\"}", &text), 0);
+	free(text);
+	defs = svc_agent__tools_json(1, 0);
+	CU_ASSERT_EQUAL(json_object_array_length(defs), 3);
+	CU_ASSERT(strstr(json_object_to_json_string(defs), "write_file") == NULL);
+	json_object_put(defs);
+	defs = svc_agent__tools_json(0, 1);
+	CU_ASSERT_EQUAL(json_object_array_length(defs), 6);
+	CU_ASSERT(strstr(json_object_to_json_string(defs), "input_schema") != NULL);
+	json_object_put(defs);
+	drop_project();
+}
+
+static void test_agent_tools_bad_calls(void)
+{
+	struct svc_agent__tools t = { .mode = "build" };
+	char *text = NULL, *big;
+	size_t n = 100 * 1024;
+
+	make_project();
+	t.root = tmp_project;
+	CU_ASSERT_EQUAL(run_tool(&t, "rm_rf", "{}", &text), SVC_E_NOT_FOUND);
+	CU_ASSERT(strstr(text, "unknown tool") != NULL);
+	free(text);
+	CU_ASSERT_EQUAL(run_tool(&t, "read_file", "{\"file\": \"index.html\"}", &text), SVC_E_VALIDATION);
+	CU_ASSERT(strstr(text, "missing string argument \"path\"") != NULL);
+	free(text);
+	CU_ASSERT_EQUAL(run_tool(&t, "write_file", "{\"path\": \"a.txt\", \"content\": 5}", &text), SVC_E_VALIDATION);
+	free(text);
+	/* a large result is cut for the model, with a note */
+	big = malloc(n + 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+	memset(big, 'a', n);
+	big[n] = '\0';
+	put_file(tmp_project, "big.txt", big);
+	free(big);
+	CU_ASSERT_EQUAL(run_tool(&t, "read_file", "{\"path\": \"big.txt\"}", &text), 0);
+	CU_ASSERT(strlen(text) < SVC_AGENT__MAX_RESULT + 128);
+	CU_ASSERT(strlen(text) > SVC_AGENT__MAX_RESULT);
+	CU_ASSERT(strstr(text, "[cut: the result has 102400 bytes") != NULL);
+	free(text);
+	drop_project();
+}
+
 SVC_TEST_SUITE(agent)
 {
 	CU_pSuite s = CU_add_suite("agent", NULL, NULL);
@@ -479,4 +741,9 @@ SVC_TEST_SUITE(agent)
 	CU_add_test(s, "test_agent_anthropic_error_event", test_agent_anthropic_error_event);
 	CU_add_test(s, "test_agent_parse_args", test_agent_parse_args);
 	CU_add_test(s, "test_agent_utf8_cut", test_agent_utf8_cut);
+	CU_add_test(s, "test_agent_tools_list_read_search", test_agent_tools_list_read_search);
+	CU_add_test(s, "test_agent_tools_write_edit_delete", test_agent_tools_write_edit_delete);
+	CU_add_test(s, "test_agent_tools_refuse_paths", test_agent_tools_refuse_paths);
+	CU_add_test(s, "test_agent_tools_read_only_mode", test_agent_tools_read_only_mode);
+	CU_add_test(s, "test_agent_tools_bad_calls", test_agent_tools_bad_calls);
 }
