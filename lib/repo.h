@@ -17,14 +17,21 @@ struct svc_repo_commit {
 /*
  * Calls git_libgit2_init() once per process and points libgit2's global,
  * XDG and system configuration search paths at an empty location, so no
- * ~/.gitconfig or /etc/gitconfig changes behaviour. Returns 0 or SVC_E_INTERNAL.
+ * ~/.gitconfig or /etc/gitconfig changes behaviour (no excludesfile, autocrlf,
+ * user or hooks from outside; libgit2 never runs hooks), and turns on fsync
+ * of the Git directory. Thread-safe (pthread_once); every svc_repo_*
+ * function calls it first, so calling it at start-up only moves the cost.
+ * Returns 0 or SVC_E_INTERNAL.
  */
 int svc_repo_global_init(void);
 
 /*
  * Creates a repository in `dir` (which holds the project's files), stages
  * every file and makes the first commit with `message` by the given author.
- * Writes the commit's hex id into out_sha (41 bytes). SVC_E_INTERNAL on failure.
+ * Writes the commit's hex id into out_sha (41 bytes). The branch is "main";
+ * files matched by the project's own .gitignore are left out. Errors:
+ * SVC_E_VALIDATION (an author name or email that Git cannot hold: empty, or
+ * with '<' or '>'), SVC_E_INTERNAL (also when `dir` already has a repository).
  */
 int svc_repo_init(const char *dir, const char *message, const char *author_name,
 		  const char *author_email, char *out_sha);
@@ -34,14 +41,20 @@ int svc_repo_init(const char *dir, const char *message, const char *author_name,
  * deleted files; ".git" excluded) and commits it on HEAD with `message`.
  * When nothing changed no commit is made, *out_changed is 0 and out_sha is
  * left alone; otherwise *out_changed is 1 and out_sha (41 bytes) receives
- * the new commit's id.
+ * the new commit's id. "Changed" means the staged tree differs from HEAD's
+ * tree (git_index_add_all + git_index_update_all, then git_index_write_tree).
+ * Only `dir` itself is opened, never a repository of a parent directory.
+ * Errors: SVC_E_VALIDATION (author, as svc_repo_init()), SVC_E_INTERNAL
+ * (including `dir` without a repository).
  */
 int svc_repo_commit_all(const char *dir, const char *message, const char *author_name,
 			const char *author_email, char *out_sha, int *out_changed);
 
 /*
  * Lists at most `max` commits reachable from HEAD, newest first, into a
- * malloc'd array (*out, *out_n) freed with svc_repo_log_free().
+ * malloc'd array (*out, *out_n) freed with svc_repo_log_free(); order is
+ * topological, then by time, so a linear history comes out exactly newest
+ * first. time_ms has Git's one-second precision. Errors: SVC_E_INTERNAL.
  */
 int svc_repo_log(const char *dir, size_t max, struct svc_repo_commit **out, size_t *out_n);
 
@@ -52,9 +65,14 @@ void svc_repo_log_free(struct svc_repo_commit *list, size_t n);
  * Restores the tree of commit `sha` (full 40-hex id; also accepts a unique
  * prefix of at least 7 hex digits) into the working tree of `dir` and
  * commits it on top of HEAD with `message`, so no history is lost. Files
- * that did not exist in that commit are removed. Errors: SVC_E_NOT_FOUND
- * (malformed or unknown sha, or not a commit reachable in this repository),
- * SVC_E_INTERNAL. out_sha (41 bytes) receives the new commit's id.
+ * that did not exist in that commit are removed (GIT_CHECKOUT_FORCE |
+ * GIT_CHECKOUT_REMOVE_UNTRACKED); files ignored by the project's .gitignore
+ * stay, and .git is never touched. Uncommitted changes in the working tree
+ * are discarded: call svc_repo_commit_all() first to keep them. A new commit
+ * is made even when the tree equals HEAD's, so every rollback shows in the
+ * log. Errors: SVC_E_NOT_FOUND (malformed, ambiguous or unknown sha, a sha of
+ * a tree or blob, or a commit HEAD does not reach), SVC_E_VALIDATION
+ * (author), SVC_E_INTERNAL. out_sha (41 bytes) receives the new commit's id.
  */
 int svc_repo_checkout_as_new(const char *dir, const char *sha, const char *message,
 			     const char *author_name, const char *author_email, char *out_sha);
