@@ -60,7 +60,8 @@ int svc_fsx_delete(const char *root, const char *rel);
  * Lists every regular file under `root`, recursively, skipping ".git" and
  * symlinks, sorted by path (byte order). Names that svc_fsx_check_path()
  * would refuse (and writes in progress, ".svc-tmp-*") are left out, so every
- * listed path can be read back with svc_fsx_read(). *out is an array of *out_n entries
+ * listed path can be read back with svc_fsx_read(). Directories nested
+ * deeper than 64 levels are not descended into. *out is an array of *out_n entries
  * that the caller frees with svc_fsx_list_free(). At most `max_entries`
  * entries (SVC_E_TOO_LARGE beyond). Errors: SVC_E_NOT_FOUND, SVC_E_INTERNAL.
  */
@@ -86,7 +87,8 @@ int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, ch
  * and special files are skipped; ".git" is copied too, so a copy keeps its
  * history; file modes are kept. On failure `dst` is removed again. Both paths
  * are absolute and trusted (server configuration, not user input). Errors:
- * SVC_E_NOT_FOUND (no `src`), SVC_E_CONFLICT (`dst` exists), SVC_E_INTERNAL.
+ * SVC_E_NOT_FOUND (no `src`), SVC_E_CONFLICT (`dst` exists), SVC_E_TOO_LARGE
+ * (nested deeper than 64 levels, or the disk is full), SVC_E_INTERNAL.
  */
 int svc_fsx_copy_tree(const char *src, const char *dst);
 
