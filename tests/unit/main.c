@@ -28,7 +28,7 @@ void svc_test_add(void (*fn)(void))
  */
 int main(int argc, char **argv)
 {
-	unsigned int failed, ran;
+	unsigned int failed = 0, ran = 0, tfailed = 0;
 	size_t i;
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -46,13 +46,18 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			CU_basic_run_suite(s);
+			/* the run summary is reset by each run: add them up */
+			ran += CU_get_number_of_tests_run();
+			tfailed += CU_get_number_of_tests_failed();
+			failed += CU_get_number_of_tests_failed() + CU_get_number_of_suites_failed();
 		}
 	} else {
 		CU_basic_run_tests();
+		ran = CU_get_number_of_tests_run();
+		tfailed = CU_get_number_of_tests_failed();
+		failed = tfailed + CU_get_number_of_suites_failed();
 	}
-	ran = CU_get_number_of_tests_run();
-	failed = CU_get_number_of_tests_failed() + CU_get_number_of_suites_failed();
-	printf("\nunit: %u passed, %u failed\n", ran - CU_get_number_of_tests_failed(), failed);
+	printf("\nunit: %u passed, %u failed\n", ran - tfailed, failed);
 	CU_cleanup_registry();
 	return failed ? 1 : 0;
 }

@@ -1,0 +1,22 @@
+/* svc-projects.c: the FastCGI responder for projects, files, versions, publishing and chats. */
+#include "api.h"
+
+static const struct svc_route routes[] = {
+	{ SVC_POST, "/api/workspaces/:wid/projects", svc_api_projects_create, SVC_R_AUTH | SVC_R_JSON, 0 },
+	{ SVC_GET, "/api/projects", svc_api_projects_list, SVC_R_AUTH, 0 },
+	{ SVC_GET, "/api/projects/:id", svc_api_projects_get, SVC_R_AUTH, 0 },
+	{ SVC_PATCH, "/api/projects/:id", svc_api_projects_update, SVC_R_AUTH | SVC_R_JSON, 0 },
+	{ SVC_DELETE, "/api/projects/:id", svc_api_projects_delete, SVC_R_AUTH, 0 },
+	{ SVC_GET, "/api/projects/:id/files", svc_api_projects_files, SVC_R_AUTH, 0 },
+	{ SVC_GET, "/api/projects/:id/files/*", svc_api_projects_file, SVC_R_AUTH, 0 },
+	{ SVC_GET, "/api/projects/:id/versions", svc_api_projects_versions, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/projects/:id/versions/:sha/checkout", svc_api_projects_checkout, SVC_R_AUTH, 0 },
+	{ SVC_GET, "/api/projects/:projectId/chats", svc_api_chats_list, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/projects/:projectId/chats", svc_api_chats_create, SVC_R_AUTH | SVC_R_JSON, 0 },
+	{ SVC_POST, "/api/deploy/:projectId", svc_api_projects_deploy, SVC_R_AUTH, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	return svc_fcgi_main(argc, argv, "svc-projects", routes, sizeof routes / sizeof routes[0]);
+}

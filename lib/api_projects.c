@@ -1,0 +1,822 @@
+/* api_projects.c: projects, their files, versions, publishing and chats (spec "Project endpoints"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "err.h"
+#include "fsx.h"
+#include "json.h"
+#include "log.h"
+#include "repo.h"
+
+#define FILE_READ_MAX (10u * 1024 * 1024)
+#define FILES_LIST_MAX 10000
+#define VERSIONS_MAX 500
+
+/* ---- shared helpers: permissions, loading, JSON ---- */
+
+int svc_perm_project(const char *role, const char *visibility, enum svc_action action)
+{
+	int member = role && *role;
+
+	switch (action) {
+	case SVC_ACT_READ:
+		return (member || (visibility && strcmp(visibility, "public") == 0)) ? 0 : SVC_E_FORBIDDEN;
+	case SVC_ACT_WRITE:
+	case SVC_ACT_DELETE:
+		return member ? 0 : SVC_E_FORBIDDEN;
+	case SVC_ACT_HARD_DELETE:
+		return (member && strcmp(role, "owner") == 0) ? 0 : SVC_E_FORBIDDEN;
+	}
+	return SVC_E_FORBIDDEN;
+}
+
+int svc_project_load(struct svc_req *req, const char *id, enum svc_action action, struct svc_rows **out)
+{
+	struct svc_dbv p[2];
+	struct svc_rows *rows = NULL;
+	int err;
+
+	if (!svc_uuid_valid(id))
+		return SVC_E_NOT_FOUND;
+	p[0] = svc_dbv_str(req->user_id);
+	p[1] = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_GET, p, 2, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_NOT_FOUND;
+	}
+	err = svc_perm_project(svc_rows_get(rows, 0, PCOL_EXTRA), svc_rows_get(rows, 0, PCOL_VISIBILITY), action);
+	if (err < 0) {
+		svc_rows_free(rows);
+		return err;
+	}
+	*out = rows;
+	return 0;
+}
+
+struct json_object *svc_project_json(const struct svc_rows *rows, size_t r)
+{
+	struct json_object *o = json_object_new_object();
+
+	svc_json_add_str(o, "id", svc_rows_get(rows, r, PCOL_ID));
+	svc_json_add_str(o, "workspaceId", svc_rows_get(rows, r, PCOL_WORKSPACE));
+	svc_json_add_str(o, "folderId", svc_rows_get(rows, r, PCOL_FOLDER));
+	svc_json_add_str(o, "slug", svc_rows_get(rows, r, PCOL_SLUG));
+	svc_json_add_str(o, "name", svc_rows_get(rows, r, PCOL_NAME));
+	svc_json_add_str(o, "description", svc_rows_get(rows, r, PCOL_DESCRIPTION));
+	svc_json_add_str(o, "template", svc_rows_get(rows, r, PCOL_TEMPLATE));
+	svc_json_add_str(o, "visibility", svc_rows_get(rows, r, PCOL_VISIBILITY));
+	svc_json_add_str(o, "thumbnailUrl", svc_rows_get(rows, r, PCOL_THUMBNAIL));
+	svc_json_add_time(o, "publishedAt", svc_rows_get(rows, r, PCOL_PUBLISHED));
+	svc_json_add_str(o, "customDomain", svc_rows_get(rows, r, PCOL_DOMAIN));
+	svc_json_add_time(o, "createdAt", svc_rows_get(rows, r, PCOL_CREATED));
+	svc_json_add_time(o, "updatedAt", svc_rows_get(rows, r, PCOL_UPDATED));
+	return o;
+}
+
+int svc_project_dir(const struct svc_config *cfg, const char *id, char *out, size_t max)
+{
+	int n = snprintf(out, max, "%s/projects/%s", cfg->data_dir, id);
+
+	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
+}
+
+int svc_workspace_role(struct svc_req *req, const char *wid, char *role)
+{
+	struct svc_dbv p[2];
+	struct svc_rows *rows = NULL;
+	const char *r;
+	int err;
+
+	if (!svc_uuid_valid(wid))
+		return SVC_E_NOT_FOUND;
+	p[0] = svc_dbv_str(req->user_id);
+	p[1] = svc_dbv_str(wid);
+	if ((err = svc_db_run(req->ctx->db, STMT_WORKSPACE_ROLE, p, 2, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_NOT_FOUND;
+	}
+	r = svc_rows_get(rows, 0, 1);
+	if (!r) {
+		svc_rows_free(rows);
+		return SVC_E_FORBIDDEN;
+	}
+	snprintf(role, 16, "%s", r);
+	svc_rows_free(rows);
+	return 0;
+}
+
+/* The caller's name and e-mail for Git commits; falls back to "svc". */
+static void author_of(struct svc_req *req, char *name, size_t nmax, char *email, size_t emax)
+{
+	struct svc_dbv p = svc_dbv_str(req->user_id);
+	struct svc_rows *rows = NULL;
+
+	snprintf(name, nmax, "svc");
+	snprintf(email, emax, "svc@localhost");
+	if (svc_db_run(req->ctx->db, STMT_USER_BY_ID, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1) {
+		const char *dn = svc_rows_get(rows, 0, 2), *em = svc_rows_get(rows, 0, 1);
+		snprintf(name, nmax, "%s", dn ? dn : em);
+		snprintf(email, emax, "%s", em);
+	}
+	svc_rows_free(rows);
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[4096];
+	size_t i, len = strlen(path);
+
+	if (len >= sizeof tmp)
+		return SVC_E_INTERNAL;
+	memcpy(tmp, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (tmp[i] == '/' || tmp[i] == '\0') {
+			char c = tmp[i];
+			tmp[i] = '\0';
+			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+				return SVC_E_INTERNAL;
+			tmp[i] = c;
+		}
+	}
+	return 0;
+}
+
+/* ---- create, list, get, update, delete ---- */
+
+/* Makes a URL-safe slug from a name: [a-z0-9-], at most 40 characters, "project" when nothing is left. */
+static void slugify(const char *name, char *out, size_t max)
+{
+	size_t o = 0;
+	int dash = 0;
+
+	for (; *name && o + 1 < max && o < 40; name++) {
+		char c = *name;
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+			if (dash && o)
+				out[o++] = '-';
+			dash = 0;
+			if (o + 1 < max)
+				out[o++] = c;
+		} else {
+			dash = 1;
+		}
+	}
+	out[o] = '\0';
+	if (!o)
+		snprintf(out, max, "project");
+}
+
+static int template_valid(const struct svc_config *cfg, const char *t, char *dir, size_t max)
+{
+	struct stat st;
+	const char *p;
+	int n;
+
+	if (!*t || strlen(t) > 64)
+		return 0;
+	for (p = t; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+			return 0;
+	n = snprintf(dir, max, "%s/%s", cfg->templates_dir, t);
+	if (n < 0 || (size_t)n >= max)
+		return 0;
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* POST /workspaces/:wid/projects: 201; 400 validation_failed; 403 not a member; 404 unknown workspace. */
+int svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
+		{ "description", SVC_V_STR, SVC_F_NULLABLE, 0, 2000, NULL },
+		{ "template", SVC_V_STR, 0, 1, 64, NULL },
+		{ "folderId", SVC_V_UUID, SVC_F_NULLABLE, 0, 0, NULL },
+		{ "prompt", SVC_V_STR, SVC_F_NULLABLE, 0, 100000, NULL },
+	};
+	const struct svc_config *cfg = &req->ctx->cfg;
+	struct svc_db *db = req->ctx->db;
+	const char *wid = svc_req_param(req, "wid"), *field, *name, *tmpl, *folder, *desc;
+	char msg[256], role[16], id[37], chat_id[37], slug[64], base[48], sha[41];
+	char tdir[2048], pdir[2048], tmpdir[2100], projects[2048], aname[256], aemail[256], cmsg[128];
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[8];
+	int err, tries, in_tx = 0, moved = 0;
+
+	if ((err = svc_json_validate(req->json, fields, 5, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	if ((err = svc_workspace_role(req, wid, role)) < 0)
+		return err;
+	name = svc_json_str(req->json, "name");
+	desc = svc_json_str(req->json, "description");
+	tmpl = svc_json_str(req->json, "template");
+	if (!tmpl)
+		tmpl = "blank";
+	if (!template_valid(cfg, tmpl, tdir, sizeof tdir))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "template", "unknown template %.64s", tmpl);
+	folder = svc_json_str(req->json, "folderId");
+	if (folder) {
+		p[0] = svc_dbv_str(folder);
+		p[1] = svc_dbv_str(wid);
+		if ((err = svc_db_run(db, STMT_FOLDER_IN_WORKSPACE, p, 2, &rows, NULL)) < 0)
+			return err;
+		err = rows && rows->nrows == 1 ? 0 : SVC_E_VALIDATION;
+		svc_rows_free(rows);
+		rows = NULL;
+		if (err < 0)
+			return svc_resp_error(resp, err, "folderId", "folderId is not a folder of this workspace");
+	}
+	if (svc_uuid_v4(id) < 0 || svc_uuid_v4(chat_id) < 0)
+		return SVC_E_INTERNAL;
+
+	/* Files first, in a temporary directory: nothing is visible until the rename. */
+	snprintf(projects, sizeof projects, "%s/projects", cfg->data_dir);
+	if ((err = mkdir_p(projects)) < 0)
+		return err;
+	if ((err = svc_project_dir(cfg, id, pdir, sizeof pdir)) < 0)
+		return err;
+	snprintf(tmpdir, sizeof tmpdir, "%s/.tmp-%s", projects, id);
+	if ((err = svc_fsx_copy_tree(tdir, tmpdir)) < 0)
+		goto done;
+	author_of(req, aname, sizeof aname, aemail, sizeof aemail);
+	snprintf(cmsg, sizeof cmsg, "Create project from template %s", tmpl);
+	if ((err = svc_repo_init(tmpdir, cmsg, aname, aemail, sha)) < 0)
+		goto done;
+
+	if ((err = svc_db_begin(db)) < 0)
+		goto done;
+	in_tx = 1;
+	slugify(name, base, sizeof base);
+	snprintf(slug, sizeof slug, "%s", base);
+	for (tries = 0; tries < 8; tries++) {
+		p[0] = svc_dbv_str(id);
+		p[1] = svc_dbv_str(wid);
+		p[2] = svc_dbv_str(folder);
+		p[3] = svc_dbv_str(slug);
+		p[4] = svc_dbv_str(name);
+		p[5] = svc_dbv_str(desc);
+		p[6] = svc_dbv_str(tmpl);
+		p[7] = svc_dbv_str(req->user_id);
+		err = svc_db_run(db, STMT_PROJECT_INSERT, p, 8, NULL, NULL);
+		if (err != SVC_E_CONFLICT)
+			break;
+		{
+			char suffix[9];
+			if (svc_random_hex(suffix, tries < 4 ? 2 : 4) < 0) {
+				err = SVC_E_INTERNAL;
+				break;
+			}
+			snprintf(slug, sizeof slug, "%s-%s", base, suffix);
+		}
+	}
+	if (err < 0)
+		goto done;
+	p[0] = svc_dbv_str(chat_id);
+	p[1] = svc_dbv_str(id);
+	p[2] = svc_dbv_str("Main chat");
+	p[3] = svc_dbv_str("build");
+	p[4] = svc_dbv_str(req->user_id);
+	if ((err = svc_db_run(db, STMT_CHAT_INSERT, p, 5, NULL, NULL)) < 0)
+		goto done;
+	if (rename(tmpdir, pdir) < 0) {
+		svc_log_error("projects: rename %s: %s", tmpdir, strerror(errno));
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	moved = 1;
+	if ((err = svc_db_commit(db)) < 0)
+		goto done;
+	in_tx = 0;
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+		goto done;
+	{
+		struct json_object *o = svc_project_json(rows, 0);
+		json_object_object_add(o, "defaultChatId", json_object_new_string(chat_id));
+		svc_resp_json(resp, 201, o);
+	}
+done:
+	svc_rows_free(rows);
+	if (err < 0) {
+		if (in_tx)
+			svc_db_rollback(db);
+		svc_fsx_remove_tree(moved ? pdir : tmpdir);
+	}
+	return err;
+}
+
+/* Cursor: hex of "<created_at with microseconds>|<id>", opaque to clients. */
+static int cursor_encode(const char *ts, const char *id, char *out, size_t max)
+{
+	static const char hex[] = "0123456789abcdef";
+	char raw[128];
+	size_t i, n = (size_t)snprintf(raw, sizeof raw, "%s|%s", ts, id);
+
+	if (n >= sizeof raw || 2 * n + 1 > max)
+		return SVC_E_INTERNAL;
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[(unsigned char)raw[i] >> 4];
+		out[2 * i + 1] = hex[(unsigned char)raw[i] & 15];
+	}
+	out[2 * n] = '\0';
+	return 0;
+}
+
+static int cursor_decode(const char *c, char *ts, size_t tsmax, char *id)
+{
+	char raw[128];
+	size_t i, n = strlen(c);
+	char *bar;
+
+	if (n == 0 || n % 2 || n / 2 >= sizeof raw)
+		return SVC_E_VALIDATION;
+	for (i = 0; i < n / 2; i++) {
+		int h = c[2 * i], l = c[2 * i + 1];
+		h = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10 : -1;
+		l = (l >= '0' && l <= '9') ? l - '0' : (l >= 'a' && l <= 'f') ? l - 'a' + 10 : -1;
+		if (h < 0 || l < 0)
+			return SVC_E_VALIDATION;
+		raw[i] = (char)(h * 16 + l);
+	}
+	raw[n / 2] = '\0';
+	bar = strchr(raw, '|');
+	if (!bar || (size_t)(bar - raw) >= tsmax || !svc_uuid_valid(bar + 1))
+		return SVC_E_VALIDATION;
+	*bar = '\0';
+	{
+		char check[25];
+		if (svc_time_from_db(raw, check) < 0)
+			return SVC_E_VALIDATION;
+	}
+	snprintf(ts, tsmax, "%s", raw);
+	memcpy(id, bar + 1, 37);
+	return 0;
+}
+
+/* GET /projects?workspaceId&cursor&limit: 200 {items, nextCursor}; 400 validation_failed; 403 not a member of workspaceId. */
+int svc_api_projects_list(struct svc_req *req, struct svc_resp *resp)
+{
+	char wid[64], cur[256], lim[16], ts[128] = "9999-12-31 23:59:59.999999", cid[37] = "", role[16];
+	uint64_t limit = 20;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[5];
+	struct json_object *body, *items;
+	size_t r, shown;
+	int err, has_ws, q;
+
+	if ((has_ws = svc_req_query(req, "workspaceId", wid, sizeof wid)) < 0 || (has_ws && !svc_uuid_valid(wid)))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "workspaceId", "workspaceId must be a UUID");
+	if ((q = svc_req_query(req, "limit", lim, sizeof lim)) < 0 ||
+	    (q && (svc_parse_u64(lim, 100, &limit) < 0 || limit == 0)))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "limit", "limit must be an integer from 1 to 100");
+	if ((q = svc_req_query(req, "cursor", cur, sizeof cur)) < 0 ||
+	    (q && cursor_decode(cur, ts, sizeof ts, cid) < 0))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "cursor", "cursor is not a cursor this API returned");
+	if (has_ws && (err = svc_workspace_role(req, wid, role)) < 0)
+		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, SVC_E_FORBIDDEN, NULL,
+					"You are not a member of this workspace.") : err;
+	p[0] = svc_dbv_str(has_ws ? wid : req->user_id);
+	p[1] = svc_dbv_str(ts);
+	p[2] = svc_dbv_str(ts);
+	p[3] = svc_dbv_str(cid);
+	p[4] = svc_dbv_i64((int64_t)limit + 1);
+	if ((err = svc_db_run(req->ctx->db, has_ws ? STMT_PROJECT_LIST_WORKSPACE : STMT_PROJECT_LIST_MINE,
+			      p, 5, &rows, NULL)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	shown = rows ? (rows->nrows > limit ? limit : rows->nrows) : 0;
+	for (r = 0; r < shown; r++)
+		json_object_array_add(items, svc_project_json(rows, r));
+	json_object_object_add(body, "items", items);
+	if (rows && rows->nrows > limit) {
+		char next[256];
+		if (cursor_encode(svc_rows_get(rows, shown - 1, PCOL_EXTRA), svc_rows_get(rows, shown - 1, PCOL_ID),
+				  next, sizeof next) == 0)
+			json_object_object_add(body, "nextCursor", json_object_new_string(next));
+	} else {
+		json_object_object_add(body, "nextCursor", NULL);
+	}
+	svc_rows_free(rows);
+	return svc_resp_json(resp, 200, body);
+}
+
+/* GET /projects/:id: 200 Project; 403; 404. */
+int svc_api_projects_get(struct svc_req *req, struct svc_resp *resp)
+{
+	struct svc_rows *rows = NULL;
+	int err = svc_project_load(req, svc_req_param(req, "id"), SVC_ACT_READ, &rows);
+
+	if (err < 0)
+		return err;
+	svc_resp_json(resp, 200, svc_project_json(rows, 0));
+	svc_rows_free(rows);
+	return 0;
+}
+
+/* PATCH /projects/:id {name?, description?, visibility?, folderId?}: 200 Project; 400; 403; 404. */
+int svc_api_projects_update(struct svc_req *req, struct svc_resp *resp)
+{
+	static const char *const visibilities[] = { "private", "workspace", "public", NULL };
+	static const struct svc_field fields[] = {
+		{ "name", SVC_V_TEXT, 0, 1, 128, NULL },
+		{ "description", SVC_V_STR, SVC_F_NULLABLE, 0, 2000, NULL },
+		{ "visibility", SVC_V_ENUM, 0, 0, 0, visibilities },
+		{ "folderId", SVC_V_UUID, SVC_F_NULLABLE, 0, 0, NULL },
+	};
+	const char *id = svc_req_param(req, "id"), *field;
+	struct svc_rows *rows = NULL, *after = NULL, *frows = NULL;
+	struct json_object *v;
+	struct svc_dbv p[5];
+	char msg[256];
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+		return err;
+	if ((err = svc_json_validate(req->json, fields, 4, &field, msg, sizeof msg)) < 0) {
+		svc_rows_free(rows);
+		return svc_resp_error(resp, err, field, "%s", msg);
+	}
+	p[0] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_NAME));
+	p[1] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_DESCRIPTION));
+	p[2] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_VISIBILITY));
+	p[3] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_FOLDER));
+	p[4] = svc_dbv_str(id);
+	if (json_object_object_get_ex(req->json, "name", &v))
+		p[0] = svc_dbv_str(json_object_get_string(v));
+	if (json_object_object_get_ex(req->json, "description", &v))
+		p[1] = svc_dbv_str(v ? json_object_get_string(v) : NULL);
+	if (json_object_object_get_ex(req->json, "visibility", &v))
+		p[2] = svc_dbv_str(json_object_get_string(v));
+	if (json_object_object_get_ex(req->json, "folderId", &v)) {
+		p[3] = svc_dbv_str(v ? json_object_get_string(v) : NULL);
+		if (v) {
+			struct svc_dbv fp[2] = { svc_dbv_str(json_object_get_string(v)),
+						 svc_dbv_str(svc_rows_get(rows, 0, PCOL_WORKSPACE)) };
+			if ((err = svc_db_run(req->ctx->db, STMT_FOLDER_IN_WORKSPACE, fp, 2, &frows, NULL)) < 0)
+				goto done;
+			if (!frows || frows->nrows != 1) {
+				err = svc_resp_error(resp, SVC_E_VALIDATION, "folderId",
+						     "folderId is not a folder of this project's workspace");
+				goto done;
+			}
+		}
+	}
+	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_UPDATE, p, 5, NULL, NULL)) < 0)
+		goto done;
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+		goto done;
+	svc_resp_json(resp, 200, svc_project_json(after, 0));
+done:
+	svc_rows_free(frows);
+	svc_rows_free(after);
+	svc_rows_free(rows);
+	return err;
+}
+
+static int published_dir(const struct svc_config *cfg, const char *slug, char *out, size_t max)
+{
+	int n = snprintf(out, max, "%s/published/%s", cfg->data_dir, slug);
+
+	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
+}
+
+/* DELETE /projects/:id[?hard=true]: 200 {id, deleted, hard}; 400 bad hard; 403 (hard: owner only); 404. */
+int svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id");
+	struct svc_rows *rows = NULL;
+	struct json_object *body;
+	struct svc_dbv p;
+	char hard[8], dir[2048];
+	int err, q, is_hard = 0;
+
+	if ((q = svc_req_query(req, "hard", hard, sizeof hard)) < 0 ||
+	    (q && strcmp(hard, "true") != 0 && strcmp(hard, "false") != 0 && strcmp(hard, "1") != 0 &&
+	     strcmp(hard, "0") != 0))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "hard", "hard must be true or false");
+	is_hard = q && (strcmp(hard, "true") == 0 || strcmp(hard, "1") == 0);
+	if ((err = svc_project_load(req, id, is_hard ? SVC_ACT_HARD_DELETE : SVC_ACT_DELETE, &rows)) < 0)
+		return err;
+	p = svc_dbv_str(id);
+	if (is_hard) {
+		if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_HARD_DELETE, &p, 1, NULL, NULL)) < 0)
+			goto done;
+		if (svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir) == 0)
+			svc_fsx_remove_tree(dir);
+		if (published_dir(&req->ctx->cfg, svc_rows_get(rows, 0, PCOL_SLUG), dir, sizeof dir) == 0)
+			svc_fsx_remove_tree(dir);
+	} else if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_SOFT_DELETE, &p, 1, NULL, NULL)) < 0) {
+		goto done;
+	}
+	body = json_object_new_object();
+	json_object_object_add(body, "id", json_object_new_string(id));
+	json_object_object_add(body, "deleted", json_object_new_boolean(1));
+	json_object_object_add(body, "hard", json_object_new_boolean(is_hard));
+	svc_resp_json(resp, 200, body);
+done:
+	svc_rows_free(rows);
+	return err;
+}
+
+/* ---- files, versions ---- */
+
+/* GET /projects/:id/files: 200 {items: [{path, size, updatedAt}]}; 403; 404. */
+int svc_api_projects_files(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id");
+	struct svc_rows *rows = NULL;
+	struct svc_fsx_entry *list = NULL;
+	struct json_object *body, *items;
+	size_t n = 0, i;
+	char dir[2048];
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0 ||
+	    (err = svc_fsx_list(dir, FILES_LIST_MAX, &list, &n)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		struct json_object *f = json_object_new_object();
+		char ts[25];
+		svc_time_format(list[i].mtime_ms, ts);
+		json_object_object_add(f, "path", json_object_new_string(list[i].path));
+		json_object_object_add(f, "size", json_object_new_int64((int64_t)list[i].size));
+		json_object_object_add(f, "updatedAt", json_object_new_string(ts));
+		json_object_array_add(items, f);
+	}
+	json_object_object_add(body, "items", items);
+	svc_fsx_list_free(list, n);
+	return svc_resp_json(resp, 200, body);
+}
+
+/* GET /projects/:id/files/<path>: 200 raw content; 400 refused path; 403; 404; 413 over 10 MiB. */
+int svc_api_projects_file(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id"), *path = svc_req_param(req, "*");
+	struct svc_rows *rows = NULL;
+	char dir[2048], norm[SVC_FSX_PATH_MAX + 1], *data = NULL;
+	size_t len = 0;
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	if (svc_fsx_check_path(path, norm) < 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "path", "the file path is not allowed");
+	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0)
+		return err;
+	if ((err = svc_fsx_read(dir, norm, FILE_READ_MAX, &data, &len)) < 0)
+		return err;
+	err = svc_resp_raw(resp, 200, svc_fsx_content_type(norm), data, len);
+	if (err == 0)
+		svc_resp_header(resp, "Content-Disposition", "inline");
+	free(data);
+	return err;
+}
+
+/* GET /projects/:id/versions: 200 {items: [{sha, message, author, authorEmail, createdAt}]} newest first; 403; 404. */
+int svc_api_projects_versions(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id");
+	struct svc_rows *rows = NULL;
+	struct svc_repo_commit *log = NULL;
+	struct json_object *body, *items;
+	size_t n = 0, i;
+	char dir[2048];
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0 ||
+	    (err = svc_repo_log(dir, VERSIONS_MAX, &log, &n)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		struct json_object *c = json_object_new_object();
+		char ts[25];
+		svc_time_format(log[i].time_ms, ts);
+		json_object_object_add(c, "sha", json_object_new_string(log[i].sha));
+		svc_json_add_str(c, "message", log[i].message);
+		svc_json_add_str(c, "author", log[i].author_name);
+		svc_json_add_str(c, "authorEmail", log[i].author_email);
+		json_object_object_add(c, "createdAt", json_object_new_string(ts));
+		json_object_array_add(items, c);
+	}
+	json_object_object_add(body, "items", items);
+	svc_repo_log_free(log, n);
+	return svc_resp_json(resp, 200, body);
+}
+
+/* POST /projects/:id/versions/:sha/checkout: 200 {sha, restoredFrom}; 403; 404 (unknown project or sha). */
+int svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id"), *sha = svc_req_param(req, "sha");
+	struct svc_rows *rows = NULL;
+	struct json_object *body;
+	char dir[2048], aname[256], aemail[256], msg[128], out[41];
+	struct svc_dbv p;
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0)
+		return err;
+	author_of(req, aname, sizeof aname, aemail, sizeof aemail);
+	snprintf(msg, sizeof msg, "Restore version %.12s", sha);
+	if ((err = svc_repo_checkout_as_new(dir, sha, msg, aname, aemail, out)) < 0)
+		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
+	p = svc_dbv_str(id);
+	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
+	body = json_object_new_object();
+	json_object_object_add(body, "sha", json_object_new_string(out));
+	json_object_object_add(body, "restoredFrom", json_object_new_string(sha));
+	json_object_object_add(body, "message", json_object_new_string(msg));
+	return svc_resp_json(resp, 200, body);
+}
+
+/* ---- publishing ---- */
+
+/* The public URL of a published site: app_url's scheme, <slug>.<SVC_DOMAIN>, and the HTTP port when not default. */
+static void site_url(const struct svc_config *cfg, const char *slug, char *out, size_t max)
+{
+	const char *scheme = strncmp(cfg->app_url, "https:", 6) == 0 ? "https" : "http";
+	const char *port = cfg->http_port;
+	char guessed[8] = "";
+
+	if (!*port) {
+		/* take the port from app_url, "http://127.0.0.1:8080" */
+		const char *hp = strstr(cfg->app_url, "://");
+		const char *colon = hp ? strchr(hp + 3, ':') : NULL;
+		if (colon) {
+			size_t i;
+			for (i = 0; i < sizeof guessed - 1 && colon[1 + i] >= '0' && colon[1 + i] <= '9'; i++)
+				guessed[i] = colon[1 + i];
+			guessed[i] = '\0';
+		}
+		port = guessed;
+	}
+	if (*port && strcmp(port, "80") != 0 && strcmp(port, "443") != 0)
+		snprintf(out, max, "%s://%s.%s:%s/", scheme, slug, cfg->domain, port);
+	else
+		snprintf(out, max, "%s://%s.%s/", scheme, slug, cfg->domain);
+}
+
+/* POST /deploy/:projectId: 200 {url, slug, publishedAt}; 403; 404. Swaps the new site in with one rename. */
+int svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_config *cfg = &req->ctx->cfg;
+	const char *id = svc_req_param(req, "projectId");
+	struct svc_rows *rows = NULL, *after = NULL;
+	char pdir[2048], pub[2048], final[2048], tmp[2100], git[2200], url[512], rnd[17];
+	struct json_object *body;
+	const char *slug;
+	struct svc_dbv p;
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+		return err;
+	slug = svc_rows_get(rows, 0, PCOL_SLUG);
+	snprintf(pub, sizeof pub, "%s/published", cfg->data_dir);
+	if ((err = svc_project_dir(cfg, id, pdir, sizeof pdir)) < 0 || (err = mkdir_p(pub)) < 0 ||
+	    (err = published_dir(cfg, slug, final, sizeof final)) < 0 || (err = svc_random_hex(rnd, 8)) < 0)
+		goto done;
+	snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%s", pub, slug, rnd);
+	if ((err = svc_fsx_copy_tree(pdir, tmp)) < 0)
+		goto done;
+	snprintf(git, sizeof git, "%s/.git", tmp);
+	svc_fsx_remove_tree(git);
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
+		svc_fsx_remove_tree(tmp); /* now holds the previous site */
+	} else if (errno == ENOENT && rename(tmp, final) == 0) {
+		/* first publication */
+	} else {
+		svc_log_error("deploy: swap %s: %s", final, strerror(errno));
+		svc_fsx_remove_tree(tmp);
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	p = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_SET_PUBLISHED, &p, 1, NULL, NULL)) < 0)
+		goto done;
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+		goto done;
+	site_url(cfg, slug, url, sizeof url);
+	body = json_object_new_object();
+	json_object_object_add(body, "url", json_object_new_string(url));
+	svc_json_add_str(body, "slug", slug);
+	svc_json_add_time(body, "publishedAt", svc_rows_get(after, 0, PCOL_PUBLISHED));
+	json_object_object_add(body, "project", svc_project_json(after, 0));
+	svc_resp_json(resp, 200, body);
+done:
+	svc_rows_free(after);
+	svc_rows_free(rows);
+	return err;
+}
+
+/* ---- chats ---- */
+
+static struct json_object *chat_json(const struct svc_rows *rows, size_t r, const char *project_id)
+{
+	struct json_object *c = json_object_new_object();
+
+	svc_json_add_str(c, "id", svc_rows_get(rows, r, 0));
+	svc_json_add_str(c, "projectId", project_id);
+	svc_json_add_str(c, "title", svc_rows_get(rows, r, 1));
+	svc_json_add_str(c, "mode", svc_rows_get(rows, r, 2));
+	svc_json_add_time(c, "createdAt", svc_rows_get(rows, r, 3));
+	svc_json_add_time(c, "updatedAt", svc_rows_get(rows, r, 4));
+	return c;
+}
+
+/* GET /projects/:projectId/chats: 200 {items} newest first; 403; 404. */
+int svc_api_chats_list(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "projectId");
+	struct svc_rows *rows = NULL;
+	struct json_object *body, *items;
+	struct svc_dbv p;
+	size_t r;
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	rows = NULL;
+	p = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_CHAT_LIST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	for (r = 0; rows && r < rows->nrows; r++)
+		json_object_array_add(items, chat_json(rows, r, id));
+	json_object_object_add(body, "items", items);
+	svc_rows_free(rows);
+	return svc_resp_json(resp, 200, body);
+}
+
+/* POST /projects/:projectId/chats {mode, title?}: 201 chat; 400; 403; 404. */
+int svc_api_chats_create(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "mode", SVC_V_TEXT, SVC_F_REQUIRED, 1, 32, NULL },
+		{ "title", SVC_V_STR, SVC_F_NULLABLE, 0, 200, NULL },
+	};
+	const char *id = svc_req_param(req, "projectId"), *field, *mode, *title, *m;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[5];
+	char msg[256], chat_id[37];
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	rows = NULL;
+	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	mode = svc_json_str(req->json, "mode");
+	for (m = mode; *m; m++)
+		if (!((*m >= 'a' && *m <= 'z') || (*m >= '0' && *m <= '9') || *m == '-' || *m == '_'))
+			return svc_resp_error(resp, SVC_E_VALIDATION, "mode",
+					      "mode may hold only a-z, 0-9, '-' and '_'");
+	title = svc_json_str(req->json, "title");
+	if (title && svc_is_blank(title))
+		title = NULL;
+	if (svc_uuid_v4(chat_id) < 0)
+		return SVC_E_INTERNAL;
+	p[0] = svc_dbv_str(chat_id);
+	p[1] = svc_dbv_str(id);
+	p[2] = svc_dbv_str(title);
+	p[3] = svc_dbv_str(mode);
+	p[4] = svc_dbv_str(req->user_id);
+	if ((err = svc_db_run(req->ctx->db, STMT_CHAT_INSERT, p, 5, NULL, NULL)) < 0)
+		return err;
+	p[0] = svc_dbv_str(chat_id);
+	p[1] = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_CHAT_GET, p, 2, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_INTERNAL;
+	}
+	svc_resp_json(resp, 201, chat_json(rows, 0, id));
+	svc_rows_free(rows);
+	return 0;
+}
