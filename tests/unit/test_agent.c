@@ -2,10 +2,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
+#include <curl/curl.h>
 
 #include "agent.h"
 #include "err.h"
@@ -724,9 +729,588 @@ static void test_agent_tools_bad_calls(void)
 	drop_project();
 }
 
+/* ---- the loop against tests/fixtures/provider_double.py ---- */
+
+static pid_t double_pid;
+static int double_port_no;
+static char double_dir[64];
+
+/* Where the source tree is: $SVC_SRCDIR, else abs_top_srcdir from the build's Makefile, else ../.. of the binary. */
+static int find_double(char *out, size_t outsz)
+{
+	const char *env = getenv("SVC_SRCDIR");
+	char exe[1024], mk[1100], line[1200], *slash;
+	ssize_t n;
+	FILE *f;
+
+	if (env && env[0]) {
+		snprintf(out, outsz, "%.900s/tests/fixtures/provider_double.py", env);
+		return access(out, R_OK) == 0 ? 0 : -1;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0'; /* .../tests/unit */
+	snprintf(mk, sizeof(mk), "%s/../../Makefile", exe);
+	f = fopen(mk, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "abs_top_srcdir = ", 17) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(out, outsz, "%.900s/tests/fixtures/provider_double.py", line + 17);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (access(out, R_OK) == 0)
+		return 0;
+	snprintf(out, outsz, "%.900s/../../tests/fixtures/provider_double.py", exe);
+	return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+/* Starts the double once for the suite; returns its port, or 0 after a CU_FAIL that says why. */
+static int double_port(void)
+{
+	char script[1200], portfile[128], buf[32];
+	int i, status, fd;
+	FILE *f;
+
+	if (double_port_no)
+		return double_port_no;
+	script[0] = '\0';
+	if (find_double(script, sizeof(script)) < 0) {
+		fprintf(stderr, "\ntest_agent: cannot find tests/fixtures/provider_double.py; set SVC_SRCDIR to the source tree\n");
+		CU_FAIL("provider_double.py not found (set SVC_SRCDIR)");
+		return 0;
+	}
+	snprintf(double_dir, sizeof(double_dir), "/tmp/svc-agent-double-XXXXXX");
+	if (!mkdtemp(double_dir)) {
+		CU_FAIL("mkdtemp");
+		return 0;
+	}
+	snprintf(portfile, sizeof(portfile), "%s/port", double_dir);
+	double_pid = fork();
+	if (double_pid == 0) {
+		fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0 && !getenv("SVC_TEST_VERBOSE"))
+			dup2(fd, 2);
+		execlp("python3", "python3", script, "--port", "0", "--port-file", portfile, (char *)NULL);
+		_exit(127);
+	}
+	if (double_pid < 0) {
+		CU_FAIL("fork");
+		return 0;
+	}
+	for (i = 0; i < 100; i++) {
+		f = fopen(portfile, "r");
+		if (f) {
+			if (fgets(buf, sizeof(buf), f))
+				double_port_no = (int)strtol(buf, NULL, 10);
+			fclose(f);
+			if (double_port_no > 0)
+				return double_port_no;
+		}
+		if (waitpid(double_pid, &status, WNOHANG) == double_pid) {
+			double_pid = 0;
+			fprintf(stderr, "\ntest_agent: the provider double did not start (exit status %d): is python3 installed?\n",
+				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			CU_FAIL("python3 tests/fixtures/provider_double.py did not start (is python3 installed?)");
+			return 0;
+		}
+		usleep(50 * 1000);
+	}
+	CU_FAIL("the provider double did not write its port within 5 s");
+	return 0;
+}
+
+static int agent_suite_cleanup(void)
+{
+	char path[128];
+
+	if (double_pid > 0) {
+		kill(double_pid, SIGTERM);
+		waitpid(double_pid, NULL, 0);
+		double_pid = 0;
+	}
+	if (double_dir[0]) {
+		snprintf(path, sizeof(path), "%s/port", double_dir);
+		unlink(path);
+		rmdir(double_dir);
+	}
+	return 0;
+}
+
+static size_t grab(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct svc_agent__buf *b = ud;
+
+	return svc_agent__buf_add(b, ptr, size * nmemb) == 0 ? size * nmemb : 0;
+}
+
+/* GET or POST `path` of the double; returns the parsed JSON answer (caller puts) or NULL. */
+static struct json_object *double_http(const char *method, const char *path)
+{
+	struct svc_agent__buf b;
+	struct json_object *doc = NULL;
+	char url[256];
+	CURL *c = curl_easy_init();
+
+	svc_agent__buf_init(&b, 8 * 1024 * 1024);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", double_port_no, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (strcmp(method, "POST") == 0)
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, grab);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	if (curl_easy_perform(c) == CURLE_OK)
+		svc_agent__json_parse(svc_agent__buf_str(&b), b.len, &doc);
+	curl_easy_cleanup(c);
+	svc_agent__buf_dispose(&b);
+	return doc;
+}
+
+/* Follows a path of object keys and array indexes ("body", "messages", "#2", "role") through `doc`. */
+static struct json_object *dig(struct json_object *doc, const char *const *keys)
+{
+	for (; doc && *keys; keys++) {
+		if ((*keys)[0] == '#')
+			doc = json_object_array_get_idx(doc, (size_t)strtol(*keys + 1, NULL, 10));
+		else if (!json_object_object_get_ex(doc, *keys, &doc))
+			doc = NULL;
+	}
+	return doc;
+}
+
+#define DIG(doc, ...) dig((doc), (const char *const[]){ __VA_ARGS__, NULL })
+
+static const char *dig_str(struct json_object *doc, const char *const *keys)
+{
+	struct json_object *v = dig(doc, keys);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+}
+
+#define DIG_STR(doc, ...) dig_str((doc), (const char *const[]){ __VA_ARGS__, NULL })
+
+/* The types of the recorded events, comma-separated. */
+static void ev_types(struct rec *r, char *out, size_t outsz)
+{
+	size_t i, n = json_object_array_length(r->events), len = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		int k = snprintf(out + len, outsz - len, "%s%s", i ? "," : "", ev_type(r, i));
+
+		if (k < 0 || (size_t)k >= outsz - len)
+			break;
+		len += (size_t)k;
+	}
+}
+
+/* Index of the first event of `type`, or -1. */
+static int ev_find(struct rec *r, const char *type)
+{
+	size_t i, n = json_object_array_length(r->events);
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(ev_type(r, i), type) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+static void turn_init(struct svc_agent_turn *t, const char *protocol, const char *mode, const char *text, struct rec *r)
+{
+	static char base[64];
+
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d/v1", double_port_no);
+	memset(t, 0, sizeof(*t));
+	t->provider.protocol = protocol;
+	t->provider.base_url = base;
+	t->provider.api_key = "sk-test-0123456789";
+	t->provider.model = "double-model";
+	t->project_dir = tmp_project;
+	t->mode = mode;
+	t->user_text = text;
+	t->emit = rec_emit;
+	t->ctx = r;
+	t->timeout_secs = 30;
+}
+
+static const char footer_html[] =
+	"<html><body><main>\n<p>Hi</p>\n</main>\n<footer class=\"site-footer\">Made with svc</footer></body></html>\n";
+
+static const char footer_events[] =
+	"assistant.message_delta,assistant.message_delta,assistant.message_delta,tool.call,tool.result,"
+	"assistant.message_delta,assistant.message_delta,assistant.message_delta,assistant.message,session.usage_info";
+
+static void check_footer_events(struct rec *r)
+{
+	struct json_object *args, *usage, *v;
+	char types[1024], joined[256];
+	int i;
+
+	ev_types(r, types, sizeof(types));
+	CU_ASSERT_STRING_EQUAL(types, footer_events);
+	ev_join(r, "assistant.message_delta", "delta", joined, sizeof(joined));
+	CU_ASSERT_STRING_EQUAL(joined, "I'll add a footer.\n\nAdded a footer to index.html.");
+	i = ev_find(r, "tool.call");
+	CU_ASSERT_FATAL(i >= 0);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(ev_payload(r, (size_t)i), "tool"), "edit_file");
+	CU_ASSERT(strstr(svc_agent__json_str(ev_payload(r, (size_t)i), "id"), "footer_1") != NULL);
+	args = DIG(ev_payload(r, (size_t)i), "args");
+	CU_ASSERT_FATAL(args && json_object_is_type(args, json_type_object));
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(args, "path"), "index.html");
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(args, "old_string"), "</main>");
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(args, "new_string"),
+			       "</main>\n<footer class=\"site-footer\">Made with svc</footer>");
+	i = ev_find(r, "tool.result");
+	CU_ASSERT_FATAL(i >= 0);
+	CU_ASSERT(strstr(svc_agent__json_str(ev_payload(r, (size_t)i), "result"), "edited index.html") != NULL);
+	i = ev_find(r, "assistant.message");
+	CU_ASSERT_FATAL(i >= 0);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(ev_payload(r, (size_t)i), "text"),
+			       "I'll add a footer.\n\nAdded a footer to index.html.");
+	i = ev_find(r, "session.usage_info");
+	CU_ASSERT_FATAL(i >= 0);
+	usage = ev_payload(r, (size_t)i);
+	CU_ASSERT_EQUAL(json_object_get_int64(DIG(usage, "inputTokens")), 320);
+	CU_ASSERT_EQUAL(json_object_get_int64(DIG(usage, "outputTokens")), 42);
+	v = DIG(usage, "cost");
+	CU_ASSERT(v && json_object_is_type(v, json_type_double));
+	CU_ASSERT_DOUBLE_EQUAL(json_object_get_double(v), 320 * 2.5 / 1e6 + 42 * 10.0 / 1e6, 1e-12);
+}
+
+static void test_agent_loop_openai_add_footer(void)
+{
+	struct svc_agent_turn t;
+	struct svc_agent_result out;
+	struct json_object *reqs, *req2, *m;
+	struct rec r;
+	size_t i, n;
+	int saw_tool = 0;
+
+	if (!double_port())
+		return;
+	json_object_put(double_http("POST", "/_reset"));
+	make_project();
+	rec_init(&r);
+	turn_init(&t, NULL, "build", "Please add a footer", &r);
+	t.provider.price_input_per_mtok = 2.5;
+	t.provider.price_output_per_mtok = 10.0;
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), 0);
+	check_footer_events(&r);
+	CU_ASSERT(file_is(tmp_project, "index.html", footer_html));
+	CU_ASSERT_EQUAL(out.files_changed, 1);
+	CU_ASSERT_EQUAL(out.input_tokens, 320);
+	CU_ASSERT_EQUAL(out.output_tokens, 42);
+
+	reqs = double_http("GET", "/_requests");
+	CU_ASSERT_FATAL(reqs && json_object_array_length(reqs) == 2);
+	CU_ASSERT_STRING_EQUAL(DIG_STR(reqs, "#0", "path"), "/v1/chat/completions");
+	CU_ASSERT_STRING_EQUAL(DIG_STR(reqs, "#0", "headers", "authorization"), "Bearer sk-test-0123456789");
+	CU_ASSERT_STRING_EQUAL(DIG_STR(reqs, "#0", "body", "model"), "double-model");
+	CU_ASSERT(json_object_get_boolean(DIG(reqs, "#0", "body", "stream")));
+	CU_ASSERT(json_object_get_boolean(DIG(reqs, "#0", "body", "stream_options", "include_usage")));
+	CU_ASSERT_STRING_EQUAL(DIG_STR(reqs, "#0", "body", "messages", "#0", "role"), "system");
+	CU_ASSERT(strstr(DIG_STR(reqs, "#0", "body", "messages", "#0", "content"), "static web app") != NULL);
+	CU_ASSERT_STRING_EQUAL(DIG_STR(reqs, "#0", "body", "messages", "#1", "content"), "Please add a footer");
+	CU_ASSERT_EQUAL(json_object_array_length(DIG(reqs, "#0", "body", "tools")), 6);
+	CU_ASSERT_STRING_EQUAL(DIG_STR(reqs, "#0", "body", "tools", "#0", "type"), "function");
+	/* the second call carries the assistant's tool call and the tool's result */
+	req2 = DIG(reqs, "#1", "body", "messages");
+	n = req2 ? json_object_array_length(req2) : 0;
+	for (i = 0; i < n; i++) {
+		m = json_object_array_get_idx(req2, i);
+		if (strcmp(DIG_STR(m, "role"), "tool") == 0) {
+			saw_tool = 1;
+			CU_ASSERT_STRING_EQUAL(DIG_STR(m, "tool_call_id"), "call_footer_1");
+			CU_ASSERT(strstr(DIG_STR(m, "content"), "edited index.html") != NULL);
+			CU_ASSERT_STRING_EQUAL(DIG_STR(json_object_array_get_idx(req2, i - 1), "tool_calls", "#0", "function", "name"),
+					       "edit_file");
+		}
+	}
+	CU_ASSERT(saw_tool);
+	json_object_put(reqs);
+	rec_dispose(&r);
+	drop_project();
+}
+
+static void test_agent_loop_anthropic_add_footer(void)
+{
+	struct svc_agent_turn t;
+	struct svc_agent_result out;
+	struct json_object *reqs, *msgs, *blocks;
+	struct rec r;
+
+	if (!double_port())
+		return;
+	json_object_put(double_http("POST", "/_reset"));
+	make_project();
+	rec_init(&r);
+	turn_init(&t, "anthropic", "build", "add a footer, please", &r);
+	t.provider.price_input_per_mtok = 2.5;
+	t.provider.price_output_per_mtok = 10.0;
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), 0);
+	check_footer_events(&r);
+	CU_ASSERT(file_is(tmp_project, "index.html", footer_html));
+	CU_ASSERT_EQUAL(out.files_changed, 1);
+
+	reqs = double_http("GET", "/_requests");
+	CU_ASSERT_FATAL(reqs && json_object_array_length(reqs) == 2);
+	CU_ASSERT_STRING_EQUAL(DIG_STR(reqs, "#0", "path"), "/v1/messages");
+	CU_ASSERT_STRING_EQUAL(DIG_STR(reqs, "#0", "headers", "x-api-key"), "sk-test-0123456789");
+	CU_ASSERT_STRING_EQUAL(DIG_STR(reqs, "#0", "headers", "anthropic-version"), "2023-06-01");
+	CU_ASSERT_PTR_NULL(DIG(reqs, "#0", "headers", "authorization"));
+	CU_ASSERT(json_object_get_int(DIG(reqs, "#0", "body", "max_tokens")) > 0);
+	CU_ASSERT(strstr(DIG_STR(reqs, "#0", "body", "system"), "static web app") != NULL);
+	CU_ASSERT_PTR_NOT_NULL(DIG(reqs, "#0", "body", "tools", "#0", "input_schema"));
+	msgs = DIG(reqs, "#1", "body", "messages");
+	CU_ASSERT_FATAL(msgs && json_object_array_length(msgs) == 3);
+	CU_ASSERT_STRING_EQUAL(DIG_STR(msgs, "#1", "role"), "assistant");
+	CU_ASSERT_STRING_EQUAL(DIG_STR(msgs, "#1", "content", "#1", "type"), "tool_use");
+	CU_ASSERT_STRING_EQUAL(DIG_STR(msgs, "#1", "content", "#1", "input", "old_string"), "</main>");
+	blocks = DIG(msgs, "#2", "content");
+	CU_ASSERT_STRING_EQUAL(DIG_STR(msgs, "#2", "role"), "user");
+	CU_ASSERT_STRING_EQUAL(DIG_STR(blocks, "#0", "type"), "tool_result");
+	CU_ASSERT_STRING_EQUAL(DIG_STR(blocks, "#0", "tool_use_id"), "toolu_footer_1");
+	json_object_put(reqs);
+	rec_dispose(&r);
+	drop_project();
+}
+
+static void test_agent_loop_provider_errors(void)
+{
+	struct svc_agent_turn t;
+	struct svc_agent_result out;
+	struct rec r;
+
+	if (!double_port())
+		return;
+	make_project();
+	rec_init(&r);
+	turn_init(&t, NULL, "build", "hit the rate limit", &r);
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), SVC_E_MODEL_UNAVAILABLE);
+	CU_ASSERT(strncmp(out.message, "the model provider answered 429 Too Many Requests: Rate limit reached", 69) == 0);
+	CU_ASSERT(strstr(out.message, "sk-test") == NULL);
+	CU_ASSERT_EQUAL(json_object_array_length(r.events), 0);
+
+	turn_init(&t, "anthropic", "build", "hit the rate limit", &r);
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), SVC_E_MODEL_UNAVAILABLE);
+	CU_ASSERT(strstr(out.message, "429") != NULL && strstr(out.message, "exceeded your rate limit") != NULL);
+
+	turn_init(&t, NULL, "build", "cause a server error", &r);
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), SVC_E_MODEL_UNAVAILABLE);
+	CU_ASSERT(strncmp(out.message, "the model provider answered 500 Internal Server Error: The server had an error", 77) == 0);
+
+	turn_init(&t, NULL, "build", "hello", &r);
+	t.provider.base_url = "http://127.0.0.1:1/v1";
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), SVC_E_MODEL_UNAVAILABLE);
+	CU_ASSERT(strstr(out.message, "could not reach the model provider") != NULL);
+
+	t.provider.base_url = "ftp://127.0.0.1/v1";
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), SVC_E_NO_PROVIDER);
+
+	t.provider.base_url = NULL;
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), SVC_E_NO_PROVIDER);
+	CU_ASSERT(out.message[0] != '\0');
+	t.provider.base_url = "";
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), SVC_E_NO_PROVIDER);
+	CU_ASSERT_EQUAL(json_object_array_length(r.events), 0);
+	rec_dispose(&r);
+	drop_project();
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void test_agent_loop_client_gone_aborts(void)
+{
+	struct svc_agent_turn t;
+	struct svc_agent_result out;
+	struct json_object *stats;
+	struct rec r;
+	int64_t start, took;
+	int i, closed = 0;
+
+	if (!double_port())
+		return;
+	json_object_put(double_http("POST", "/_reset"));
+	make_project();
+	rec_init(&r);
+	r.fail_type = "assistant.message_delta";
+	r.fail_at = 2; /* the second delta comes 300 ms after the first; the stream lasts 3 s */
+	r.fail_with = SVC_E_CLIENT_GONE;
+	turn_init(&t, NULL, "build", "be slow", &r);
+	start = now_ms();
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), SVC_E_CLIENT_GONE);
+	took = now_ms() - start;
+	CU_ASSERT(took < 1500);
+	CU_ASSERT_EQUAL(ev_count(&r, "assistant.message_delta"), 2);
+	CU_ASSERT_EQUAL(ev_count(&r, "assistant.message"), 0);
+	/* the double notices the closed connection at its next write */
+	for (i = 0; i < 40 && !closed; i++) {
+		stats = double_http("GET", "/_stats");
+		closed = stats && json_object_get_int(DIG(stats, "client_closed_early")) >= 1;
+		json_object_put(stats);
+		if (!closed)
+			usleep(100 * 1000);
+	}
+	CU_ASSERT(closed);
+	rec_dispose(&r);
+	drop_project();
+}
+
+static int cancel_calls;
+
+static int cancel_tick(void *ctx)
+{
+	(void)ctx;
+	return ++cancel_calls >= 2 ? SVC_E_CANCELLED : 0;
+}
+
+static void test_agent_loop_tick_cancels(void)
+{
+	struct svc_agent_turn t;
+	struct svc_agent_result out;
+	struct rec r;
+	int64_t start, took;
+
+	if (!double_port())
+		return;
+	make_project();
+	rec_init(&r);
+	turn_init(&t, NULL, "build", "slow please", &r);
+	t.tick = cancel_tick; /* the first call is before the provider call, the second about 1 s into it */
+	cancel_calls = 0;
+	start = now_ms();
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), SVC_E_CANCELLED);
+	took = now_ms() - start;
+	CU_ASSERT(took >= 900 && took < 2500);
+	CU_ASSERT_EQUAL(cancel_calls, 2);
+	CU_ASSERT(ev_count(&r, "assistant.message_delta") >= 1);
+	CU_ASSERT_EQUAL(ev_count(&r, "assistant.message"), 0);
+	rec_dispose(&r);
+	drop_project();
+}
+
+static void test_agent_loop_read_only_denies_writes(void)
+{
+	struct svc_agent_turn t;
+	struct svc_agent_result out;
+	struct json_object *reqs;
+	struct rec r;
+	char types[512];
+	int i;
+
+	if (!double_port())
+		return;
+	json_object_put(double_http("POST", "/_reset"));
+	make_project();
+	rec_init(&r);
+	turn_init(&t, NULL, "plan", "try to write something", &r);
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), 0);
+	ev_types(&r, types, sizeof(types));
+	CU_ASSERT_STRING_EQUAL(types, "tool.call,tool.error,assistant.message_delta,assistant.message,session.usage_info");
+	i = ev_find(&r, "tool.error");
+	CU_ASSERT_FATAL(i >= 0);
+	CU_ASSERT(strncmp(svc_agent__json_str(ev_payload(&r, (size_t)i), "error"), "denied: ", 8) == 0);
+	CU_ASSERT(strstr(svc_agent__json_str(ev_payload(&r, (size_t)i), "error"), "read-only in plan mode") != NULL);
+	CU_ASSERT_PTR_NULL(get_file(tmp_project, "x.txt"));
+	CU_ASSERT(file_is(tmp_project, "index.html", index_html));
+	CU_ASSERT_EQUAL(out.files_changed, 0);
+	reqs = double_http("GET", "/_requests");
+	CU_ASSERT_EQUAL(json_object_array_length(DIG(reqs, "#0", "body", "tools")), 3);
+	CU_ASSERT(strstr(DIG_STR(reqs, "#0", "body", "messages", "#0", "content"), "read-only") != NULL);
+	json_object_put(reqs);
+	rec_dispose(&r);
+	drop_project();
+}
+
+static void test_agent_loop_refused_path_goes_on(void)
+{
+	struct svc_agent_turn t;
+	struct svc_agent_result out;
+	struct rec r;
+	int i;
+
+	if (!double_port())
+		return;
+	make_project();
+	rec_init(&r);
+	turn_init(&t, NULL, "build", "try to escape", &r);
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), 0);
+	i = ev_find(&r, "tool.error");
+	CU_ASSERT_FATAL(i >= 0);
+	CU_ASSERT(strstr(svc_agent__json_str(ev_payload(&r, (size_t)i), "error"), "refused path") != NULL);
+	i = ev_find(&r, "assistant.message");
+	CU_ASSERT_FATAL(i >= 0);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(ev_payload(&r, (size_t)i), "text"), "I cannot read that.");
+	CU_ASSERT_EQUAL(out.files_changed, 0);
+	rec_dispose(&r);
+
+	rec_init(&r);
+	turn_init(&t, "anthropic", "build", "write a file", &r);
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), 0);
+	CU_ASSERT(file_is(tmp_project, "notes/hello.txt", "hello from the agent\n"));
+	CU_ASSERT_EQUAL(out.files_changed, 1);
+	rec_dispose(&r);
+	drop_project();
+}
+
+static void test_agent_loop_reasoning_and_steps(void)
+{
+	struct svc_agent_turn t;
+	struct svc_agent_result out;
+	struct rec r;
+	char joined[256];
+	const char *protocols[] = { "openai", "anthropic" };
+	size_t p;
+	int i;
+
+	if (!double_port())
+		return;
+	make_project();
+	for (p = 0; p < 2; p++) {
+		rec_init(&r);
+		turn_init(&t, protocols[p], "chat", "think about it", &r);
+		CU_ASSERT_EQUAL(svc_agent_run(&t, &out), 0);
+		ev_join(&r, "assistant.reasoning_delta", "delta", joined, sizeof(joined));
+		CU_ASSERT_STRING_EQUAL(joined, "Let me think.");
+		CU_ASSERT_STRING_EQUAL(ev_type(&r, 0), "assistant.reasoning_delta");
+		i = ev_find(&r, "assistant.message");
+		CU_ASSERT_FATAL(i >= 0);
+		CU_ASSERT_STRING_EQUAL(svc_agent__json_str(ev_payload(&r, (size_t)i), "text"), "Thought about it.");
+		CU_ASSERT_EQUAL(out.input_tokens, 30);
+		CU_ASSERT_EQUAL(out.output_tokens, 9);
+		rec_dispose(&r);
+	}
+	/* max_steps bounds the model calls: the footer turn needs two */
+	rec_init(&r);
+	turn_init(&t, NULL, "build", "add a footer", &r);
+	t.max_steps = 1;
+	CU_ASSERT_EQUAL(svc_agent_run(&t, &out), 0);
+	i = ev_find(&r, "assistant.message");
+	CU_ASSERT_FATAL(i >= 0);
+	CU_ASSERT(strstr(svc_agent__json_str(ev_payload(&r, (size_t)i), "text"), "limit of 1 model calls") != NULL);
+	CU_ASSERT_EQUAL(out.input_tokens, 120);
+	CU_ASSERT_EQUAL(out.files_changed, 1);
+	rec_dispose(&r);
+	drop_project();
+}
+
 SVC_TEST_SUITE(agent)
 {
-	CU_pSuite s = CU_add_suite("agent", NULL, NULL);
+	CU_pSuite s = CU_add_suite("agent", NULL, agent_suite_cleanup);
 
 	CU_add_test(s, "test_agent_sse_whole_stream", test_agent_sse_whole_stream);
 	CU_add_test(s, "test_agent_sse_byte_by_byte", test_agent_sse_byte_by_byte);
@@ -746,4 +1330,12 @@ SVC_TEST_SUITE(agent)
 	CU_add_test(s, "test_agent_tools_refuse_paths", test_agent_tools_refuse_paths);
 	CU_add_test(s, "test_agent_tools_read_only_mode", test_agent_tools_read_only_mode);
 	CU_add_test(s, "test_agent_tools_bad_calls", test_agent_tools_bad_calls);
+	CU_add_test(s, "test_agent_loop_openai_add_footer", test_agent_loop_openai_add_footer);
+	CU_add_test(s, "test_agent_loop_anthropic_add_footer", test_agent_loop_anthropic_add_footer);
+	CU_add_test(s, "test_agent_loop_provider_errors", test_agent_loop_provider_errors);
+	CU_add_test(s, "test_agent_loop_client_gone_aborts", test_agent_loop_client_gone_aborts);
+	CU_add_test(s, "test_agent_loop_tick_cancels", test_agent_loop_tick_cancels);
+	CU_add_test(s, "test_agent_loop_read_only_denies_writes", test_agent_loop_read_only_denies_writes);
+	CU_add_test(s, "test_agent_loop_refused_path_goes_on", test_agent_loop_refused_path_goes_on);
+	CU_add_test(s, "test_agent_loop_reasoning_and_steps", test_agent_loop_reasoning_and_steps);
 }
