@@ -110,13 +110,35 @@ int svc_json_validate(struct json_object *obj, const struct svc_field *fields, s
 	return 0;
 }
 
+/* json-c accepts single-quoted strings even in strict mode; RFC 8259 does not. */
+static int has_single_quote_outside_strings(const char *text, size_t len)
+{
+	size_t i;
+	int in_str = 0;
+
+	for (i = 0; i < len; i++) {
+		char c = text[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			in_str = 1;
+		} else if (c == '\'') {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int svc_json_parse_object(const char *text, size_t len, struct json_object **out)
 {
 	struct json_tokener *tok;
 	struct json_object *obj;
 	int err = SVC_E_INVALID_JSON;
 
-	if (len > INT32_MAX || !svc_utf8_valid(text, len))
+	if (len > INT32_MAX || !svc_utf8_valid(text, len) || has_single_quote_outside_strings(text, len))
 		return SVC_E_INVALID_JSON;
 	tok = json_tokener_new_ex(SVC_JSON_DEPTH_MAX);
 	if (!tok)

@@ -1,1 +1,295 @@
-/* placeholder */
+/* test_core.c: the core helpers of libsvc: util, config, json validation and the error table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "config.h"
+#include "err.h"
+#include "json.h"
+#include "unit.h"
+#include "util.h"
+
+static void test_util_buf_bounded(void)
+{
+	struct svc_buf b;
+
+	svc_buf_init(&b, 8);
+	CU_ASSERT_EQUAL(svc_buf_adds(&b, "abcd"), 0);
+	CU_ASSERT_EQUAL(svc_buf_addf(&b, "%d", 1234), 0);
+	CU_ASSERT_STRING_EQUAL(b.data, "abcd1234");
+	CU_ASSERT_EQUAL(svc_buf_adds(&b, "x"), SVC_E_TOO_LARGE);
+	CU_ASSERT_EQUAL(b.len, 8);
+	CU_ASSERT_STRING_EQUAL(b.data, "abcd1234");
+	svc_buf_reset(&b);
+	CU_ASSERT_EQUAL(b.len, 0);
+	svc_buf_dispose(&b);
+}
+
+static void test_util_uuid(void)
+{
+	char a[37], b[37];
+
+	CU_ASSERT_EQUAL(svc_uuid_v4(a), 0);
+	CU_ASSERT_EQUAL(svc_uuid_v4(b), 0);
+	CU_ASSERT_TRUE(svc_uuid_valid(a));
+	CU_ASSERT_NOT_EQUAL(strcmp(a, b), 0);
+	CU_ASSERT_EQUAL(a[14], '4');
+	CU_ASSERT_TRUE(strchr("89ab", a[19]) != NULL);
+	CU_ASSERT_TRUE(svc_uuid_valid("123E4567-E89B-42D3-A456-426614174000"));
+	CU_ASSERT_FALSE(svc_uuid_valid("123e4567-e89b-42d3-a456-42661417400"));
+	CU_ASSERT_FALSE(svc_uuid_valid("123e4567-e89b-42d3-a456-4266141740000"));
+	CU_ASSERT_FALSE(svc_uuid_valid("123e4567xe89b-42d3-a456-426614174000"));
+	CU_ASSERT_FALSE(svc_uuid_valid("g23e4567-e89b-42d3-a456-426614174000"));
+	CU_ASSERT_FALSE(svc_uuid_valid(""));
+	CU_ASSERT_FALSE(svc_uuid_valid(NULL));
+}
+
+static void test_util_parse_u64_strict(void)
+{
+	uint64_t v = 7;
+
+	CU_ASSERT_EQUAL(svc_parse_u64("0", 10, &v), 0);
+	CU_ASSERT_EQUAL(v, 0);
+	CU_ASSERT_EQUAL(svc_parse_u64("100", 100, &v), 0);
+	CU_ASSERT_EQUAL(v, 100);
+	CU_ASSERT_EQUAL(svc_parse_u64("101", 100, &v), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_parse_u64("", 100, &v), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_parse_u64("-1", 100, &v), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_parse_u64("+1", 100, &v), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_parse_u64(" 1", 100, &v), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_parse_u64("1x", 100, &v), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_parse_u64("18446744073709551615", UINT64_MAX, &v), 0);
+	CU_ASSERT_EQUAL(v, UINT64_MAX);
+	CU_ASSERT_EQUAL(svc_parse_u64("18446744073709551616", UINT64_MAX, &v), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(v, UINT64_MAX);
+}
+
+static void test_util_utf8(void)
+{
+	CU_ASSERT_TRUE(svc_utf8_valid("h\xc3\xa9llo \xf0\x9f\x98\x80", 11));
+	CU_ASSERT_FALSE(svc_utf8_valid("\xc0\xaf", 2));          /* overlong '/' */
+	CU_ASSERT_FALSE(svc_utf8_valid("\xed\xa0\x80", 3));      /* surrogate */
+	CU_ASSERT_FALSE(svc_utf8_valid("\xf4\x90\x80\x80", 4));  /* above U+10FFFF */
+	CU_ASSERT_FALSE(svc_utf8_valid("\xe2\x82", 2));          /* truncated */
+	CU_ASSERT_FALSE(svc_utf8_valid("a\0b", 3));              /* NUL */
+	CU_ASSERT_EQUAL(svc_utf8_count("h\xc3\xa9\xf0\x9f\x98\x80", 7), 3);
+	CU_ASSERT_TRUE(svc_is_blank(" \t\r\n"));
+	CU_ASSERT_TRUE(svc_is_blank(""));
+	CU_ASSERT_FALSE(svc_is_blank(" a "));
+}
+
+static void test_util_time_format(void)
+{
+	char out[25];
+
+	svc_time_format(1795310531123LL, out);
+	CU_ASSERT_STRING_EQUAL(out, "2026-11-22T01:22:11.123Z");
+	CU_ASSERT_EQUAL(svc_time_from_db("2026-11-22 01:22:11.123000", out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "2026-11-22T01:22:11.123Z");
+	CU_ASSERT_EQUAL(svc_time_from_db("2026-11-22 01:22:11", out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "2026-11-22T01:22:11.000Z");
+	CU_ASSERT_EQUAL(svc_time_from_db("2026-11-22T01:22:11", out), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(svc_time_from_db("yesterday", out), SVC_E_INTERNAL);
+	CU_ASSERT_TRUE(svc_secret_equal("abc", 3, "abc", 3));
+	CU_ASSERT_FALSE(svc_secret_equal("abc", 3, "abd", 3));
+	CU_ASSERT_FALSE(svc_secret_equal("abc", 3, "abcd", 4));
+}
+
+static void test_config_durations(void)
+{
+	int64_t s = 0;
+
+	CU_ASSERT_EQUAL(svc_config_parse_duration("15m", &s), 0);
+	CU_ASSERT_EQUAL(s, 900);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("7d", &s), 0);
+	CU_ASSERT_EQUAL(s, 604800);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("90", &s), 0);
+	CU_ASSERT_EQUAL(s, 90);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("12h", &s), 0);
+	CU_ASSERT_EQUAL(s, 43200);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("0m", &s), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("m", &s), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("15w", &s), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("-5m", &s), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("99999d", &s), SVC_E_VALIDATION);
+}
+
+/* Runs svc_config_load with only the given file as settings (the environment cleared of svc names). */
+static int load_with_file(const char *text, struct svc_config *cfg, char *errbuf, size_t max)
+{
+	static const char *const names[] = { "JWT_SECRET", "SVC_DATA_DIR", "JWT_ISSUER", "SVC_AI_PROTOCOL",
+					     "JWT_ACCESS_TOKEN_EXPIRES_IN", "SVC_DB_PORT", NULL };
+	char path[] = "/tmp/svc-config-XXXXXX";
+	char *saved_cfg = getenv("SVC_CONFIG") ? strdup(getenv("SVC_CONFIG")) : NULL;
+	char *saved[8] = { 0 };
+	int fd = mkstemp(path), err, i;
+	FILE *f;
+
+	if (fd < 0)
+		return -100;
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	for (i = 0; names[i]; i++) {
+		saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+		unsetenv(names[i]);
+	}
+	setenv("SVC_CONFIG", path, 1);
+	err = svc_config_load(cfg, errbuf, max);
+	for (i = 0; names[i]; i++) {
+		if (saved[i])
+			setenv(names[i], saved[i], 1);
+		free(saved[i]);
+	}
+	if (saved_cfg)
+		setenv("SVC_CONFIG", saved_cfg, 1);
+	else
+		unsetenv("SVC_CONFIG");
+	free(saved_cfg);
+	unlink(path);
+	return err;
+}
+
+static void test_config_file_and_required(void)
+{
+	struct svc_config cfg;
+	char errbuf[256];
+
+	CU_ASSERT_EQUAL(load_with_file("# comment\n\nJWT_SECRET=\"0123456789abcdef0123456789abcdef\"\n"
+				       "SVC_DATA_DIR = /tmp/x\nJWT_ACCESS_TOKEN_EXPIRES_IN=5m\n",
+				       &cfg, errbuf, sizeof errbuf), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.jwt_issuer, "svc");
+	CU_ASSERT_EQUAL(cfg.access_ttl_secs, 300);
+	CU_ASSERT_EQUAL(cfg.refresh_ttl_secs, 7 * 86400);
+	CU_ASSERT_STRING_EQUAL(cfg.data_dir, "/tmp/x");
+	CU_ASSERT_STRING_EQUAL(cfg.domain, "localhost");
+	CU_ASSERT_STRING_EQUAL(cfg.ai_base_url, "");
+	CU_ASSERT_EQUAL(cfg.secure_cookies, 0);
+	svc_config_dispose(&cfg);
+
+	CU_ASSERT_EQUAL(load_with_file("SVC_DATA_DIR=/tmp/x\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "JWT_SECRET"));
+	CU_ASSERT_EQUAL(load_with_file("JWT_SECRET=short\nSVC_DATA_DIR=/tmp/x\n", &cfg, errbuf, sizeof errbuf),
+			SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "JWT_SECRET"));
+	CU_ASSERT_EQUAL(load_with_file("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=relative\n",
+				       &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "SVC_DATA_DIR"));
+	CU_ASSERT_EQUAL(load_with_file("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=/x\n"
+				       "SVC_AI_PROTOCOL=grpc\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "SVC_AI_PROTOCOL"));
+	CU_ASSERT_EQUAL(load_with_file("no equals sign\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+}
+
+static void test_json_parse_object(void)
+{
+	struct json_object *o = NULL;
+
+	CU_ASSERT_EQUAL(svc_json_parse_object("{\"a\": 1} \n", 10, &o), 0);
+	json_object_put(o);
+	CU_ASSERT_EQUAL(svc_json_parse_object("{\"a\": 1", 7, &o), SVC_E_INVALID_JSON);
+	CU_ASSERT_EQUAL(svc_json_parse_object("[1]", 3, &o), SVC_E_INVALID_JSON);
+	CU_ASSERT_EQUAL(svc_json_parse_object("{} {}", 5, &o), SVC_E_INVALID_JSON);
+	CU_ASSERT_EQUAL(svc_json_parse_object("{'a': 1}", 8, &o), SVC_E_INVALID_JSON);
+	CU_ASSERT_EQUAL(svc_json_parse_object("", 0, &o), SVC_E_INVALID_JSON);
+	{
+		/* nesting deeper than SVC_JSON_DEPTH_MAX is refused */
+		char deep[200];
+		size_t i, n = 0;
+		deep[n++] = '{';
+		deep[n++] = '"';
+		deep[n++] = 'a';
+		deep[n++] = '"';
+		deep[n++] = ':';
+		for (i = 0; i < 40; i++)
+			deep[n++] = '[';
+		for (i = 0; i < 40; i++)
+			deep[n++] = ']';
+		deep[n++] = '}';
+		CU_ASSERT_EQUAL(svc_json_parse_object(deep, n, &o), SVC_E_INVALID_JSON);
+	}
+}
+
+static void test_json_validate_fields(void)
+{
+	static const char *const modes[] = { "a", "b", NULL };
+	static const struct svc_field f[] = {
+		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 5, NULL },
+		{ "n", SVC_V_UINT, 0, 1, 10, NULL },
+		{ "id", SVC_V_UUID, SVC_F_NULLABLE, 0, 0, NULL },
+		{ "mode", SVC_V_ENUM, 0, 0, 0, modes },
+		{ "list", SVC_V_ARRAY, 0, 0, 2, NULL },
+	};
+	static const struct { const char *json; int ok; const char *field; } cases[] = {
+		{ "{\"name\": \"abc\"}", 1, NULL },
+		{ "{\"name\": \"h\\u00e9llo\", \"n\": 10, \"id\": null, \"mode\": \"b\", \"list\": [1,2]}", 1, NULL },
+		{ "{}", 0, "name" },
+		{ "{\"name\": 5}", 0, "name" },
+		{ "{\"name\": \"   \"}", 0, "name" },
+		{ "{\"name\": \"toolong\"}", 0, "name" },
+		{ "{\"name\": \"a\\u0000b\"}", 0, "name" },
+		{ "{\"name\": null}", 0, "name" },
+		{ "{\"name\": \"a\", \"n\": 0}", 0, "n" },
+		{ "{\"name\": \"a\", \"n\": 11}", 0, "n" },
+		{ "{\"name\": \"a\", \"n\": \"5\"}", 0, "n" },
+		{ "{\"name\": \"a\", \"n\": 1.5}", 0, "n" },
+		{ "{\"name\": \"a\", \"id\": \"nope\"}", 0, "id" },
+		{ "{\"name\": \"a\", \"mode\": \"c\"}", 0, "mode" },
+		{ "{\"name\": \"a\", \"list\": [1,2,3]}", 0, "list" },
+		{ "{\"name\": \"a\", \"list\": {}}", 0, "list" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct json_object *o = NULL;
+		const char *field = NULL;
+		char msg[128];
+		int err;
+
+		CU_ASSERT_EQUAL_FATAL(svc_json_parse_object(cases[i].json, strlen(cases[i].json), &o), 0);
+		err = svc_json_validate(o, f, 5, &field, msg, sizeof msg);
+		if (cases[i].ok) {
+			CU_ASSERT_EQUAL(err, 0);
+		} else {
+			CU_ASSERT_EQUAL(err, SVC_E_VALIDATION);
+			CU_ASSERT_PTR_NOT_NULL(field);
+			if (field)
+				CU_ASSERT_STRING_EQUAL(field, cases[i].field);
+			CU_ASSERT_TRUE(strlen(msg) > 0);
+		}
+		json_object_put(o);
+	}
+}
+
+static void test_err_table(void)
+{
+	CU_ASSERT_EQUAL(svc_err_status(SVC_E_NOT_FOUND), 404);
+	CU_ASSERT_STRING_EQUAL(svc_err_code(SVC_E_NOT_FOUND), "not_found");
+	CU_ASSERT_EQUAL(svc_err_status(SVC_E_VALIDATION), 400);
+	CU_ASSERT_STRING_EQUAL(svc_err_code(SVC_E_VALIDATION), "validation_failed");
+	CU_ASSERT_EQUAL(svc_err_status(SVC_E_TOO_LARGE), 413);
+	CU_ASSERT_STRING_EQUAL(svc_err_code(SVC_E_MEDIA_TYPE), "unsupported_media_type");
+	CU_ASSERT_STRING_EQUAL(svc_err_code(SVC_E_NO_PROVIDER), "no_provider");
+	CU_ASSERT_STRING_EQUAL(svc_err_code(SVC_E_MODEL_UNAVAILABLE), "model_unavailable");
+	CU_ASSERT_STRING_EQUAL(svc_err_code(-999), "internal_error");
+	CU_ASSERT_EQUAL(svc_err_status(-999), 500);
+	CU_ASSERT_EQUAL(svc_err_status(SVC_OK), 200);
+}
+
+SVC_TEST_SUITE(core_suite)
+{
+	CU_pSuite s = CU_add_suite("core", NULL, NULL);
+	CU_add_test(s, "test_util_buf_bounded", test_util_buf_bounded);
+	CU_add_test(s, "test_util_uuid", test_util_uuid);
+	CU_add_test(s, "test_util_parse_u64_strict", test_util_parse_u64_strict);
+	CU_add_test(s, "test_util_utf8", test_util_utf8);
+	CU_add_test(s, "test_util_time_format", test_util_time_format);
+	CU_add_test(s, "test_config_durations", test_config_durations);
+	CU_add_test(s, "test_config_file_and_required", test_config_file_and_required);
+	CU_add_test(s, "test_json_parse_object", test_json_parse_object);
+	CU_add_test(s, "test_json_validate_fields", test_json_validate_fields);
+	CU_add_test(s, "test_err_table", test_err_table);
+}
