@@ -15,6 +15,7 @@
 #include "agent.h"
 #include "err.h"
 #include "fsx.h"
+#include "util.h"
 #include "unit.h"
 
 /* ---- recording callbacks ---- */
@@ -787,10 +788,13 @@ static int double_port(void)
 		CU_FAIL("provider_double.py not found (set SVC_SRCDIR)");
 		return 0;
 	}
-	snprintf(double_dir, sizeof(double_dir), "/tmp/svc-agent-double-XXXXXX");
-	if (!mkdtemp(double_dir)) {
-		CU_FAIL("mkdtemp");
-		return 0;
+	if (!double_dir[0]) {
+		snprintf(double_dir, sizeof(double_dir), "/tmp/svc-agent-double-XXXXXX");
+		if (!mkdtemp(double_dir)) {
+			double_dir[0] = '\0';
+			CU_FAIL("mkdtemp");
+			return 0;
+		}
 	}
 	snprintf(portfile, sizeof(portfile), "%s/port", double_dir);
 	double_pid = fork();
@@ -808,8 +812,13 @@ static int double_port(void)
 	for (i = 0; i < 100; i++) {
 		f = fopen(portfile, "r");
 		if (f) {
-			if (fgets(buf, sizeof(buf), f))
-				double_port_no = (int)strtol(buf, NULL, 10);
+			uint64_t port = 0;
+
+			if (fgets(buf, sizeof(buf), f)) {
+				buf[strcspn(buf, "\n")] = '\0';
+				if (svc_parse_u64(buf, 65535, &port) == 0)
+					double_port_no = (int)port;
+			}
 			fclose(f);
 			if (double_port_no > 0)
 				return double_port_no;
@@ -877,8 +886,10 @@ static struct json_object *double_http(const char *method, const char *path)
 static struct json_object *dig(struct json_object *doc, const char *const *keys)
 {
 	for (; doc && *keys; keys++) {
+		uint64_t i;
+
 		if ((*keys)[0] == '#')
-			doc = json_object_array_get_idx(doc, (size_t)strtol(*keys + 1, NULL, 10));
+			doc = svc_parse_u64(*keys + 1, 1000, &i) == 0 ? json_object_array_get_idx(doc, (size_t)i) : NULL;
 		else if (!json_object_object_get_ex(doc, *keys, &doc))
 			doc = NULL;
 	}
