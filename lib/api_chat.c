@@ -35,7 +35,7 @@ static int store_event(struct turn *t, const char *type, struct json_object *eve
 	p[0] = svc_dbv_str(t->chat_id);
 	p[1] = svc_dbv_str(t->turn_id);
 	p[2] = svc_dbv_str(type);
-	p[3] = svc_dbv_str(json_object_to_json_string_ext(event, JSON_C_TO_STRING_PLAIN));
+	p[3] = svc_dbv_str(json_object_to_json_string_ext(event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	return svc_db_run(t->req->ctx->db, STMT_EVENT_INSERT, p, 4, NULL, NULL);
 }
 

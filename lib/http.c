@@ -281,11 +281,19 @@ static void write_head(struct svc_resp *resp, const char *type, size_t len, int 
 {
 	FCGX_Stream *out = resp->fcgi->out;
 
-	FCGX_FPrintF(out, "Status: %d %s\r\n", resp->status, reason(resp->status));
-	if (type)
-		FCGX_FPrintF(out, "Content-Type: %s\r\n", type);
-	if (with_len)
-		FCGX_FPrintF(out, "Content-Length: %zu\r\n", len);
+	char line[160];
+
+	/* libfcgi's FCGX_FPrintF has its own, partial format parser: format here. */
+	snprintf(line, sizeof line, "Status: %d %s\r\n", resp->status, reason(resp->status));
+	FCGX_PutS(line, out);
+	if (type) {
+		snprintf(line, sizeof line, "Content-Type: %s\r\n", type);
+		FCGX_PutS(line, out);
+	}
+	if (with_len) {
+		snprintf(line, sizeof line, "Content-Length: %zu\r\n", len);
+		FCGX_PutS(line, out);
+	}
 	FCGX_PutS("X-Content-Type-Options: nosniff\r\n"
 		  "X-Frame-Options: DENY\r\n"
 		  "Referrer-Policy: no-referrer\r\n"
@@ -308,7 +316,7 @@ static void send_error(struct svc_resp *resp, int err)
 		resp->message[0] ? resp->message : svc_err_message(err)));
 	if (resp->field)
 		json_object_object_add(o, "field", json_object_new_string(resp->field));
-	body = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	body = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	write_head(resp, "application/json", strlen(body), 1);
 	FCGX_PutS(body, resp->fcgi->out);
 	json_object_put(o);
@@ -317,7 +325,7 @@ static void send_error(struct svc_resp *resp, int err)
 static void send_response(struct svc_resp *resp, enum svc_method method)
 {
 	if (resp->json) {
-		const char *body = json_object_to_json_string_ext(resp->json, JSON_C_TO_STRING_PLAIN);
+		const char *body = json_object_to_json_string_ext(resp->json, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 		size_t len = strlen(body);
 		write_head(resp, "application/json", len, 1);
 		if (method != SVC_OPTIONS)
@@ -348,7 +356,7 @@ int svc_sse_event(struct svc_resp *resp, const char *type, struct json_object *p
 	const char *text;
 
 	json_object_object_add(payload, "type", json_object_new_string(type));
-	text = json_object_to_json_string_ext(payload, JSON_C_TO_STRING_PLAIN);
+	text = json_object_to_json_string_ext(payload, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	FCGX_PutS("data: ", resp->fcgi->out);
 	FCGX_PutS(text, resp->fcgi->out);
 	FCGX_PutS("\n\n", resp->fcgi->out);
