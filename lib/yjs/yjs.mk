@@ -1,1 +1,9 @@
-# yjs.mk: build fragment
+# yjs.mk: build fragment of lib/yjs (the Yjs CRDT core), its tool, tests and fuzz replay driver
+lib_libsvc_a_SOURCES += lib/yjs/yjs.h lib/yjs/yjs_int.h lib/yjs/encoding.c lib/yjs/doc.c \
+	lib/yjs/update.c lib/yjs/types.c
+
+bin_PROGRAMS += tools/svc-yjs
+tools_svc_yjs_SOURCES = tools/svc-yjs.c
+tools_svc_yjs_LDADD = $(SVC_LIBS)
+
+tests_unit_svc_unit_SOURCES += tests/unit/test_yjs.c

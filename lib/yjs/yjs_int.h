@@ -1,0 +1,233 @@
+/* yjs_int.h: internal structures of lib/yjs shared between its files (not a public API). */
+#ifndef SVC_YJS_INT_H
+#define SVC_YJS_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "yjs/yjs.h"
+
+/* ---- lib0 encoding (encoding.c), follows lib0 encoding.js / decoding.js ---- */
+
+/* Appends bytes; aborts on memory exhaustion. */
+void svc_yjs__put(struct svc_yjs_buf *b, const void *p, size_t n);
+void svc_yjs__put_u8(struct svc_yjs_buf *b, uint8_t v);
+void svc_yjs__put_varuint(struct svc_yjs_buf *b, uint64_t v);
+void svc_yjs__put_varint(struct svc_yjs_buf *b, int64_t v, int negative_zero);
+void svc_yjs__put_varstring(struct svc_yjs_buf *b, const void *s, size_t n);
+
+/* A bounded reader over untrusted bytes. Every read checks what is left. */
+struct ydec {
+	const uint8_t *p;
+	size_t len;
+	size_t pos;
+};
+
+int svc_yjs__get_u8(struct ydec *d, uint8_t *out);
+/* varUint up to 2^53-1; larger values or truncation are SVC_E_VALIDATION. */
+int svc_yjs__get_varuint(struct ydec *d, uint64_t *out);
+/* varString: sets *s to the bytes inside d (not copied), checks strict UTF-8. */
+int svc_yjs__get_varstring(struct ydec *d, const uint8_t **s, size_t *n);
+/* varUint8Array: like varString without the UTF-8 check. */
+int svc_yjs__get_varbytes(struct ydec *d, const uint8_t **s, size_t *n);
+/* Skips one lib0 `any` value (validating it), nesting at most YJS_MAX_DEPTH. */
+int svc_yjs__skip_any(struct ydec *d, int depth);
+#define YJS_MAX_DEPTH 200
+
+/* Returns 1 if s[0..n) is valid UTF-8 as TextDecoder({fatal:true}) accepts it. */
+int svc_yjs__utf8_valid(const uint8_t *s, size_t n);
+/* UTF-16 length of valid UTF-8 s[0..n). */
+uint64_t svc_yjs__utf16_len(const uint8_t *s, size_t n);
+/*
+ * Byte offset of UTF-16 offset `u` in valid UTF-8 s[0..n). Sets *mid to 1
+ * when `u` falls between the two surrogates of an astral character (the
+ * returned offset is then the start of that character).
+ */
+size_t svc_yjs__utf16_to_byte(const uint8_t *s, size_t n, uint64_t u, int *mid);
+
+/* JSON writing helpers (JSON.stringify compatible). */
+void svc_yjs__json_string(struct svc_yjs_buf *b, const uint8_t *s, size_t n);
+/* Writes one lib0 any value from d as JSON (undefined in arrays -> null). */
+int svc_yjs__any_to_json(struct ydec *d, struct svc_yjs_buf *b, int depth);
+/* Encodes JSON text as lib0 any (writeAny of JSON.parse(text)). */
+int svc_yjs__json_to_any(const char *json, size_t n, struct svc_yjs_buf *out);
+
+/* ---- document (doc.c) ---- */
+
+struct ystr {            /* interned string (map keys, root names) */
+	uint32_t len;
+	uint32_t hash;
+	char s[];        /* NUL-terminated copy; may contain NULs */
+};
+
+struct yid {
+	uint64_t client;
+	uint64_t clock;
+};
+
+enum {
+	YC_GC = 0, YC_DELETED = 1, YC_JSON = 2, YC_BINARY = 3, YC_STRING = 4,
+	YC_EMBED = 5, YC_FORMAT = 6, YC_TYPE = 7, YC_ANY = 8, YC_DOC = 9, YC_SKIP = 10
+};
+
+enum {
+	YF_DELETED = 1, YF_COUNTABLE = 2, YF_KEEP = 4, YF_MARKER = 8,
+	YF_ORIGIN = 16, YF_RORIGIN = 32
+};
+
+struct ytype;
+
+/* An Item or GC struct (ref YC_GC); yjs src/structs/Item.js, GC.js. */
+struct yitem {
+	struct yid id;
+	uint64_t len;                 /* clock units */
+	struct yitem *left, *right;
+	struct yid origin, rorigin;   /* valid if YF_ORIGIN / YF_RORIGIN */
+	struct ytype *parent;
+	const struct ystr *parent_sub;
+	uint8_t ref;                  /* content ref */
+	uint8_t flags;
+	/* content */
+	uint32_t count;               /* elements of JSON/ANY */
+	uint32_t nbytes, cap;         /* payload bytes (string UTF-8, raw encodings) */
+	union {
+		uint8_t *data;
+		struct ytype *type;   /* YC_TYPE */
+	} c;
+};
+
+struct ymarker {
+	struct yitem *p;
+	uint64_t index;
+	uint64_t ts;
+};
+#define YJS_MAX_MARKERS 80
+
+struct ymapent {
+	const struct ystr *key;
+	struct yitem *item;           /* last item of the key's chain, or NULL */
+};
+
+struct ytype {
+	struct yitem *item;           /* NULL for a root type */
+	const struct ystr *name;      /* root name */
+	int type_ref;                 /* 0..6, -1 unknown root */
+	uint8_t *xml_name;            /* varString payload for XmlElement / XmlHook */
+	size_t xml_name_len;
+	struct yitem *start;
+	struct ymapent *ents;         /* insertion order */
+	uint32_t nents, capents;
+	uint32_t *htab;               /* index+1 into ents, open addressing */
+	uint32_t hcap;
+	uint64_t length;
+	struct ymarker *markers;      /* NULL = no search markers (_searchMarker null) */
+	uint32_t nmarkers;
+	int has_formatting;
+	struct ytype *next_root;
+};
+
+struct yclient {
+	uint64_t client;
+	struct yitem **v;
+	size_t n, cap;
+};
+
+struct yrange {
+	uint64_t client, clock, len;
+};
+
+struct yrangev {
+	struct yrange *v;
+	size_t n, cap;
+};
+
+/* A decoded, not yet integrated struct (yjs readClientsStructRefs). */
+struct yref {
+	struct yitem *it;             /* it->ref: content ref, GC or SKIP */
+	int parent_kind;              /* 0: none on wire, 1: root name, 2: parent ID */
+	const struct ystr *root;
+	struct yid parent_id;
+	const struct ystr *sub;
+};
+
+struct yrefs {                        /* one client's structs, clock order */
+	uint64_t client;
+	struct yref *v;
+	size_t n, cap, i;
+};
+
+struct ychanged {
+	struct ytype *type;
+	const struct ystr *sub;       /* NULL for list changes */
+};
+
+struct ytxn {
+	int local;
+	struct yid *before;           /* state before: sorted by client */
+	size_t nbefore;
+	struct yrangev ds;
+	struct yid *merge;
+	size_t nmerge, capmerge;
+	struct ychanged *changed;
+	size_t nchanged, capchanged;
+};
+
+struct svc_yjs_doc {
+	uint64_t client_id;
+	struct yclient **clients;     /* hash by client id, open addressing */
+	size_t nclients, hcap;
+	struct ytype *roots;
+	const struct ystr **strs;     /* intern table */
+	size_t nstrs, scap;
+	/* item pool */
+	struct yitem **chunks;
+	size_t nchunks, capchunks, chunk_used;
+	struct yitem *free_items;
+	/* pending */
+	struct yrefs *pending;
+	size_t npending, cappending;
+	struct yid *missing;          /* (client, clock): retry when state > clock */
+	size_t nmissing, capmissing;
+	struct yrangev pending_ds;
+	uint64_t marker_ts;
+	struct ytxn *txn;
+	int explicit_txn;
+};
+
+void *svc_yjs__xmalloc(size_t n);
+void *svc_yjs__xcalloc(size_t n, size_t m);
+void *svc_yjs__xrealloc(void *p, size_t n, size_t m);
+
+const struct ystr *svc_yjs__intern(struct svc_yjs_doc *doc, const void *s, size_t n);
+struct yitem *svc_yjs__item_new(struct svc_yjs_doc *doc);
+void svc_yjs__item_free(struct svc_yjs_doc *doc, struct yitem *it);
+struct ytype *svc_yjs__type_new(int type_ref);
+void svc_yjs__type_free(struct svc_yjs_doc *doc, struct ytype *t);
+struct ytype *svc_yjs__root(struct svc_yjs_doc *doc, const struct ystr *name, int create);
+struct ymapent *svc_yjs__map_find(struct ytype *t, const struct ystr *key);
+void svc_yjs__map_set(struct ytype *t, const struct ystr *key, struct yitem *it);
+
+struct yclient *svc_yjs__client(struct svc_yjs_doc *doc, uint64_t client, int create);
+uint64_t svc_yjs__state(struct svc_yjs_doc *doc, uint64_t client);
+size_t svc_yjs__find_index(const struct yclient *c, uint64_t clock);
+struct yitem *svc_yjs__find(struct svc_yjs_doc *doc, struct yid id);
+struct yitem *svc_yjs__clean_start(struct svc_yjs_doc *doc, struct yid id);
+struct yitem *svc_yjs__clean_end(struct svc_yjs_doc *doc, struct yid id);
+struct yitem *svc_yjs__split(struct svc_yjs_doc *doc, struct yitem *left, uint64_t diff);
+
+void svc_yjs__txn_start(struct svc_yjs_doc *doc, int local);
+void svc_yjs__txn_finish(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update,
+			 struct svc_yjs_report *report);
+void svc_yjs__integrate(struct svc_yjs_doc *doc, struct yitem *it, uint64_t offset);
+void svc_yjs__delete(struct svc_yjs_doc *doc, struct yitem *it);
+void svc_yjs__range_add(struct yrangev *v, uint64_t client, uint64_t clock, uint64_t len);
+void svc_yjs__write_item(struct svc_yjs_buf *b, const struct yitem *it, uint64_t offset);
+
+/* content helpers */
+int svc_yjs__countable_ref(int ref);
+void svc_yjs__content_free(struct svc_yjs_doc *doc, struct yitem *it);
+
+/* text (types.c) */
+void svc_yjs__marker_merged(struct ytype *t, struct yitem *left, struct yitem *right);
+
+#endif
