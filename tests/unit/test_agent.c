@@ -445,6 +445,58 @@ static void test_agent_anthropic_error_event(void)
 	rec_dispose(&r);
 }
 
+static void test_agent_request_bodies(void)
+{
+	static const char conv_text[] =
+		"[{\"role\":\"assistant\",\"content\":\"earlier greeting\"},"
+		"{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"user\",\"content\":\"b\"},"
+		"{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":\"c1\",\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\"x\\\"}\"},"
+		"{\"id\":\"c2\",\"name\":\"list_files\",\"arguments\":\"{}\"}]},"
+		"{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"name\":\"read_file\",\"content\":\"X\",\"is_error\":false},"
+		"{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"name\":\"list_files\",\"content\":\"error: no\",\"is_error\":true}]";
+	struct json_object *conv = json_tokener_parse(conv_text), *tools, *body = NULL, *msgs, *m, *v;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(conv);
+	tools = svc_agent__tools_json(0, 1);
+	CU_ASSERT_EQUAL_FATAL(svc_agent__anthropic_body("claude", "SYS", conv, tools, &body), 0);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(body, "system"), "SYS");
+	CU_ASSERT(json_object_object_get_ex(body, "messages", &msgs));
+	/* the leading assistant message is dropped, the two user messages merged, both results in one user message */
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(msgs), 3);
+	m = json_object_array_get_idx(msgs, 0);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(m, "role"), "user");
+	json_object_object_get_ex(m, "content", &v);
+	CU_ASSERT_EQUAL(json_object_array_length(v), 2);
+	m = json_object_array_get_idx(msgs, 1);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(m, "role"), "assistant");
+	json_object_object_get_ex(m, "content", &v);
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(v), 2); /* no empty text block */
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(json_object_array_get_idx(v, 0), "type"), "tool_use");
+	json_object_object_get_ex(json_object_array_get_idx(v, 0), "input", &v);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(v, "path"), "x");
+	m = json_object_array_get_idx(msgs, 2);
+	json_object_object_get_ex(m, "content", &v);
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(v), 2);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(json_object_array_get_idx(v, 1), "tool_use_id"), "c2");
+	CU_ASSERT(json_object_object_get_ex(json_object_array_get_idx(v, 1), "is_error", &v) && json_object_get_boolean(v));
+	json_object_put(body);
+	json_object_put(tools);
+
+	tools = svc_agent__tools_json(1, 0);
+	CU_ASSERT_EQUAL_FATAL(svc_agent__openai_body("gpt", "SYS", conv, tools, &body), 0);
+	CU_ASSERT(json_object_object_get_ex(body, "messages", &msgs));
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(msgs), 7); /* system + all six, as they are */
+	m = json_object_array_get_idx(msgs, 4);
+	CU_ASSERT(json_object_object_get_ex(m, "content", &v) && v == NULL);
+	CU_ASSERT(json_object_object_get_ex(m, "tool_calls", &v) && json_object_array_length(v) == 2);
+	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(json_object_array_get_idx(msgs, 6), "tool_call_id"), "c2");
+	json_object_object_get_ex(body, "tools", &v);
+	CU_ASSERT_EQUAL(json_object_array_length(v), 3);
+	json_object_put(body);
+	json_object_put(tools);
+	json_object_put(conv);
+}
+
 static void test_agent_parse_args(void)
 {
 	struct json_object *o = NULL;
@@ -1334,6 +1386,7 @@ SVC_TEST_SUITE(agent)
 	CU_add_test(s, "test_agent_openai_emit_error_stops", test_agent_openai_emit_error_stops);
 	CU_add_test(s, "test_agent_anthropic_events", test_agent_anthropic_events);
 	CU_add_test(s, "test_agent_anthropic_error_event", test_agent_anthropic_error_event);
+	CU_add_test(s, "test_agent_request_bodies", test_agent_request_bodies);
 	CU_add_test(s, "test_agent_parse_args", test_agent_parse_args);
 	CU_add_test(s, "test_agent_utf8_cut", test_agent_utf8_cut);
 	CU_add_test(s, "test_agent_tools_list_read_search", test_agent_tools_list_read_search);
