@@ -193,6 +193,7 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 		goto done;
 	}
 	c.templates_dir = get(st, "SVC_TEMPLATES_DIR", SVC_DATADIR "/svc/templates");
+	c.schema_dir = get(st, "SVC_SCHEMA_DIR", SVC_DATADIR "/svc/schema");
 	c.base_url = get(st, "SVC_BASE_URL", "http://127.0.0.1:8080/api");
 	c.app_url = get(st, "SVC_APP_URL", "http://127.0.0.1:8080");
 	c.ws_url = get(st, "SVC_WS_URL", "ws://127.0.0.1:8080");

@@ -19,6 +19,7 @@ struct svc_config {
 	const char *internal_secret;   /* INTERNAL_SECRET */
 	const char *data_dir;          /* SVC_DATA_DIR (required, absolute) */
 	const char *templates_dir;     /* SVC_TEMPLATES_DIR, default <datadir>/svc/templates */
+	const char *schema_dir;        /* SVC_SCHEMA_DIR, default <datadir>/svc/schema (svc-migrate) */
 	const char *base_url;          /* SVC_BASE_URL, default http://127.0.0.1:8080/api */
 	const char *app_url;           /* SVC_APP_URL, default http://127.0.0.1:8080 */
 	const char *ws_url;            /* SVC_WS_URL, default ws://127.0.0.1:8080 */

@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 	struct svc_config cfg;
 	struct svc_db *db = NULL;
 	struct svc_rows *done = NULL;
-	const char *dir = getenv("SVC_SCHEMA_DIR");
+	const char *dir = NULL;
 	char errbuf[256], *names[MAX_FILES];
 	size_t n = 0, i, r, applied = 0;
 	struct dirent *de;
@@ -70,12 +70,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: svc-migrate [--schema-dir DIR]\n");
 		return 2;
 	}
-	if (!dir || !*dir)
-		dir = SVC_DATADIR "/svc/schema";
 	if (svc_config_load(&cfg, errbuf, sizeof errbuf) < 0) {
 		fprintf(stderr, "svc-migrate: %s\n", errbuf);
 		return 1;
 	}
+	if (!dir)
+		dir = cfg.schema_dir;
 	if (svc_db_open(&cfg, &db) < 0) {
 		fprintf(stderr, "svc-migrate: cannot connect to the database\n");
 		goto out;
