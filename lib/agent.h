@@ -71,10 +71,14 @@ struct svc_agent_result {
  * back, and repeats until the model answers without tool calls. Then emits
  * assistant.message and session.usage_info.
  *
- * Returns 0, SVC_E_NO_PROVIDER (no base_url), SVC_E_MODEL_UNAVAILABLE
- * (HTTP 429/5xx/other non-2xx, connection failure, malformed stream),
- * or the negative value an emit/tick callback returned. out->message says
- * why on error. `out` is filled on every return.
+ * Returns 0, SVC_E_NO_PROVIDER (no base_url, or one that is not http(s),
+ * or an unknown protocol), SVC_E_MODEL_UNAVAILABLE (HTTP 429/5xx/other
+ * non-2xx, connection failure, timeout, malformed stream), SVC_E_VALIDATION
+ * (no project_dir or user_text), SVC_E_INTERNAL (out of memory), or the
+ * negative value an emit/tick callback returned. out->message says why on
+ * error (never containing the API key). `out` is filled on every return;
+ * files_changed tells whether files changed before an error too.
+ * Limits, protocols and provider set-up: docs/agent.md.
  */
 int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *out);
 
