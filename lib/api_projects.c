@@ -55,7 +55,8 @@ int svc_project_load(struct svc_req *req, const char *id, enum svc_action action
 	err = svc_perm_project(svc_rows_get(rows, 0, PCOL_EXTRA), svc_rows_get(rows, 0, PCOL_VISIBILITY), action);
 	if (err < 0) {
 		svc_rows_free(rows);
-		return err;
+		/* anonymous callers are asked to sign in rather than told they may not */
+		return req->user_id[0] ? err : SVC_E_UNAUTHORIZED;
 	}
 	*out = rows;
 	return 0;

@@ -614,10 +614,14 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 		return SVC_E_NOT_FOUND;
 	}
 	if (route->flags & (SVC_R_AUTH | SVC_R_OPTAUTH)) {
+		char cookie[SVC_AUTH_TOKEN_MAX + 1];
+		int presented = svc_req_header(req, "Authorization") != NULL ||
+				svc_req_cookie(req, "svc_access_token", cookie, sizeof cookie) == 1;
 		err = svc_req_authenticate(req, req->user_id);
 		if (err < 0) {
 			req->user_id[0] = '\0';
-			if (route->flags & SVC_R_AUTH) {
+			/* anonymous is fine on SVC_R_OPTAUTH routes; a token that fails never is */
+			if ((route->flags & SVC_R_AUTH) || presented) {
 				svc_resp_header(resp, "WWW-Authenticate", "Bearer");
 				return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL,
 						      "A valid access token is required.");
