@@ -128,9 +128,13 @@ void svc_time_format(int64_t ms, char *out)
 		milli += 1000;
 		s -= 1;
 	}
+	char tmp[96];
+
 	gmtime_r(&s, &tm);
-	snprintf(out, 25, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+	snprintf(tmp, sizeof tmp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, milli);
+	memcpy(out, tmp, 24);
+	out[24] = '\0';
 }
 
 int svc_time_from_db(const char *db, char *out)
