@@ -912,14 +912,14 @@ static void try_merge_ds(struct svc_yjs_doc *doc, const struct yrangev *ds)
 	for (r = ds->n; r > 0; r--) {
 		const struct yrange *d = &ds->v[r - 1];
 		struct yclient *c = svc_yjs__client(doc, d->client, 0);
-		size_t si;
+		long si;
 		if (!c || !c->n)
 			continue;
-		si = svc_yjs__find_index(c, d->clock + d->len - 1) + 1;
-		if (si > c->n - 1)
-			si = c->n - 1;
+		si = (long)svc_yjs__find_index(c, d->clock + d->len - 1) + 1;
+		if (si > (long)c->n - 1)
+			si = (long)c->n - 1;
 		while (si > 0 && c->v[si]->id.clock >= d->clock)
-			si -= 1 + merge_lefts(doc, c, si);
+			si -= 1 + (long)merge_lefts(doc, c, (size_t)si);
 	}
 }
 

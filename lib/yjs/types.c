@@ -771,7 +771,7 @@ int svc_yjs_text_replace(struct svc_yjs_doc *doc, const char *root, const char *
 	while (suf < on - pre && suf < n - pre && o[on - 1 - suf] == s[n - 1 - suf])
 		suf++;
 	/* the suffix starts after a newline (or at the end) */
-	while (suf > 0 && o[on - suf - 1] != '\n')
+	while (suf > 0 && on - suf > pre && o[on - suf - 1] != '\n')
 		suf--;
 	own = op_begin(doc);
 	na = split_lines(o + pre, on - pre - suf, &la);

@@ -7,3 +7,8 @@ tools_svc_yjs_SOURCES = tools/svc-yjs.c
 tools_svc_yjs_LDADD = $(SVC_LIBS)
 
 tests_unit_svc_unit_SOURCES += tests/unit/test_yjs.c
+
+# the conformance driver used by tests/yjs/run.sh (built by `make`, not installed)
+noinst_PROGRAMS += tests/yjs/yjs-driver
+tests_yjs_yjs_driver_SOURCES = tests/yjs/yjs-driver.c
+tests_yjs_yjs_driver_LDADD = $(SVC_LIBS)
