@@ -8,6 +8,7 @@ import os
 import re
 import secrets
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (TIME_RE, UUID_RE, api, check, finish, random_email, signup,  # noqa: E402
@@ -128,6 +129,11 @@ def test_signup_validation():
           is_error(r, 400, "validation_failed", "password"), r)
     r = api("POST", "/auth/signup", {"email": random_email("auth")})
     check("test_auth_signup_missing_password_is_400_password", is_error(r, 400, "validation_failed", "password"), r)
+    r = signup_raw(random_email("auth-pw"), "p" * 1025)
+    check("test_auth_signup_password_over_1024_chars_is_400_password",
+          is_error(r, 400, "validation_failed", "password"), r)
+    r = signup_raw(random_email("auth-pw"), "p" * 1024)
+    check("test_auth_signup_password_of_1024_chars_is_accepted", r.status == 201, r)
     r = api("POST", "/auth/signup", {"email": random_email("auth"), "password": 12345678})
     check("test_auth_signup_password_not_a_string_is_400_password",
           is_error(r, 400, "validation_failed", "password"), r)
@@ -169,6 +175,25 @@ def test_signup_duplicate():
           can_login(email, "first-password") and not can_login(email, "second-password")
           and not can_login(email, "third-password"))
     check("test_auth_login_email_is_case_insensitive", can_login(email.upper(), "first-password"))
+
+
+def test_signup_concurrent_duplicates():
+    email = random_email("auth-race")
+    res = []
+
+    def one(i):
+        res.append(signup_raw(email, "password-%d" % i))
+
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(5)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    statuses = sorted(r.status for r in res)
+    check("test_auth_five_concurrent_signups_one_email_one_201_four_409", statuses == [201, 409, 409, 409, 409],
+          [repr(r) for r in res])
+    check("test_auth_concurrent_signup_losers_get_conflict",
+          all(is_error(r, 409, "conflict") for r in res if r.status != 201), [repr(r) for r in res])
 
 
 def test_signup_malformed():
@@ -339,6 +364,7 @@ def main():
         return
     test_signup_validation()
     test_signup_duplicate()
+    test_signup_concurrent_duplicates()
     test_signup_malformed()
     test_login(email, password)
     if access and refresh:

@@ -4,6 +4,7 @@ import os
 import re
 import secrets
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -467,11 +468,7 @@ def test_hard_delete(a, pid, slug):
     else:
         check("test_projects_hard_delete_removes_the_directory", False, "SVC_DATA_DIR is not set")
     # lighttpd's stat cache may serve the removed site for about a second.
-    deadline = time.monotonic() + 5
-    r = site_get(slug)
-    while r.status != 404 and time.monotonic() < deadline:
-        time.sleep(0.25)
-        r = site_get(slug)
+    r = wait_site_status(slug, 404)
     check("test_projects_hard_deleted_site_is_404", r.status == 404, r)
 
 
@@ -534,6 +531,48 @@ def test_router(a, pid):
               is_error(r, 405, "method_not_allowed") and all(m in got for m in allow) and method not in got, r)
 
 
+def wait_site_status(slug, status, secs=5):
+    """GETs the site until it answers `status` (lighttpd's stat cache may lag about a second)."""
+    deadline = time.monotonic() + secs
+    r = site_get(slug)
+    while r.status != status and time.monotonic() < deadline:
+        time.sleep(0.25)
+        r = site_get(slug)
+    return r
+
+
+def test_soft_delete_unpublishes(a):
+    """Intended: a soft-deleted project's site goes offline (its files stay on disk for a restore)."""
+    r = create(a, {"name": "Soon deleted"})
+    pid = r.body.get("id") if r.status == 201 else None
+    d = api("POST", "/deploy/%s" % pid, token=a.token) if pid else r
+    slug = d.body.get("slug") if d.status == 200 and isinstance(d.body, dict) else None
+    check("test_projects_published_before_soft_delete", bool(slug) and site_get(slug).status == 200, d)
+    if not slug:
+        return
+    r = api("DELETE", "/projects/%s" % pid, token=a.token)
+    check("test_projects_soft_delete_of_published_project_answers_200", r.status == 200, r)
+    r = wait_site_status(slug, 404)
+    check("test_projects_soft_deleted_project_site_is_offline", r.status == 404, r)
+
+
+def test_concurrent_creates(a):
+    name = "Concurrent " + secrets.token_hex(3)
+    res = []
+
+    def one():
+        res.append(create(a, {"name": name}))
+
+    ts = [threading.Thread(target=one) for _ in range(6)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    slugs = [r.body.get("slug") for r in res if r.status == 201 and isinstance(r.body, dict)]
+    check("test_projects_six_concurrent_creates_with_one_name_all_succeed", len(slugs) == 6, res)
+    check("test_projects_six_concurrent_creates_get_six_slugs", len(set(slugs)) == 6, slugs)
+
+
 def main():
     try:
         a, b, c = signup(tag="proj-a"), signup(tag="proj-b"), signup(tag="proj-c")
@@ -542,6 +581,8 @@ def main():
         return
     blank, todo = test_create(a, b)
     test_list_paging(c)
+    test_concurrent_creates(c)
+    test_soft_delete_unpublishes(c)
     if not blank or not todo:
         skip_rest("create failed", ["test_projects_rest"])
         return
