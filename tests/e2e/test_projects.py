@@ -407,6 +407,12 @@ def test_versions_checkout(a, b, pid, chat_id):
           len(items) == 3 and items[0].get("sha") == body.get("sha") and items[2].get("sha") == first, items)
     r = api("GET", "/projects/%s/files/index.html" % pid, token=a.token)
     check("test_projects_checkout_restored_the_files", r.status == 200 and "<footer" not in r.body, r)
+    # A unique prefix of 7+ hex digits names the commit too; the answer names it in full.
+    r = api("POST", "/projects/%s/versions/%s/checkout" % (pid, first[:7]), token=a.token)
+    body = r.body if isinstance(r.body, dict) else {}
+    check("test_projects_checkout_by_sha_prefix_answers_200", r.status == 200 and re.match(SHA_RE, body.get("sha") or ""),
+          r)
+    check("test_projects_checkout_restored_from_is_the_full_sha", body.get("restoredFrom") == first, (first, body))
 
 
 def test_deploy(a, b, pid):
