@@ -758,6 +758,10 @@ static int jp_value(struct jp *p, struct svc_yjs_buf *b, int depth)
 		struct jmember *m = NULL;
 		size_t nm = 0, capm = 0, k, j, count = 0;
 		int r = -1;
+		/* never NULL data pointers: offsets into them are taken below */
+		svc_yjs__put_u8(&keys, 0);
+		svc_yjs__put_u8(&vals, 0);
+		keys.len = vals.len = 0;
 		p->i++;
 		jp_ws(p);
 		if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {

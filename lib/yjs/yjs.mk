@@ -12,3 +12,8 @@ tests_unit_svc_unit_SOURCES += tests/unit/test_yjs.c
 noinst_PROGRAMS += tests/yjs/yjs-driver
 tests_yjs_yjs_driver_SOURCES = tests/yjs/yjs-driver.c
 tests_yjs_yjs_driver_LDADD = $(SVC_LIBS)
+
+# corpus replay of the libFuzzer target (tests/fuzz), built with the normal compiler and flags
+noinst_PROGRAMS += tests/fuzz/yjs-replay
+tests_fuzz_yjs_replay_SOURCES = tests/fuzz/fuzz_yjs.c tests/fuzz/replay.c
+tests_fuzz_yjs_replay_LDADD = $(SVC_LIBS)

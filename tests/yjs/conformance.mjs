@@ -20,7 +20,7 @@ const pick = a => a[ri(a.length)]
 const ALPHABET = ['a', 'b', 'c', 'x', ' ', '\n', 'é', 'e\u0301', '中', '😀', '𝄞', 'ß', '\u0308', '👍🏽']
 const rstr = () => { let s = ''; const n = 1 + ri(6); for (let i = 0; i < n; i++) s += pick(ALPHABET); return s }
 const KEYS = ['a.txt', 'src/b.js', 'c.md', 'ü/😀.txt']
-const jsonValue = () => pick([() => ri(1000), () => -ri(100), () => rnd() * 10, () => 'v' + ri(9), () => true,
+const jsonValue = () => pick([() => ri(1000), () => -1 - ri(100), () => rnd() * 10, () => 'v' + ri(9), () => true,
   () => null, () => [1, 'x', { k: ri(5) }], () => ({ b: 1, a: [2.5, 'é'], 10: 'n' }), () => 2 ** 40 + ri(9)])()
 
 // ---- the C driver ----
