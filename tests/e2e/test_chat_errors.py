@@ -62,6 +62,10 @@ def test_send_errors(a, b, pid, chat_id, other_chat, b_pid):
          "validation_failed", "attachments"),
         ("model_not_a_string", pid, {"chatId": chat_id, "text": "hi", "model": 3}, a.token, 400,
          "validation_failed", "model"),
+        ("text_over_100000_chars", pid, {"chatId": chat_id, "text": "x" * 100001}, a.token, 400, "validation_failed",
+         "text"),
+        ("eleven_attachments", pid, {"chatId": chat_id, "text": "hi", "attachments": [{}] * 11}, a.token, 400,
+         "validation_failed", "attachments"),
         ("no_token", pid, ok, None, 401, "unauthorized", None),
         ("forged_token", pid, ok, a.token[:-4] + "AAAA", 401, "unauthorized", None),
         ("another_users_project", b_pid, ok, a.token, 403, "forbidden", None),
@@ -178,6 +182,21 @@ def test_timeline_paging(a, pid, chat_id):
               (ids3, ids1, ids))
 
 
+def test_title_from_first_message(a, pid):
+    """A chat created without a title takes the first line of its first message (at most 60 characters)."""
+    r = api("POST", "/projects/%s/chats" % pid, {"mode": "chat"}, token=a.token)
+    cid = r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    check("test_chat_created_without_title_has_null_title", cid is not None and r.body.get("title") is None, r)
+    if not cid:
+        return
+    text = "\U0001F600 " + "word " * 30 + "\nsecond line"
+    events, _, err = sse_all("/chat/%s/messages" % pid, {"chatId": cid, "text": text}, token=a.token)
+    r = api("GET", "/projects/%s/chats" % pid, token=a.token)
+    chat = next((c for c in items_of(r.body) or [] if c.get("id") == cid), {})
+    want = text.split("\n")[0][:60]
+    check("test_chat_title_is_the_first_60_characters_of_the_first_line", chat.get("title") == want, (want, chat))
+
+
 def test_busy_chat(a):
     """A second message while a generation runs in the same chat: 409 before any stream."""
     if not PROVIDER_URL:
@@ -232,6 +251,7 @@ def main():
     test_send_errors(a, b, pid, chat_id, other_chat, b_pid)
     test_history_errors(a, b, pid, chat_id, b_pid, b_chat)
     test_timeline_paging(a, pid, chat_id)
+    test_title_from_first_message(a, pid)
     test_busy_chat(a)
     # A soft-deleted project takes no more messages.
     r = api("DELETE", "/projects/%s" % pid2, token=a.token)

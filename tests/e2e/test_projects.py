@@ -103,6 +103,13 @@ def test_create(a, b):
     check("test_projects_slug_of_a_name_without_letters_is_still_url_safe",
           r.status == 201 and re.match(SLUG_RE, r.body.get("slug") or ""), r)
 
+    name = "\U0001F600" * 128
+    r = create(a, {"name": name, "description": "caf\u00e9 \u65e5\u672c \U0001F680"})
+    g = api("GET", "/projects/%s" % r.body.get("id"), token=a.token) if r.status == 201 else r
+    check("test_projects_name_of_128_four_byte_characters_round_trips",
+          g.status == 200 and g.body.get("name") == name and g.body.get("description") == "caf\u00e9 \u65e5\u672c \U0001F680"
+          and re.match(SLUG_RE, g.body.get("slug") or ""), g)
+
     # Every failed create: the right error, and no row and no directory left behind.
     listed_before = ws_project_ids(a)
     dirs_before = project_dirs()
@@ -203,6 +210,8 @@ def test_list_paging(c):
           is_error(r, 400, "validation_failed", "workspaceId"), r)
     r = api("GET", "/projects")
     check("test_projects_list_without_token_is_401", is_error(r, 401, "unauthorized"), r)
+    r = api("GET", "/projects?workspaceId=%s" % UNKNOWN_ID, token=c.token)
+    check("test_projects_list_unknown_workspace_is_403_like_a_foreign_one", is_error(r, 403, "forbidden"), r)
     return ids
 
 
