@@ -383,7 +383,9 @@ def test_versions_checkout(a, b, pid, chat_id):
                        ("garbage", "not-a-sha"), ("short_garbage", "zz"), ("branch_name", "HEAD"),
                        ("ref_path", "refs%2Fheads%2Fmain")):
         r = api("POST", "/projects/%s/versions/%s/checkout" % (pid, sha), token=a.token)
-        check("test_projects_checkout_%s_sha_is_404" % label, is_error(r, 404, "not_found"), r)
+        # Apache refuses an encoded slash itself (AllowEncodedSlashes Off): a 404 of its own.
+        front_end = "%2F" in sha and r.status == 404 and not isinstance(r.body, dict)
+        check("test_projects_checkout_%s_sha_is_404" % label, is_error(r, 404, "not_found") or front_end, r)
     r = api("POST", "/projects/%s/versions/%s/checkout" % (pid, first), token=b.token)
     check("test_projects_checkout_by_non_member_is_403", is_error(r, 403, "forbidden"), r)
     r = api("POST", "/projects/%s/versions/%s/checkout" % (UNKNOWN_ID, first), token=a.token)
