@@ -16,7 +16,8 @@
 
 #define FILE_READ_MAX (10u * 1024 * 1024)
 #define FILES_LIST_MAX 10000
-#define VERSIONS_MAX 500
+#define VERSIONS_MAX 500          /* versions listed */
+#define RESTORE_SEARCH_MAX 100000 /* versions searched for a checkout */
 
 /* ---- shared helpers: permissions, loading, JSON ---- */
 
@@ -517,8 +518,12 @@ int svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 			svc_fsx_remove_tree(dir);
 		if (published_dir(&req->ctx->cfg, svc_rows_get(rows, 0, PCOL_SLUG), dir, sizeof dir) == 0)
 			svc_fsx_remove_tree(dir);
-	} else if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_SOFT_DELETE, &p, 1, NULL, NULL)) < 0) {
-		goto done;
+	} else {
+		if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_SOFT_DELETE, &p, 1, NULL, NULL)) < 0)
+			goto done;
+		/* the files stay for a restore, but a deleted project's site goes offline */
+		if (published_dir(&req->ctx->cfg, svc_rows_get(rows, 0, PCOL_SLUG), dir, sizeof dir) == 0)
+			svc_fsx_remove_tree(dir);
 	}
 	body = json_object_new_object();
 	json_object_object_add(body, "id", json_object_new_string(id));
@@ -625,13 +630,48 @@ int svc_api_projects_versions(struct svc_req *req, struct svc_resp *resp)
 	return svc_resp_json(resp, 200, body);
 }
 
+/*
+ * Resolves a version id as the versions list shows it: the full sha of the
+ * one listed commit that `sha` (7 to 40 hex digits, either case) starts
+ * with. SVC_E_NOT_FOUND for no match, several matches or a malformed sha.
+ */
+static int full_sha(const char *dir, const char *sha, char *out)
+{
+	struct svc_repo_commit *log = NULL;
+	size_t n = 0, i, len = strlen(sha), found = 0;
+	char lower[41];
+	int err;
+
+	if (len < 7 || len > 40)
+		return SVC_E_NOT_FOUND;
+	for (i = 0; i < len; i++) {
+		char c = sha[i];
+		if (c >= 'A' && c <= 'F')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return SVC_E_NOT_FOUND;
+		lower[i] = c;
+	}
+	lower[len] = '\0';
+	if ((err = svc_repo_log(dir, RESTORE_SEARCH_MAX, &log, &n)) < 0)
+		return err;
+	for (i = 0; i < n; i++) {
+		if (strncmp(log[i].sha, lower, len) == 0) {
+			if (found++ == 0)
+				memcpy(out, log[i].sha, 41);
+		}
+	}
+	svc_repo_log_free(log, n);
+	return found == 1 ? 0 : SVC_E_NOT_FOUND;
+}
+
 /* POST /projects/:id/versions/:sha/checkout: 200 {sha, restoredFrom}; 403; 404 (unknown project or sha). */
 int svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id"), *sha = svc_req_param(req, "sha");
 	struct svc_rows *rows = NULL;
 	struct json_object *body;
-	char dir[2048], aname[256], aemail[256], msg[128], out[41];
+	char dir[2048], aname[256], aemail[256], msg[128], out[41], full[41];
 	struct svc_dbv p;
 	int err;
 
@@ -641,14 +681,16 @@ int svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp)
 	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0)
 		return err;
 	author_of(req, aname, sizeof aname, aemail, sizeof aemail);
-	snprintf(msg, sizeof msg, "Restore version %.12s", sha);
-	if ((err = svc_repo_checkout_as_new(dir, sha, msg, aname, aemail, out)) < 0)
+	if ((err = full_sha(dir, sha, full)) < 0)
+		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
+	snprintf(msg, sizeof msg, "Restore version %.12s", full);
+	if ((err = svc_repo_checkout_as_new(dir, full, msg, aname, aemail, out)) < 0)
 		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
 	p = svc_dbv_str(id);
 	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
 	body = json_object_new_object();
 	json_object_object_add(body, "sha", json_object_new_string(out));
-	json_object_object_add(body, "restoredFrom", json_object_new_string(sha));
+	json_object_object_add(body, "restoredFrom", json_object_new_string(full));
 	json_object_object_add(body, "message", json_object_new_string(msg));
 	return svc_resp_json(resp, 200, body);
 }
