@@ -1,0 +1,1 @@
+# workspaces.mk: build fragment of workspaces, roles, folders and the permission module

@@ -1,0 +1,1 @@
+# wsd.mk: build fragment of the collaboration daemon (svc-wsd)
