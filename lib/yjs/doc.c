@@ -137,6 +137,7 @@ struct ytype *svc_yjs__type_new(int type_ref)
 	/* YArray, YText and the Xml list types keep search markers (AbstractType.js) */
 	if (type_ref == 0 || type_ref == 2 || type_ref == 3 || type_ref == 4 || type_ref == 6)
 		t->markers = svc_yjs__xcalloc(YJS_MAX_MARKERS, sizeof(struct ymarker));
+	t->mru = UINT32_MAX;
 	return t;
 }
 
@@ -218,12 +219,14 @@ void svc_yjs__map_set(struct ytype *t, const struct ystr *key, struct yitem *it)
 struct yclient *svc_yjs__client(struct svc_yjs_doc *doc, uint64_t client, int create)
 {
 	size_t i;
-	struct yclient *c;
+	struct yclient *c = doc->last_client;
+	if (c && c->client == client)
+		return c;
 	if (doc->hcap) {
 		i = hash_u64(client) & (doc->hcap - 1);
 		while (doc->clients[i]) {
 			if (doc->clients[i]->client == client)
-				return doc->clients[i];
+				return doc->last_client = doc->clients[i];
 			i = (i + 1) & (doc->hcap - 1);
 		}
 	}
@@ -251,7 +254,7 @@ struct yclient *svc_yjs__client(struct svc_yjs_doc *doc, uint64_t client, int cr
 		i = (i + 1) & (doc->hcap - 1);
 	doc->clients[i] = c;
 	doc->nclients++;
-	return c;
+	return doc->last_client = c;
 }
 
 static uint64_t client_state(const struct yclient *c)
@@ -259,7 +262,7 @@ static uint64_t client_state(const struct yclient *c)
 	const struct yitem *last;
 	if (!c || !c->n)
 		return 0;
-	last = c->v[c->n - 1];
+	last = svc_yjs__cv(c, c->n - 1);
 	return last->id.clock + last->len;
 }
 
@@ -268,18 +271,17 @@ uint64_t svc_yjs__state(struct svc_yjs_doc *doc, uint64_t client)
 	return client_state(svc_yjs__client(doc, client, 0));
 }
 
-/* findIndexSS: index of the struct holding `clock` (which must be < state). */
-size_t svc_yjs__find_index(const struct yclient *c, uint64_t clock)
+static size_t find_index_search(const struct yclient *c, uint64_t clock)
 {
 	size_t left = 0, right = c->n - 1, mid;
-	const struct yitem *m = c->v[right];
+	const struct yitem *m = svc_yjs__cv(c, right);
 	if (m->id.clock <= clock)
 		return right;
 	mid = (size_t)((double)clock / (double)(m->id.clock + m->len - 1) * (double)right);
 	if (mid > right)
 		mid = right;
 	for (;;) {
-		m = c->v[mid];
+		m = svc_yjs__cv(c, mid);
 		if (m->id.clock <= clock) {
 			if (clock < m->id.clock + m->len)
 				return mid;
@@ -295,21 +297,98 @@ size_t svc_yjs__find_index(const struct yclient *c, uint64_t clock)
 	}
 }
 
+/*
+ * findIndexSS (StructStore.js): index of the struct holding `clock`, which
+ * must be below the client's state. Looks at the last answer and its right
+ * neighbour first: splits and merges of one edit hit the same place.
+ */
+size_t svc_yjs__find_index(struct yclient *c, uint64_t clock)
+{
+	size_t h = c->hint;
+	if (h < c->n) {
+		const struct yitem *m = svc_yjs__cv(c, h);
+		if (m->id.clock <= clock) {
+			if (clock < m->id.clock + m->len)
+				return h;
+			if (h + 1 < c->n) {
+				m = svc_yjs__cv(c, h + 1);
+				if (m->id.clock <= clock && clock < m->id.clock + m->len)
+					return c->hint = h + 1;
+			}
+		}
+	}
+	return c->hint = find_index_search(c, clock);
+}
+
 struct yitem *svc_yjs__find(struct svc_yjs_doc *doc, struct yid id)
 {
 	struct yclient *c = svc_yjs__client(doc, id.client, 0);
-	return c->v[svc_yjs__find_index(c, id.clock)];
+	return svc_yjs__cv(c, svc_yjs__find_index(c, id.clock));
 }
 
-static void client_insert(struct yclient *c, size_t at, struct yitem *it)
+/* Grows the physical array so that `extra` more slots follow the back segment. */
+static void client_reserve(struct yclient *c, size_t extra)
 {
-	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 8;
-		c->v = svc_yjs__xrealloc(c->v, c->cap, sizeof(*c->v));
+	size_t end = c->g + c->gl + (c->n - c->g), ncap;
+	if (c->cap - end >= extra)
+		return;
+	ncap = c->cap ? c->cap * 2 : 8;
+	while (ncap - end < extra)
+		ncap *= 2;
+	c->v = svc_yjs__xrealloc(c->v, ncap, sizeof(*c->v));
+	c->cap = ncap;
+}
+
+/* Moves the gap so that it starts at logical index `at`. */
+static void gap_move(struct yclient *c, size_t at)
+{
+	if (c->gl == 0)
+		;
+	else if (at < c->g)
+		memmove(c->v + at + c->gl, c->v + at, (c->g - at) * sizeof(*c->v));
+	else if (at > c->g)
+		memmove(c->v + c->g, c->v + c->g + c->gl, (at - c->g) * sizeof(*c->v));
+	c->g = at;
+}
+
+void svc_yjs__client_insert(struct yclient *c, size_t at, struct yitem *it)
+{
+	if (c->g == c->n)
+		c->gl = 0;    /* empty back segment: the gap is the free tail */
+	if (at == c->n) {
+		client_reserve(c, 1);
+		if (c->g == c->n)
+			c->v[c->g++] = it;
+		else
+			c->v[c->n + c->gl] = it;
+		c->n++;
+		return;
 	}
-	memmove(c->v + at + 1, c->v + at, (c->n - at) * sizeof(*c->v));
-	c->v[at] = it;
+	if (c->gl == 0) {
+		/* open a gap before the back segment, sized to the list */
+		size_t want = c->n / 16 < 16 ? 16 : c->n / 16;
+		client_reserve(c, want);
+		memmove(c->v + c->g + want, c->v + c->g, (c->n - c->g) * sizeof(*c->v));
+		c->gl = want;
+	}
+	gap_move(c, at);
+	c->v[c->g++] = it;
+	c->gl--;
 	c->n++;
+}
+
+void svc_yjs__client_remove(struct yclient *c, size_t at, size_t k)
+{
+	if (at >= c->g && at + k == c->n) {
+		c->n -= k;    /* the end of the back segment (or of the front one when it is empty) */
+	} else {
+		gap_move(c, at + k);
+		c->g -= k;
+		c->gl += k;
+		c->n -= k;
+	}
+	if (c->g == c->n)
+		c->gl = 0;
 }
 
 static void txn_merge_push(struct svc_yjs_doc *doc, struct yid id)
@@ -386,7 +465,7 @@ static void content_splice(struct yitem *it, struct yitem *r, uint64_t diff)
 /* splitItem (Item.js) + insertion of the right part into the client's list at index+1. */
 static struct yitem *split_at(struct svc_yjs_doc *doc, struct yclient *c, size_t index, uint64_t diff)
 {
-	struct yitem *l = c->v[index];
+	struct yitem *l = svc_yjs__cv(c, index);
 	struct yitem *r = svc_yjs__item_new(doc);
 	r->id.client = l->id.client;
 	r->id.clock = l->id.clock + diff;
@@ -409,7 +488,7 @@ static struct yitem *split_at(struct svc_yjs_doc *doc, struct yclient *c, size_t
 	if (r->parent_sub && !r->right && r->parent)
 		svc_yjs__map_set(r->parent, r->parent_sub, r);
 	l->len = diff;
-	client_insert(c, index + 1, r);
+	svc_yjs__client_insert(c, index + 1, r);
 	return r;
 }
 
@@ -417,7 +496,7 @@ struct yitem *svc_yjs__clean_start(struct svc_yjs_doc *doc, struct yid id)
 {
 	struct yclient *c = svc_yjs__client(doc, id.client, 0);
 	size_t i = svc_yjs__find_index(c, id.clock);
-	struct yitem *s = c->v[i];
+	struct yitem *s = svc_yjs__cv(c, i);
 	if (s->id.clock < id.clock && s->ref != YC_GC)
 		return split_at(doc, c, i, id.clock - s->id.clock);
 	return s;
@@ -427,7 +506,7 @@ struct yitem *svc_yjs__clean_end(struct svc_yjs_doc *doc, struct yid id)
 {
 	struct yclient *c = svc_yjs__client(doc, id.client, 0);
 	size_t i = svc_yjs__find_index(c, id.clock);
-	struct yitem *s = c->v[i];
+	struct yitem *s = svc_yjs__cv(c, i);
 	if (id.clock != s->id.clock + s->len - 1 && s->ref != YC_GC)
 		split_at(doc, c, i, id.clock - s->id.clock + 1);
 	return s;
@@ -442,26 +521,33 @@ static struct yid last_id(const struct yitem *it)
 static void add_struct(struct svc_yjs_doc *doc, struct yitem *it)
 {
 	struct yclient *c = svc_yjs__client(doc, it->id.client, 1);
-	if (client_state(c) != it->id.clock)
+	uint64_t state = client_state(c);
+	struct ytxn *t = doc->txn;
+	if (state != it->id.clock)
 		abort();
-	client_insert(c, c->n, it);
+	if (t && c->txn_seq != t->seq) {
+		/* first struct of this client in the transaction: remember its state before */
+		c->txn_seq = t->seq;
+		c->before = state;
+		if (t->ntouched == t->captouched) {
+			t->captouched = t->captouched ? t->captouched * 2 : 8;
+			t->touched = svc_yjs__xrealloc(t->touched, t->captouched, sizeof(*t->touched));
+		}
+		t->touched[t->ntouched++] = c;
+	}
+	svc_yjs__client_insert(c, c->n, it);
 }
 
 /* ---- transaction bookkeeping (Transaction.js) ---- */
 
-static uint64_t before_state(const struct ytxn *t, uint64_t client)
+uint64_t svc_yjs__before_state(struct svc_yjs_doc *doc, uint64_t client)
 {
-	size_t lo = 0, hi = t->nbefore;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->before[mid].client < client)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < t->nbefore && t->before[lo].client == client)
-		return t->before[lo].clock;
-	return 0;
+	struct yclient *c = svc_yjs__client(doc, client, 0);
+	if (!c)
+		return 0;
+	if (doc->txn && c->txn_seq == doc->txn->seq)
+		return c->before;
+	return client_state(c);
 }
 
 static void changed_add(struct svc_yjs_doc *doc, struct ytype *type, const struct ystr *sub)
@@ -469,8 +555,10 @@ static void changed_add(struct svc_yjs_doc *doc, struct ytype *type, const struc
 	struct ytxn *t = doc->txn;
 	const struct yitem *item = type->item;
 	size_t i;
-	if (!(item == NULL || (item->id.clock < before_state(t, item->id.client) &&
+	if (!(item == NULL || (item->id.clock < svc_yjs__before_state(doc, item->id.client) &&
 			       !(item->flags & YF_DELETED))))
+		return;
+	if (t->nchanged && t->changed[t->nchanged - 1].type == type && t->changed[t->nchanged - 1].sub == sub)
 		return;
 	for (i = t->nchanged; i > 0 && i + 8 > t->nchanged; i--) {
 		if (t->changed[i - 1].type == type && t->changed[i - 1].sub == sub)
@@ -537,7 +625,7 @@ static void delete_type_children(struct svc_yjs_doc *doc, struct ytype *type)
 	for (it = type->start; it; it = it->right) {
 		if (!(it->flags & YF_DELETED))
 			svc_yjs__delete(doc, it);
-		else if (it->id.clock < before_state(doc->txn, it->id.client))
+		else if (it->id.clock < svc_yjs__before_state(doc, it->id.client))
 			txn_merge_push(doc, it->id);
 	}
 	for (k = 0; k < type->nents; k++) {
@@ -546,7 +634,7 @@ static void delete_type_children(struct svc_yjs_doc *doc, struct ytype *type)
 			continue;
 		if (!(it->flags & YF_DELETED))
 			svc_yjs__delete(doc, it);
-		else if (it->id.clock < before_state(doc->txn, it->id.client))
+		else if (it->id.clock < svc_yjs__before_state(doc, it->id.client))
 			txn_merge_push(doc, it->id);
 	}
 	/* transaction.changed.delete(this.type) */
@@ -566,6 +654,8 @@ void svc_yjs__delete(struct svc_yjs_doc *doc, struct yitem *it)
 	if ((it->flags & YF_COUNTABLE) && !it->parent_sub)
 		it->parent->length -= it->len;
 	it->flags |= YF_DELETED;
+	if ((it->flags & YF_MARKER) && it->parent && it->parent->markers)
+		it->parent->markers_stale = 1;
 	svc_yjs__range_add(&doc->txn->ds, it->id.client, it->id.clock, it->len);
 	changed_add(doc, it->parent, it->parent_sub);
 	if (it->ref == YC_TYPE)
@@ -764,6 +854,7 @@ void svc_yjs__integrate(struct svc_yjs_doc *doc, struct yitem *it, uint64_t offs
 		free(parent->markers);
 		parent->markers = NULL;
 		parent->nmarkers = 0;
+		parent->mru = UINT32_MAX;
 		parent->has_formatting = 1;
 	} else if (it->ref == YC_DELETED) {
 		svc_yjs__range_add(&doc->txn->ds, it->id.client, it->id.clock, it->len);
@@ -823,8 +914,8 @@ static void try_gc_ds(struct svc_yjs_doc *doc, const struct yrangev *ds)
 		uint64_t end = d->clock + d->len;
 		if (!c || !c->n || d->clock >= client_state(c))
 			continue;
-		for (si = svc_yjs__find_index(c, d->clock); si < c->n && c->v[si]->id.clock < end; si++) {
-			struct yitem *s = c->v[si];
+		for (si = svc_yjs__find_index(c, d->clock); si < c->n && svc_yjs__cv(c, si)->id.clock < end; si++) {
+			struct yitem *s = svc_yjs__cv(c, si);
 			if (s->ref != YC_GC && (s->flags & YF_DELETED) && !(s->flags & YF_KEEP))
 				gc_item(doc, s, 0);
 		}
@@ -881,9 +972,9 @@ static int merge_with(struct svc_yjs_doc *doc, struct yitem *l, struct yitem *r)
 static size_t merge_lefts(struct svc_yjs_doc *doc, struct yclient *c, size_t pos)
 {
 	size_t i = pos, merged, k;
-	struct yitem *right = c->v[pos], *left;
+	struct yitem *right = svc_yjs__cv(c, pos), *left;
 	for (; i > 0; i--) {
-		left = c->v[i - 1];
+		left = svc_yjs__cv(c, i - 1);
 		if ((left->flags & YF_DELETED) == (right->flags & YF_DELETED) &&
 		    (left->ref == YC_GC) == (right->ref == YC_GC) && merge_with(doc, left, right)) {
 			if (right->ref != YC_GC && right->parent_sub && right->parent) {
@@ -899,9 +990,8 @@ static size_t merge_lefts(struct svc_yjs_doc *doc, struct yclient *c, size_t pos
 	merged = pos - i;
 	if (merged) {
 		for (k = pos + 1 - merged; k <= pos; k++)
-			svc_yjs__item_free(doc, c->v[k]);
-		memmove(c->v + pos + 1 - merged, c->v + pos + 1, (c->n - pos - 1) * sizeof(*c->v));
-		c->n -= merged;
+			svc_yjs__item_free(doc, svc_yjs__cv(c, k));
+		svc_yjs__client_remove(c, pos + 1 - merged, merged);
 	}
 	return merged;
 }
@@ -918,34 +1008,20 @@ static void try_merge_ds(struct svc_yjs_doc *doc, const struct yrangev *ds)
 		si = (long)svc_yjs__find_index(c, d->clock + d->len - 1) + 1;
 		if (si > (long)c->n - 1)
 			si = (long)c->n - 1;
-		while (si > 0 && c->v[si]->id.clock >= d->clock)
+		while (si > 0 && svc_yjs__cv(c, (size_t)si)->id.clock >= d->clock)
 			si -= 1 + (long)merge_lefts(doc, c, (size_t)si);
 	}
 }
 
-static int cmp_before(const void *a, const void *b)
-{
-	const struct yid *x = a, *y = b;
-	return x->client < y->client ? -1 : x->client > y->client;
-}
-
 void svc_yjs__txn_start(struct svc_yjs_doc *doc, int local)
 {
-	struct ytxn *t = svc_yjs__xcalloc(1, sizeof(*t));
-	size_t i, n = 0;
+	struct ytxn *t = &doc->txn_store;
 	t->local = local;
-	t->before = svc_yjs__xmalloc((doc->nclients ? doc->nclients : 1) * sizeof(*t->before));
-	for (i = 0; i < doc->hcap; i++) {
-		struct yclient *c = doc->clients[i];
-		if (c && c->n) {
-			t->before[n].client = c->client;
-			t->before[n].clock = client_state(c);
-			n++;
-		}
-	}
-	if (n > 1)
-		qsort(t->before, n, sizeof(*t->before), cmp_before);
-	t->nbefore = n;
+	t->seq = ++doc->txn_seq;
+	t->ntouched = 0;
+	t->ds.n = 0;
+	t->nmerge = 0;
+	t->nchanged = 0;
 	doc->txn = t;
 }
 
@@ -998,60 +1074,44 @@ static void write_ds(struct svc_yjs_buf *b, const struct yrangev *ds)
 	}
 }
 
-static int cmp_client_desc(const void *a, const void *b)
-{
-	const struct yid *x = a, *y = b;
-	return x->client < y->client ? 1 : x->client > y->client ? -1 : 0;
-}
-
 /* writeStructs: client's structs from `clock` on. */
-static void write_client_structs(struct svc_yjs_buf *b, const struct yclient *c, uint64_t clock)
+static void write_client_structs(struct svc_yjs_buf *b, struct yclient *c, uint64_t clock)
 {
 	size_t start, i;
-	if (clock < c->v[0]->id.clock)
-		clock = c->v[0]->id.clock;
+	if (clock < svc_yjs__cv(c, 0)->id.clock)
+		clock = svc_yjs__cv(c, 0)->id.clock;
 	start = svc_yjs__find_index(c, clock);
 	svc_yjs__put_varuint(b, c->n - start);
 	svc_yjs__put_varuint(b, c->client);
 	svc_yjs__put_varuint(b, clock);
-	svc_yjs__write_item(b, c->v[start], clock - c->v[start]->id.clock);
+	svc_yjs__write_item(b, svc_yjs__cv(c, start), clock - svc_yjs__cv(c, start)->id.clock);
 	for (i = start + 1; i < c->n; i++)
-		svc_yjs__write_item(b, c->v[i], 0);
+		svc_yjs__write_item(b, svc_yjs__cv(c, i), 0);
 }
 
-/* writeClientsStructs for a target state given as (client, clock) pairs sorted by client. */
-static void write_structs_since(struct svc_yjs_doc *doc, struct svc_yjs_buf *b,
-				const struct yid *sv, size_t nsv)
+static int cmp_client_ptr_desc(const void *a, const void *b)
 {
-	struct yid *todo = svc_yjs__xmalloc((doc->nclients ? doc->nclients : 1) * sizeof(*todo));
+	const struct yclient *x = *(const struct yclient *const *)a, *y = *(const struct yclient *const *)b;
+	return x->client < y->client ? 1 : x->client > y->client ? -1 : 0;
+}
+
+/*
+ * writeStructsFromTransaction: the structs the transaction added, per client
+ * from its state before, clients in descending order (writeClientsStructs).
+ */
+static void write_txn_structs(struct svc_yjs_buf *b, struct ytxn *t)
+{
 	size_t n = 0, i;
-	for (i = 0; i < doc->hcap; i++) {
-		struct yclient *c = doc->clients[i];
-		uint64_t have = 0;
-		size_t lo = 0, hi = nsv;
-		if (!c || !c->n)
-			continue;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (sv[mid].client < c->client)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < nsv && sv[lo].client == c->client)
-			have = sv[lo].clock;
-		if (client_state(c) > have) {
-			todo[n].client = c->client;
-			todo[n].clock = have;
-			n++;
-		}
+	for (i = 0; i < t->ntouched; i++) {
+		if (client_state(t->touched[i]) > t->touched[i]->before)
+			t->touched[n++] = t->touched[i];
 	}
-	if (n)
-		qsort(todo, n, sizeof(*todo), cmp_client_desc);
+	t->ntouched = n;
+	if (n > 1)
+		qsort(t->touched, n, sizeof(*t->touched), cmp_client_ptr_desc);
 	svc_yjs__put_varuint(b, n);
 	for (i = 0; i < n; i++)
-		write_client_structs(b, svc_yjs__client(doc, todo[i].client, 0), todo[i].clock);
-	free(todo);
+		write_client_structs(b, t->touched[i], t->touched[i]->before);
 }
 
 /* cleanupTransactions: report, GC, merges, update message. */
@@ -1068,7 +1128,7 @@ void svc_yjs__txn_finish(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update
 			continue;
 		/* AbstractType._callObserver: remote changes drop the search markers */
 		if (!t->local && type->markers)
-			type->nmarkers = 0;
+			svc_yjs__markers_clear(type);
 		if (report) {
 			struct ytype *ty = type;
 			const struct ystr *sub = t->changed[i].sub;
@@ -1082,13 +1142,10 @@ void svc_yjs__txn_finish(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update
 	}
 	try_gc_ds(doc, &t->ds);
 	try_merge_ds(doc, &t->ds);
-	for (i = 0; i < doc->hcap; i++) {
-		struct yclient *c = doc->clients[i];
-		uint64_t before;
+	for (i = 0; i < t->ntouched; i++) {
+		struct yclient *c = t->touched[i];
+		uint64_t before = c->before;
 		size_t first, k;
-		if (!c || !c->n)
-			continue;
-		before = before_state(t, c->client);
 		if (before == client_state(c))
 			continue;
 		state_changed = 1;
@@ -1115,14 +1172,9 @@ void svc_yjs__txn_finish(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update
 			merge_lefts(doc, c, pos);
 	}
 	if (out_update && (t->ds.n || state_changed)) {
-		write_structs_since(doc, out_update, t->before, t->nbefore);
+		write_txn_structs(out_update, t);
 		write_ds(out_update, &t->ds);
 	}
-	free(t->before);
-	free(t->ds.v);
-	free(t->merge);
-	free(t->changed);
-	free(t);
 	doc->txn = NULL;
 }
 
@@ -1247,7 +1299,7 @@ void svc_yjs_doc_free(struct svc_yjs_doc *doc)
 		if (!c)
 			continue;
 		for (k = 0; k < c->n; k++)
-			svc_yjs__content_free(doc, c->v[k]);
+			svc_yjs__content_free(doc, svc_yjs__cv(c, k));
 		free(c->v);
 		free(c);
 	}
@@ -1262,13 +1314,10 @@ void svc_yjs_doc_free(struct svc_yjs_doc *doc)
 	for (i = 0; i < doc->scap; i++)
 		free((void *)doc->strs[i]);
 	free(doc->strs);
-	if (doc->txn) {
-		free(doc->txn->before);
-		free(doc->txn->ds.v);
-		free(doc->txn->merge);
-		free(doc->txn->changed);
-		free(doc->txn);
-	}
+	free(doc->txn_store.touched);
+	free(doc->txn_store.ds.v);
+	free(doc->txn_store.merge);
+	free(doc->txn_store.changed);
 	free(doc);
 }
 

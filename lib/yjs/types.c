@@ -8,22 +8,69 @@
 
 /* ---- search markers (AbstractType.js findMarker, updateMarkerChanges) ---- */
 
-void svc_yjs__marker_merged(struct ytype *t, struct yitem *left, struct yitem *right)
-{
-	uint32_t i;
-	for (i = 0; i < t->nmarkers; i++) {
-		struct ymarker *m = &t->markers[i];
-		if (m->p == right) {
-			m->p = left;
-			if (!(left->flags & YF_DELETED) && (left->flags & YF_COUNTABLE))
-				m->index -= left->len;
-		}
-	}
-}
-
+/*
+ * The markers here keep one invariant yjs's do not: an item has YF_MARKER
+ * set exactly when one marker points at it (yjs allows two markers on one
+ * item and stale flags). Markers only speed up finding positions, so this
+ * changes no result, and it lets merges and inserts skip the marker scan for
+ * unmarked items.
+ */
 static int visible(const struct yitem *p)
 {
 	return !(p->flags & YF_DELETED) && (p->flags & YF_COUNTABLE);
+}
+
+static uint32_t marker_at(const struct ytype *t, const struct yitem *p)
+{
+	uint32_t i;
+	for (i = 0; i < t->nmarkers; i++) {
+		if (t->markers[i].p == p)
+			return i;
+	}
+	return t->nmarkers;
+}
+
+static void marker_remove(struct ytype *t, uint32_t i)
+{
+	memmove(t->markers + i, t->markers + i + 1, (t->nmarkers - i - 1) * sizeof(*t->markers));
+	t->nmarkers--;
+	if (t->mru == i)
+		t->mru = UINT32_MAX;
+	else if (t->mru > i && t->mru != UINT32_MAX)
+		t->mru--;
+}
+
+void svc_yjs__markers_clear(struct ytype *t)
+{
+	uint32_t i;
+	for (i = 0; i < t->nmarkers; i++)
+		t->markers[i].p->flags &= (uint8_t)~YF_MARKER;
+	t->nmarkers = 0;
+	t->markers_stale = 0;
+	t->mru = UINT32_MAX;
+}
+
+/* Item.mergeWith's search marker update: `right` is merged into `left`. */
+void svc_yjs__marker_merged(struct ytype *t, struct yitem *left, struct yitem *right)
+{
+	uint32_t i;
+	struct ymarker *m;
+	if (!(right->flags & YF_MARKER))
+		return;
+	i = marker_at(t, right);
+	if (i == t->nmarkers)
+		return;
+	if (left->flags & YF_MARKER) {
+		marker_remove(t, i);
+		return;
+	}
+	m = &t->markers[i];
+	m->p = left;
+	left->flags |= YF_MARKER;
+	if (visible(left))
+		m->index -= left->len;
+	else
+		t->markers_stale = 1;
 }
 
 static uint64_t udiff(uint64_t a, uint64_t b)
@@ -31,30 +78,50 @@ static uint64_t udiff(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
-static void overwrite_marker(struct svc_yjs_doc *doc, struct ymarker *m, struct yitem *p, uint64_t index)
+/* overwriteMarker; returns the marker now at p (another one if p already had one). */
+static struct ymarker *overwrite_marker(struct svc_yjs_doc *doc, struct ytype *t, struct ymarker *m,
+					struct yitem *p, uint64_t index)
 {
-	m->p->flags &= (uint8_t)~YF_MARKER;
-	m->p = p;
-	p->flags |= YF_MARKER;
+	if (m->p != p) {
+		m->p->flags &= (uint8_t)~YF_MARKER;
+		if (p->flags & YF_MARKER) {
+			uint32_t j = marker_at(t, p), mi = (uint32_t)(m - t->markers);
+			if (j < t->nmarkers) {
+				marker_remove(t, mi);
+				m = &t->markers[j > mi ? j - 1 : j];
+			}
+		}
+		m->p = p;
+		p->flags |= YF_MARKER;
+	}
+	if (!visible(p))
+		t->markers_stale = 1;
 	m->index = index;
 	m->ts = doc->marker_ts++;
+	return m;
 }
 
 static struct ymarker *mark_position(struct svc_yjs_doc *doc, struct ytype *t, struct yitem *p, uint64_t index)
 {
 	struct ymarker *m;
+	uint32_t i;
+	if (p->flags & YF_MARKER) {
+		i = marker_at(t, p);
+		if (i < t->nmarkers)
+			return overwrite_marker(doc, t, &t->markers[i], p, index);
+	}
 	if (t->nmarkers >= YJS_MAX_MARKERS) {
-		uint32_t i;
 		m = &t->markers[0];
 		for (i = 1; i < t->nmarkers; i++) {
 			if (!(m->ts < t->markers[i].ts))
 				m = &t->markers[i];
 		}
-		overwrite_marker(doc, m, p, index);
-		return m;
+		return overwrite_marker(doc, t, m, p, index);
 	}
 	m = &t->markers[t->nmarkers++];
 	p->flags |= YF_MARKER;
+	if (!visible(p))
+		t->markers_stale = 1;
 	m->p = p;
 	m->index = index;
 	m->ts = doc->marker_ts++;
@@ -69,12 +136,27 @@ static struct ymarker *find_marker(struct svc_yjs_doc *doc, struct ytype *t, uin
 	uint32_t i;
 	if (!t->start || index == 0 || !t->markers)
 		return NULL;
-	if (t->nmarkers) {
-		marker = &t->markers[0];
+	if (t->mru < t->nmarkers && udiff(index, t->markers[t->mru].index) <= 32) {
+		/*
+		 * The marker used last is a few units away (typing at a cursor):
+		 * take it without looking for the nearest one; any marker gives
+		 * the same position, the nearest only walks less.
+		 */
+		marker = &t->markers[t->mru];
+		p = marker->p;
+		pindex = marker->index;
+		marker->ts = doc->marker_ts++;
+	} else if (t->nmarkers) {
+		/* the reduce of findMarker, written without branches (the order is random) */
+		uint32_t best = 0;
+		uint64_t bd = udiff(index, t->markers[0].index);
 		for (i = 1; i < t->nmarkers; i++) {
-			if (!(udiff(index, marker->index) < udiff(index, t->markers[i].index)))
-				marker = &t->markers[i];
+			uint64_t d = udiff(index, t->markers[i].index);
+			int take = !(bd < d);
+			best = take ? i : best;
+			bd = take ? d : bd;
 		}
+		marker = &t->markers[best];
 		p = marker->p;
 		pindex = marker->index;
 		marker->ts = doc->marker_ts++;
@@ -98,19 +180,26 @@ static struct ymarker *find_marker(struct svc_yjs_doc *doc, struct ytype *t, uin
 		if (visible(p))
 			pindex -= p->len;
 	}
-	if (marker && (double)udiff(marker->index, pindex) < (double)t->length / YJS_MAX_MARKERS) {
-		overwrite_marker(doc, marker, p, pindex);
-		return marker;
-	}
-	return mark_position(doc, t, p, pindex);
+	if (marker && (double)udiff(marker->index, pindex) < (double)t->length / YJS_MAX_MARKERS)
+		marker = overwrite_marker(doc, t, marker, p, pindex);
+	else
+		marker = mark_position(doc, t, p, pindex);
+	t->mru = (uint32_t)(marker - t->markers);
+	return marker;
 }
 
+/*
+ * updateMarkerChanges (AbstractType.js). The walk that moves a marker off a
+ * deleted item runs only when a marked item was deleted since the last time
+ * (t->markers_stale); otherwise every marked item is visible and it is a no-op.
+ */
 static void update_marker_changes(struct ytype *t, uint64_t index, int64_t len)
 {
-	uint32_t i, k;
-	for (i = t->nmarkers; i > 0; i--) {
-		struct ymarker *m = &t->markers[i - 1];
-		if (len > 0) {
+	uint32_t i;
+	uint64_t grow = len > 0;
+	if (grow && t->markers_stale) {
+		for (i = t->nmarkers; i > 0; i--) {
+			struct ymarker *m = &t->markers[i - 1];
 			struct yitem *p = m->p;
 			p->flags &= (uint8_t)~YF_MARKER;
 			while (p && ((p->flags & YF_DELETED) || !(p->flags & YF_COUNTABLE))) {
@@ -119,14 +208,21 @@ static void update_marker_changes(struct ytype *t, uint64_t index, int64_t len)
 					m->index -= p->len;
 			}
 			if (!p || (p->flags & YF_MARKER)) {
-				for (k = i - 1; k + 1 < t->nmarkers; k++)
-					t->markers[k] = t->markers[k + 1];
-				t->nmarkers--;
+				marker_remove(t, i - 1);
 				continue;
 			}
 			m->p = p;
 			p->flags |= YF_MARKER;
 		}
+		t->markers_stale = 0;
+	}
+	/*
+	 * index < m.index || (len > 0 && index === m.index): m.index = max(index,
+	 * m.index + len). Written with masks: the markers lie on both sides of
+	 * `index` in no order, so a branch here mispredicts half the time.
+	 */
+	for (i = 0; i < t->nmarkers; i++) {
+		struct ymarker *m = &t->markers[i];
 		if (index < m->index || (len > 0 && index == m->index)) {
 			int64_t moved = (int64_t)m->index + len;
 			m->index = moved > (int64_t)index ? (uint64_t)moved : index;
@@ -260,13 +356,38 @@ static struct yitem *map_value(struct ytype *t, const struct ystr *key)
 	return e->item;
 }
 
+/*
+ * Root `root` and key `key` for the edit functions, remembering the last
+ * ones so that a stream of edits to one file skips hashing (roots and
+ * interned strings live as long as the document, so the cache stays valid).
+ */
+static struct ytype *cached_root(struct svc_yjs_doc *doc, const char *root)
+{
+	struct ytype *r = doc->cache_root;
+	size_t n = strlen(root);
+	if (r && r->name->len == n && !memcmp(r->name->s, root, n))
+		return r;
+	r = root_map(doc, root, 0);
+	if (r)
+		doc->cache_root = r;
+	return r;
+}
+
+static const struct ystr *cached_key(struct svc_yjs_doc *doc, const char *key, size_t key_len)
+{
+	const struct ystr *k = doc->cache_key;
+	if (k && k->len == key_len && !memcmp(k->s, key, key_len))
+		return k;
+	return doc->cache_key = svc_yjs__intern(doc, key, key_len);
+}
+
 static struct ytype *find_text(struct svc_yjs_doc *doc, const char *root, const char *key, size_t key_len)
 {
-	struct ytype *r = root_map(doc, root, 0);
+	struct ytype *r = cached_root(doc, root);
 	struct yitem *it;
 	if (!r)
 		return NULL;
-	it = map_value(r, svc_yjs__intern(doc, key, key_len));
+	it = map_value(r, cached_key(doc, key, key_len));
 	if (!it || it->ref != YC_TYPE || it->c.type->type_ref != 2)
 		return NULL;
 	return it->c.type;

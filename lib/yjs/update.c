@@ -607,14 +607,14 @@ static void apply_ds(struct svc_yjs_doc *doc, const struct yrangev *ds, struct y
 		if (state < end)
 			svc_yjs__range_add(rest, client, state, end - state);
 		index = svc_yjs__find_index(c, clock);
-		s = c->v[index];
+		s = svc_yjs__cv(c, index);
 		if (!(s->flags & YF_DELETED) && s->id.clock < clock) {
 			struct yid sid = { client, clock };
 			svc_yjs__clean_start(doc, sid);
 			index++;
 		}
 		while (index < c->n) {
-			s = c->v[index++];
+			s = svc_yjs__cv(c, index++);
 			if (s->id.clock < end) {
 				if (!(s->flags & YF_DELETED)) {
 					if (end < s->id.clock + s->len) {
@@ -851,15 +851,15 @@ int svc_yjs_encode_state(struct svc_yjs_doc *doc, const uint8_t *sv, size_t sv_l
 		struct yclient *c = svc_yjs__client(doc, todo[i].client, 0);
 		uint64_t clock = todo[i].clock;
 		size_t start;
-		if (clock < c->v[0]->id.clock)
-			clock = c->v[0]->id.clock;
+		if (clock < svc_yjs__cv(c, 0)->id.clock)
+			clock = svc_yjs__cv(c, 0)->id.clock;
 		start = svc_yjs__find_index(c, clock);
 		svc_yjs__put_varuint(out, c->n - start);
 		svc_yjs__put_varuint(out, c->client);
 		svc_yjs__put_varuint(out, clock);
-		svc_yjs__write_item(out, c->v[start], clock - c->v[start]->id.clock);
+		svc_yjs__write_item(out, svc_yjs__cv(c, start), clock - svc_yjs__cv(c, start)->id.clock);
 		for (k = start + 1; k < c->n; k++)
-			svc_yjs__write_item(out, c->v[k], 0);
+			svc_yjs__write_item(out, svc_yjs__cv(c, k), 0);
 	}
 	free(todo);
 	free(have);
@@ -869,10 +869,10 @@ int svc_yjs_encode_state(struct svc_yjs_doc *doc, const uint8_t *sv, size_t sv_l
 		if (!c)
 			continue;
 		for (k = 0; k < c->n; k++) {
-			if (c->v[k]->flags & YF_DELETED) {
-				uint64_t clock = c->v[k]->id.clock, len = c->v[k]->len;
-				while (k + 1 < c->n && (c->v[k + 1]->flags & YF_DELETED))
-					len += c->v[++k]->len;
+			if (svc_yjs__cv(c, k)->flags & YF_DELETED) {
+				uint64_t clock = svc_yjs__cv(c, k)->id.clock, len = svc_yjs__cv(c, k)->len;
+				while (k + 1 < c->n && (svc_yjs__cv(c, k + 1)->flags & YF_DELETED))
+					len += svc_yjs__cv(c, ++k)->len;
 				svc_yjs__range_add(&ds, c->client, clock, len);
 			}
 		}

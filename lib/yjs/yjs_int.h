@@ -122,15 +122,33 @@ struct ytype {
 	uint64_t length;
 	struct ymarker *markers;      /* NULL = no search markers (_searchMarker null) */
 	uint32_t nmarkers;
+	int markers_stale;            /* a marked item was deleted since the last marker update */
+	uint32_t mru;                 /* marker findMarker returned last (>= nmarkers: none) */
 	int has_formatting;
 	struct ytype *next_root;
 };
 
+/*
+ * One client's structs in clock order, as a gap buffer: logical index i is
+ * at v[i] when i < g, else at v[i + gl]. Splits in the middle of the list
+ * move the gap (edits are local, so it moves little) instead of shifting the
+ * whole tail as yjs's Array.splice does; appends go past the back segment.
+ * Use svc_yjs__cv() to read, svc_yjs__client_insert/_remove to change.
+ */
 struct yclient {
 	uint64_t client;
 	struct yitem **v;
-	size_t n, cap;
+	size_t n;                     /* logical count */
+	size_t g, gl, cap;            /* gap start, gap length, physical size */
+	size_t hint;                  /* index find_index returned last */
+	uint64_t txn_seq;             /* transaction that recorded `before` */
+	uint64_t before;              /* state when that transaction first touched it */
 };
+
+static inline struct yitem *svc_yjs__cv(const struct yclient *c, size_t i)
+{
+	return c->v[i < c->g ? i : i + c->gl];
+}
 
 struct yrange {
 	uint64_t client, clock, len;
@@ -161,10 +179,18 @@ struct ychanged {
 	const struct ystr *sub;       /* NULL for list changes */
 };
 
+/*
+ * The running transaction. Its buffers live in the document and are reused
+ * by the next transaction. The state before the transaction is recorded
+ * lazily: a client's state is saved (yclient.before, txn_seq) the first time
+ * the transaction adds a struct for it, and `touched` lists those clients;
+ * an untouched client's state is its current one.
+ */
 struct ytxn {
 	int local;
-	struct yid *before;           /* state before: sorted by client */
-	size_t nbefore;
+	uint64_t seq;
+	struct yclient **touched;
+	size_t ntouched, captouched;
 	struct yrangev ds;
 	struct yid *merge;
 	size_t nmerge, capmerge;
@@ -190,8 +216,13 @@ struct svc_yjs_doc {
 	size_t nmissing, capmissing;
 	struct yrangev pending_ds;
 	uint64_t marker_ts;
-	struct ytxn *txn;
+	struct ytxn *txn;             /* &txn_store while a transaction runs, else NULL */
+	struct ytxn txn_store;
+	uint64_t txn_seq;
 	int explicit_txn;
+	struct yclient *last_client;  /* lookup cache of svc_yjs__client */
+	struct ytype *cache_root;     /* lookup cache of the types.c edit functions */
+	const struct ystr *cache_key;
 };
 
 void *svc_yjs__xmalloc(size_t n);
@@ -209,7 +240,12 @@ void svc_yjs__map_set(struct ytype *t, const struct ystr *key, struct yitem *it)
 
 struct yclient *svc_yjs__client(struct svc_yjs_doc *doc, uint64_t client, int create);
 uint64_t svc_yjs__state(struct svc_yjs_doc *doc, uint64_t client);
-size_t svc_yjs__find_index(const struct yclient *c, uint64_t clock);
+/* findIndexSS: index of the struct holding `clock` (< the client's state); remembers it in c->hint. */
+size_t svc_yjs__find_index(struct yclient *c, uint64_t clock);
+void svc_yjs__client_insert(struct yclient *c, size_t at, struct yitem *it);
+void svc_yjs__client_remove(struct yclient *c, size_t at, size_t k);
+/* State of `client` when the running transaction started. */
+uint64_t svc_yjs__before_state(struct svc_yjs_doc *doc, uint64_t client);
 struct yitem *svc_yjs__find(struct svc_yjs_doc *doc, struct yid id);
 struct yitem *svc_yjs__clean_start(struct svc_yjs_doc *doc, struct yid id);
 struct yitem *svc_yjs__clean_end(struct svc_yjs_doc *doc, struct yid id);
@@ -229,5 +265,7 @@ void svc_yjs__content_free(struct svc_yjs_doc *doc, struct yitem *it);
 
 /* text (types.c) */
 void svc_yjs__marker_merged(struct ytype *t, struct yitem *left, struct yitem *right);
+/* Drops every search marker of `t` (what yjs does on a remote change). */
+void svc_yjs__markers_clear(struct ytype *t);
 
 #endif

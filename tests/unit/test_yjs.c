@@ -415,6 +415,100 @@ static void test_yjs_replace_text_small_edit(void)
 	svc_yjs_doc_free(doc);
 }
 
+/* The per-client gap buffer: random inserts and removals agree with a plain array. */
+static void test_yjs_client_gap_buffer_matches_array(void)
+{
+	struct yclient c;
+	struct yitem items[600];
+	struct yitem *model[600];
+	size_t n = 0, next = 0, step, i;
+	unsigned seed = 7;
+	int same = 1;
+	memset(&c, 0, sizeof(c));
+	for (step = 0; step < 4000 && same; step++) {
+		seed = seed * 1103515245u + 12345u;
+		if ((seed >> 16) % 3 != 0 && next < 600) {
+			size_t at = (seed >> 8) % 4 == 0 ? n : (size_t)(seed >> 4) % (n + 1);
+			svc_yjs__client_insert(&c, at, &items[next]);
+			memmove(model + at + 1, model + at, (n - at) * sizeof(*model));
+			model[at] = &items[next++];
+			n++;
+		} else if (n > 0) {
+			size_t at = (size_t)(seed >> 4) % n, k = 1 + (size_t)(seed >> 12) % 3;
+			if (k > n - at)
+				k = n - at;
+			svc_yjs__client_remove(&c, at, k);
+			memmove(model + at, model + at + k, (n - at - k) * sizeof(*model));
+			n -= k;
+		}
+		if (c.n != n)
+			same = 0;
+		for (i = 0; i < n && same; i++)
+			same = svc_yjs__cv(&c, i) == model[i];
+	}
+	CU_ASSERT_EQUAL(c.n, n);
+	CU_ASSERT_TRUE(same);
+	free(c.v);
+}
+
+/*
+ * Many local edits at random and at nearby positions on a long text (search
+ * markers, splits, merges, the gap buffer): the text always equals a plain
+ * string model, and the state decodes to the same text in a fresh document.
+ */
+static void test_yjs_long_local_edit_run_matches_model(void)
+{
+	struct svc_yjs_doc *doc, *doc2;
+	struct svc_yjs_buf t = {0}, enc = {0};
+	char model[8192];
+	size_t n = 0, step;
+	unsigned seed = 99, cursor = 0;
+	int same = 1;
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 5), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "f", 1, "", 0, NULL, NULL), 0);
+	for (step = 0; step < 6000 && same; step++) {
+		unsigned r;
+		seed = seed * 1103515245u + 12345u;
+		r = seed >> 8;
+		if (r % 16 == 0)
+			cursor = n ? (unsigned)((seed >> 4) % (n + 1)) : 0;
+		if (cursor > n)
+			cursor = (unsigned)n;
+		if (r % 5 < 3 && n + 2 < sizeof(model)) {
+			char ch = (char)('a' + r % 26);
+			CU_ASSERT_EQUAL(svc_yjs_text_insert(doc, "files", "f", 1, cursor, &ch, 1, NULL, NULL), 0);
+			memmove(model + cursor + 1, model + cursor, n - cursor);
+			model[cursor++] = ch;
+			n++;
+		} else if (n > 0) {
+			size_t at = r % 5 == 3 && cursor > 0 ? cursor - 1 : cursor % n, k = 1 + (r >> 6) % 3;
+			if (k > n - at)
+				k = n - at;
+			CU_ASSERT_EQUAL(svc_yjs_text_delete(doc, "files", "f", 1, at, k, NULL, NULL), 0);
+			memmove(model + at, model + at + k, n - at - k);
+			n -= k;
+			cursor = (unsigned)at;
+		}
+		if (step % 97 == 0 || step == 5999) {
+			t.len = 0;
+			svc_yjs_text_read(doc, "files", "f", 1, &t);
+			same = t.len == n && (n == 0 || !memcmp(t.data, model, n));
+		}
+	}
+	CU_ASSERT_TRUE(same);
+	CU_ASSERT_EQUAL(svc_yjs_text_length(doc, "files", "f", 1), (int64_t)n);
+	CU_ASSERT_EQUAL(svc_yjs_encode_state(doc, NULL, 0, &enc, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc2, 6), 0);
+	CU_ASSERT_EQUAL(svc_yjs_apply_update(doc2, enc.data, enc.len, NULL, NULL, NULL), 0);
+	t.len = 0;
+	CU_ASSERT_EQUAL(svc_yjs_text_read(doc2, "files", "f", 1, &t), 0);
+	CU_ASSERT_TRUE(t.len == n && (n == 0 || !memcmp(t.data, model, n)));
+	svc_yjs_buf_dispose(&t);
+	svc_yjs_buf_dispose(&enc);
+	svc_yjs_doc_free(doc);
+	svc_yjs_doc_free(doc2);
+}
+
 SVC_TEST_SUITE(yjs)
 {
 	CU_pSuite s = CU_add_suite("yjs", NULL, NULL);
@@ -436,4 +530,6 @@ SVC_TEST_SUITE(yjs)
 	CU_add_test(s, "test_yjs_malformed_updates_are_rejected", test_yjs_malformed_updates_are_rejected);
 	CU_add_test(s, "test_yjs_text_insert_bounds", test_yjs_text_insert_bounds);
 	CU_add_test(s, "test_yjs_replace_text_small_edit", test_yjs_replace_text_small_edit);
+	CU_add_test(s, "test_yjs_client_gap_buffer_matches_array", test_yjs_client_gap_buffer_matches_array);
+	CU_add_test(s, "test_yjs_long_local_edit_run_matches_model", test_yjs_long_local_edit_run_matches_model);
 }
