@@ -1,4 +1,4 @@
-/* svc-projects.c: the FastCGI responder for projects, files, versions, publishing and chats. */
+/* svc-projects.c: the FastCGI responder for projects, files, versions, publishing, chats, workspaces, folders, thumbnails and direct save. */
 #include "api.h"
 
 static const struct svc_route routes[] = {
@@ -14,6 +14,22 @@ static const struct svc_route routes[] = {
 	{ SVC_GET, "/api/projects/:projectId/chats", svc_api_chats_list, SVC_R_OPTAUTH, 0 },
 	{ SVC_POST, "/api/projects/:projectId/chats", svc_api_chats_create, SVC_R_AUTH | SVC_R_JSON, 0 },
 	{ SVC_POST, "/api/deploy/:projectId", svc_api_projects_deploy, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/projects/:id/restore", svc_api_projects_restore, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/projects/:id/duplicate", svc_api_projects_duplicate, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
+	{ SVC_GET, "/api/workspaces", svc_api_workspaces_list, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/workspaces", svc_api_workspaces_create, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
+	{ SVC_GET, "/api/workspaces/:wid", svc_api_workspaces_get, SVC_R_AUTH, 0 },
+	{ SVC_PATCH, "/api/workspaces/:wid", svc_api_workspaces_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
+	{ SVC_POST, "/api/workspaces/:wid/leave", svc_api_workspaces_leave, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/workspaces/:wid/transfer", svc_api_workspaces_transfer, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
+	{ SVC_GET, "/api/workspaces/:wid/members", svc_api_members_list, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/workspaces/:wid/members", svc_api_members_add, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
+	{ SVC_PATCH, "/api/workspaces/:wid/members/:userId", svc_api_members_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
+	{ SVC_DELETE, "/api/workspaces/:wid/members/:userId", svc_api_members_remove, SVC_R_AUTH, 0 },
+	{ SVC_GET, "/api/workspaces/:wid/folders", svc_api_folders_list, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/workspaces/:wid/folders", svc_api_folders_create, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
+	{ SVC_PATCH, "/api/folders/:folderId", svc_api_folders_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
+	{ SVC_DELETE, "/api/folders/:folderId", svc_api_folders_delete, SVC_R_AUTH, 0 },
 };
 
 int main(int argc, char **argv)

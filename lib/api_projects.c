@@ -21,46 +21,56 @@
 
 /* ---- shared helpers: permissions, loading, JSON ---- */
 
-int svc_perm_project(const char *role, const char *visibility, enum svc_action action)
+void svc_req_subject(struct svc_req *req, const char *role, const char *admin_flag, struct svc_perm_subject *s)
 {
-	int member = role && *role;
-
-	switch (action) {
-	case SVC_ACT_READ:
-		return (member || (visibility && strcmp(visibility, "public") == 0)) ? 0 : SVC_E_FORBIDDEN;
-	case SVC_ACT_WRITE:
-	case SVC_ACT_DELETE:
-		return member ? 0 : SVC_E_FORBIDDEN;
-	case SVC_ACT_HARD_DELETE:
-		return (member && strcmp(role, "owner") == 0) ? 0 : SVC_E_FORBIDDEN;
-	}
-	return SVC_E_FORBIDDEN;
+	s->user_id = req->user_id;
+	s->platform_admin = admin_flag && strcmp(admin_flag, "1") == 0;
+	s->role = role && *role ? role : NULL;
+	s->scopes = SVC_SCOPE_ALL; /* sessions; API tokens (next issue) will narrow this */
 }
 
-int svc_project_load(struct svc_req *req, const char *id, enum svc_action action, struct svc_rows **out)
+int svc_project_check(struct svc_req *req, const struct svc_rows *rows, enum svc_action action)
 {
-	struct svc_dbv p[2];
+	struct svc_perm_subject s;
+	struct svc_perm_object o = { 0 };
+
+	svc_req_subject(req, svc_rows_get(rows, 0, PCOL_EXTRA), svc_rows_get(rows, 0, PCOL_ADMIN), &s);
+	o.visibility = svc_rows_get(rows, 0, PCOL_VISIBILITY);
+	o.created_by = svc_rows_get(rows, 0, PCOL_CREATED_BY);
+	return svc_perm_check(&s, action, &o);
+}
+
+int svc_project_load_state(struct svc_req *req, const char *id, enum svc_action action, int deleted,
+			   struct svc_rows **out)
+{
+	struct svc_dbv p[5];
 	struct svc_rows *rows = NULL;
 	int err;
 
 	if (!svc_uuid_valid(id))
 		return SVC_E_NOT_FOUND;
 	p[0] = svc_dbv_str(req->user_id);
-	p[1] = svc_dbv_str(id);
-	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_GET, p, 2, &rows, NULL)) < 0)
+	p[1] = svc_dbv_str(req->user_id);
+	p[2] = svc_dbv_str(id);
+	p[3] = svc_dbv_i64(deleted);
+	p[4] = svc_dbv_i64(deleted);
+	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_GET_STATE, p, 5, &rows, NULL)) < 0)
 		return err;
 	if (!rows || rows->nrows != 1) {
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	err = svc_perm_project(svc_rows_get(rows, 0, PCOL_EXTRA), svc_rows_get(rows, 0, PCOL_VISIBILITY), action);
-	if (err < 0) {
+	if ((err = svc_project_check(req, rows, action)) < 0) {
 		svc_rows_free(rows);
-		/* anonymous callers are asked to sign in rather than told they may not */
-		return req->user_id[0] ? err : SVC_E_UNAUTHORIZED;
+		return err;
 	}
 	*out = rows;
 	return 0;
+}
+
+int svc_project_load(struct svc_req *req, const char *id, enum svc_action action, struct svc_rows **out)
+{
+	return svc_project_load_state(req, id, action, 0, out);
 }
 
 struct json_object *svc_project_json(const struct svc_rows *rows, size_t r)
@@ -90,29 +100,46 @@ int svc_project_dir(const struct svc_config *cfg, const char *id, char *out, siz
 	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
 }
 
-int svc_workspace_role(struct svc_req *req, const char *wid, char *role)
+int svc_workspace_load(struct svc_req *req, const char *wid, enum svc_action action,
+		       const struct svc_perm_object *o, struct svc_rows **out)
 {
-	struct svc_dbv p[2];
+	struct svc_perm_subject s;
+	struct svc_perm_object kind_only = { 0 };
+	struct svc_dbv p[3];
 	struct svc_rows *rows = NULL;
-	const char *r;
 	int err;
 
 	if (!svc_uuid_valid(wid))
 		return SVC_E_NOT_FOUND;
 	p[0] = svc_dbv_str(req->user_id);
-	p[1] = svc_dbv_str(wid);
-	if ((err = svc_db_run(req->ctx->db, STMT_WORKSPACE_ROLE, p, 2, &rows, NULL)) < 0)
+	p[1] = svc_dbv_str(req->user_id);
+	p[2] = svc_dbv_str(wid);
+	if ((err = svc_db_run(req->ctx->db, STMT_WS_GET, p, 3, &rows, NULL)) < 0)
 		return err;
 	if (!rows || rows->nrows != 1) {
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	r = svc_rows_get(rows, 0, 1);
-	if (!r) {
+	svc_req_subject(req, svc_rows_get(rows, 0, WCOL_ROLE), svc_rows_get(rows, 0, WCOL_ADMIN), &s);
+	kind_only.kind = svc_rows_get(rows, 0, WCOL_KIND);
+	if ((err = svc_perm_check(&s, action, o ? o : &kind_only)) < 0) {
 		svc_rows_free(rows);
-		return SVC_E_FORBIDDEN;
+		return err;
 	}
-	snprintf(role, 16, "%s", r);
+	*out = rows;
+	return 0;
+}
+
+int svc_workspace_role(struct svc_req *req, const char *wid, char *role)
+{
+	struct svc_rows *rows = NULL;
+	const char *r;
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_PROJECT_CREATE, NULL, &rows)) < 0)
+		return err;
+	r = svc_rows_get(rows, 0, WCOL_ROLE);
+	snprintf(role, 16, "%s", r ? r : "");
 	svc_rows_free(rows);
 	return 0;
 }
@@ -197,15 +224,17 @@ static int template_valid(const struct svc_config *cfg, const char *t, char *dir
 	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* POST /workspaces/:wid/projects: 201; 400 validation_failed; 403 not a member; 404 unknown workspace. */
+/* POST /workspaces/:wid/projects {name, template?, description?, folderId?, prompt?, visibility?}: 201; 400 validation_failed; 403 not a member; 404 unknown workspace. */
 int svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
 {
+	static const char *const visibilities[] = { "private", "workspace", "public", NULL };
 	static const struct svc_field fields[] = {
 		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
 		{ "description", SVC_V_STR, SVC_F_NULLABLE, 0, 2000, NULL },
 		{ "template", SVC_V_STR, 0, 1, 64, NULL },
 		{ "folderId", SVC_V_UUID, SVC_F_NULLABLE, 0, 0, NULL },
 		{ "prompt", SVC_V_STR, SVC_F_NULLABLE, 0, 100000, NULL },
+		{ "visibility", SVC_V_ENUM, 0, 0, 0, visibilities },
 	};
 	const struct svc_config *cfg = &req->ctx->cfg;
 	struct svc_db *db = req->ctx->db;
@@ -213,10 +242,10 @@ int svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
 	char msg[256], role[16], id[37], chat_id[37], slug[64], base[48], sha[41];
 	char tdir[2048], pdir[2048], tmpdir[2100], projects[2048], aname[256], aemail[256], cmsg[128];
 	struct svc_rows *rows = NULL;
-	struct svc_dbv p[8];
+	struct svc_dbv p[9];
 	int err, tries, in_tx = 0, moved = 0;
 
-	if ((err = svc_json_validate(req->json, fields, 5, &field, msg, sizeof msg)) < 0)
+	if ((err = svc_json_validate(req->json, fields, 6, &field, msg, sizeof msg)) < 0)
 		return svc_resp_error(resp, err, field, "%s", msg);
 	if ((err = svc_workspace_role(req, wid, role)) < 0)
 		return err;
@@ -269,8 +298,9 @@ int svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
 		p[4] = svc_dbv_str(name);
 		p[5] = svc_dbv_str(desc);
 		p[6] = svc_dbv_str(tmpl);
-		p[7] = svc_dbv_str(req->user_id);
-		err = svc_db_run(db, STMT_PROJECT_INSERT, p, 8, NULL, NULL);
+		p[7] = svc_dbv_str(svc_json_str(req->json, "visibility") ? svc_json_str(req->json, "visibility") : "workspace");
+		p[8] = svc_dbv_str(req->user_id);
+		err = svc_db_run(db, STMT_PROJECT_INSERT, p, 9, NULL, NULL);
 		if (err != SVC_E_CONFLICT)
 			break;
 		{
@@ -365,35 +395,156 @@ static int cursor_decode(const char *c, char *ts, size_t tsmax, char *id)
 	return 0;
 }
 
-/* GET /projects?workspaceId&cursor&limit: 200 {items, nextCursor}; 400 validation_failed; 403 not a member of workspaceId. */
+/* The InnoDB default stopwords (information_schema.INNODB_FT_DEFAULT_STOPWORD); a required stopword matches nothing. */
+static int is_stopword(const char *w, size_t n)
+{
+	static const char *const words[] = { "a", "about", "an", "are", "as", "at", "be", "by", "com", "de", "en",
+					     "for", "from", "how", "i", "in", "is", "it", "la", "of", "on", "or",
+					     "that", "the", "this", "to", "was", "what", "when", "where", "who",
+					     "will", "with", "und", "www", NULL };
+	size_t i, k;
+
+	for (i = 0; words[i]; i++) {
+		if (strlen(words[i]) != n)
+			continue;
+		for (k = 0; k < n; k++) {
+			char c = w[k];
+			if (c >= 'A' && c <= 'Z')
+				c = (char)(c - 'A' + 'a');
+			if (c != words[i][k])
+				break;
+		}
+		if (k == n)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Turns the q of GET /projects into an InnoDB BOOLEAN MODE query (MariaDB
+ * "Full-Text Index Overview"): every word, a run of ASCII letters, digits
+ * or '_' or of non-ASCII characters, becomes "+word*" (all words required,
+ * each a prefix). Words shorter than SEARCH_MIN_WORD characters
+ * (innodb_ft_min_token_size) and the InnoDB stopwords are left out, as the
+ * index leaves them out; operators typed by the user are never passed on.
+ * Returns 0, or SVC_E_VALIDATION when no word is left.
+ */
+#define SEARCH_MIN_WORD 3
+#define SEARCH_MAX_WORDS 16
+static int search_query(const char *q, char *out, size_t max)
+{
+	size_t o = 0, words = 0;
+	const char *p = q;
+
+	while (*p) {
+		const char *w;
+		size_t n;
+		while (*p && !(((unsigned char)*p >= 0x80) || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			       (*p >= '0' && *p <= '9') || *p == '_'))
+			p++;
+		w = p;
+		while (((unsigned char)*p >= 0x80) || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		       (*p >= '0' && *p <= '9') || *p == '_')
+			p++;
+		n = (size_t)(p - w);
+		if (!n || svc_utf8_count(w, n) < SEARCH_MIN_WORD || is_stopword(w, n))
+			continue;
+		if (words == SEARCH_MAX_WORDS || o + n + 4 >= max)
+			break;
+		out[o++] = '+';
+		memcpy(out + o, w, n);
+		o += n;
+		out[o++] = '*';
+		out[o++] = ' ';
+		words++;
+	}
+	if (!words)
+		return SVC_E_VALIDATION;
+	out[o - 1] = '\0';
+	return 0;
+}
+
+/* Whether the caller is a platform admin ("1"/"0" into flag, 2 bytes). */
+static int admin_flag(struct svc_req *req, char *flag)
+{
+	struct svc_dbv p = svc_dbv_str(req->user_id);
+	struct svc_rows *rows = NULL;
+	int err;
+
+	flag[0] = '0';
+	flag[1] = '\0';
+	if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_ID, &p, 1, &rows, NULL)) < 0)
+		return err;
+	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, 4) && strcmp(svc_rows_get(rows, 0, 4), "1") == 0)
+		flag[0] = '1';
+	svc_rows_free(rows);
+	return 0;
+}
+
+/*
+ * GET /projects?workspaceId&folderId&visibility&q&cursor&limit: 200 {items, nextCursor};
+ * 400 validation_failed (workspaceId, folderId, visibility, q, cursor, limit).
+ * Lists only what the caller may read (lib/perm.c): in a workspace the caller
+ * is not a member of, only its public projects.
+ */
 int svc_api_projects_list(struct svc_req *req, struct svc_resp *resp)
 {
-	char wid[64], cur[256], lim[16], ts[128] = "9999-12-31 23:59:59.999999", cid[37] = "", role[16];
+	char wid[64], cur[256], lim[16], ts[128] = "9999-12-31 23:59:59.999999", cid[37] = "";
+	char folder[64], vis[16], q[512], query[1024], admin[2];
 	uint64_t limit = 20;
+	int64_t folder_mode = 0;
 	struct svc_rows *rows = NULL;
-	struct svc_dbv p[5];
+	struct svc_dbv p[17];
 	struct json_object *body, *items;
-	size_t r, shown;
-	int err, has_ws, q;
+	size_t r, shown, n = 0;
+	int err, has_ws, has_q, has_vis, k;
+	enum svc_stmt stmt;
 
 	if ((has_ws = svc_req_query(req, "workspaceId", wid, sizeof wid)) < 0 || (has_ws && !svc_uuid_valid(wid)))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "workspaceId", "workspaceId must be a UUID");
-	if ((q = svc_req_query(req, "limit", lim, sizeof lim)) < 0 ||
-	    (q && (svc_parse_u64(lim, 100, &limit) < 0 || limit == 0)))
+	if ((k = svc_req_query(req, "folderId", folder, sizeof folder)) < 0 ||
+	    (k && strcmp(folder, "null") != 0 && !svc_uuid_valid(folder)))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "folderId", "folderId must be a UUID or null");
+	if (k)
+		folder_mode = strcmp(folder, "null") == 0 ? 1 : 2;
+	if ((has_vis = svc_req_query(req, "visibility", vis, sizeof vis)) < 0 ||
+	    (has_vis && strcmp(vis, "private") != 0 && strcmp(vis, "workspace") != 0 && strcmp(vis, "public") != 0))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "visibility",
+				      "visibility must be private, workspace or public");
+	if ((has_q = svc_req_query(req, "q", q, sizeof q)) < 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "q", "q is at most 500 bytes");
+	if (has_q && search_query(q, query, sizeof query) < 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "q",
+				      "q needs a word of at least %d characters that is not a stopword", SEARCH_MIN_WORD);
+	if ((k = svc_req_query(req, "limit", lim, sizeof lim)) < 0 ||
+	    (k && (svc_parse_u64(lim, 100, &limit) < 0 || limit == 0)))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "limit", "limit must be an integer from 1 to 100");
-	if ((q = svc_req_query(req, "cursor", cur, sizeof cur)) < 0 ||
-	    (q && cursor_decode(cur, ts, sizeof ts, cid) < 0))
+	if ((k = svc_req_query(req, "cursor", cur, sizeof cur)) < 0 ||
+	    (k && cursor_decode(cur, ts, sizeof ts, cid) < 0))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "cursor", "cursor is not a cursor this API returned");
-	if (has_ws && (err = svc_workspace_role(req, wid, role)) < 0)
-		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, SVC_E_FORBIDDEN, NULL,
-					"You are not a member of this workspace.") : err;
-	p[0] = svc_dbv_str(has_ws ? wid : req->user_id);
-	p[1] = svc_dbv_str(ts);
-	p[2] = svc_dbv_str(ts);
-	p[3] = svc_dbv_str(cid);
-	p[4] = svc_dbv_i64((int64_t)limit + 1);
-	if ((err = svc_db_run(req->ctx->db, has_ws ? STMT_PROJECT_LIST_WORKSPACE : STMT_PROJECT_LIST_MINE,
-			      p, 5, &rows, NULL)) < 0)
+	if ((err = admin_flag(req, admin)) < 0)
+		return err;
+
+	p[n++] = svc_dbv_str(req->user_id);
+	if (has_ws)
+		p[n++] = svc_dbv_str(wid);
+	p[n++] = svc_dbv_i64(admin[0] == '1');
+	p[n++] = svc_dbv_str(req->user_id);
+	p[n++] = svc_dbv_i64(folder_mode);
+	p[n++] = svc_dbv_i64(folder_mode);
+	p[n++] = svc_dbv_i64(folder_mode);
+	p[n++] = svc_dbv_str(folder_mode == 2 ? folder : NULL);
+	p[n++] = svc_dbv_str(has_vis ? vis : NULL);
+	p[n++] = svc_dbv_str(has_vis ? vis : NULL);
+	if (has_q)
+		p[n++] = svc_dbv_str(query);
+	p[n++] = svc_dbv_str(ts);
+	p[n++] = svc_dbv_str(ts);
+	p[n++] = svc_dbv_str(cid);
+	p[n++] = svc_dbv_i64((int64_t)limit + 1);
+	stmt = has_ws ? (has_q ? STMT_PROJECT_LIST_WS_Q : STMT_PROJECT_LIST_WS)
+		      : (has_q ? STMT_PROJECT_LIST_MINE_Q : STMT_PROJECT_LIST_MINE);
+	if ((err = svc_db_run(req->ctx->db, stmt, p, n, &rows, NULL)) < 0)
 		return err;
 	body = json_object_new_object();
 	items = json_object_new_array();
@@ -426,7 +577,7 @@ int svc_api_projects_get(struct svc_req *req, struct svc_resp *resp)
 	return 0;
 }
 
-/* PATCH /projects/:id {name?, description?, visibility?, folderId?}: 200 Project; 400; 403; 404. */
+/* PATCH /projects/:id {name?, description?, visibility?, folderId?}: 200 Project; 400; 403 (also: visibility by a member who is not the creator); 404. */
 int svc_api_projects_update(struct svc_req *req, struct svc_resp *resp)
 {
 	static const char *const visibilities[] = { "private", "workspace", "public", NULL };
@@ -458,8 +609,12 @@ int svc_api_projects_update(struct svc_req *req, struct svc_resp *resp)
 		p[0] = svc_dbv_str(json_object_get_string(v));
 	if (json_object_object_get_ex(req->json, "description", &v))
 		p[1] = svc_dbv_str(v ? json_object_get_string(v) : NULL);
-	if (json_object_object_get_ex(req->json, "visibility", &v))
+	if (json_object_object_get_ex(req->json, "visibility", &v)) {
 		p[2] = svc_dbv_str(json_object_get_string(v));
+		if (strcmp(json_object_get_string(v), svc_rows_get(rows, 0, PCOL_VISIBILITY)) != 0 &&
+		    (err = svc_project_check(req, rows, SVC_ACT_VISIBILITY)) < 0)
+			goto done;
+	}
 	if (json_object_object_get_ex(req->json, "folderId", &v)) {
 		p[3] = svc_dbv_str(v ? json_object_get_string(v) : NULL);
 		if (v) {
@@ -508,7 +663,9 @@ int svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 	     strcmp(hard, "0") != 0))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "hard", "hard must be true or false");
 	is_hard = q && (strcmp(hard, "true") == 0 || strcmp(hard, "1") == 0);
-	if ((err = svc_project_load(req, id, is_hard ? SVC_ACT_HARD_DELETE : SVC_ACT_DELETE, &rows)) < 0)
+	/* a soft-deleted project can still be removed for good */
+	if ((err = svc_project_load_state(req, id, is_hard ? SVC_ACT_HARD_DELETE : SVC_ACT_DELETE, is_hard ? -1 : 0,
+					  &rows)) < 0)
 		return err;
 	p = svc_dbv_str(id);
 	if (is_hard) {
@@ -532,6 +689,172 @@ int svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 	svc_resp_json(resp, 200, body);
 done:
 	svc_rows_free(rows);
+	return err;
+}
+
+/* POST /projects/:id/restore: 200 Project; 403 (as soft delete); 404 (unknown, hard-deleted); 409 (not deleted). */
+int svc_api_projects_restore(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id");
+	struct svc_rows *rows = NULL, *after = NULL;
+	struct svc_dbv p;
+	uint64_t n = 0;
+	int err;
+
+	if ((err = svc_project_load_state(req, id, SVC_ACT_DELETE, 1, &rows)) < 0) {
+		if (err == SVC_E_NOT_FOUND && svc_project_load_state(req, id, SVC_ACT_READ, 0, &rows) == 0) {
+			svc_rows_free(rows);
+			return svc_resp_error(resp, SVC_E_CONFLICT, NULL, "The project is not deleted.");
+		}
+		return err;
+	}
+	p = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_RESTORE, &p, 1, NULL, &n)) < 0)
+		goto done;
+	if (n != 1) {
+		err = svc_resp_error(resp, SVC_E_CONFLICT, NULL, "The project is not deleted.");
+		goto done;
+	}
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+		goto done;
+	svc_resp_json(resp, 200, svc_project_json(after, 0));
+done:
+	svc_rows_free(after);
+	svc_rows_free(rows);
+	return err;
+}
+
+/* Inserts the duplicate's row with a free slug made from `name` (the create loop: a short suffix when taken). */
+static int insert_duplicate(struct svc_db *db, const char *id, const char *wid, const char *name,
+			    const struct svc_rows *src, const char *user)
+{
+	char slug[64], base[48], suffix[9];
+	struct svc_dbv p[8];
+	int err = SVC_E_CONFLICT, tries;
+
+	slugify(name, base, sizeof base);
+	snprintf(slug, sizeof slug, "%s", base);
+	for (tries = 0; tries < 8; tries++) {
+		p[0] = svc_dbv_str(id);
+		p[1] = svc_dbv_str(wid);
+		p[2] = svc_dbv_str(slug);
+		p[3] = svc_dbv_str(name);
+		p[4] = svc_dbv_str(svc_rows_get(src, 0, PCOL_DESCRIPTION));
+		p[5] = svc_dbv_str(svc_rows_get(src, 0, PCOL_TEMPLATE));
+		p[6] = svc_dbv_str(svc_rows_get(src, 0, PCOL_VISIBILITY));
+		p[7] = svc_dbv_str(user);
+		err = svc_db_run(db, STMT_PROJECT_DUP_INSERT, p, 8, NULL, NULL);
+		if (err != SVC_E_CONFLICT)
+			break;
+		if (svc_random_hex(suffix, tries < 4 ? 2 : 4) < 0)
+			return SVC_E_INTERNAL;
+		snprintf(slug, sizeof slug, "%s-%s", base, suffix);
+	}
+	return err;
+}
+
+/*
+ * POST /projects/:id/duplicate {workspaceId?, name?}: 201 Project + defaultChatId + duplicatedFrom;
+ * 400 validation_failed; 403 (no read access to the source, not a member of the target); 404.
+ */
+int svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "workspaceId", SVC_V_UUID, 0, 0, 0, NULL },
+		{ "name", SVC_V_TEXT, 0, 1, 128, NULL },
+	};
+	const struct svc_config *cfg = &req->ctx->cfg;
+	struct svc_db *db = req->ctx->db;
+	const char *src_id = svc_req_param(req, "id"), *field, *wid, *name;
+	char msg[256], role[16], id[37], chat_id[37], copy_name[160];
+	char sdir[2048], pdir[2048], tmpdir[2100];
+	struct svc_rows *src = NULL, *chat = NULL, *after = NULL;
+	struct svc_dbv p[5];
+	int err, in_tx = 0, moved = 0, copied = 0;
+
+	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	if ((err = svc_project_load(req, src_id, SVC_ACT_READ, &src)) < 0)
+		return err;
+	wid = svc_json_str(req->json, "workspaceId");
+	if (!wid)
+		wid = svc_rows_get(src, 0, PCOL_WORKSPACE);
+	if ((err = svc_workspace_role(req, wid, role)) < 0) {
+		if (err == SVC_E_NOT_FOUND)
+			err = svc_resp_error(resp, err, "workspaceId", "No such workspace.");
+		goto done;
+	}
+	name = svc_json_str(req->json, "name");
+	if (!name) {
+		snprintf(copy_name, sizeof copy_name, "%.120s (copy)", svc_rows_get(src, 0, PCOL_NAME));
+		/* stay within 128 characters: cut back to a UTF-8 boundary */
+		while (svc_utf8_count(copy_name, strlen(copy_name)) > 128 || !svc_utf8_valid(copy_name, strlen(copy_name)))
+			copy_name[strlen(copy_name) - 1] = '\0';
+		name = copy_name;
+	}
+	if (svc_uuid_v4(id) < 0 || svc_uuid_v4(chat_id) < 0) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+
+	/* The files and the whole Git history, copied (never linked) into a temporary directory first. */
+	if ((err = svc_project_dir(cfg, src_id, sdir, sizeof sdir)) < 0 ||
+	    (err = svc_project_dir(cfg, id, pdir, sizeof pdir)) < 0)
+		goto done;
+	snprintf(tmpdir, sizeof tmpdir, "%s/projects/.tmp-%s", cfg->data_dir, id);
+	if ((err = svc_fsx_copy_tree(sdir, tmpdir)) < 0)
+		goto done;
+	copied = 1;
+
+	if ((err = svc_db_begin(db)) < 0)
+		goto done;
+	in_tx = 1;
+	if ((err = insert_duplicate(db, id, wid, name, src, req->user_id)) < 0)
+		goto done;
+	/* The chat seed: the source's default (first) chat and its whole timeline. */
+	p[0] = svc_dbv_str(src_id);
+	if ((err = svc_db_run(db, STMT_CHAT_FIRST, p, 1, &chat, NULL)) < 0)
+		goto done;
+	p[0] = svc_dbv_str(chat_id);
+	p[1] = svc_dbv_str(id);
+	p[2] = svc_dbv_str(chat && chat->nrows ? svc_rows_get(chat, 0, 1) : "Main chat");
+	p[3] = svc_dbv_str(chat && chat->nrows ? svc_rows_get(chat, 0, 2) : "build");
+	p[4] = svc_dbv_str(req->user_id);
+	if ((err = svc_db_run(db, STMT_CHAT_INSERT, p, 5, NULL, NULL)) < 0)
+		goto done;
+	if (chat && chat->nrows) {
+		p[0] = svc_dbv_str(chat_id);
+		p[1] = svc_dbv_str(svc_rows_get(chat, 0, 0));
+		if ((err = svc_db_run(db, STMT_CHAT_EVENTS_COPY, p, 2, NULL, NULL)) < 0)
+			goto done;
+	}
+	if (rename(tmpdir, pdir) < 0) {
+		svc_log_error("projects: rename %s: %s", tmpdir, strerror(errno));
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	moved = 1;
+	if ((err = svc_db_commit(db)) < 0)
+		goto done;
+	in_tx = 0;
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+		goto done;
+	{
+		struct json_object *o = svc_project_json(after, 0);
+		json_object_object_add(o, "defaultChatId", json_object_new_string(chat_id));
+		json_object_object_add(o, "duplicatedFrom", json_object_new_string(src_id));
+		svc_resp_json(resp, 201, o);
+	}
+done:
+	if (err < 0) {
+		if (in_tx)
+			svc_db_rollback(db);
+		if (copied)
+			svc_fsx_remove_tree(moved ? pdir : tmpdir);
+	}
+	svc_rows_free(after);
+	svc_rows_free(chat);
+	svc_rows_free(src);
 	return err;
 }
 

@@ -21,21 +21,7 @@ SVC_STMT(STMT_FOLDER_IN_WORKSPACE,
 	"SELECT id FROM folders WHERE id = ? AND workspace_id = ?")
 SVC_STMT(STMT_PROJECT_INSERT,
 	"INSERT INTO projects (id, workspace_id, folder_id, slug, name, description, template, visibility, "
-	"created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'workspace', ?, " NOW ", " NOW ")")
-SVC_STMT(STMT_PROJECT_GET,
-	"SELECT " PROJECT_COLS ", m.role FROM projects p LEFT JOIN workspace_members m "
-	"ON m.workspace_id = p.workspace_id AND m.user_id = ? WHERE p.id = ? AND p.deleted_at IS NULL")
-SVC_STMT(STMT_PROJECT_LIST_WORKSPACE,
-	"SELECT " PROJECT_COLS ", " TS("p.created_at") " FROM projects p "
-	"WHERE p.workspace_id = ? AND p.deleted_at IS NULL "
-	"AND (p.created_at < ? OR (p.created_at = ? AND p.id < ?)) "
-	"ORDER BY p.created_at DESC, p.id DESC LIMIT ?")
-SVC_STMT(STMT_PROJECT_LIST_MINE,
-	"SELECT " PROJECT_COLS ", " TS("p.created_at") " FROM projects p "
-	"JOIN workspace_members m ON m.workspace_id = p.workspace_id AND m.user_id = ? "
-	"WHERE p.deleted_at IS NULL "
-	"AND (p.created_at < ? OR (p.created_at = ? AND p.id < ?)) "
-	"ORDER BY p.created_at DESC, p.id DESC LIMIT ?")
+	"created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, " NOW ", " NOW ")")
 SVC_STMT(STMT_PROJECT_UPDATE,
 	"UPDATE projects SET name = ?, description = ?, visibility = ?, folder_id = ?, updated_at = " NOW
 	" WHERE id = ? AND deleted_at IS NULL")

@@ -1,1 +1,110 @@
 /* db_stmts_workspaces.h: statements of workspaces, roles, folders and project listing (issue 6). Included by db_stmts.h only. */
+
+/*
+ * The read rule of lib/perm.c in SQL, for the listing (keep the two in step;
+ * tests/e2e/test_permissions.py compares list and get for every role and
+ * visibility). Needs `m` joined as the caller's membership. Parameters: the
+ * caller's platform-admin flag (0/1), the caller's user id.
+ */
+#define PROJECT_VISIBLE \
+	"(? = 1 OR p.visibility = 'public' OR (m.role IS NOT NULL AND " \
+	"(p.visibility <> 'private' OR m.role IN ('admin', 'owner') OR p.created_by = ?)))"
+
+/*
+ * Filters of GET /projects. Parameters: folder mode (0 any, 1 root, 2 one
+ * folder) three times and the folder id; visibility (NULL = any) twice.
+ */
+#define PROJECT_FILTERS \
+	" AND (? = 0 OR (? = 1 AND p.folder_id IS NULL) OR (? = 2 AND p.folder_id = ?))" \
+	" AND (? IS NULL OR p.visibility = ?)"
+
+/* Keyset page, newest first. Parameters: created_at text twice, id, limit. */
+#define PROJECT_PAGE \
+	" AND (p.created_at < ? OR (p.created_at = ? AND p.id < ?)) ORDER BY p.created_at DESC, p.id DESC LIMIT ?"
+
+#define PROJECT_LIST_HEAD \
+	"SELECT " PROJECT_COLS ", " TS("p.created_at") " FROM projects p " \
+	"LEFT JOIN workspace_members m ON m.workspace_id = p.workspace_id AND m.user_id = ? " \
+	"WHERE p.deleted_at IS NULL AND "
+
+/* Parameters: user, workspace, admin flag, user, filters, [q,] page. */
+SVC_STMT(STMT_PROJECT_LIST_WS,
+	PROJECT_LIST_HEAD "p.workspace_id = ? AND " PROJECT_VISIBLE PROJECT_FILTERS PROJECT_PAGE)
+SVC_STMT(STMT_PROJECT_LIST_WS_Q,
+	PROJECT_LIST_HEAD "p.workspace_id = ? AND " PROJECT_VISIBLE PROJECT_FILTERS
+	" AND MATCH (p.name, p.description) AGAINST (? IN BOOLEAN MODE)" PROJECT_PAGE)
+/* Every workspace the caller belongs to. Parameters: user, admin flag, user, filters, [q,] page. */
+SVC_STMT(STMT_PROJECT_LIST_MINE,
+	PROJECT_LIST_HEAD "m.role IS NOT NULL AND " PROJECT_VISIBLE PROJECT_FILTERS PROJECT_PAGE)
+SVC_STMT(STMT_PROJECT_LIST_MINE_Q,
+	PROJECT_LIST_HEAD "m.role IS NOT NULL AND " PROJECT_VISIBLE PROJECT_FILTERS
+	" AND MATCH (p.name, p.description) AGAINST (? IN BOOLEAN MODE)" PROJECT_PAGE)
+
+/*
+ * One project with the caller's role and platform-admin flag. Parameters:
+ * user, user, id, state (0 active, 1 soft-deleted, -1 either) twice.
+ */
+SVC_STMT(STMT_PROJECT_GET_STATE,
+	"SELECT " PROJECT_COLS ", m.role, COALESCE(u.is_platform_admin, 0) FROM projects p "
+	"LEFT JOIN workspace_members m ON m.workspace_id = p.workspace_id AND m.user_id = ? "
+	"LEFT JOIN users u ON u.id = ? "
+	"WHERE p.id = ? AND (? = -1 OR ? = (p.deleted_at IS NOT NULL))")
+SVC_STMT(STMT_PROJECT_RESTORE,
+	"UPDATE projects SET deleted_at = NULL, updated_at = " NOW " WHERE id = ? AND deleted_at IS NOT NULL")
+SVC_STMT(STMT_PROJECT_DUP_INSERT,
+	"INSERT INTO projects (id, workspace_id, folder_id, slug, name, description, template, visibility, "
+	"created_by, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, " NOW ", " NOW ")")
+SVC_STMT(STMT_PROJECT_SET_THUMBNAIL,
+	"UPDATE projects SET thumbnail_url = ? WHERE id = ?")
+SVC_STMT(STMT_CHAT_FIRST,
+	"SELECT id, title, mode FROM chats WHERE project_id = ? ORDER BY created_at, id LIMIT 1")
+SVC_STMT(STMT_CHAT_EVENTS_COPY,
+	"INSERT INTO chat_events (chat_id, turn_id, type, payload, created_at) "
+	"SELECT ?, turn_id, type, payload, created_at FROM chat_events WHERE chat_id = ? ORDER BY id")
+
+/* Workspaces. Columns of STMT_WS_GET: lib/api.h WCOL_*. Parameters: user, user, workspace. */
+SVC_STMT(STMT_WS_GET,
+	"SELECT w.id, w.name, w.kind, " TS("w.created_at") ", " TS("w.updated_at") ", m.role, "
+	"COALESCE((SELECT u.is_platform_admin FROM users u WHERE u.id = ?), 0) FROM workspaces w "
+	"LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = ? WHERE w.id = ?")
+SVC_STMT(STMT_WS_LIST_MINE,
+	"SELECT w.id, w.name, w.kind, " TS("w.created_at") ", " TS("w.updated_at") ", m.role, "
+	"(SELECT COUNT(*) FROM workspace_members c WHERE c.workspace_id = w.id) "
+	"FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id "
+	"WHERE m.user_id = ? ORDER BY w.kind = 'personal' DESC, w.created_at, w.id LIMIT 1000")
+SVC_STMT(STMT_WS_RENAME,
+	"UPDATE workspaces SET name = ?, updated_at = " NOW " WHERE id = ?")
+SVC_STMT(STMT_WS_MEMBER_COUNT,
+	"SELECT COUNT(*) FROM workspace_members WHERE workspace_id = ?")
+
+/* Members. */
+SVC_STMT(STMT_MEMBER_LIST,
+	"SELECT m.user_id, u.email, u.display_name, m.role, " TS("m.created_at") " FROM workspace_members m "
+	"JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ? ORDER BY m.created_at, m.user_id LIMIT 10000")
+SVC_STMT(STMT_MEMBER_GET,
+	"SELECT m.user_id, u.email, u.display_name, m.role, " TS("m.created_at") " FROM workspace_members m "
+	"JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ? AND m.user_id = ?")
+/* Locks the workspace's membership rows (inside a transaction) so "at least one owner" holds under concurrency. */
+SVC_STMT(STMT_MEMBER_LOCK,
+	"SELECT user_id, role FROM workspace_members WHERE workspace_id = ? FOR UPDATE")
+SVC_STMT(STMT_MEMBER_SET_ROLE,
+	"UPDATE workspace_members SET role = ? WHERE workspace_id = ? AND user_id = ?")
+SVC_STMT(STMT_MEMBER_DELETE,
+	"DELETE FROM workspace_members WHERE workspace_id = ? AND user_id = ?")
+SVC_STMT(STMT_USER_SET_PLATFORM_ADMIN,
+	"UPDATE users SET is_platform_admin = ?, updated_at = " NOW " WHERE email = ?")
+
+/* Folders. */
+SVC_STMT(STMT_FOLDER_LIST,
+	"SELECT id, workspace_id, name, " TS("created_at") ", " TS("updated_at") " FROM folders "
+	"WHERE workspace_id = ? ORDER BY name, id LIMIT 10000")
+SVC_STMT(STMT_FOLDER_GET,
+	"SELECT id, workspace_id, name, " TS("created_at") ", " TS("updated_at") " FROM folders WHERE id = ?")
+SVC_STMT(STMT_FOLDER_INSERT,
+	"INSERT INTO folders (id, workspace_id, name, created_at, updated_at) VALUES (?, ?, ?, " NOW ", " NOW ")")
+SVC_STMT(STMT_FOLDER_RENAME,
+	"UPDATE folders SET name = ?, updated_at = " NOW " WHERE id = ?")
+SVC_STMT(STMT_FOLDER_UNFILE,
+	"UPDATE projects SET folder_id = NULL WHERE folder_id = ?")
+SVC_STMT(STMT_FOLDER_DELETE,
+	"DELETE FROM folders WHERE id = ?")
