@@ -10,7 +10,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (DATA_DIR, DOMAIN, HTTP_PORT, PROJECT_FIELDS, PROVIDER_URL, TIME_RE, UUID_RE, api,  # noqa: E402
-                    check, create_project, finish, items_of, provider, signup, site_get, skip_rest, sse_all)
+                    check, create_project, default_chat_id, finish, items_of, provider, signup, site_get, skip_rest,
+                    sse_all)
 
 SHA_RE = r"^[0-9a-f]{40}$"
 SLUG_RE = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
@@ -597,6 +598,111 @@ def test_concurrent_creates(a):
     check("test_projects_six_concurrent_creates_get_six_slugs", len(set(slugs)) == 6, slugs)
 
 
+def timeline(acct, pid, chat_id):
+    """The (type, text-ish payload) of every stored event of a chat, oldest first."""
+    r = api("GET", "/chat/%s/messages?chatId=%s&limit=200" % (pid, chat_id), token=acct.token)
+    if r.status != 200:
+        return None
+    return [(e.get("type"), e.get("text"), e.get("delta")) for e in items_of(r.body) or []]
+
+
+def test_duplicate(a, b, pid):
+    """Duplicate copies the files, the whole Git history and the default chat with its timeline."""
+    src = api("GET", "/projects/%s" % pid, token=a.token).body
+    src_versions = [v.get("sha") for v in items_of(api("GET", "/projects/%s/versions" % pid, token=a.token).body) or []]
+    src_files = {f["path"]: f["size"] for f in items_of(api("GET", "/projects/%s/files" % pid, token=a.token).body) or []}
+    src_chat = default_chat_id(a, pid)
+    src_timeline = timeline(a, pid, src_chat)
+    r = api("POST", "/projects/%s/duplicate" % pid, {"name": "The copy"}, token=a.token)
+    d = r.body if isinstance(r.body, dict) else {}
+    check("test_projects_duplicate_answers_201_with_a_new_project",
+          r.status == 201 and re.match(UUID_RE, d.get("id") or "") and d.get("id") != pid
+          and d.get("name") == "The copy" and d.get("slug") != src.get("slug") and re.match(SLUG_RE, d.get("slug") or "")
+          and d.get("workspaceId") == a.workspace_id and d.get("duplicatedFrom") == pid
+          and d.get("visibility") == src.get("visibility") and d.get("publishedAt") is None, r)
+    did = d.get("id")
+    if not did:
+        return
+    versions = [v.get("sha") for v in items_of(api("GET", "/projects/%s/versions" % did, token=a.token).body) or []]
+    check("test_projects_duplicate_copies_the_whole_git_history", len(src_versions) >= 2 and versions == src_versions,
+          (src_versions, versions))
+    files = {f["path"]: f["size"] for f in items_of(api("GET", "/projects/%s/files" % did, token=a.token).body) or []}
+    check("test_projects_duplicate_copies_every_file", files == src_files and files, (src_files, files))
+    r1 = api("GET", "/projects/%s/files/index.html" % pid, token=a.token)
+    r2 = api("GET", "/projects/%s/files/index.html" % did, token=a.token)
+    check("test_projects_duplicate_file_content_is_identical", r1.status == 200 and r1.raw == r2.raw, r2)
+    chats = items_of(api("GET", "/projects/%s/chats" % did, token=a.token).body) or []
+    check("test_projects_duplicate_has_one_chat_the_default_one",
+          len(chats) == 1 and chats[0].get("mode") == "build" and chats[0].get("id") != src_chat, chats)
+    dup_timeline = timeline(a, did, chats[0].get("id")) if chats else None
+    check("test_projects_duplicate_copies_the_default_chats_timeline",
+          src_timeline is not None and (len(src_timeline) > 0 or not PROVIDER_URL) and dup_timeline == src_timeline,
+          (src_timeline, dup_timeline))
+    if DATA_DIR:
+        s1 = os.stat(os.path.join(DATA_DIR, "projects", pid, "index.html"))
+        s2 = os.stat(os.path.join(DATA_DIR, "projects", did, "index.html"))
+        g = os.path.join(DATA_DIR, "projects", did, ".git")
+        check("test_projects_duplicate_shares_nothing_on_disk",
+              s1.st_ino != s2.st_ino and s2.st_nlink == 1 and os.path.isdir(g) and not os.path.islink(g))
+    r = api("POST", "/projects/%s/duplicate" % pid, {}, token=a.token)
+    check("test_projects_duplicate_without_name_is_named_copy",
+          r.status == 201 and r.body.get("name") == src.get("name") + " (copy)", r)
+    # permissions: read access to the source, member access to the target
+    r = api("POST", "/projects/%s/duplicate" % pid, {"workspaceId": b.workspace_id}, token=b.token)
+    check("test_projects_duplicate_without_read_access_is_403", is_error(r, 403, "forbidden"), r)
+    r = api("POST", "/projects/%s/duplicate" % pid, {"workspaceId": b.workspace_id}, token=a.token)
+    check("test_projects_duplicate_into_a_foreign_workspace_is_403", is_error(r, 403, "forbidden"), r)
+    r = api("POST", "/projects/%s/duplicate" % pid, {"workspaceId": UNKNOWN_ID}, token=a.token)
+    check("test_projects_duplicate_into_unknown_workspace_is_404", is_error(r, 404, "not_found"), r)
+    for label, body, field in (("name_blank", {"name": " "}, "name"), ("name_too_long", {"name": "n" * 129}, "name"),
+                               ("workspace_not_uuid", {"workspaceId": "x"}, "workspaceId")):
+        r = api("POST", "/projects/%s/duplicate" % pid, body, token=a.token)
+        check("test_projects_duplicate_%s_is_400_%s" % (label, field), is_error(r, 400, "validation_failed", field), r)
+    r = api("POST", "/projects/%s/duplicate" % UNKNOWN_ID, {}, token=a.token)
+    check("test_projects_duplicate_unknown_source_is_404", is_error(r, 404, "not_found"), r)
+    r = api("POST", "/projects/%s/duplicate" % pid, {})
+    check("test_projects_duplicate_without_token_is_401", is_error(r, 401, "unauthorized"), r)
+    api("PATCH", "/projects/%s" % pid, {"visibility": "public"}, token=a.token)
+    r = api("POST", "/projects/%s/duplicate" % pid, {"workspaceId": b.workspace_id, "name": "Mine now"}, token=b.token)
+    check("test_projects_duplicate_of_a_public_project_into_ones_own_workspace",
+          r.status == 201 and r.body.get("workspaceId") == b.workspace_id, r)
+    if r.status == 201:
+        g = api("GET", "/projects/%s/versions" % r.body["id"], token=b.token)
+        check("test_projects_duplicate_by_another_user_is_theirs", g.status == 200, g)
+    api("PATCH", "/projects/%s" % pid, {"visibility": src.get("visibility")}, token=a.token)
+
+
+def test_restore(a, b):
+    r = create(a, {"name": "Restore me"})
+    pid = r.body.get("id")
+    slug = r.body.get("slug")
+    r = api("POST", "/projects/%s/restore" % pid, token=a.token)
+    check("test_projects_restore_of_an_active_project_is_409", is_error(r, 409, "conflict"), r)
+    api("DELETE", "/projects/%s" % pid, token=a.token)
+    r = create(a, {"name": "Restore me"})
+    check("test_projects_soft_deleted_slug_stays_reserved", r.status == 201 and r.body.get("slug") != slug, r)
+    r = api("POST", "/projects/%s/restore" % pid, token=b.token)
+    check("test_projects_restore_by_non_member_is_403", is_error(r, 403, "forbidden"), r)
+    r = api("POST", "/projects/%s/restore" % pid)
+    check("test_projects_restore_without_token_is_401", is_error(r, 401, "unauthorized"), r)
+    r = api("POST", "/projects/%s/restore" % UNKNOWN_ID, token=a.token)
+    check("test_projects_restore_unknown_is_404", is_error(r, 404, "not_found"), r)
+    r = api("POST", "/projects/%s/restore" % pid, token=a.token)
+    check("test_projects_restore_answers_the_project",
+          r.status == 200 and r.body.get("id") == pid and r.body.get("slug") == slug, r)
+    check("test_projects_restored_project_is_listed_again", pid in (ws_project_ids(a) or []))
+    r = api("GET", "/projects/%s/files/index.html" % pid, token=a.token)
+    check("test_projects_restored_project_has_its_files", r.status == 200, r)
+    api("DELETE", "/projects/%s" % pid, token=a.token)
+    r = api("DELETE", "/projects/%s?hard=true" % pid, token=a.token)
+    check("test_projects_owner_hard_deletes_a_soft_deleted_project", r.status == 200 and r.body.get("hard") is True, r)
+    r = api("POST", "/projects/%s/restore" % pid, token=a.token)
+    check("test_projects_hard_deleted_project_cannot_be_restored_404", is_error(r, 404, "not_found"), r)
+    if DATA_DIR:
+        check("test_projects_hard_delete_of_a_soft_deleted_project_removes_files",
+              not os.path.exists(os.path.join(DATA_DIR, "projects", pid)))
+
+
 def main():
     try:
         a, b, c = signup(tag="proj-a"), signup(tag="proj-b"), signup(tag="proj-c")
@@ -615,6 +721,8 @@ def main():
     test_files(a, b, todo)
     test_versions_checkout(a, b, todo, chat_id)
     slug = test_deploy(a, b, todo)
+    test_duplicate(a, b, todo)
+    test_restore(a, b)
     test_get_patch_delete(a, b, blank)
     if slug:
         test_hard_delete(a, todo, slug)
