@@ -1120,8 +1120,33 @@ void svc_yjs__txn_finish(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update
 {
 	struct ytxn *t = doc->txn;
 	size_t i;
-	int state_changed = 0;
+	int state_changed = 0, fmt_cleanup = 0;
+	uint64_t *ds_clients = NULL;
+	size_t nds_clients = 0;
+	/* YText._callObserver: a remote change of a text with formatting asks for the cleanup */
+	for (i = 0; !t->local && i < t->nchanged; i++) {
+		const struct ytype *type = t->changed[i].type;
+		if ((type->type_ref == 2 || type->type_ref == 6) && type->has_formatting &&
+		    !(type->item && (type->item->flags & YF_DELETED)))
+			fmt_cleanup = 1;
+	}
+	if (fmt_cleanup) {
+		/* the order in which the delete set's Map met its clients */
+		ds_clients = svc_yjs__xmalloc((t->ds.n ? t->ds.n : 1) * sizeof(*ds_clients));
+		for (i = 0; i < t->ds.n; i++) {
+			size_t k;
+			for (k = 0; k < nds_clients && ds_clients[k] != t->ds.v[i].client; k++)
+				;
+			if (k == nds_clients)
+				ds_clients[nds_clients++] = t->ds.v[i].client;
+		}
+	}
 	ranges_sort_merge(&t->ds);
+	if (fmt_cleanup) {
+		svc_yjs__format_cleanup(doc, ds_clients, nds_clients, t->ds.n);
+		ranges_sort_merge(&t->ds);
+		free(ds_clients);
+	}
 	for (i = 0; i < t->nchanged; i++) {
 		struct ytype *type = t->changed[i].type;
 		if (type->item && (type->item->flags & YF_DELETED))

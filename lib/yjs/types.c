@@ -1,5 +1,6 @@
 /* types.c: Y.Map and Y.Text on top of the struct store: local edits with yjs search markers, reading, JSON and the replace-text helper. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,18 +231,340 @@ static void update_marker_changes(struct ytype *t, uint64_t index, int64_t len)
 	}
 }
 
+/* ---- formatting attributes (YText.js) ---- */
+
+/*
+ * A ContentFormat item's payload is varString key, varString JSON value.
+ * An attribute map (yjs's currentAttributes) holds, per key, the format
+ * item its value comes from. Values compare the way yjs compares the parsed
+ * JSON: `===` (primitives by value, objects and arrays only as the same
+ * item) and equalAttrs (`===` or, for two objects, lib0 object.equalFlat).
+ */
+struct yattr {
+	const uint8_t *key, *val;
+	size_t klen, vlen;
+	const struct yitem *fmt;
+};
+
+struct yattrs {
+	struct yattr *v;
+	size_t n, cap;
+};
+
+static void format_kv(const struct yitem *it, struct yattr *a)
+{
+	struct ydec d = { it->c.data, it->nbytes, 0 };
+	svc_yjs__get_varstring(&d, &a->key, &a->klen);
+	svc_yjs__get_varstring(&d, &a->val, &a->vlen);
+	a->fmt = it;
+}
+
+static int is_format(const struct yitem *it)
+{
+	return it->ref == YC_FORMAT && !(it->flags & YF_DELETED);
+}
+
+static struct yattr *attrs_get(const struct yattrs *m, const uint8_t *key, size_t klen)
+{
+	size_t i;
+	for (i = 0; i < m->n; i++) {
+		if (m->v[i].klen == klen && !memcmp(m->v[i].key, key, klen))
+			return &m->v[i];
+	}
+	return NULL;
+}
+
+static int json_is_null(const uint8_t *v, size_t n)
+{
+	return n == 4 && !memcmp(v, "null", 4);
+}
+
+static int json_is_container(const uint8_t *v, size_t n)
+{
+	while (n && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r')) {
+		v++;
+		n--;
+	}
+	return n && (*v == '{' || *v == '[');
+}
+
+/* Map.set(key, value) */
+static void attrs_set(struct yattrs *m, const struct yattr *a)
+{
+	struct yattr *e = attrs_get(m, a->key, a->klen);
+	if (e) {
+		*e = *a;
+		return;
+	}
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 4;
+		m->v = svc_yjs__xrealloc(m->v, m->cap, sizeof(*m->v));
+	}
+	m->v[m->n++] = *a;
+}
+
+/* updateCurrentAttributes: a null value removes the key. */
+static void attrs_update(struct yattrs *m, const struct yitem *fmt)
+{
+	struct yattr a, *e;
+	format_kv(fmt, &a);
+	if (json_is_null(a.val, a.vlen)) {
+		e = attrs_get(m, a.key, a.klen);
+		if (e)
+			*e = m->v[--m->n];
+		return;
+	}
+	attrs_set(m, &a);
+}
+
+static void attrs_copy(struct yattrs *dst, const struct yattrs *src)
+{
+	dst->n = dst->cap = src->n;
+	dst->v = src->n ? svc_yjs__xmalloc(src->n * sizeof(*dst->v)) : NULL;
+	if (src->n)
+		memcpy(dst->v, src->v, src->n * sizeof(*dst->v));
+}
+
+/* `a === b` for two parsed JSON values (fmt NULL with "null" for an absent key). */
+static int value_strict_eq(const struct yitem *fa, const uint8_t *va, size_t na,
+			   const struct yitem *fb, const uint8_t *vb, size_t nb)
+{
+	if (json_is_container(va, na) || json_is_container(vb, nb))
+		return fa == fb && fa != NULL;
+	return na == nb && !memcmp(va, vb, na);
+}
+
+/* One lib0 `any` value starting at d: its tag, and its bytes [*s, d->pos). */
+static int any_next(struct ydec *d, uint8_t *tag, size_t *s)
+{
+	*s = d->pos;
+	if (d->pos >= d->len)
+		return -1;
+	*tag = d->p[d->pos];
+	return svc_yjs__skip_any(d, 0);
+}
+
+/* lib0 object.equalFlat of two JSON objects (or arrays): members compared with ===. */
+static int json_equal_flat(const uint8_t *va, size_t na, const uint8_t *vb, size_t nb)
+{
+	struct svc_yjs_buf a = {0}, b = {0};
+	struct ydec da, db;
+	uint64_t ca, cb, i, j;
+	int eq = 0;
+	if (svc_yjs__json_to_any((const char *)va, na, &a) < 0 ||
+	    svc_yjs__json_to_any((const char *)vb, nb, &b) < 0 || !a.len || !b.len ||
+	    a.data[0] != b.data[0] || (a.data[0] != 117 && a.data[0] != 118))
+		goto done;
+	da = (struct ydec){ a.data, a.len, 1 };
+	db = (struct ydec){ b.data, b.len, 1 };
+	if (svc_yjs__get_varuint(&da, &ca) < 0 || svc_yjs__get_varuint(&db, &cb) < 0 || ca != cb)
+		goto done;
+	for (i = 0; i < ca; i++) {
+		const uint8_t *ka = NULL, *kb;
+		size_t kla = 0, klb, sa, sb;
+		uint8_t ta, tb;
+		int found = 0;
+		struct ydec scan;
+		if (a.data[0] == 118 && svc_yjs__get_varstring(&da, &ka, &kla) < 0)
+			goto done;
+		if (any_next(&da, &ta, &sa) < 0 || ta == 117 || ta == 118)
+			goto done;
+		/* the member of b with the same key (or index) */
+		scan = (struct ydec){ b.data, b.len, db.pos };
+		for (j = 0; j < cb; j++) {
+			if (a.data[0] == 118 && svc_yjs__get_varstring(&scan, &kb, &klb) < 0)
+				goto done;
+			if (any_next(&scan, &tb, &sb) < 0)
+				goto done;
+			if (a.data[0] == 117 ? j == i : (klb == kla && !memcmp(kb, ka, kla))) {
+				found = tb != 117 && tb != 118 && scan.pos - sb == da.pos - sa &&
+					!memcmp(b.data + sb, a.data + sa, da.pos - sa);
+				break;
+			}
+		}
+		if (!found)
+			goto done;
+	}
+	eq = 1;
+done:
+	svc_yjs_buf_dispose(&a);
+	svc_yjs_buf_dispose(&b);
+	return eq;
+}
+
+/* equalAttrs (YText.js) */
+static int value_equal_attrs(const struct yitem *fa, const uint8_t *va, size_t na,
+			     const struct yitem *fb, const uint8_t *vb, size_t nb)
+{
+	if (value_strict_eq(fa, va, na, fb, vb, nb))
+		return 1;
+	return json_is_container(va, na) && json_is_container(vb, nb) && json_equal_flat(va, na, vb, nb);
+}
+
+/*
+ * cleanupFormattingGap (YText.js) for the gap that starts at `start`:
+ * deletes the format items there that a later one of the same key
+ * overrides or that set what `start_attrs` already hold. (yjs also updates
+ * its currentAttributes here, which no caller reads afterwards.)
+ */
+static void cleanup_formatting_gap(struct svc_yjs_doc *doc, struct yitem *start, const struct yattrs *start_attrs)
+{
+	struct yitem *end = start;
+	struct yattrs end_formats = { NULL, 0, 0 };
+	while (end && (!(end->flags & YF_COUNTABLE) || (end->flags & YF_DELETED))) {
+		if (is_format(end)) {
+			struct yattr f;
+			format_kv(end, &f);
+			attrs_set(&end_formats, &f);
+		}
+		end = end->right;
+	}
+	for (; start != end; start = start->right) {
+		struct yattr a, *e, *sa;
+		if (!is_format(start))
+			continue;
+		format_kv(start, &a);
+		e = attrs_get(&end_formats, a.key, a.klen);
+		sa = attrs_get(start_attrs, a.key, a.klen);
+		if (!e || e->fmt != start ||
+		    (sa ? value_strict_eq(sa->fmt, sa->val, sa->vlen, start, a.val, a.vlen)
+			: json_is_null(a.val, a.vlen)))
+			svc_yjs__delete(doc, start);
+	}
+	free(end_formats.v);
+}
+
+/* cleanupContextlessFormattingGap (YText.js) */
+static void cleanup_contextless_gap(struct svc_yjs_doc *doc, struct yitem *item)
+{
+	struct yattrs seen = { NULL, 0, 0 };
+	while (item && item->right && ((item->right->flags & YF_DELETED) || !(item->right->flags & YF_COUNTABLE)))
+		item = item->right;
+	for (; item && ((item->flags & YF_DELETED) || !(item->flags & YF_COUNTABLE)); item = item->left) {
+		struct yattr a;
+		if (!is_format(item))
+			continue;
+		format_kv(item, &a);
+		if (attrs_get(&seen, a.key, a.klen))
+			svc_yjs__delete(doc, item);
+		else
+			attrs_set(&seen, &a);
+	}
+	free(seen.v);
+}
+
+/*
+ * cleanupYTextFormatting (YText.js). As written in yjs 13.6 only its first
+ * gap call can delete anything (every later one starts at a content item,
+ * where the gap is empty): the formats before the first visible content,
+ * against empty start attributes, and only when such content exists.
+ */
+static void cleanup_text_formatting(struct svc_yjs_doc *doc, struct ytype *t)
+{
+	struct yitem *e;
+	struct yattrs none = { NULL, 0, 0 };
+	for (e = t->start; e; e = e->right) {
+		if (!(e->flags & YF_DELETED) && e->ref != YC_FORMAT)
+			break;
+	}
+	if (e && t->start)
+		cleanup_formatting_gap(doc, t->start, &none);
+}
+
+static int type_in(struct ytype *const *v, size_t n, const struct ytype *t)
+{
+	size_t i;
+	for (i = 0; i < n; i++) {
+		if (v[i] == t)
+			return 1;
+	}
+	return 0;
+}
+
+static void type_push(struct ytype ***v, size_t *n, size_t *cap, struct ytype *t)
+{
+	if (type_in(*v, *n, t))
+		return;
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 4;
+		*v = svc_yjs__xrealloc(*v, *cap, sizeof(**v));
+	}
+	(*v)[(*n)++] = t;
+}
+
+void svc_yjs__format_cleanup(struct svc_yjs_doc *doc, const uint64_t *ds_clients, size_t nclients, size_t nds)
+{
+	struct ytxn *t = doc->txn;
+	struct ytype **full = NULL;
+	size_t nfull = 0, capfull = 0, i, k, r;
+	/* a format item inserted by the transaction: clean its whole type */
+	for (i = 0; i < t->ntouched; i++) {
+		struct yclient *c = t->touched[i];
+		if (c->before >= svc_yjs__state(doc, c->client))
+			continue;
+		for (k = svc_yjs__find_index(c, c->before); k < c->n; k++) {
+			struct yitem *it = svc_yjs__cv(c, k);
+			if (it->ref != YC_GC && is_format(it) && it->parent)
+				type_push(&full, &nfull, &capfull, it->parent);
+		}
+	}
+	/* iterateDeletedStructs, clients in the order the delete set met them */
+	for (i = 0; i < nclients; i++) {
+		struct yclient *c = svc_yjs__client(doc, ds_clients[i], 0);
+		if (!c || !c->n)
+			continue;
+		for (r = 0; r < nds; r++) {
+			const struct yrange d = t->ds.v[r];
+			uint64_t end = d.clock + d.len;
+			if (d.client != c->client || d.clock >= svc_yjs__state(doc, c->client))
+				continue;
+			for (k = svc_yjs__find_index(c, d.clock); k < c->n && svc_yjs__cv(c, k)->id.clock < end; k++) {
+				struct yitem *it = svc_yjs__cv(c, k);
+				if (it->ref == YC_GC || !it->parent || !it->parent->has_formatting ||
+				    type_in(full, nfull, it->parent))
+					continue;
+				if (it->ref == YC_FORMAT)
+					type_push(&full, &nfull, &capfull, it->parent);
+				else
+					cleanup_contextless_gap(doc, it);
+			}
+		}
+	}
+	for (i = 0; i < nfull; i++)
+		cleanup_text_formatting(doc, full[i]);
+	free(full);
+}
+
 /* ---- positions (YText.js findPosition, findNextPosition) ---- */
 
 struct tpos {
 	struct yitem *left, *right;
 	uint64_t index;
+	struct yattrs *attrs;         /* currentAttributes, kept when the text has formatting */
 };
+
+/* ItemTextListPosition.forward */
+static void pos_forward(struct tpos *pos)
+{
+	struct yitem *r = pos->right;
+	if (r->ref == YC_FORMAT) {
+		if (!(r->flags & YF_DELETED) && pos->attrs)
+			attrs_update(pos->attrs, r);
+	} else if (!(r->flags & YF_DELETED)) {
+		pos->index += r->len;
+	}
+	pos->left = r;
+	pos->right = r->right;
+}
 
 static void find_next_position(struct svc_yjs_doc *doc, struct tpos *pos, uint64_t count)
 {
 	while (pos->right && count > 0) {
 		struct yitem *r = pos->right;
-		if (r->ref != YC_FORMAT && !(r->flags & YF_DELETED)) {
+		if (r->ref == YC_FORMAT) {
+			if (!(r->flags & YF_DELETED) && pos->attrs)
+				attrs_update(pos->attrs, r);
+		} else if (!(r->flags & YF_DELETED)) {
 			if (count < r->len) {
 				struct yid id = { r->id.client, r->id.clock + count };
 				svc_yjs__clean_start(doc, id);
@@ -292,17 +615,42 @@ static struct yitem *new_local_item(struct svc_yjs_doc *doc, struct yitem *left,
 	return it;
 }
 
-/* insertText without formatting attributes. */
+/*
+ * YText.insert without attributes: insertText with the attributes found at
+ * the position (so no format item is inserted, and insertAttributes and
+ * insertNegatedAttributes have nothing to do); minimizeAttributeChanges
+ * steps over deleted items and formats that set what is already current.
+ */
 static void text_insert(struct svc_yjs_doc *doc, struct ytype *t, uint64_t index, const char *s, size_t n)
 {
 	struct tpos pos;
 	struct yitem *it;
+	struct yattrs cur = { NULL, 0, 0 }, attrs = { NULL, 0, 0 };
+	pos.attrs = t->has_formatting ? &cur : NULL;
 	find_position(doc, t, index, &pos);
-	/* minimizeAttributeChanges: skip deleted items */
-	while (pos.right && (pos.right->flags & YF_DELETED)) {
-		pos.left = pos.right;
-		pos.right = pos.right->right;
+	if (!pos.attrs) {
+		while (pos.right && (pos.right->flags & YF_DELETED)) {
+			pos.left = pos.right;
+			pos.right = pos.right->right;
+		}
+		goto insert;
 	}
+	attrs_copy(&attrs, &cur);
+	for (; pos.right; pos_forward(&pos)) {
+		struct yattr a, *e;
+		if (pos.right->flags & YF_DELETED)
+			continue;
+		if (!pos.attrs || pos.right->ref != YC_FORMAT)
+			break;
+		format_kv(pos.right, &a);
+		e = attrs_get(&attrs, a.key, a.klen);
+		if (!(e ? value_equal_attrs(e->fmt, e->val, e->vlen, pos.right, a.val, a.vlen)
+			: json_is_null(a.val, a.vlen)))
+			break;
+	}
+	free(cur.v);
+	free(attrs.v);
+insert:
 	it = new_local_item(doc, pos.left, pos.right, t, NULL);
 	it->ref = YC_STRING;
 	it->flags |= YF_COUNTABLE;
@@ -315,11 +663,18 @@ static void text_insert(struct svc_yjs_doc *doc, struct ytype *t, uint64_t index
 	svc_yjs__integrate(doc, it, 0);
 }
 
+/* deleteText (YText.js), with its cleanupFormattingGap when the text has formatting. */
 static void text_delete(struct svc_yjs_doc *doc, struct ytype *t, uint64_t index, uint64_t length)
 {
 	struct tpos pos;
 	uint64_t start_length = length;
+	struct yattrs cur = { NULL, 0, 0 }, start_attrs = { NULL, 0, 0 };
+	struct yitem *start;
+	pos.attrs = t->has_formatting ? &cur : NULL;
 	find_position(doc, t, index, &pos);
+	if (pos.attrs)
+		attrs_copy(&start_attrs, &cur);
+	start = pos.right;
 	while (length > 0 && pos.right) {
 		struct yitem *r = pos.right;
 		if (!(r->flags & YF_DELETED) &&
@@ -331,11 +686,13 @@ static void text_delete(struct svc_yjs_doc *doc, struct ytype *t, uint64_t index
 			length -= r->len < length ? r->len : length;
 			svc_yjs__delete(doc, r);
 		}
-		/* forward() */
-		if (r->ref != YC_FORMAT && !(r->flags & YF_DELETED))
-			pos.index += r->len;
-		pos.left = r;
-		pos.right = r->right;
+		pos_forward(&pos);
+	}
+	if (pos.attrs) {
+		if (start)
+			cleanup_formatting_gap(doc, start, &start_attrs);
+		free(cur.v);
+		free(start_attrs.v);
 	}
 	if (t->markers)
 		update_marker_changes(t, pos.index, -(int64_t)start_length + (int64_t)length);
@@ -564,6 +921,357 @@ int svc_yjs_map_delete(struct svc_yjs_doc *doc, const char *root, const char *ke
 	return 0;
 }
 
+/* ---- Xml types as strings (YXmlFragment/YXmlElement/YXmlText toString) ---- */
+
+static void type_to_string(struct ytype *t, struct svc_yjs_buf *out, int depth);
+
+/* JavaScript's String(value) of one lib0 `any` value read from d. */
+static void any_to_js_string(struct ydec *d, struct svc_yjs_buf *out, int depth)
+{
+	uint8_t tag;
+	const uint8_t *s;
+	size_t n;
+	uint64_t cnt, i;
+	if (d->pos >= d->len || depth > YJS_MAX_DEPTH) {
+		d->pos = d->len;
+		return;
+	}
+	tag = d->p[d->pos];
+	switch (tag) {
+	case 127:
+		d->pos++;
+		svc_yjs__put(out, "undefined", 9);
+		return;
+	case 119:
+		d->pos++;
+		if (svc_yjs__get_varstring(d, &s, &n) == 0)
+			svc_yjs__put(out, s, n);
+		return;
+	case 118:
+		svc_yjs__skip_any(d, 0);
+		svc_yjs__put(out, "[object Object]", 15);
+		return;
+	case 117:
+		/* Array.prototype.join(','): null and undefined become '' */
+		d->pos++;
+		if (svc_yjs__get_varuint(d, &cnt) < 0)
+			return;
+		for (i = 0; i < cnt && d->pos < d->len; i++) {
+			if (i)
+				svc_yjs__put_u8(out, ',');
+			if (d->p[d->pos] == 126 || d->p[d->pos] == 127)
+				d->pos++;
+			else
+				any_to_js_string(d, out, depth + 1);
+		}
+		return;
+	case 116:
+		d->pos++;
+		if (svc_yjs__get_varbytes(d, &s, &n) == 0) {
+			for (i = 0; i < n; i++) {
+				char tmp[8];
+				int k = snprintf(tmp, sizeof(tmp), "%s%u", i ? "," : "", s[i]);
+				if (k > 0)
+					svc_yjs__put(out, tmp, (size_t)k);
+			}
+		}
+		return;
+	default:
+		/* null, booleans and numbers print as JSON does */
+		if (svc_yjs__any_to_json(d, out, depth) < 0)
+			d->pos = d->len;
+		return;
+	}
+}
+
+static void json_to_js_string(const uint8_t *json, size_t n, struct svc_yjs_buf *out)
+{
+	struct svc_yjs_buf any = {0};
+	if (n == 9 && !memcmp(json, "undefined", 9)) {
+		svc_yjs__put(out, "undefined", 9);
+	} else if (svc_yjs__json_to_any((const char *)json, n, &any) == 0) {
+		struct ydec d = { any.data, any.len, 0 };
+		any_to_js_string(&d, out, 0);
+	}
+	svc_yjs_buf_dispose(&any);
+}
+
+/* String() of element `elem` of an item's content (ContentString: the whole string at once). */
+static void item_to_js_string(const struct yitem *it, uint64_t elem, struct svc_yjs_buf *out, int depth)
+{
+	struct ydec d = { it->c.data, it->nbytes, 0 };
+	const uint8_t *s;
+	size_t n;
+	uint64_t k;
+	switch (it->ref) {
+	case YC_STRING:
+		svc_yjs__put(out, it->c.data, it->nbytes);
+		return;
+	case YC_ANY:
+		for (k = 0; k < elem; k++)
+			svc_yjs__skip_any(&d, 0);
+		any_to_js_string(&d, out, depth);
+		return;
+	case YC_JSON:
+		for (k = 0; k <= elem; k++)
+			svc_yjs__get_varstring(&d, &s, &n);
+		json_to_js_string(s, n, out);
+		return;
+	case YC_EMBED:
+		if (svc_yjs__get_varstring(&d, &s, &n) == 0)
+			json_to_js_string(s, n, out);
+		return;
+	case YC_BINARY: {
+		struct svc_yjs_buf any = {0};
+		struct ydec d2;
+		svc_yjs__put_u8(&any, 116);
+		svc_yjs__put(&any, it->c.data, it->nbytes);
+		d2 = (struct ydec){ any.data, any.len, 0 };
+		any_to_js_string(&d2, out, depth);
+		svc_yjs_buf_dispose(&any);
+		return;
+	}
+	case YC_TYPE:
+		type_to_string(it->c.type, out, depth + 1);
+		return;
+	default:
+		svc_yjs__put(out, "[object Object]", 15);
+		return;
+	}
+}
+
+/* YXmlFragment.toString: the children's strings joined. */
+static void children_to_string(const struct ytype *t, struct svc_yjs_buf *out, int depth)
+{
+	const struct yitem *n;
+	uint64_t e;
+	for (n = t->start; n; n = n->right) {
+		if ((n->flags & YF_DELETED) || !(n->flags & YF_COUNTABLE))
+			continue;
+		if (n->ref == YC_STRING) {
+			item_to_js_string(n, 0, out, depth);
+			continue;
+		}
+		for (e = 0; e < n->len; e++)
+			item_to_js_string(n, e, out, depth);
+	}
+}
+
+static int cmp_ents_key(const void *a, const void *b)
+{
+	const struct ymapent *x = a, *y = b;
+	size_t n = x->key->len < y->key->len ? x->key->len : y->key->len;
+	int c = memcmp(x->key->s, y->key->s, n);
+	return c ? c : (x->key->len > y->key->len) - (x->key->len < y->key->len);
+}
+
+/* YXmlElement.toString: <name k="v" ...>children</name>, attributes sorted by key. */
+static void element_to_string(struct ytype *t, struct svc_yjs_buf *out, int depth)
+{
+	struct ydec d = { t->xml_name, t->xml_name_len, 0 };
+	const uint8_t *name = (const uint8_t *)"";
+	size_t nn = 0, i, na = 0;
+	struct svc_yjs_buf lname = {0};
+	struct ymapent *attrs = t->nents ? svc_yjs__xmalloc(t->nents * sizeof(*attrs)) : NULL;
+	if (t->xml_name)
+		svc_yjs__get_varstring(&d, &name, &nn);
+	for (i = 0; i < t->nents; i++) {
+		if (t->ents[i].item && !(t->ents[i].item->flags & YF_DELETED))
+			attrs[na++] = t->ents[i];
+	}
+	if (na > 1)
+		qsort(attrs, na, sizeof(*attrs), cmp_ents_key);
+	svc_yjs__put(&lname, name, nn);
+	for (i = 0; i < lname.len; i++) {
+		/* toLocaleLowerCase, ASCII letters only */
+		if (lname.data[i] >= 'A' && lname.data[i] <= 'Z')
+			lname.data[i] = (uint8_t)(lname.data[i] - 'A' + 'a');
+	}
+	svc_yjs__put_u8(out, '<');
+	svc_yjs__put(out, lname.data, lname.len);
+	for (i = 0; i < na; i++) {
+		svc_yjs__put_u8(out, ' ');
+		svc_yjs__put(out, attrs[i].key->s, attrs[i].key->len);
+		svc_yjs__put(out, "=\"", 2);
+		item_to_js_string(attrs[i].item, attrs[i].item->len - 1, out, depth);
+		svc_yjs__put_u8(out, '"');
+	}
+	svc_yjs__put_u8(out, '>');
+	children_to_string(t, out, depth);
+	svc_yjs__put(out, "</", 2);
+	svc_yjs__put(out, lname.data, lname.len);
+	svc_yjs__put_u8(out, '>');
+	svc_yjs_buf_dispose(&lname);
+	free(attrs);
+}
+
+struct xattr {                  /* one attribute of a nested node: key="value" */
+	struct svc_yjs_buf key, val;
+};
+
+static int cmp_bufs(const struct svc_yjs_buf *x, const struct svc_yjs_buf *y)
+{
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = n ? memcmp(x->data, y->data, n) : 0;
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int cmp_xattr(const void *a, const void *b)
+{
+	return cmp_bufs(&((const struct xattr *)a)->key, &((const struct xattr *)b)->key);
+}
+
+static int cmp_attr_key(const void *a, const void *b)
+{
+	const struct yattr *x = a, *y = b;
+	size_t n = x->klen < y->klen ? x->klen : y->klen;
+	int c = memcmp(x->key, y->key, n);
+	return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+/* The nested node of one attribute: `for (key in value)` of the parsed value, sorted. */
+static void open_node(const struct yattr *a, struct svc_yjs_buf *out)
+{
+	struct svc_yjs_buf any = {0};
+	struct xattr *xs = NULL;
+	size_t nx = 0, i;
+	svc_yjs__put_u8(out, '<');
+	svc_yjs__put(out, a->key, a->klen);
+	if (svc_yjs__json_to_any((const char *)a->val, a->vlen, &any) == 0 && any.len) {
+		struct ydec d = { any.data, any.len, 1 };
+		uint64_t cnt, k;
+		if (any.data[0] == 118 || any.data[0] == 117) {
+			if (svc_yjs__get_varuint(&d, &cnt) == 0 && cnt <= any.len) {
+				xs = svc_yjs__xcalloc(cnt ? cnt : 1, sizeof(*xs));
+				for (k = 0; k < cnt && d.pos < d.len; k++, nx++) {
+					const uint8_t *ks;
+					size_t kn;
+					if (any.data[0] == 118) {
+						if (svc_yjs__get_varstring(&d, &ks, &kn) < 0)
+							break;
+						svc_yjs__put(&xs[nx].key, ks, kn);
+					} else {
+						char tmp[24];
+						int l = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)k);
+						svc_yjs__put(&xs[nx].key, tmp, l > 0 ? (size_t)l : 0);
+					}
+					any_to_js_string(&d, &xs[nx].val, 1);
+				}
+			}
+		} else if (any.data[0] == 119) {
+			/* a string enumerates its UTF-16 units: "0"="c" ... (BMP characters) */
+			const uint8_t *ss;
+			size_t sn, p = 0;
+			if (svc_yjs__get_varstring(&d, &ss, &sn) == 0) {
+				xs = svc_yjs__xcalloc(sn ? sn : 1, sizeof(*xs));
+				while (p < sn) {
+					size_t q = p + 1;
+					char tmp[24];
+					int l = snprintf(tmp, sizeof(tmp), "%zu", nx);
+					while (q < sn && (ss[q] & 0xc0) == 0x80)
+						q++;
+					svc_yjs__put(&xs[nx].key, tmp, l > 0 ? (size_t)l : 0);
+					svc_yjs__put(&xs[nx].val, ss + p, q - p);
+					nx++;
+					p = q;
+				}
+			}
+		}
+	}
+	if (nx > 1)
+		qsort(xs, nx, sizeof(*xs), cmp_xattr);
+	for (i = 0; i < nx; i++) {
+		svc_yjs__put_u8(out, ' ');
+		svc_yjs__put(out, xs[i].key.data, xs[i].key.len);
+		svc_yjs__put(out, "=\"", 2);
+		svc_yjs__put(out, xs[i].val.data, xs[i].val.len);
+		svc_yjs__put_u8(out, '"');
+		svc_yjs_buf_dispose(&xs[i].key);
+		svc_yjs_buf_dispose(&xs[i].val);
+	}
+	svc_yjs__put_u8(out, '>');
+	free(xs);
+	svc_yjs_buf_dispose(&any);
+}
+
+/* One delta op of YXmlText.toString: nested nodes (sorted), the insert, closing tags. */
+static void xml_op(const struct yattrs *cur, const struct yitem *insert, const struct svc_yjs_buf *str,
+		   struct svc_yjs_buf *out, int depth)
+{
+	struct yattr *v = cur->n ? svc_yjs__xmalloc(cur->n * sizeof(*v)) : NULL;
+	size_t i;
+	if (cur->n)
+		memcpy(v, cur->v, cur->n * sizeof(*v));
+	if (cur->n > 1)
+		qsort(v, cur->n, sizeof(*v), cmp_attr_key);
+	for (i = 0; i < cur->n; i++)
+		open_node(&v[i], out);
+	if (insert)
+		item_to_js_string(insert, 0, out, depth);
+	else
+		svc_yjs__put(out, str->data, str->len);
+	for (i = cur->n; i > 0; i--) {
+		svc_yjs__put(out, "</", 2);
+		svc_yjs__put(out, v[i - 1].key, v[i - 1].klen);
+		svc_yjs__put_u8(out, '>');
+	}
+	free(v);
+}
+
+/* YXmlText.toString over toDelta(): every visible format ends the running string op. */
+static void xml_text_to_string(const struct ytype *t, struct svc_yjs_buf *out, int depth)
+{
+	struct yattrs cur = { NULL, 0, 0 };
+	struct svc_yjs_buf str = {0};
+	const struct yitem *n;
+	for (n = t->start; n; n = n->right) {
+		if (n->flags & YF_DELETED)
+			continue;
+		if (n->ref == YC_STRING) {
+			svc_yjs__put(&str, n->c.data, n->nbytes);
+			continue;
+		}
+		if (n->ref != YC_FORMAT && n->ref != YC_TYPE && n->ref != YC_EMBED)
+			continue;
+		if (str.len) {
+			xml_op(&cur, NULL, &str, out, depth);
+			str.len = 0;
+		}
+		if (n->ref == YC_FORMAT)
+			attrs_update(&cur, n);
+		else
+			xml_op(&cur, n, NULL, out, depth);
+	}
+	if (str.len)
+		xml_op(&cur, NULL, &str, out, depth);
+	svc_yjs_buf_dispose(&str);
+	free(cur.v);
+}
+
+/* String(type): what yjs's toString gives; types without one print as objects do. */
+static void type_to_string(struct ytype *t, struct svc_yjs_buf *out, int depth)
+{
+	if (depth > YJS_MAX_DEPTH)
+		return;
+	switch (t->type_ref) {
+	case 2:
+		text_to_utf8(t, out);
+		return;
+	case 3:
+		element_to_string(t, out, depth);
+		return;
+	case 4:
+		children_to_string(t, out, depth);
+		return;
+	case 6:
+		xml_text_to_string(t, out, depth);
+		return;
+	default:
+		svc_yjs__put(out, "[object Object]", 15);
+		return;
+	}
+}
+
 /* ---- JSON (toJSON + JSON.stringify) ---- */
 
 static int type_json(struct ytype *t, struct svc_yjs_buf *out, int depth);
@@ -671,9 +1379,14 @@ static int type_json(struct ytype *t, struct svc_yjs_buf *out, int depth)
 		}
 		svc_yjs__put_u8(out, ']');
 		return 0;
-	case 3: case 4: case 5: case 6:
-		svc_yjs__put(out, "\"\"", 2);
+	case 3: case 4: case 6: {
+		/* YXmlElement/YXmlFragment/YXmlText.toJSON() is toString() */
+		struct svc_yjs_buf str = {0};
+		type_to_string(t, &str, depth);
+		svc_yjs__json_string(out, str.data ? str.data : (const uint8_t *)"", str.len);
+		svc_yjs_buf_dispose(&str);
 		return 0;
+	}
 	default: /* map or unknown root: map semantics */
 		svc_yjs__put_u8(out, '{');
 		for (k = 0; k < t->nents; k++) {

@@ -152,6 +152,15 @@ static int cmp_refs_client(const void *a, const void *b)
 	return x->client < y->client ? -1 : x->client > y->client;
 }
 
+/* By client, then by the order the update listed them (kept in .i while decoding). */
+static int cmp_refs_listing(const void *a, const void *b)
+{
+	const struct yrefs *x = a, *y = b;
+	if (x->client != y->client)
+		return x->client < y->client ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
 /* readClientsStructRefs + readDeleteSet, all validated before anything is integrated. */
 static int decode_update(struct svc_yjs_doc *doc, struct ydec *d, struct yupdate *u)
 {
@@ -167,17 +176,9 @@ static int decode_update(struct svc_yjs_doc *doc, struct ydec *d, struct yupdate
 		if (svc_yjs__get_varuint(d, &nstructs) < 0 || nstructs > d->len - d->pos ||
 		    svc_yjs__get_varuint(d, &client) < 0 || svc_yjs__get_varuint(d, &clock) < 0)
 			goto fail;
-		/* the same client twice: append to its list (yjs would overwrite; keep it simple and safe) */
-		for (k = 0; k < u->ncl; k++) {
-			if (u->cl[k].client == client)
-				break;
-		}
-		if (k < u->ncl)
-			r = &u->cl[k];
-		else {
-			r->client = client;
-			u->ncl++;
-		}
+		/* one entry per listing; a client listed twice is resolved below */
+		r->client = client;
+		r->i = u->ncl++;
 		for (si = 0; si < nstructs; si++) {
 			struct yref ref;
 			uint8_t info;
@@ -249,8 +250,26 @@ static int decode_update(struct svc_yjs_doc *doc, struct ydec *d, struct yupdate
 			clock += it->len;
 		}
 	}
-	if (u->ncl)
-		qsort(u->cl, u->ncl, sizeof(*u->cl), cmp_refs_client);
+	if (u->ncl > 1) {
+		/*
+		 * The same client listed again: like yjs's clientRefs.set(client, ...)
+		 * in readClientsStructRefs, the later listing replaces the earlier.
+		 */
+		size_t j, w = 0;
+		qsort(u->cl, u->ncl, sizeof(*u->cl), cmp_refs_listing);
+		for (j = 0; j < u->ncl; j++) {
+			if (j + 1 < u->ncl && u->cl[j + 1].client == u->cl[j].client) {
+				for (k = 0; k < u->cl[j].n; k++)
+					svc_yjs__item_free(doc, u->cl[j].v[k].it);
+				free(u->cl[j].v);
+				continue;
+			}
+			u->cl[w++] = u->cl[j];
+		}
+		u->ncl = w;
+	}
+	for (k = 0; k < u->ncl; k++)
+		u->cl[k].i = 0;
 	/* the delete set */
 	if (svc_yjs__get_varuint(d, &nclients) < 0 || nclients > d->len - d->pos)
 		goto fail;

@@ -265,6 +265,14 @@ void svc_yjs__content_free(struct svc_yjs_doc *doc, struct yitem *it);
 
 /* text (types.c) */
 void svc_yjs__marker_merged(struct ytype *t, struct yitem *left, struct yitem *right);
+/*
+ * cleanupYTextAfterTransaction (YText.js) for the running remote
+ * transaction: deletes redundant format items. `ds_clients` lists the
+ * clients of the delete set in the order it met them, `nds` how many of
+ * txn->ds's (sorted) ranges are the transaction's own. yjs runs this as a
+ * second local transaction; here its deletes join the running one.
+ */
+void svc_yjs__format_cleanup(struct svc_yjs_doc *doc, const uint64_t *ds_clients, size_t nclients, size_t nds);
 /* Drops every search marker of `t` (what yjs does on a remote change). */
 void svc_yjs__markers_clear(struct ytype *t);
 

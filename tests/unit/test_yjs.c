@@ -509,6 +509,76 @@ static void test_yjs_long_local_edit_run_matches_model(void)
 	svc_yjs_doc_free(doc2);
 }
 
+/* A client listed twice in one update: the later listing wins (yjs readClientsStructRefs). */
+static void test_yjs_update_listing_client_twice_keeps_last(void)
+{
+	struct svc_yjs_doc *doc;
+	struct svc_yjs_buf j = {0}, sv = {0};
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 1), 0);
+	/* meta.k1 = 1 and meta.k2 = 2, both listed as client 5 clock 0 (result checked with yjs 13.6.33) */
+	CU_ASSERT_EQUAL(apply_hex(doc, "02 01 05 00 28 01 04 6d657461 02 6b31 01 7d 01"
+				      " 01 05 00 28 01 04 6d657461 02 6b32 01 7d 02 00", NULL), 0);
+	svc_yjs_map_json(doc, "meta", &j);
+	CU_ASSERT_TRUE(j.len == 8 && !memcmp(j.data, "{\"k2\":2}", 8));
+	svc_yjs_state_vector(doc, &sv);
+	CU_ASSERT_TRUE(buf_is(&sv, "01 05 01"));
+	CU_ASSERT_FALSE(svc_yjs_has_pending(doc));
+	svc_yjs_buf_dispose(&j);
+	svc_yjs_buf_dispose(&sv);
+	svc_yjs_doc_free(doc);
+}
+
+/* Xml types print as their toJSON (toString) does: <p class="a">hi</p> (checked with yjs). */
+static void test_yjs_xml_json_is_to_string(void)
+{
+	struct svc_yjs_doc *doc;
+	struct svc_yjs_buf j = {0}, enc = {0};
+	static const char want[] = "{\"x\":\"<p class=\\\"a\\\">hi</p>\"}";
+	const char *u = "01 04 01 00 27 01 05 66696c6573 01 78 03 01 50 07 00 01 00 06 28 00 01 00 05 636c617373"
+			" 01 77 01 61 04 00 01 01 02 6869 00";
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 1), 0);
+	CU_ASSERT_EQUAL(apply_hex(doc, u, NULL), 0);
+	svc_yjs_map_json(doc, "files", &j);
+	CU_ASSERT_EQUAL(j.len, sizeof(want) - 1);
+	CU_ASSERT_TRUE(j.len == sizeof(want) - 1 && !memcmp(j.data, want, j.len));
+	svc_yjs_encode_state(doc, NULL, 0, &enc, NULL);
+	CU_ASSERT_TRUE(buf_is(&enc, u));
+	svc_yjs_buf_dispose(&j);
+	svc_yjs_buf_dispose(&enc);
+	svc_yjs_doc_free(doc);
+}
+
+/*
+ * Local edits next to formatting from a remote client (bytes from yjs
+ * 13.6.33): an insert steps over a format that changes nothing
+ * (minimizeAttributeChanges), and a delete removes the format its gap made
+ * redundant (cleanupFormattingGap).
+ */
+static void test_yjs_local_edits_around_formatting(void)
+{
+	struct svc_yjs_doc *doc;
+	struct svc_yjs_buf up = {0}, t = {0};
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 9), 0);
+	/* files.f: {bold:null} format, then "x" */
+	CU_ASSERT_EQUAL(apply_hex(doc, "01 03 01 00 27 01 05 66696c6573 01 66 02 06 00 01 00 04 626f6c64 04 6e756c6c"
+				       " 84 01 01 01 78 00", NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(doc, "files", "f", 1, 0, "y", 1, &up, NULL), 0);
+	CU_ASSERT_TRUE(buf_is(&up, "01 01 09 00 c4 01 01 01 02 01 79 00"));
+	svc_yjs_text_read(doc, "files", "f", 1, &t);
+	CU_ASSERT_TRUE(t.len == 2 && !memcmp(t.data, "yx", 2));
+	svc_yjs_doc_free(doc);
+	up.len = 0;
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 9), 0);
+	/* files.f: "x", {bold:null} format, "z" */
+	CU_ASSERT_EQUAL(apply_hex(doc, "01 04 01 00 27 01 05 66696c6573 01 66 02 04 00 01 00 01 78 86 01 01 04 626f6c64"
+				       " 04 6e756c6c 84 01 02 01 7a 00", NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_delete(doc, "files", "f", 1, 0, 1, &up, NULL), 0);
+	CU_ASSERT_TRUE(buf_is(&up, "00 01 01 01 01 02"));
+	svc_yjs_buf_dispose(&up);
+	svc_yjs_buf_dispose(&t);
+	svc_yjs_doc_free(doc);
+}
+
 SVC_TEST_SUITE(yjs)
 {
 	CU_pSuite s = CU_add_suite("yjs", NULL, NULL);
@@ -532,4 +602,7 @@ SVC_TEST_SUITE(yjs)
 	CU_add_test(s, "test_yjs_replace_text_small_edit", test_yjs_replace_text_small_edit);
 	CU_add_test(s, "test_yjs_client_gap_buffer_matches_array", test_yjs_client_gap_buffer_matches_array);
 	CU_add_test(s, "test_yjs_long_local_edit_run_matches_model", test_yjs_long_local_edit_run_matches_model);
+	CU_add_test(s, "test_yjs_update_listing_client_twice_keeps_last", test_yjs_update_listing_client_twice_keeps_last);
+	CU_add_test(s, "test_yjs_xml_json_is_to_string", test_yjs_xml_json_is_to_string);
+	CU_add_test(s, "test_yjs_local_edits_around_formatting", test_yjs_local_edits_around_formatting);
 }

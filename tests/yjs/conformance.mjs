@@ -1,5 +1,5 @@
 // conformance.mjs: the five lib/yjs conformance checks against the real yjs package (issue 3).
-// usage: node conformance.mjs DRIVER CHECK [SEED]   CHECK = roundtrip|convergence|local|diff|bytes
+// usage: node conformance.mjs DRIVER CHECK [SEED]   CHECK = roundtrip|convergence|local|diff|bytes|format|content|twice
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import * as Y from 'yjs'
@@ -244,6 +244,142 @@ const checks = {
     }
   }
 }
+
+// ---- formatting, other content kinds, a client listed twice ----
+const ATTRS = [{ bold: true }, { italic: true }, { color: '#f00' }, { color: '#0f0' }, { bold: null },
+  { link: { href: 'https://x.example/' } }, { header: 1 }, { bold: true, italic: true }, { code: [1, 'a'] }]
+
+// a remote client's formatting edit: formatted inserts, format ranges, embeds, deletes
+function randomFormatEdit (d, key) {
+  const files = d.getMap('files')
+  let t = files.get(key)
+  if (!(t instanceof Y.Text)) { t = new Y.Text(); files.set(key, t) }
+  const r = rnd(); const len = t.length
+  if (r < 0.35 || len === 0) t.insert(ri(len + 1), rstr(), pick(ATTRS))
+  else if (r < 0.6) { const i = ri(len); t.format(i, 1 + ri(Math.min(6, len - i)), pick(ATTRS)) }
+  else if (r < 0.7) t.insertEmbed(ri(len + 1), { image: 'p' + ri(9) + '.png' }, rnd() < 0.5 ? pick(ATTRS) : undefined)
+  else if (r < 0.85) t.insert(ri(len + 1), rstr())
+  else { const i = ri(len); t.delete(i, 1 + ri(Math.min(4, len - i))) }
+}
+
+Object.assign(checks, {
+  // 6. svc edits a text that carries formatting from a remote client: the same bytes as yjs
+  async format (drv) {
+    for (let n = 0; n < 60; n++) {
+      const id = randomClientId()
+      const y = new Y.Doc(); y.clientID = id
+      // two remote clients format concurrently (their formats meet, which makes yjs's
+      // cleanupYTextAfterTransaction delete redundant ones when y receives them)
+      const remotes = [1, 2].map(k => { const r = new Y.Doc(); r.clientID = id + k > 2 ** 53 - 1 ? id - k : id + k; return r })
+      let last = null
+      y.on('update', (u, origin) => { if (origin !== 'remote') last = u })
+      await drv.cmd('new', id)
+      const key = pick(KEYS)
+      const sync = async () => {
+        const us = []
+        for (const remote of remotes) {
+          Y.applyUpdate(remote, Y.encodeStateAsUpdate(y, Y.encodeStateVector(remote)))
+          for (let k = 1 + ri(4); k > 0; k--) randomFormatEdit(remote, key)
+          us.push(Y.encodeStateAsUpdate(remote, Y.encodeStateVector(y)))
+        }
+        for (const u of shuffled(us)) { Y.applyUpdate(y, u, 'remote'); await drv.cmd('apply', hex(u)) }
+      }
+      await sync()
+      for (let s = 0; s < 40; s++) {
+        const t = y.getMap('files').get(key)
+        const r = rnd(); last = null; let coreU = ''
+        if (r < 0.15) { await sync(); continue }
+        if (r < 0.6 || t.length === 0) {
+          const i = ri(t.length + 1); const s0 = rstr()
+          t.insert(i, s0); coreU = await drv.cmd('insert', hs(key), i, hs(s0))
+        } else {
+          const i = ri(t.length); const c = 1 + ri(Math.min(5, t.length - i))
+          t.delete(i, c); coreU = await drv.cmd('delete', hs(key), i, c)
+        }
+        const yU = last ? hex(last) : ''
+        if (yU !== coreU) { fail(`format ${n}.${s}: update ${coreU} != yjs ${yU}`); break }
+        const txt = unhex(await drv.cmd('text', hs(key)))
+        if (Buffer.from(txt).toString('utf8') !== t.toString()) { fail(`format ${n}.${s}: text differs`); break }
+      }
+      const a = hex(Y.encodeStateAsUpdate(y)); const b = await drv.cmd('encode')
+      if (a !== b) fail(`format ${n}: state ${b} != yjs ${a}`)
+      if (await drv.cmd('sv') !== yjsSV(y)) fail(`format ${n}: state vectors differ`)
+    }
+  },
+  // 7. every content kind and the Xml types: the core re-encodes yjs's state byte for byte,
+  //    and prints the Xml types as their toJSON (toString) does
+  async content (drv) {
+    for (let n = 0; n < 60; n++) {
+      const d = new Y.Doc(); d.clientID = randomClientId()
+      const files = d.getMap('files'); const meta = d.getMap('meta')
+      for (let s = 0; s < 12; s++) {
+        const r = rnd()
+        if (r < 0.15) meta.set('bin' + ri(3), new Uint8Array([ri(256), 0, 255, ri(256)]))
+        else if (r < 0.25) d.getMap('other').set('sub' + ri(3), new Y.Doc({ guid: 'g' + n + '.' + s }))
+        else if (r < 0.4) {
+          d.transact(tr => {
+            const item = new Y.Item(Y.createID(d.clientID, Y.getState(d.store, d.clientID)), null, null, null, null,
+              meta, 'json' + ri(3), new Y.ContentJSON([{ a: ri(9), b: [1, 'x'] }, 'é😀', ri(100), null]))
+            item.integrate(tr, 0)
+          })
+        } else if (r < 0.6) {
+          let t = files.get('f.txt'); if (!(t instanceof Y.Text)) { t = new Y.Text('hello world'); files.set('f.txt', t) }
+          if (rnd() < 0.5) t.format(ri(t.length), 1 + ri(4), pick(ATTRS)); else t.insertEmbed(ri(t.length + 1), { image: 'a.png' }, pick(ATTRS))
+        } else {
+          let f = files.get('x.xml')
+          if (!(f instanceof Y.XmlFragment)) { f = new Y.XmlFragment(); files.set('x.xml', f) }
+          const q = rnd()
+          if (q < 0.3 || f.length === 0) {
+            const el = new Y.XmlElement(pick(['P', 'div', 'Span']))
+            f.insert(ri(f.length + 1), [el])
+            el.setAttribute(pick(['class', 'id', 'data-x']), pick(['a', 'b c', '"q"']))
+            el.insert(0, [new Y.XmlText(rstr())])
+          } else if (q < 0.6) {
+            const xt = new Y.XmlText(rstr()); f.insert(ri(f.length + 1), [xt])
+            if (xt.length) xt.format(0, 1 + ri(xt.length), pick([{ bold: {} }, { a: { href: 'u', title: 't' } }, { em: true }, { s: 'ab' }]))
+          } else if (q < 0.8) {
+            f.insert(ri(f.length + 1), [new Y.XmlHook('hook')])
+          } else if (f.length) f.delete(ri(f.length), 1)
+          if (rnd() < 0.3) meta.set('el', new Y.XmlElement('Meta'))
+        }
+      }
+      const want = Y.encodeStateAsUpdate(d)
+      await drv.cmd('new', 1)
+      await drv.cmd('apply', hex(want))
+      const got = await drv.cmd('encode')
+      if (got !== hex(want)) fail(`content ${n}: state ${got} != yjs ${hex(want)}`)
+      const coreJson = canon(JSON.parse(await drv.cmd('json')))
+      if (coreJson !== yjsJSON(d)) fail(`content ${n}: core ${coreJson} != yjs ${yjsJSON(d)}`)
+      // and through a second core: decode(encode) is stable
+      await drv.cmd('new', 2); await drv.cmd('apply', got)
+      if (await drv.cmd('encode') !== got) fail(`content ${n}: second round trip differs`)
+    }
+  },
+  // 8. an update that lists one client twice: the later listing replaces the earlier, as in yjs
+  async twice (drv) {
+    for (let n = 0; n < 40; n++) {
+      const d = new Y.Doc(); d.clientID = randomClientId()
+      const ups = []; d.on('update', u => ups.push(u))
+      d.getMap('meta').set('k' + ri(3), ri(100)); d.getMap('meta').set('k' + (3 + ri(3)), 'v')
+      d.getMap('files').set('a.txt', new Y.Text(rstr()))
+      // each local update lists one client: 0x01, listing, delete set 0x00
+      const listing = u => { if (u[0] !== 1 || u[u.length - 1] !== 0) throw new Error('unexpected update shape'); return u.slice(1, u.length - 1) }
+      const order = shuffled([0, 1, 2]).slice(0, 2 + ri(2))
+      if (rnd() < 0.3) order.push(order[0])
+      const parts = order.map(i => listing(ups[i]))
+      const u = new Uint8Array([order.length, ...parts.flatMap(p => [...p]), 0])
+      const y = new Y.Doc(); Y.applyUpdate(y, u)
+      await drv.cmd('new', 7)
+      await drv.cmd('apply', hex(u))
+      if (canon(JSON.parse(await drv.cmd('json'))) !== yjsJSON(y)) fail(`twice ${n}: content differs`)
+      if (await drv.cmd('sv') !== yjsSV(y)) fail(`twice ${n}: state vector differs`)
+      // the missing structs arrive: both end at the full document
+      for (const x of ups) { Y.applyUpdate(y, x); await drv.cmd('apply', hex(x)) }
+      if (canon(JSON.parse(await drv.cmd('json'))) !== yjsJSON(d)) fail(`twice ${n}: content after the rest differs`)
+      if (await drv.cmd('encode') !== hex(Y.encodeStateAsUpdate(d))) fail(`twice ${n}: final state differs`)
+    }
+  }
+})
 
 function fullUpdate (updates) { return Y.encodeStateAsUpdate(fullDoc(updates)) }
 

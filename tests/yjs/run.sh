@@ -32,8 +32,10 @@ if [ ! -x "$BUILD_DIR/tests/yjs/yjs-driver" ] || [ ! -x "$BUILD_DIR/tests/fuzz/y
 	make -C "$BUILD_DIR" tests/yjs/yjs-driver tests/fuzz/yjs-replay >"$LOG/make" 2>&1 || sed 's/^/# /' "$LOG/make" >&2
 fi
 
-# 3. the five conformance checks, each with two seeds
-for check in roundtrip convergence local diff bytes; do
+# 3. the five conformance checks of issue 3, each with two seeds, then: local edits in text
+#    formatted by remote clients (format), every content kind and the Xml types re-encoded
+#    byte for byte (content), an update listing one client twice (twice)
+for check in roundtrip convergence local diff bytes format content twice; do
 	st=0
 	for seed in 1 2; do
 		node "$HERE/conformance.mjs" "$BUILD_DIR/tests/yjs/yjs-driver" "$check" "$seed" >"$LOG/$check" 2>&1 || st=1
