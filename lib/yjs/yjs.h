@@ -20,6 +20,13 @@
  * every allocation whose size comes from input is checked against the input
  * size first.
  *
+ * Content the core does not interpret (ContentJSON, Binary, Embed, Format,
+ * Doc, the names of Xml elements) keeps the bytes it arrived with and is
+ * written back unchanged. yjs parses and re-serialises it (JSON.stringify,
+ * writeAny), which gives the same bytes for anything a yjs peer wrote
+ * (tests/yjs conformance check `content`); JSON text written by hand with
+ * other spacing or number formats would be re-encoded by yjs, not here.
+ *
  * Not thread-safe: one document belongs to one thread at a time.
  */
 
@@ -96,7 +103,12 @@ uint64_t svc_yjs_doc_client_id(const struct svc_yjs_doc *doc);
  * the newly integrated structs and newly applied deletes, exactly what yjs
  * emits as its 'update' event (Transaction.js
  * writeUpdateMessageFromTransaction); nothing is appended when nothing
- * changed. `report` (may be NULL) receives the changed root map keys,
+ * changed. When the update touches a Y.Text that carries formatting, yjs
+ * then deletes redundant format items in a second, local transaction
+ * (YText.js cleanupYTextAfterTransaction) and emits a second update; the
+ * core makes the same deletes but in the same transaction, so they appear
+ * in the delete set of the one update appended here. An update that lists
+ * one client twice keeps the later listing, as yjs's readClientsStructRefs. `report` (may be NULL) receives the changed root map keys,
  * appended. `err_offset` (may be NULL) receives the byte offset of the first
  * malformed byte on SVC_E_VALIDATION.
  */
@@ -167,8 +179,10 @@ int64_t svc_yjs_text_length(struct svc_yjs_doc *doc, const char *root, const cha
  * Inserts the UTF-8 text `s` (`n` bytes, must be valid UTF-8) into the
  * Y.Text at root[key] at `index` (UTF-16 code units, clamped like yjs does
  * not: index > length is SVC_E_VALIDATION). Follows yjs YText.insert
- * (src/types/YText.js insertText, findPosition with search markers), so the
- * same edits with the same client id give the same bytes as yjs.
+ * without attributes (src/types/YText.js insertText, findPosition with
+ * search markers, minimizeAttributeChanges): the text takes the formatting
+ * current at `index`, so the same edits with the same client id give the
+ * same bytes as yjs, in formatted texts too.
  * `out_update` and `report` as for svc_yjs_txn_commit (ignored inside an
  * explicit transaction: the commit produces them).
  */
@@ -178,8 +192,10 @@ int svc_yjs_text_insert(struct svc_yjs_doc *doc, const char *root, const char *k
 
 /*
  * Deletes `count` UTF-16 code units at `index` from the Y.Text at root[key],
- * like yjs YText.delete (src/types/YText.js deleteText). Deleting half of a
- * surrogate pair leaves U+FFFD for the other half, as yjs does.
+ * like yjs YText.delete (src/types/YText.js deleteText, including its
+ * cleanupFormattingGap: format items the deletion made redundant are
+ * deleted too). Deleting half of a surrogate pair leaves U+FFFD for the
+ * other half, as yjs does.
  * Errors: SVC_E_VALIDATION if index + count exceeds the length.
  */
 int svc_yjs_text_delete(struct svc_yjs_doc *doc, const char *root, const char *key,
@@ -228,7 +244,13 @@ int svc_yjs_map_delete(struct svc_yjs_doc *doc, const char *root, const char *ke
  * Appends the JSON of root map `root` to `out`, the same value as yjs
  * `doc.getMap(root).toJSON()` serialised by JSON.stringify (keys in the
  * order the map first saw them; texts as strings; nested maps and arrays
- * recursively; Uint8Array as JSON.stringify renders it).
+ * recursively; Uint8Array as JSON.stringify renders it; Y.XmlFragment,
+ * Y.XmlElement and Y.XmlText as the string their toJSON (toString) gives,
+ * Y.XmlHook as a map; a sub-document (ContentDoc) is left out, since
+ * JSON.stringify of a Y.Doc is not meaningful). Unlike yjs, element names are
+ * lowercased for ASCII letters only, and attribute keys sort by UTF-8 bytes
+ * (which differs from yjs's UTF-16 order only for keys mixing astral
+ * characters with U+E000..U+FFFF).
  */
 int svc_yjs_map_json(struct svc_yjs_doc *doc, const char *root, struct svc_yjs_buf *out);
 
