@@ -222,11 +222,18 @@ static void update_marker_changes(struct ytype *t, uint64_t index, int64_t len)
 	 * m.index + len). Written with masks: the markers lie on both sides of
 	 * `index` in no order, so a branch here mispredicts half the time.
 	 */
-	for (i = 0; i < t->nmarkers; i++) {
-		struct ymarker *m = &t->markers[i];
-		if (index < m->index || (len > 0 && index == m->index)) {
-			int64_t moved = (int64_t)m->index + len;
-			m->index = moved > (int64_t)index ? (uint64_t)moved : index;
+	/* index < m.index || (len > 0 && index === m.index): m.index = max(index, m.index + len) */
+	if (len > 0) {
+		for (i = 0; i < t->nmarkers; i++) {
+			if (t->markers[i].index >= index)
+				t->markers[i].index += (uint64_t)len;
+		}
+	} else {
+		uint64_t del = (uint64_t)-len;
+		for (i = 0; i < t->nmarkers; i++) {
+			uint64_t mi = t->markers[i].index;
+			if (mi > index)
+				t->markers[i].index = mi - index > del ? mi - del : index;
 		}
 	}
 }
@@ -544,7 +551,7 @@ struct tpos {
 };
 
 /* ItemTextListPosition.forward */
-static void pos_forward(struct tpos *pos)
+static inline void pos_forward(struct tpos *pos)
 {
 	struct yitem *r = pos->right;
 	if (r->ref == YC_FORMAT) {
