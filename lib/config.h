@@ -38,6 +38,14 @@ struct svc_config {
 	const char *ai_protocol;       /* SVC_AI_PROTOCOL: openai (default) or anthropic */
 	double ai_price_input;         /* SVC_AI_PRICE_INPUT: USD per million input tokens, default 0 */
 	double ai_price_output;        /* SVC_AI_PRICE_OUTPUT: USD per million output tokens, default 0 */
+	const char *ai_models;         /* SVC_AI_MODELS: comma-separated models a message may ask for; "" = any */
+	const char *ai_prices;         /* SVC_AI_PRICES: "model=in:out,..." USD per million tokens (svc_config_model_price) */
+	const char *ai_context_windows; /* SVC_AI_CONTEXT_WINDOWS: "model=tokens,..." (svc_config_model_context) */
+	int64_t ai_context_default;    /* SVC_AI_CONTEXT_DEFAULT: tokens for a model not in the table; 0 (default) = no limit */
+	int64_t ai_retry_max_secs;     /* SVC_AI_RETRY_MAX: longest Retry-After a 429 is waited for, default 10 s */
+	double default_credit_usd;     /* SVC_DEFAULT_CREDIT_USD: a workspace's credit limit, default 10 */
+	const char *encryption_key;    /* ENCRYPTION_KEY: 64 hex digits (AES-256 instance key); "" = none (lib/crypto.h) */
+	int envelope_encryption;       /* SVC_ENVELOPE_ENCRYPTION: 1 = per-workspace data keys sealed by ENCRYPTION_KEY */
 	int secure_cookies;            /* 1 when base_url is https */
 	void *storage;                 /* private */
 };
@@ -55,6 +63,23 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax);
 
 /* Frees what svc_config_load() allocated. */
 void svc_config_dispose(struct svc_config *cfg);
+
+/*
+ * The price of `model` from SVC_AI_PRICES ("gpt-4o=2.5:10,claude=3:15": USD
+ * per million input and output tokens). A model not in the table costs 0,
+ * except the instance model SVC_AI_MODEL, which falls back to
+ * SVC_AI_PRICE_INPUT / SVC_AI_PRICE_OUTPUT. Writes both prices; never fails.
+ */
+void svc_config_model_price(const struct svc_config *cfg, const char *model, double *out_in, double *out_out);
+
+/*
+ * The context window of `model` in tokens from SVC_AI_CONTEXT_WINDOWS
+ * ("gpt-4o=128000,small=8192"), else SVC_AI_CONTEXT_DEFAULT; 0 = unlimited.
+ */
+int64_t svc_config_model_context(const struct svc_config *cfg, const char *model);
+
+/* Returns 1 when `item` is one of the comma-separated entries of `list` (spaces around entries ignored), else 0. */
+int svc_config_list_has(const char *list, const char *item);
 
 /*
  * Parses a duration "900", "900s", "15m", "12h", "7d" into seconds (at most

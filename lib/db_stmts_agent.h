@@ -1,1 +1,64 @@
-/* db_stmts_agent.h: statements of the agent: plans, stops, usage and credits (issue 5). Included by db_stmts.h only. */
+/* db_stmts_agent.h: statements of the agent: plans, stops, usage and credits, providers, data keys, jobs (issue 5). Included by db_stmts.h only. */
+SVC_STMT(STMT_AGENT_CHAT_SET_MODE,
+	"UPDATE chats SET mode = ?, updated_at = " NOW " WHERE id = ?")
+SVC_STMT(STMT_AGENT_PLAN_INSERT,
+	"INSERT INTO chat_plans (chat_id, turn_id, plan, created_at) VALUES (?, ?, ?, " NOW ")")
+SVC_STMT(STMT_AGENT_PLAN_LATEST,
+	"SELECT plan, " TS("created_at") " FROM chat_plans WHERE chat_id = ? ORDER BY id DESC LIMIT 1")
+SVC_STMT(STMT_AGENT_SUMMARY_INSERT,
+	"INSERT INTO chat_summaries (chat_id, up_to_event_id, summary, created_at) VALUES (?, ?, ?, " NOW ")")
+SVC_STMT(STMT_AGENT_SUMMARY_LATEST,
+	"SELECT up_to_event_id, summary FROM chat_summaries WHERE chat_id = ? ORDER BY id DESC LIMIT 1")
+SVC_STMT(STMT_AGENT_HISTORY_AFTER,
+	"SELECT id, type, payload FROM (SELECT id, type, payload FROM chat_events WHERE chat_id = ? AND id > ? "
+	"AND type IN ('user.message', 'assistant.message') ORDER BY id DESC LIMIT 100) t ORDER BY id")
+SVC_STMT(STMT_AGENT_LAST_USAGE,
+	"SELECT payload FROM chat_events WHERE chat_id = ? AND id > ? AND type = 'session.usage_info' "
+	"ORDER BY id DESC LIMIT 1")
+SVC_STMT(STMT_AGENT_LAST_EVENT_ID,
+	"SELECT COALESCE(MAX(id), 0) FROM chat_events WHERE chat_id = ?")
+SVC_STMT(STMT_AGENT_CREDIT_GET,
+	"SELECT limit_usd, spent_usd FROM workspace_credits WHERE workspace_id = ?")
+SVC_STMT(STMT_AGENT_CREDIT_ADD,
+	"INSERT INTO workspace_credits (workspace_id, spent_usd, updated_at) VALUES (?, ?, " NOW ") "
+	"ON DUPLICATE KEY UPDATE spent_usd = spent_usd + VALUES(spent_usd), updated_at = " NOW)
+SVC_STMT(STMT_AGENT_PROVIDER_GET,
+	"SELECT protocol, base_url, model, allowed_models, api_key, " TS("updated_at") " FROM workspace_ai_providers "
+	"WHERE workspace_id = ?")
+SVC_STMT(STMT_AGENT_PROVIDER_PUT,
+	"INSERT INTO workspace_ai_providers (workspace_id, protocol, base_url, model, allowed_models, api_key, "
+	"updated_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, " NOW ") ON DUPLICATE KEY UPDATE protocol = VALUES(protocol), "
+	"base_url = VALUES(base_url), model = VALUES(model), allowed_models = VALUES(allowed_models), "
+	"api_key = VALUES(api_key), updated_by = VALUES(updated_by), updated_at = " NOW)
+SVC_STMT(STMT_AGENT_PROVIDER_PUT_KEEP_KEY,
+	"INSERT INTO workspace_ai_providers (workspace_id, protocol, base_url, model, allowed_models, api_key, "
+	"updated_by, updated_at) VALUES (?, ?, ?, ?, ?, NULL, ?, " NOW ") ON DUPLICATE KEY UPDATE protocol = VALUES(protocol), "
+	"base_url = VALUES(base_url), model = VALUES(model), allowed_models = VALUES(allowed_models), "
+	"updated_by = VALUES(updated_by), updated_at = " NOW)
+SVC_STMT(STMT_AGENT_WKEY_LATEST,
+	"SELECT key_id, sealed_key FROM workspace_keys WHERE workspace_id = ? ORDER BY key_id DESC LIMIT 1")
+SVC_STMT(STMT_AGENT_WKEY_GET,
+	"SELECT key_id, sealed_key FROM workspace_keys WHERE workspace_id = ? AND key_id = ?")
+SVC_STMT(STMT_AGENT_WKEY_INSERT,
+	"INSERT INTO workspace_keys (workspace_id, key_id, sealed_key, created_at) VALUES (?, ?, ?, " NOW ")")
+SVC_STMT(STMT_JOB_INSERT,
+	"INSERT INTO jobs (kind, payload, max_attempts, run_after, created_at, updated_at) "
+	"VALUES (?, ?, ?, " NOW ", " NOW ", " NOW ")")
+SVC_STMT(STMT_JOB_PICK,
+	"SELECT id, kind, payload, attempts, max_attempts FROM jobs "
+	"WHERE (state = 'queued' AND run_after <= " NOW ") OR (state = 'running' AND locked_until < " NOW ") "
+	"ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED")
+SVC_STMT(STMT_JOB_LEASE,
+	"UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = " NOW " + INTERVAL ? SECOND, "
+	"updated_at = " NOW " WHERE id = ?")
+SVC_STMT(STMT_JOB_DONE,
+	"UPDATE jobs SET state = 'done', locked_until = NULL, updated_at = " NOW " WHERE id = ?")
+SVC_STMT(STMT_JOB_RETRY,
+	"UPDATE jobs SET state = 'queued', run_after = " NOW " + INTERVAL ? SECOND, last_error = ?, locked_until = NULL, "
+	"updated_at = " NOW " WHERE id = ?")
+SVC_STMT(STMT_JOB_FAILED,
+	"UPDATE jobs SET state = 'failed', last_error = ?, locked_until = NULL, updated_at = " NOW " WHERE id = ?")
+SVC_STMT(STMT_JOB_GET,
+	"SELECT state, attempts, last_error, kind FROM jobs WHERE id = ?")
+SVC_STMT(STMT_JOB_LAST_ID,
+	"SELECT LAST_INSERT_ID()")
