@@ -1,5 +1,6 @@
 /* svc-projects.c: the FastCGI responder for projects, files, versions, publishing, chats, workspaces, folders, thumbnails and direct save. */
 #include "api.h"
+#include "api_agent.h"
 
 static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/workspaces/:wid/projects", svc_api_projects_create, SVC_R_AUTH | SVC_R_JSON, 0 },
@@ -26,6 +27,8 @@ static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/workspaces/:wid/members", svc_api_members_add, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
 	{ SVC_PATCH, "/api/workspaces/:wid/members/:userId", svc_api_members_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
 	{ SVC_DELETE, "/api/workspaces/:wid/members/:userId", svc_api_members_remove, SVC_R_AUTH, 0 },
+	{ SVC_GET, "/api/workspaces/:wid/ai-provider", svc_api_ai_provider_get, SVC_R_AUTH, 0 },
+	{ SVC_PUT, "/api/workspaces/:wid/ai-provider", svc_api_ai_provider_put, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
 	{ SVC_GET, "/api/workspaces/:wid/folders", svc_api_folders_list, SVC_R_AUTH, 0 },
 	{ SVC_POST, "/api/workspaces/:wid/folders", svc_api_folders_create, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
 	{ SVC_PATCH, "/api/folders/:folderId", svc_api_folders_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -12,7 +13,10 @@
 #define DEFAULT_STEPS 25
 #define DEFAULT_TIMEOUT 600       /* seconds per provider call */
 #define CONNECT_TIMEOUT 10        /* seconds */
-#define LOW_SPEED_TIME 180        /* seconds without a byte before a provider counts as dead */
+#define LOW_SPEED_TIME 120        /* idle timeout: seconds without a byte before a provider counts as dead */
+#define TICK_MS 200               /* at most this often the tick callback runs during a transfer */
+#define DEFAULT_RETRY_MAX 10      /* seconds of Retry-After a 429 is waited for */
+#define MAX_429_TRIES 3           /* provider calls per step when the provider answers 429 */
 #define MAX_LINE (1024 * 1024)    /* bytes of one SSE line or event */
 #define MAX_ERRBODY 4096          /* bytes of a non-2xx answer kept for the message */
 #define MAX_URL 2048
@@ -36,6 +40,22 @@ static const char prompt_read_only[] =
 	"and search_files only; do not try to change files. Answer the user's question, or lay out a "
 	"short plan of the changes you would make.";
 
+static const char prompt_plan[] =
+	"\nYou are asked for a plan. Look at the files you need, then answer with a short introduction and "
+	"the plan as one fenced JSON block:\n"
+	"```json\n{\"steps\": [{\"title\": \"...\", \"description\": \"...\", \"files\": [\"index.html\"], "
+	"\"risk\": \"low\"}]}\n```\n"
+	"Each step has a short title, a description of the change, the files it touches and its risk: "
+	"low, medium or high. Do not change any file.";
+
+static const char prompt_summary[] =
+	"You summarise conversations between a user and svc's coding agent so that the agent can go on "
+	"without the full history. Keep what was asked, what was decided, which files were changed and "
+	"how, and what is still open. Be concise; answer with the summary only.";
+
+static const char summary_request[] =
+	"Summarize the conversation so far for yourself: requests, decisions, files changed, open points.";
+
 struct xfer {
 	CURL *curl;
 	const struct svc_agent_turn *turn;
@@ -45,6 +65,7 @@ struct xfer {
 	char reason[64];                 /* the reason phrase of the last status line */
 	int err;                         /* why on_body stopped the transfer */
 	int tick_err;                    /* what the tick callback returned when it stopped it */
+	long retry_after;                /* seconds of the last Retry-After header; -1 when none */
 	int64_t last_tick_ms;
 };
 
@@ -70,6 +91,17 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
 		while (i < n && j < sizeof(x->reason) - 1 && line[i] >= 0x20 && line[i] < 0x7f)
 			x->reason[j++] = line[i++];
 		x->reason[j] = '\0';
+		x->retry_after = -1;
+	} else if (n > 12 && strncasecmp(line, "retry-after:", 12) == 0) {
+		long v = 0;
+
+		i = 12;
+		while (i < n && line[i] == ' ')
+			i++;
+		for (j = 0; i < n && line[i] >= '0' && line[i] <= '9' && j < 6; i++, j++)
+			v = v * 10 + (line[i] - '0');
+		/* an HTTP-date or an absurd number counts as longer than any bound */
+		x->retry_after = j > 0 && j < 6 ? v : 1000000;
 	}
 	return n;
 }
@@ -109,7 +141,7 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 	if (!x->turn->tick)
 		return 0;
 	now = mono_ms();
-	if (now - x->last_tick_ms < 1000)
+	if (now - x->last_tick_ms < TICK_MS)
 		return 0;
 	x->last_tick_ms = now;
 	r = x->turn->tick(x->turn->ctx);
@@ -250,6 +282,7 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 	x.turn = turn;
 	x.st = st;
 	x.last_tick_ms = mono_ms();
+	x.retry_after = -1;
 	svc_agent__buf_init(&x.errbody, MAX_ERRBODY);
 	svc_agent__sse_init(&x.sse, MAX_LINE, anthropic ? svc_agent__anthropic_event : svc_agent__openai_event, st);
 	errbuf[0] = '\0';
@@ -323,6 +356,8 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 		error = st->emit_err;
 		goto done;
 	}
+	st->http_status = code;
+	st->retry_after = x.retry_after;
 	if (code != 0 && (code < 200 || code > 299) && (res == CURLE_OK || x.err == SVC_E_TOO_LARGE)) {
 		http_error(&x, code, out);
 		error = SVC_E_MODEL_UNAVAILABLE;
@@ -368,6 +403,64 @@ done:
 	return error;
 }
 
+/* Waits `ms` milliseconds in slices, calling tick so a stop or a vanished client ends the wait. */
+static int wait_ms(const struct svc_agent_turn *turn, int64_t ms)
+{
+	int64_t end = mono_ms() + ms, left;
+	struct timespec ts;
+	int error;
+
+	while ((left = end - mono_ms()) > 0) {
+		if (left > TICK_MS)
+			left = TICK_MS;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)left * 1000000L;
+		nanosleep(&ts, NULL);
+		if (turn->tick && (error = turn->tick(turn->ctx)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+/*
+ * One model call of a step: a 429 whose Retry-After (1 s when absent) is
+ * within the bound is waited out and the call made again, MAX_429_TRIES
+ * calls in all; nothing has been streamed before a 429.
+ */
+static int call_step(CURL *curl, const struct svc_agent_turn *turn, int anthropic, const char *body,
+		     struct svc_agent__step *st, struct svc_agent_result *out)
+{
+	long bound = turn->retry_max_secs == 0 ? DEFAULT_RETRY_MAX : turn->retry_max_secs, wait;
+	const char *prefix = st->text_prefix;
+	svc_agent_emit_fn efn = st->emit;
+	void *ectx = st->ctx;
+	int tries, error;
+	size_t len;
+
+	for (tries = 1;; tries++) {
+		error = call_provider(curl, turn, anthropic, body, st, out);
+		if (error != SVC_E_MODEL_UNAVAILABLE || st->http_status != 429 || bound < 0)
+			return error;
+		wait = st->retry_after < 0 ? 1 : st->retry_after;
+		len = strlen(out->message);
+		if (wait > bound) {
+			snprintf(out->message + len, sizeof(out->message) - len,
+				 " (it asked to wait %ld s; svc waits at most %ld s)", wait, bound);
+			return error;
+		}
+		if (tries >= MAX_429_TRIES) {
+			snprintf(out->message + len, sizeof(out->message) - len, " (%d tries)", tries);
+			return error;
+		}
+		if ((error = wait_ms(turn, wait * 1000)) < 0)
+			return error;
+		svc_agent__step_dispose(st);
+		svc_agent__step_init(st, efn, ectx);
+		st->text_prefix = prefix;
+		out->message[0] = '\0';
+	}
+}
+
 static int emit(const struct svc_agent_turn *turn, const char *type, struct json_object *payload)
 {
 	int r;
@@ -410,7 +503,15 @@ static struct json_object *start_conversation(const struct svc_agent_turn *turn)
 			continue;
 		json_object_array_add(conv, obj2("role", role, "content", json_object_new_string(content)));
 	}
-	json_object_array_add(conv, obj2("role", "user", "content", json_object_new_string(turn->user_text)));
+	m = obj2("role", "user", "content", json_object_new_string(turn->user_text));
+	if (!m) {
+		json_object_put(conv);
+		return NULL;
+	}
+	if (turn->images && json_object_is_type(turn->images, json_type_array) &&
+	    json_object_array_length(turn->images) > 0)
+		json_object_object_add(m, "images", json_object_get(turn->images));
+	json_object_array_add(conv, m);
 	return conv;
 }
 
@@ -557,6 +658,10 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 		size_t len = strlen(system);
 
 		snprintf(system + len, sizeof(system) - len, prompt_read_only, tools.mode);
+		if (strcmp(tools.mode, "plan") == 0) {
+			len = strlen(system);
+			snprintf(system + len, sizeof(system) - len, "%s", prompt_plan);
+		}
 	}
 	if (!(conv = start_conversation(turn)) || !(defs = svc_agent__tools_json(tools.read_only, anthropic)) ||
 	    !(curl = curl_easy_init())) {
@@ -573,7 +678,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 		svc_agent__step_init(&st, turn->emit, turn->ctx);
 		have_step = 1;
 		st.text_prefix = final.len ? "\n\n" : NULL;
-		error = call_provider(curl, turn, anthropic, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), &st, out);
+		error = call_step(curl, turn, anthropic, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), &st, out);
 		json_object_put(body);
 		body = NULL;
 		out->input_tokens += st.input_tokens;
@@ -640,5 +745,60 @@ done:
 	json_object_put(defs);
 	json_object_put(conv);
 	svc_agent__buf_dispose(&final);
+	return error;
+}
+
+int svc_agent_summarize(const struct svc_agent_turn *turn, char **out_text, struct svc_agent_result *out)
+{
+	const struct svc_agent_provider *p = &turn->provider;
+	struct svc_agent_turn t = *turn;
+	struct svc_agent__step st;
+	struct json_object *conv = NULL, *body = NULL;
+	int anthropic, error = 0, have_step = 0;
+	CURL *curl = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!p->base_url || !p->base_url[0]) {
+		snprintf(out->message, sizeof(out->message), "no AI provider is configured");
+		return SVC_E_NO_PROVIDER;
+	}
+	anthropic = p->protocol && strcmp(p->protocol, "anthropic") == 0;
+	if (p->protocol && p->protocol[0] && !anthropic && strcmp(p->protocol, "openai") != 0) {
+		snprintf(out->message, sizeof(out->message), "the provider's protocol is neither \"openai\" nor \"anthropic\"");
+		return SVC_E_NO_PROVIDER;
+	}
+	t.user_text = summary_request;
+	t.images = NULL;
+	if (!(conv = start_conversation(&t)) || !(curl = curl_easy_init())) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	error = anthropic ? svc_agent__anthropic_body(p->model, prompt_summary, conv, NULL, &body)
+			  : svc_agent__openai_body(p->model, prompt_summary, conv, NULL, &body);
+	if (error < 0)
+		goto done;
+	svc_agent__step_init(&st, NULL, NULL);
+	have_step = 1;
+	error = call_step(curl, &t, anthropic, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), &st, out);
+	out->input_tokens += st.input_tokens;
+	out->output_tokens += st.output_tokens;
+	if (error < 0)
+		goto done;
+	if (st.text.len == 0) {
+		snprintf(out->message, sizeof(out->message), "the model answered the summary request with no text");
+		error = SVC_E_MODEL_UNAVAILABLE;
+		goto done;
+	}
+	if (!(*out_text = strdup(svc_agent__buf_str(&st.text))))
+		error = SVC_E_INTERNAL;
+done:
+	if (have_step)
+		svc_agent__step_dispose(&st);
+	if (error < 0 && !out->message[0])
+		snprintf(out->message, sizeof(out->message), "%s", svc_err_message(error));
+	if (curl)
+		curl_easy_cleanup(curl);
+	json_object_put(body);
+	json_object_put(conv);
 	return error;
 }

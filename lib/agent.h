@@ -41,9 +41,14 @@ typedef int (*svc_agent_tick_fn)(void *ctx);
 struct svc_agent_turn {
 	struct svc_agent_provider provider;
 	const char *project_dir;       /* absolute path of the project's files; tools are confined to it */
-	const char *mode;              /* "build" (all file tools) or anything else (read-only tools) */
+	const char *mode;              /* "build" (all file tools) or anything else (read-only tools); "plan" also
+					* asks for the plan as a fenced JSON block (svc_agent_plan_parse()) */
 	struct json_object *history;   /* array of {role: "user"|"assistant", content: string}, oldest first; may be NULL */
 	const char *user_text;         /* the new user message */
+	struct json_object *images;    /* images of the new user message: array of {mediaType, data (base64)}
+					* as svc_agent_attachments_check() returns them; may be NULL */
+	long retry_max_secs;           /* a 429 with Retry-After up to this is waited for and retried (3 calls in
+					* all); 0 = default 10 s, negative = never retry */
 	svc_agent_emit_fn emit;
 	svc_agent_tick_fn tick;        /* may be NULL */
 	void *ctx;                     /* passed to emit and tick */
@@ -81,6 +86,55 @@ struct svc_agent_result {
  * Limits, protocols and provider set-up: docs/agent.md.
  */
 int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *out);
+
+/*
+ * Compaction: asks the model (turn->provider, no tools, nothing emitted) to
+ * summarise turn->history; user_text, mode and images are not used; tick is.
+ * On success *out_text is the summary (malloc'd, NUL-terminated, at most
+ * 1 MiB; the caller frees it) and out holds the call's token counts.
+ * Returns 0, or the errors of svc_agent_run(); SVC_E_MODEL_UNAVAILABLE also
+ * for an empty summary.
+ */
+int svc_agent_summarize(const struct svc_agent_turn *turn, char **out_text, struct svc_agent_result *out);
+
+/*
+ * A structured plan (spec "Structured plan") from the final message of a
+ * plan turn: {steps: [{title, description, files[], risk}], rawText}. It
+ * finds the JSON in a ```json fence (or any ``` fence), else the first
+ * balanced {...} or [...] that parses, in prose or not; `steps` may be the
+ * object's "steps" array or the array itself. A step is kept when it is an
+ * object with a non-empty string title; a non-string description becomes "",
+ * non-string files are dropped, a risk other than low/medium/high becomes
+ * "medium". When the JSON does not parse as a whole, each balanced {...}
+ * inside it that parses and has a title is taken as a step. rawText is
+ * always `text`. *out is a new object the caller puts. Returns 0 or
+ * SVC_E_INTERNAL (out of memory).
+ */
+int svc_agent_plan_parse(const char *text, struct json_object **out);
+
+/*
+ * Renders a plan (as svc_agent_plan_parse() builds it) as the user message
+ * that runs it: a numbered list with descriptions, files and risks. Returns
+ * 0 with *out malloc'd (the caller frees it), SVC_E_NOT_FOUND when the plan
+ * has no steps and no rawText, SVC_E_TOO_LARGE over `max` bytes, or SVC_E_INTERNAL.
+ */
+int svc_agent_plan_message(struct json_object *plan, size_t max, char **out);
+
+#define SVC_AGENT_IMAGE_MAX (5 * 1024 * 1024) /* decoded bytes of one image attachment */
+
+/*
+ * Checks the attachments of a chat message (spec "Chat and plan endpoints"):
+ * `attachments` is NULL or an array of {type: "image", url:
+ * "data:image/(png|jpeg|webp|gif);base64,<data>"}. Each data URL is decoded
+ * (strict base64) and must hold at most SVC_AGENT_IMAGE_MAX bytes whose
+ * signature matches its type. On success *out is a new array of
+ * {mediaType, data} (data: the base64 text) for svc_agent_turn.images.
+ * Returns 0, SVC_E_VALIDATION (not an array of such objects, another type,
+ * not a data URL, another media type, not base64, bytes that are not that
+ * image type), SVC_E_TOO_LARGE (an image over the limit) or SVC_E_INTERNAL,
+ * with a message for a person in `msg` (`msgmax` bytes).
+ */
+int svc_agent_attachments_check(struct json_object *attachments, struct json_object **out, char *msg, size_t msgmax);
 
 /*
  * ---- Module-internal ----
@@ -178,6 +232,8 @@ struct svc_agent__step {
 	int finished;                /* a finish_reason / stop_reason was seen */
 	int emit_err;
 	char error[256];
+	long http_status;            /* the provider's HTTP status (0 when none arrived) */
+	long retry_after;            /* its Retry-After in seconds, -1 when none */
 };
 
 /* Sets up an empty step that emits through `emit(ctx, ...)`. */

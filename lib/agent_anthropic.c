@@ -231,8 +231,26 @@ static int message(struct json_object *msgs, struct json_object *m)
 	if ((!content || !content[0]) && (!calls || json_object_array_length(calls) == 0))
 		return 0; /* nothing to say: a message without blocks would break the alternation */
 	if (strcmp(role, "assistant") != 0) {
+		struct json_object *images;
+
 		if (!(blocks = blocks_for(msgs, "user")))
 			return SVC_E_INTERNAL;
+		if (json_object_object_get_ex(m, "images", &images) && json_object_is_type(images, json_type_array)) {
+			/* image blocks first, then the text: Messages API "Vision" */
+			n = json_object_array_length(images);
+			for (i = 0; i < n; i++) {
+				struct json_object *img = json_object_array_get_idx(images, i), *src;
+				const char *type = svc_agent__json_str(img, "mediaType"), *data = svc_agent__json_str(img, "data");
+
+				if (!type || !data)
+					continue;
+				if (!(b = json_object_new_object()) || append(blocks, b) < 0 || add(b, "type", str("image")) < 0 ||
+				    !(src = json_object_new_object()) || add(b, "source", src) < 0 ||
+				    add(src, "type", str("base64")) < 0 || add(src, "media_type", str(type)) < 0 ||
+				    add(src, "data", str(data)) < 0)
+					return SVC_E_INTERNAL;
+			}
+		}
 		return text_block(blocks, content);
 	}
 	if (!(blocks = blocks_for(msgs, "assistant")) || text_block(blocks, content) < 0)

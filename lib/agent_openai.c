@@ -145,6 +145,47 @@ static struct json_object *str(const char *s)
 	return json_object_new_string(s ? s : "");
 }
 
+/*
+ * A user message with images: content parts [{type: "text"}, {type:
+ * "image_url", image_url: {url: "data:<type>;base64,<data>"}}...] (OpenAI
+ * "Vision", also accepted by vLLM, llama.cpp and Ollama's OpenAI API).
+ */
+static int user_parts(struct json_object *o, const char *content, struct json_object *images)
+{
+	struct json_object *parts, *part, *iu;
+	struct svc_agent__buf url;
+	size_t i, n = json_object_array_length(images);
+	int error;
+
+	if (!(parts = json_object_new_array()) || (error = add(o, "content", parts)) < 0)
+		return SVC_E_INTERNAL;
+	if (!(part = json_object_new_object()) || (error = append(parts, part)) < 0 ||
+	    (error = add(part, "type", str("text"))) < 0 || (error = add(part, "text", str(content))) < 0)
+		return SVC_E_INTERNAL;
+	for (i = 0; i < n; i++) {
+		struct json_object *img = json_object_array_get_idx(images, i);
+		const char *type = svc_agent__json_str(img, "mediaType"), *data = svc_agent__json_str(img, "data");
+
+		if (!type || !data)
+			continue;
+		svc_agent__buf_init(&url, 16 * 1024 * 1024);
+		if (svc_agent__buf_adds(&url, "data:") < 0 || svc_agent__buf_adds(&url, type) < 0 ||
+		    svc_agent__buf_adds(&url, ";base64,") < 0 || svc_agent__buf_adds(&url, data) < 0) {
+			svc_agent__buf_dispose(&url);
+			return SVC_E_INTERNAL;
+		}
+		error = SVC_E_INTERNAL;
+		if ((part = json_object_new_object()) && append(parts, part) == 0 && add(part, "type", str("image_url")) == 0 &&
+		    (iu = json_object_new_object()) && add(part, "image_url", iu) == 0 &&
+		    add(iu, "url", json_object_new_string_len(url.p, (int)url.len)) == 0)
+			error = 0;
+		svc_agent__buf_dispose(&url);
+		if (error < 0)
+			return error;
+	}
+	return 0;
+}
+
 /* One neutral message in Chat Completions form. */
 static int message(struct json_object *msgs, struct json_object *m)
 {
@@ -167,6 +208,9 @@ static int message(struct json_object *msgs, struct json_object *m)
 			return error;
 		return add(o, "content", str(content));
 	}
+	if (strcmp(role, "user") == 0 && json_object_object_get_ex(m, "images", &v) &&
+	    json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0)
+		return user_parts(o, content, v);
 	if (strcmp(role, "assistant") != 0 || !json_object_object_get_ex(m, "tool_calls", &v) ||
 	    json_object_array_length(v) == 0)
 		return add(o, "content", str(content));

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_agent.h"
 #include "err.h"
 #include "fsx.h"
 #include "json.h"
@@ -320,6 +321,9 @@ int svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
 	p[3] = svc_dbv_str("build");
 	p[4] = svc_dbv_str(req->user_id);
 	if ((err = svc_db_run(db, STMT_CHAT_INSERT, p, 5, NULL, NULL)) < 0)
+		goto done;
+	/* the first prompt, when given, is queued for svc-worker (lib/api_agent.h) in this transaction */
+	if ((err = svc_chat_queue_first_prompt(db, id, chat_id, req->user_id, svc_json_str(req->json, "prompt"))) < 0)
 		goto done;
 	if (rename(tmpdir, pdir) < 0) {
 		svc_log_error("projects: rename %s: %s", tmpdir, strerror(errno));

@@ -82,10 +82,14 @@ def test_send_errors(a, b, pid, chat_id, other_chat, b_pid):
     r = send(pid, raw='{"chatId": "%s", "text": "hello"}' % chat_id, token=a.token,
              headers={"Content-Type": "text/plain"})
     check("test_chat_send_text_plain_is_415", is_error(r, 415, "unsupported_media_type"), r)
-    r = send(pid, raw='{"chatId": "%s", "text": "%s"}' % (chat_id, "x" * (1024 * 1024 + 1)), token=a.token)
-    check("test_chat_send_body_over_1mib_is_413", is_error(r, 413, "payload_too_large"), r)
-    r = api("GET", "/chat/%s/stop" % pid, token=a.token)
+    # message bodies may carry image attachments: the cap is 8 MiB (Apache's LimitRequestBody)
+    r = send(pid, raw='{"chatId": "%s", "text": "%s"}' % (chat_id, "x" * (8 * 1024 * 1024 + 1)), token=a.token)
+    check("test_chat_send_body_over_8mib_is_413", is_error(r, 413, "payload_too_large"), r)
+    r = api("GET", "/chat/%s/nonexistent" % pid, token=a.token)
     check("test_chat_unknown_route_is_404", r.status == 404, r)
+    r = api("GET", "/chat/%s/stop" % pid, token=a.token)
+    check("test_chat_get_stop_is_405_with_allow_post",
+          is_error(r, 405, "method_not_allowed") and "POST" in r.headers.get("allow", ""), r)
     r = api("PUT", "/chat/%s/messages" % pid, json={}, token=a.token)
     check("test_chat_put_messages_is_405_with_allow",
           is_error(r, 405, "method_not_allowed") and "POST" in r.headers.get("allow", "")

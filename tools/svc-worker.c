@@ -1,0 +1,102 @@
+/* svc-worker.c: the background worker: takes jobs from MariaDB (lib/jobs.h) and runs them by kind. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <mysql.h>
+
+#include "api_agent.h"
+#include "config.h"
+#include "db.h"
+#include "err.h"
+#include "jobs.h"
+#include "log.h"
+#include "repo.h"
+
+#define LEASE_SECS 900     /* a job not finished within this is taken again (its worker died) */
+#define IDLE_MS 500        /* wait between looks at an empty queue */
+
+/* The kinds this worker runs; other issues add theirs here. */
+static const struct svc_job_handler handlers[] = {
+	{ SVC_JOB_FIRST_PROMPT, svc_chat_job_first_prompt },
+};
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct svc_ctx ctx;
+	struct sigaction sa;
+	char errbuf[256];
+	int once = 0, rc = 0, r;
+
+	svc_log_init("svc-worker");
+	if (argc == 2 && strcmp(argv[1], "--once") == 0) {
+		once = 1;
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: svc-worker [--once]\n  --once  run the jobs that are ready, then exit\n");
+		return 2;
+	}
+	memset(&ctx, 0, sizeof ctx);
+	ctx.name = "svc-worker";
+	if (svc_config_load(&ctx.cfg, errbuf, sizeof errbuf) < 0) {
+		fprintf(stderr, "svc-worker: %s\n", errbuf);
+		return 1;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || svc_repo_global_init() < 0) {
+		fprintf(stderr, "svc-worker: cannot initialise libcurl or libgit2\n");
+		svc_config_dispose(&ctx.cfg);
+		return 1;
+	}
+	while (!stopping) {
+		if (!ctx.db && svc_db_open(&ctx.cfg, &ctx.db) < 0) {
+			svc_log_error("svc-worker: cannot connect to the database; retrying");
+			ctx.db = NULL;
+			if (once) {
+				rc = 1;
+				break;
+			}
+			sleep_ms(2000);
+			continue;
+		}
+		r = svc_jobs_run_once(ctx.db, handlers, sizeof handlers / sizeof handlers[0], &ctx, LEASE_SECS);
+		if (r < 0) {
+			svc_log_error("svc-worker: taking a job failed: %s", svc_err_message(r));
+			svc_db_close(ctx.db);
+			ctx.db = NULL;
+			sleep_ms(1000);
+			continue;
+		}
+		if (r == 0) {
+			if (once)
+				break;
+			sleep_ms(IDLE_MS);
+		}
+	}
+	svc_db_close(ctx.db);
+	svc_config_dispose(&ctx.cfg);
+	curl_global_cleanup();
+	mysql_library_end();
+	return rc;
+}
