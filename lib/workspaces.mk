@@ -4,3 +4,6 @@ tests_unit_svc_unit_SOURCES += tests/unit/test_perm.c
 sbin_PROGRAMS += tools/svc-admin
 tools_svc_admin_SOURCES = tools/svc-admin.c
 tools_svc_admin_LDADD = $(SVC_LIBS)
+lib_libsvc_a_SOURCES += lib/direct_save.c lib/direct_save.h
+tests_unit_svc_unit_SOURCES += tests/unit/test_direct_save.c
+SVC_LIBS += -lgumbo
