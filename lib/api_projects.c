@@ -11,6 +11,7 @@
 #include "api_agent.h"
 #include "err.h"
 #include "fsx.h"
+#include "internal.h"
 #include "json.h"
 #include "log.h"
 #include "repo.h"
@@ -1015,6 +1016,7 @@ int svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp)
 		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
 	p = svc_dbv_str(id);
 	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
+	svc_internal_notify_files(&req->ctx->cfg, id); /* the live document takes the change (svc-wsd) */
 	body = json_object_new_object();
 	json_object_object_add(body, "sha", json_object_new_string(out));
 	json_object_object_add(body, "restoredFrom", json_object_new_string(full));

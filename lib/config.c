@@ -1,5 +1,6 @@
 /* config.c: reads settings from the environment, then from the SVC_CONFIG file. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,9 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 	}
 	c.envelope_encryption = strcmp(v, "1") == 0;
 	c.secure_cookies = strncmp(c.base_url, "https:", 6) == 0;
+	if ((err = load_wsd(st, &c, errbuf, errmax)) < 0)
+		goto done;
+	err = SVC_E_INTERNAL;
 	c.storage = st;
 	*out = c;
 	return 0;

@@ -47,6 +47,20 @@ struct svc_config {
 	const char *encryption_key;    /* ENCRYPTION_KEY: 64 hex digits (AES-256 instance key); "" = none (lib/crypto.h) */
 	int envelope_encryption;       /* SVC_ENVELOPE_ENCRYPTION: 1 = per-workspace data keys sealed by ENCRYPTION_KEY */
 	int secure_cookies;            /* 1 when base_url is https */
+	/* svc-wsd, the collaboration daemon (docs/configuration.md "svc-wsd") */
+	const char *ws_host;           /* SVC_WS_HOST: address svc-wsd listens on, default 127.0.0.1 */
+	unsigned ws_port;              /* SVC_WS_PORT: its port, default 8081 */
+	const char *wsd_internal_url;  /* SVC_WSD_INTERNAL_URL: how the API reaches it; "" = http://127.0.0.1:<ws_port> */
+	uint64_t wsd_max_message;      /* SVC_WSD_MAX_MESSAGE: largest WebSocket message, bytes, default 1 MiB */
+	uint64_t wsd_max_rooms;        /* SVC_WSD_MAX_ROOMS: open rooms (projects), default 1000 */
+	uint64_t wsd_max_conns;        /* SVC_WSD_MAX_CONNECTIONS: sockets in all, default 10000 */
+	uint64_t wsd_max_conns_per_user; /* SVC_WSD_MAX_CONNECTIONS_PER_USER, default 32 */
+	uint64_t wsd_max_rooms_per_user; /* SVC_WSD_MAX_ROOMS_PER_USER, default 16 */
+	uint64_t wsd_send_queue_max;   /* SVC_WSD_SEND_QUEUE_MAX: bytes queued to one slow client before it is dropped, default 16 MiB */
+	uint64_t wsd_save_delay_ms;    /* SVC_WSD_SAVE_DELAY_MS: quiet time before files are written, default 1000 */
+	uint64_t wsd_commit_delay_ms;  /* SVC_WSD_COMMIT_DELAY_MS: quiet time after a save before files-changed, default 2000 */
+	uint64_t wsd_compact_updates;  /* SVC_WSD_COMPACT_UPDATES: stored updates that trigger a snapshot, default 500 */
+	uint64_t wsd_max_file_bytes;   /* SVC_WSD_MAX_FILE_BYTES: larger files stay out of the document, default 1 MiB */
 	void *storage;                 /* private */
 };
 

@@ -1,0 +1,520 @@
+// wsd.test.mjs: svc-wsd against unmodified Yjs clients (y-websocket 3.1.0 over ws) through the web server; prints "ok - name" / "not ok - name".
+//
+// Environment (set by ./svc-dev test): SVC_BASE_URL, SVC_WS_URL (lighttpd), SVC_PROVIDER_URL (the model
+// double), SVC_TEST_CONFIG (the settings file: JWT secret for forged tokens, SVC_WS_PORT),
+// SVC_TEST_WSD_PIDFILE / SVC_TEST_WSD_LOG (to kill -9 and restart the daemon), SVC_TEST_APACHE_WS_URL,
+// SVC_DATA_DIR; argv[2] = the build directory holding wsd/svc-wsd.
+import { spawn } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import WebSocket from 'ws'
+import * as Y from 'yjs'
+import { WebsocketProvider } from 'y-websocket'
+import * as encoding from 'lib0/encoding'
+import * as decoding from 'lib0/decoding'
+
+const BUILD = process.argv[2]
+const BASE = process.env.SVC_BASE_URL
+const WS_URL = process.env.SVC_WS_URL + '/ws/project'
+const APACHE_WS_URL = process.env.SVC_TEST_APACHE_WS_URL ? process.env.SVC_TEST_APACHE_WS_URL + '/ws/project' : null
+const CONFIG = process.env.SVC_TEST_CONFIG
+const APP_ORIGIN = new URL(process.env.SVC_BASE_URL).origin
+const conf = Object.fromEntries(fs.readFileSync(CONFIG, 'utf8').split('\n')
+  .filter(l => l && !l.startsWith('#') && l.includes('=')).map(l => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+const WSD_DIRECT = `ws://127.0.0.1:${conf.SVC_WS_PORT}`
+
+let failures = 0
+const cleanups = []
+// a stock y-websocket client logs each message type it does not know (the comments): expected here
+const consoleError = console.error
+console.error = (...args) => { if (!String(args[0]).includes('Unable to compute message')) consoleError(...args) }
+
+function sleep (ms) { return new Promise(resolve => setTimeout(resolve, ms)) }
+
+async function waitFor (what, fn, ms = 15000) {
+  const end = Date.now() + ms
+  let last
+  while (Date.now() < end) {
+    try { last = await fn(); if (last) return last } catch (e) { last = e }
+    await sleep(50)
+  }
+  throw new Error('timed out waiting for ' + what + (last instanceof Error ? ': ' + last.message : ''))
+}
+
+async function test (name, fn, ms = 60000) {
+  let timer
+  try {
+    await Promise.race([fn(), new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error('test timed out')), ms) })])
+    console.log('ok - ' + name)
+  } catch (e) {
+    failures++
+    console.log('not ok - ' + name)
+    consoleError('# ' + String(e && e.stack ? e.stack : e).split('\n').join('\n# '))
+  } finally {
+    clearTimeout(timer)
+    while (cleanups.length) { try { cleanups.pop()() } catch (e) {} }
+  }
+}
+
+function assert (cond, msg) { if (!cond) throw new Error('assertion failed: ' + msg) }
+
+// ------------------------------------------------------------------ the API
+
+async function api (method, path, body, token) {
+  const headers = { Accept: 'application/json' }
+  if (token) headers.Authorization = 'Bearer ' + token
+  if (body !== undefined) headers['Content-Type'] = 'application/json'
+  else if (method !== 'GET') headers['Content-Length'] = '0'
+  const r = await fetch(BASE + path, { method, headers, body: body !== undefined ? JSON.stringify(body) : undefined })
+  const text = await r.text()
+  let json = null
+  try { json = JSON.parse(text) } catch (e) {}
+  return { status: r.status, body: json, text }
+}
+
+async function signup (tag) {
+  const email = `wsd-${tag}-${crypto.randomBytes(5).toString('hex')}@example.test`
+  const name = 'WSD ' + tag
+  const r = await api('POST', '/auth/signup', { email, password: 'pw-' + crypto.randomBytes(8).toString('hex'), displayName: name })
+  assert(r.status === 200 || r.status === 201, 'signup: ' + r.text)
+  const token = r.body.accessToken
+  const me = await api('GET', '/auth/me', undefined, token)
+  const wid = (r.body.workspace && r.body.workspace.id) || (me.body.workspace && me.body.workspace.id) ||
+    (me.body.workspaces && me.body.workspaces[0].id) || r.body.workspaceId
+  const uid = (r.body.user && r.body.user.id) || (me.body.user && me.body.user.id) || me.body.id
+  assert(wid && uid, 'no workspace or user id: ' + me.text)
+  return { token, wid, uid, name }
+}
+
+async function createProject (acct) {
+  const r = await api('POST', `/workspaces/${acct.wid}/projects`, { name: 'WSD ' + crypto.randomBytes(3).toString('hex'), template: 'todo-app' }, acct.token)
+  assert(r.status === 201, 'create project: ' + r.text)
+  return r.body.id
+}
+
+async function fileOnDisk (acct, pid, path) {
+  const r = await fetch(`${BASE}/projects/${pid}/files/${path}`, { headers: { Authorization: 'Bearer ' + acct.token } })
+  return r.status === 200 ? r.text() : null
+}
+
+async function versions (acct, pid) {
+  const r = await api('GET', `/projects/${pid}/versions`, undefined, acct.token)
+  assert(r.status === 200, 'versions: ' + r.text)
+  return Array.isArray(r.body) ? r.body : r.body.items
+}
+
+async function comments (acct, pid) {
+  const r = await api('GET', `/projects/${pid}/design-comments`, undefined, acct.token)
+  assert(r.status === 200, 'design-comments list: ' + r.status + ' ' + r.text)
+  return r.body.items
+}
+
+// ------------------------------------------------------------------ clients
+
+function client (acct, pid, opts = {}) {
+  const doc = new Y.Doc()
+  const provider = new WebsocketProvider(opts.url || WS_URL, pid, doc, {
+    WebSocketPolyfill: WebSocket, disableBc: true, params: { token: acct.token }, connect: opts.connect !== false
+  })
+  const c = { doc, provider, files: doc.getMap('files'), comments: [], errors: [] }
+  if (opts.comments) {
+    provider.messageHandlers[100] = (encoder, decoder, prov, emitSynced, messageType) => {
+      const m = JSON.parse(decoding.readVarString(decoder))
+      if (m.type === 'error') c.errors.push(m)
+      else c.comments.push(m)
+    }
+  }
+  c.synced = new Promise(resolve => { if (provider.synced) resolve(); else provider.once('sync', s => s && resolve()) })
+  c.text = path => { const t = c.files.get(path); return t instanceof Y.Text ? t.toString() : null }
+  c.sendComment = obj => {
+    const e = encoding.createEncoder()
+    encoding.writeVarUint(e, 100)
+    encoding.writeVarString(e, JSON.stringify(obj))
+    provider.ws.send(encoding.toUint8Array(e))
+  }
+  cleanups.push(() => { provider.destroy(); doc.destroy() })
+  return c
+}
+
+async function synced (...cs) {
+  await Promise.race([Promise.all(cs.map(c => c.synced)), sleep(15000).then(() => { throw new Error('clients did not sync') })])
+}
+
+// A raw socket for protocol-level checks: collects messages, records the close.
+function raw (url, headers = {}) {
+  const ws = new WebSocket(url, { headers })
+  ws.binaryType = 'nodebuffer'
+  const r = { ws, msgs: [], closed: null, error: null, opened: false }
+  ws.on('open', () => { r.opened = true })
+  ws.on('message', (data, isBinary) => r.msgs.push({ data: new Uint8Array(data), isBinary }))
+  ws.on('close', (code, reason) => { r.closed = { code, reason: reason.toString() } })
+  ws.on('error', e => { r.error = e })
+  ws.on('unexpected-response', (req, res) => { r.error = new Error('HTTP ' + res.statusCode); ws.terminate() })
+  cleanups.push(() => { try { ws.terminate() } catch (e) {} })
+  r.types = () => r.msgs.map(m => m.data[0])
+  r.open = () => waitFor('socket open', () => r.opened || r.error || r.closed)
+  return r
+}
+
+function frame (...parts) {
+  const e = encoding.createEncoder()
+  for (const p of parts) {
+    if (typeof p === 'number') encoding.writeVarUint(e, p)
+    else encoding.writeVarUint8Array(e, p)
+  }
+  return encoding.toUint8Array(e)
+}
+
+function b64url (x) { return Buffer.from(x).toString('base64url') }
+function jwt (claims, alg = 'HS256', secret = conf.JWT_SECRET) {
+  const h = b64url(JSON.stringify({ alg, typ: 'JWT' }))
+  const p = b64url(JSON.stringify(claims))
+  const sig = alg === 'none' ? '' : crypto.createHmac('sha256', secret).update(h + '.' + p).digest('base64url')
+  return `${h}.${p}.${sig}`
+}
+
+// ------------------------------------------------------------------ the daemon
+
+function wsdPid () { return parseInt(fs.readFileSync(process.env.SVC_TEST_WSD_PIDFILE, 'utf8'), 10) }
+
+async function restartWsd () {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME || '/root', LANG: 'C.UTF-8', SVC_CONFIG: CONFIG }
+  if (process.env.SVC_TEST_ASAN_OPTIONS) {
+    env.ASAN_OPTIONS = process.env.SVC_TEST_ASAN_OPTIONS
+    env.UBSAN_OPTIONS = process.env.SVC_TEST_UBSAN_OPTIONS
+  }
+  const log = fs.openSync(process.env.SVC_TEST_WSD_LOG, 'a')
+  const child = spawn(BUILD + '/wsd/svc-wsd', [], { env, detached: true, stdio: ['ignore', log, log] })
+  child.unref()
+  fs.writeFileSync(process.env.SVC_TEST_WSD_PIDFILE, String(child.pid) + '\n')
+  await waitFor('svc-wsd listening', async () => {
+    try { const r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/status`); return r.status === 401 } catch (e) { return false }
+  })
+}
+
+// ------------------------------------------------------------------ the tests
+
+const owner = await signup('owner')
+const other = await signup('other')
+const pid = await createProject(owner)
+
+await test('wsd three y-websocket clients editing concurrently converge', async () => {
+  const a = client(owner, pid); const b = client(owner, pid); const c = client(owner, pid)
+  await synced(a, b, c)
+  assert(a.text('index.html') !== null && a.text('index.html').includes('<'), 'index.html came from disk: ' + a.text('index.html'))
+  a.files.set('notes.md', new Y.Text('# Notes\n'))
+  await waitFor('notes.md everywhere', () => b.text('notes.md') !== null && c.text('notes.md') !== null)
+  const cs = [a, b, c]
+  for (let i = 0; i < 30; i++) {
+    for (const [k, x] of cs.entries()) {
+      const t = x.files.get('notes.md')
+      t.insert(Math.floor(Math.random() * (t.length + 1)), `${'abc'[k]}${i} `)
+      if (i % 7 === k) t.delete(0, Math.min(2, t.length))
+    }
+    if (i % 5 === 0) await sleep(5)
+  }
+  await waitFor('convergence', () => a.text('notes.md') === b.text('notes.md') && b.text('notes.md') === c.text('notes.md'))
+  for (const k of 'abc') assert(a.text('notes.md').includes(k + '29 '), 'every client\'s last edit is there')
+})
+
+await test('wsd a late joiner receives everything', async () => {
+  const a = client(owner, pid)
+  await synced(a)
+  const late = client(owner, pid)
+  await synced(late)
+  await waitFor('late joiner matches', () => late.text('notes.md') !== null && late.text('notes.md') === a.text('notes.md'))
+  assert(Y.encodeStateAsUpdate(late.doc).length > 100, 'the late joiner has the document')
+})
+
+await test('wsd awareness reaches the other clients and leaves with the client', async () => {
+  const a = client(owner, pid); const b = client(owner, pid)
+  await synced(a, b)
+  a.provider.awareness.setLocalStateField('user', { id: owner.uid, name: 'Ann', color: '#ff0000', avatarUrl: null })
+  a.provider.awareness.setLocalStateField('cursor', { file: 'notes.md', selection: { start: 1, end: 3 } })
+  const aid = a.doc.clientID
+  await waitFor('b sees a', () => { const s = b.provider.awareness.getStates().get(aid); return s && s.user && s.user.name === 'Ann' && s.cursor.selection.end === 3 })
+  // a third client joining now gets the current states on connect
+  const c = client(owner, pid)
+  await synced(c)
+  await waitFor('c sees a', () => c.provider.awareness.getStates().has(aid))
+  a.provider.disconnect()
+  await waitFor('b sees a leave', () => !b.provider.awareness.getStates().has(aid))
+})
+
+await test('wsd query-awareness and several messages in one frame', async () => {
+  const a = client(owner, pid)
+  await synced(a)
+  a.provider.awareness.setLocalStateField('user', { name: 'Q' })
+  const r = raw(`${WSD_DIRECT}/project/${pid}?token=${owner.token}`)
+  await waitFor('server step 1', () => r.msgs.some(m => m.data[0] === 0 && m.data[1] === 0))
+  const n0 = r.msgs.length
+  // step 1 (empty state vector) + query-awareness in one frame
+  const e = encoding.createEncoder()
+  encoding.writeVarUint(e, 0); encoding.writeVarUint(e, 0); encoding.writeVarUint8Array(e, Y.encodeStateVector(new Y.Doc()))
+  encoding.writeVarUint(e, 3)
+  r.ws.send(encoding.toUint8Array(e))
+  await waitFor('step 2 and awareness', () => {
+    const later = r.msgs.slice(n0)
+    return later.some(m => m.data[0] === 0 && m.data[1] === 1) && later.some(m => m.data[0] === 1)
+  })
+  const step2 = r.msgs.slice(n0).find(m => m.data[0] === 0 && m.data[1] === 1)
+  const d = decoding.createDecoder(step2.data); decoding.readVarUint(d); decoding.readVarUint(d)
+  const fresh = new Y.Doc()
+  Y.applyUpdate(fresh, decoding.readVarUint8Array(d))
+  assert(fresh.getMap('files').get('notes.md').toString() === a.text('notes.md'), 'step 2 holds the whole document')
+  assert(r.msgs.every(m => m.isBinary), 'binary frames only')
+})
+
+await test('wsd edits reach the disk and become one "Collaborative edits" version', async () => {
+  const a = client(owner, pid)
+  await synced(a)
+  const before = (await versions(owner, pid)).length
+  const marker = 'disk-marker-' + crypto.randomBytes(4).toString('hex')
+  const t = a.files.get('notes.md')
+  for (let i = 0; i < 5; i++) { t.insert(t.length, marker.slice(i * 4, i * 4 + 4)); await sleep(20) }
+  t.insert(t.length, marker.slice(20) + '\n')
+  await waitFor('file on disk', async () => ((await fileOnDisk(owner, pid, 'notes.md')) || '').includes(marker), 20000)
+  assert((await fileOnDisk(owner, pid, 'notes.md')) === a.text('notes.md'), 'disk equals the document')
+  const vs = await waitFor('a version', async () => { const v = await versions(owner, pid); return v.length > before && v })
+  assert(vs[0].message.startsWith('Collaborative edits'), 'message: ' + vs[0].message)
+  await sleep(2500)
+  assert((await versions(owner, pid)).length === before + 1, 'one burst, one commit')
+  await waitFor('meta.lastSavedAt', () => /^\d{4}-\d\d-\d\dT/.test(a.doc.getMap('meta').get('lastSavedAt') || ''))
+})
+
+await test('wsd an agent change made through the API appears in a connected client', async () => {
+  assert(process.env.SVC_PROVIDER_URL, 'SVC_PROVIDER_URL (the model double) is set')
+  const a = client(owner, pid)
+  await synced(a)
+  const chats = await api('GET', `/projects/${pid}/chats`, undefined, owner.token)
+  const chatId = (chats.body.items || chats.body)[0].id
+  assert(!a.text('index.html').includes('Made with svc'), 'no footer yet')
+  const r = await fetch(`${BASE}/chat/${pid}/messages`, {
+    method: 'POST',
+    headers: { Authorization: 'Bearer ' + owner.token, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+    body: JSON.stringify({ chatId, text: 'add a footer' })
+  })
+  const stream = await r.text()
+  assert(r.status === 200 && stream.includes('task_complete'), 'agent turn: ' + r.status + ' ' + stream.slice(-300))
+  await waitFor('footer in the live document', () => (a.text('index.html') || '').includes('Made with svc'), 20000)
+  assert(a.text('index.html') === await fileOnDisk(owner, pid, 'index.html'), 'the document equals the disk')
+})
+
+await test('wsd a checkout through the API reaches a connected client', async () => {
+  const a = client(owner, pid)
+  await synced(a)
+  const vs = await versions(owner, pid)
+  const first = vs[vs.length - 1]
+  const r = await api('POST', `/projects/${pid}/versions/${first.sha}/checkout`, undefined, owner.token)
+  assert(r.status === 200, 'checkout: ' + r.text)
+  await waitFor('restored index.html and notes.md gone', () => !(a.text('index.html') || '').includes('Made with svc') && a.text('notes.md') === null, 20000)
+})
+
+await test('wsd design comments: add, resolve, unresolve, delete broadcast and persist; a stock client keeps syncing', async () => {
+  const a = client(owner, pid, { comments: true }); const b = client(owner, pid, { comments: true })
+  const stock = client(owner, pid) // no handler for message 100
+  await synced(a, b, stock)
+  let closedStock = false
+  stock.provider.ws.addEventListener('close', () => { closedStock = true })
+  a.sendComment({ type: 'design-comment:add', content: 'Make the header blue', xPercent: 25.5, yPercent: 10, selector: 'header', pagePath: '/' })
+  const added = await waitFor('added', () => b.comments.find(m => m.type === 'design-comment:added' && m.comment.content === 'Make the header blue'))
+  const c = added.comment
+  assert(c.id && c.user.id === owner.uid && c.user.name === owner.name && c.xPercent === 25.5 && c.selector === 'header' && c.createdAt, 'comment fields: ' + JSON.stringify(c))
+  await waitFor('a gets its own broadcast', () => a.comments.some(m => m.type === 'design-comment:added' && m.comment.id === c.id))
+  a.sendComment({ type: 'design-comment:add', content: 'Reply', xPercent: 1, yPercent: 1, parentId: c.id })
+  const reply = await waitFor('reply', () => b.comments.find(m => m.type === 'design-comment:added' && m.comment.parentId === c.id))
+  let list = await comments(owner, pid)
+  assert(list.length === 2 && list.find(x => x.id === c.id).status === 'open', 'listed: ' + JSON.stringify(list))
+  b.sendComment({ type: 'design-comment:resolve', commentId: c.id })
+  const res = await waitFor('resolved', () => a.comments.find(m => m.type === 'design-comment:resolved' && m.commentId === c.id))
+  assert(res.resolvedBy && res.resolvedBy.id === owner.uid && res.resolvedAt, 'resolved fields')
+  list = await comments(owner, pid)
+  assert(list.find(x => x.id === c.id).status === 'resolved', 'resolved stored')
+  // a joiner gets the open comments only
+  const j = client(owner, pid, { comments: true })
+  await synced(j)
+  await waitFor('joiner gets the open reply', () => j.comments.some(m => m.comment && m.comment.id === reply.comment.id))
+  assert(!j.comments.some(m => m.comment && m.comment.id === c.id), 'resolved comment not sent to joiners')
+  b.sendComment({ type: 'design-comment:unresolve', commentId: c.id })
+  await waitFor('unresolved', () => a.comments.some(m => m.type === 'design-comment:unresolved' && m.commentId === c.id))
+  a.sendComment({ type: 'design-comment:delete', commentId: reply.comment.id })
+  await waitFor('deleted', () => b.comments.some(m => m.type === 'design-comment:deleted' && m.commentId === reply.comment.id))
+  list = await comments(owner, pid)
+  assert(list.length === 1 && list[0].id === c.id && list[0].status === 'open', 'after delete: ' + JSON.stringify(list))
+  // the stock client: still connected, still syncing
+  a.files.set('after-comments.txt', new Y.Text('still here'))
+  await waitFor('stock client syncs', () => stock.text('after-comments.txt') === 'still here')
+  assert(!closedStock && stock.provider.wsconnected, 'the stock client stayed connected')
+})
+
+await test('wsd invalid design comments get an error to the sender only', async () => {
+  const a = client(owner, pid, { comments: true }); const b = client(owner, pid, { comments: true })
+  await synced(a, b)
+  const n = b.comments.length
+  a.sendComment({ type: 'design-comment:add', content: '   ', xPercent: 1, yPercent: 1 })
+  a.sendComment({ type: 'design-comment:add', content: 'x', xPercent: 101, yPercent: 1 })
+  a.sendComment({ type: 'design-comment:add', content: 'x'.repeat(10001), xPercent: 1, yPercent: 1 })
+  a.sendComment({ type: 'design-comment:add', content: 'x', xPercent: 1, yPercent: 1, parentId: crypto.randomUUID() })
+  a.sendComment({ type: 'design-comment:resolve', commentId: crypto.randomUUID() })
+  a.sendComment({ type: 'design-comment:delete', commentId: 'not-an-id' })
+  await waitFor('six errors', () => a.errors.length >= 6)
+  assert(a.errors.every(e => e.error && e.message), 'error shape: ' + JSON.stringify(a.errors))
+  assert(a.errors.some(e => e.error === 'not_found'), 'unknown comment is not_found')
+  await sleep(300)
+  assert(b.errors.length === 0 && b.comments.length === n, 'b saw nothing')
+  // comments of another project are unknown here
+  const pid2 = await createProject(owner)
+  const o = client(owner, pid2, { comments: true })
+  await synced(o)
+  o.sendComment({ type: 'design-comment:add', content: 'elsewhere', xPercent: 1, yPercent: 1 })
+  const other = await waitFor('added elsewhere', () => o.comments.find(m => m.type === 'design-comment:added'))
+  a.sendComment({ type: 'design-comment:resolve', commentId: other.comment.id })
+  a.sendComment({ type: 'design-comment:add', content: 'x', xPercent: 1, yPercent: 1, parentId: other.comment.id })
+  await waitFor('two more errors', () => a.errors.length >= 8)
+  assert(a.provider.wsconnected, 'the sender stays connected')
+})
+
+await test('wsd a public project viewer reads but cannot write', async () => {
+  const pub = await createProject(owner)
+  const r = await api('PATCH', `/projects/${pub}`, { visibility: 'public' }, owner.token)
+  assert(r.status === 200, 'make public: ' + r.text)
+  const o = client(owner, pub, { comments: true }); const v = client(other, pub, { comments: true })
+  await synced(o, v)
+  assert(v.text('index.html') === o.text('index.html'), 'the viewer reads the document')
+  v.files.get('index.html').insert(0, 'VIEWER WAS HERE')
+  v.files.set('viewer.txt', new Y.Text('nope'))
+  v.sendComment({ type: 'design-comment:add', content: 'viewer comment', xPercent: 1, yPercent: 1 })
+  await waitFor('forbidden comment', () => v.errors.some(e => e.error === 'forbidden'))
+  o.files.get('index.html').insert(0, '<!-- owner -->')
+  await waitFor('viewer gets owner edits', () => v.text('index.html').includes('<!-- owner -->'))
+  await sleep(300)
+  assert(!o.text('index.html').includes('VIEWER') && o.text('viewer.txt') === null, 'owner never saw the viewer edits')
+  const fresh = client(owner, pub)
+  await synced(fresh)
+  assert(!fresh.text('index.html').includes('VIEWER') && fresh.text('viewer.txt') === null, 'the server did not apply them')
+  // a private project is refused to the same user
+  const r2 = raw(`${WS_URL}/${pid}?token=${other.token}`, { Origin: APP_ORIGIN })
+  await waitFor('closed', () => r2.closed)
+  assert(r2.types().every(t => t === 2), 'non-member got only the auth message: ' + r2.types())
+})
+
+await test('wsd forged, expired and alg-none tokens and non-members get nothing', async () => {
+  const now = Math.floor(Date.now() / 1000)
+  const cases = {
+    forged: jwt({ sub: owner.uid, iss: conf.JWT_ISSUER || 'svc', exp: now + 600, kind: 'access' }, 'HS256', 'x'.repeat(64)),
+    expired: jwt({ sub: owner.uid, iss: conf.JWT_ISSUER || 'svc', exp: now - 10, kind: 'access' }),
+    algnone: jwt({ sub: owner.uid, iss: conf.JWT_ISSUER || 'svc', exp: now + 600, kind: 'access' }, 'none'),
+    garbage: 'not.a.token',
+    nonmember: other.token
+  }
+  for (const [name, tok] of Object.entries(cases)) {
+    const r = raw(`${WS_URL}/${pid}?token=${encodeURIComponent(tok)}`)
+    await waitFor(name + ' closed', () => r.closed || r.error)
+    // what was sent before the close can only be the auth message
+    r.ws.readyState === WebSocket.OPEN || await sleep(10)
+    assert(r.types().every(t => t === 2), name + ': got ' + r.types())
+    if (r.msgs.length) {
+      const d = decoding.createDecoder(r.msgs[0].data); decoding.readVarUint(d)
+      assert(decoding.readVarUint(d) === 0 && decoding.readVarString(d).startsWith('permission-denied'), name + ': permission-denied')
+    }
+    assert(!r.closed || r.closed.code === 1008, name + ': close code ' + JSON.stringify(r.closed))
+  }
+  // updates sent before authorization are never applied
+  const r = raw(`${WS_URL}/${pid}?token=${encodeURIComponent(cases.forged)}`)
+  r.ws.on('open', () => {
+    const d = new Y.Doc(); d.getMap('files').set('forged.txt', new Y.Text('forged'))
+    r.ws.send(frame(0, 2, Y.encodeStateAsUpdate(d)))
+  })
+  await waitFor('closed', () => r.closed || r.error)
+  const a = client(owner, pid)
+  await synced(a)
+  assert(a.text('forged.txt') === null, 'the forged update was not applied')
+})
+
+await test('wsd the token in a cookie works and a foreign Origin is refused', async () => {
+  const good = raw(`${WS_URL}/${pid}`, { Cookie: 'svc_access_token=' + owner.token, Origin: APP_ORIGIN })
+  await waitFor('step 1 over cookie auth', () => good.msgs.some(m => m.data[0] === 0))
+  const evil = raw(`${WS_URL}/${pid}?token=${owner.token}`, { Origin: 'https://evil.example' })
+  await waitFor('refused', () => evil.error || evil.closed)
+  assert(!evil.msgs.length, 'nothing sent to a foreign origin')
+  const bad = raw(`${WS_URL}/not-a-project?token=${owner.token}`)
+  await waitFor('unknown path refused', () => bad.error || bad.closed)
+  assert(!bad.msgs.length, 'nothing for a bad path')
+})
+
+await test('wsd oversized and malformed messages close the sender only', async () => {
+  const a = client(owner, pid); const b = client(owner, pid)
+  await synced(a, b)
+  const big = raw(`${WS_URL}/${pid}?token=${owner.token}`)
+  await waitFor('open', () => big.msgs.length)
+  big.ws.send(frame(0, 2, new Uint8Array(1024 * 1024 + 10)))
+  await waitFor('1009', () => big.closed)
+  assert(big.closed.code === 1009, 'closed with ' + JSON.stringify(big.closed))
+  for (const [name, bytes, code] of [['bad update', frame(0, 2, new Uint8Array([1, 200, 200, 200])), 1003],
+    ['bad sync type', frame(0, 9, new Uint8Array([0])), 1003], ['truncated', new Uint8Array([0, 2, 50, 1]), 1003],
+    ['bad awareness json', frame(1, new Uint8Array([1, 5, 1, 2, 123, 91])), 1003], ['text frame', 'hello', 1003]]) {
+    const r = raw(`${WS_URL}/${pid}?token=${owner.token}`)
+    await waitFor('open', () => r.msgs.length)
+    r.ws.send(bytes)
+    await waitFor(name + ' closed', () => r.closed)
+    assert(r.closed.code === code, name + ': closed with ' + JSON.stringify(r.closed))
+  }
+  a.files.set('still-works.txt', new Y.Text('yes'))
+  await waitFor('room keeps working', () => b.text('still-works.txt') === 'yes')
+  assert(a.provider.wsconnected && b.provider.wsconnected, 'others stay connected')
+})
+
+await test('wsd a client through Apache and one through lighttpd share the room', async () => {
+  assert(APACHE_WS_URL, 'SVC_TEST_APACHE_WS_URL set')
+  const a = client(owner, pid); const b = client(owner, pid, { url: APACHE_WS_URL })
+  await synced(a, b)
+  b.files.set('via-apache.txt', new Y.Text('apache'))
+  await waitFor('lighttpd client sees it', () => a.text('via-apache.txt') === 'apache')
+})
+
+await test('wsd kill -9 and restart lose nothing; offline edits merge on reconnect', async () => {
+  const p = await createProject(owner)
+  const a = client(owner, p, { comments: true }); const b = client(owner, p)
+  await synced(a, b)
+  const t = a.files.get('index.html')
+  for (let i = 0; i < 50; i++) t.insert(0, `k${i};`)
+  a.sendComment({ type: 'design-comment:add', content: 'survives', xPercent: 2, yPercent: 3 })
+  await waitFor('comment stored', () => a.comments.some(m => m.type === 'design-comment:added'))
+  await waitFor('b has the edits', () => b.text('index.html') === a.text('index.html'))
+  await sleep(400) // updates reach MariaDB at most ~100 ms after they arrive
+  const expected = a.text('index.html')
+  process.kill(wsdPid(), 'SIGKILL')
+  await waitFor('clients notice', () => !a.provider.wsconnected && !b.provider.wsconnected)
+  b.files.get('index.html').insert(0, 'OFFLINE;')
+  await restartWsd()
+  const c = client(owner, p, { comments: true })
+  await synced(c)
+  await waitFor('nothing lost', () => (c.text('index.html') || '').includes(expected))
+  await waitFor('offline edit merged everywhere', () => c.text('index.html').startsWith('OFFLINE;') && a.text('index.html') === c.text('index.html'), 20000)
+  await waitFor('open comment after restart', () => c.comments.some(m => m.comment && m.comment.content === 'survives'))
+})
+
+await test('wsd internal endpoints refuse unsigned and forged calls', async () => {
+  let r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0' } })
+  assert(r.status === 401, 'daemon unsigned: ' + r.status)
+  const ts = String(Math.floor(Date.now() / 1000))
+  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': 'v1=' + '0'.repeat(64) } })
+  assert(r.status === 401, 'daemon forged: ' + r.status)
+  const sign = (method, path, ts, body) => 'v1=' + crypto.createHmac('sha256', conf.INTERNAL_SECRET)
+    .update(`${method}\n${path}\n${ts}\n${crypto.createHash('sha256').update(body).digest('hex')}`).digest('hex')
+  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', `/internal/projects/${pid}/disk-changed`, ts, '') } })
+  assert(r.status === 202, 'daemon signed: ' + r.status)
+  const old = String(Math.floor(Date.now() / 1000) - 301)
+  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', 'X-Svc-Timestamp': old, 'X-Svc-Signature': sign('POST', `/internal/projects/${pid}/disk-changed`, old, '') } })
+  assert(r.status === 401, 'daemon stale: ' + r.status)
+  const body = JSON.stringify({ paths: ['x'] })
+  const path = new URL(BASE).pathname + `/internal/projects/${pid}/files-changed`
+  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })
+  assert(r.status === 401, 'API unsigned: ' + r.status)
+  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, body + ' ') }, body })
+  assert(r.status === 401, 'API tampered body: ' + r.status)
+  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, body) }, body })
+  assert(r.status === 200, 'API signed: ' + r.status + ' ' + await r.text())
+})
+
+process.exit(failures ? 1 : 0)

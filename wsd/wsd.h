@@ -1,0 +1,227 @@
+/* wsd.h: the parts of svc-wsd shared between its files: protocol codec, rooms, sessions, worker jobs. */
+#ifndef SVC_WSD_H
+#define SVC_WSD_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "db.h"
+#include "yjs/yjs.h"
+
+/* ------------------------------------------------------------------ protocol (proto.c, no lws) */
+
+/* y-protocols message types (y-websocket src/y-websocket.js) and ours. */
+enum {
+	WSD_MSG_SYNC = 0,
+	WSD_MSG_AWARENESS = 1,
+	WSD_MSG_AUTH = 2,
+	WSD_MSG_QUERY_AWARENESS = 3,
+	WSD_MSG_DESIGN_COMMENT = 100, /* svc: varString(JSON), docs/collaboration.md */
+};
+
+/* Sync sub-types (y-protocols sync.js). */
+enum { WSD_SYNC_STEP1 = 0, WSD_SYNC_STEP2 = 1, WSD_SYNC_UPDATE = 2 };
+
+/* A reader over untrusted bytes: every read checks `end` first. */
+struct wsd_reader {
+	const uint8_t *p;
+	const uint8_t *end;
+};
+
+/* lib0 readVarUint: at most 2^53-1 (Number.MAX_SAFE_INTEGER). Returns 0 or SVC_E_VALIDATION. */
+int wsd_read_varuint(struct wsd_reader *r, uint64_t *out);
+
+/* lib0 readVarUint8Array / readVarString bytes (no copy): *out points into the reader. */
+int wsd_read_varbytes(struct wsd_reader *r, const uint8_t **out, size_t *out_len);
+
+/* Appends lib0 varUint / varUint8Array / varString to `b`. Return 0 (the core aborts on no memory). */
+int wsd_write_varuint(struct svc_yjs_buf *b, uint64_t v);
+int wsd_write_varbytes(struct svc_yjs_buf *b, const void *data, size_t len);
+
+/* One entry of an awareness update (y-protocols awareness.js encodeAwarenessUpdate). */
+struct wsd_aw_entry {
+	uint64_t client;
+	uint64_t clock;
+	const uint8_t *json;  /* JSON text of the state ("null" = removed), into the message */
+	size_t json_len;
+};
+
+/*
+ * Splits an awareness update (the payload after the message type: the
+ * varUint8Array contents) into at most `max` entries. Checks the count
+ * against the bytes present before anything else and that each state is
+ * JSON (parsed with json-c, nesting capped). Returns the number of entries
+ * (>= 0) or SVC_E_VALIDATION.
+ */
+int wsd_awareness_parse(const uint8_t *data, size_t len, struct wsd_aw_entry *out, size_t max);
+
+/* Returns 1 when an entry's JSON text is `null` (the client left). */
+int wsd_aw_is_null(const struct wsd_aw_entry *e);
+
+/*
+ * Checks the WebSocket Origin header `origin` (NULL = absent, allowed: not a
+ * browser) against app_url and the comma-separated SVC_CORS_ORIGINS list:
+ * scheme, host and port must match one of them exactly (case-insensitive
+ * host, no path). Returns 1 when allowed, else 0.
+ */
+int wsd_origin_allowed(const char *origin, const char *app_url, const char *cors_origins);
+
+/*
+ * Takes the project id from a socket path: "/project/<uuid>" or
+ * "/ws/project/<uuid>" (what the proxies pass), a query string is ignored.
+ * Writes the lower-case UUID into out (37 bytes). Returns 0 or
+ * SVC_E_NOT_FOUND.
+ */
+int wsd_path_project(const char *path, char *out);
+
+/*
+ * Finds cookie `name` in a Cookie header value and copies it into out
+ * (max bytes, NUL-terminated). Returns 1 when found and it fits, else 0.
+ */
+int wsd_cookie_get(const char *header, const char *name, char *out, size_t max);
+
+/* A design-comment request from a client, validated (spec "Design comment messages"). */
+enum wsd_comment_op { WSD_C_ADD, WSD_C_RESOLVE, WSD_C_UNRESOLVE, WSD_C_DELETE };
+struct wsd_comment_req {
+	enum wsd_comment_op op;
+	char comment_id[37];       /* resolve / unresolve / delete */
+	char *content;             /* add: owned, valid UTF-8, 1..10000 code points, not blank */
+	double x, y;               /* add: 0..100 */
+	char *selector;            /* add: owned or NULL (at most 1024 bytes) */
+	char *page_path;           /* add: owned or NULL (at most 1024 bytes) */
+	char parent_id[37];        /* add: "" when not a reply */
+};
+
+/*
+ * Parses the JSON text of a message 100 from a client into `out`. On
+ * SVC_E_VALIDATION writes a message for a person into msg (msgmax bytes);
+ * on success the caller frees with wsd_comment_req_dispose().
+ */
+int wsd_comment_parse(const char *json, size_t len, struct wsd_comment_req *out, char *msg, size_t msgmax);
+void wsd_comment_req_dispose(struct wsd_comment_req *r);
+
+/* SHA-256 of `len` bytes as 64 lower-case hex digits and a NUL (out: 65 bytes). */
+void wsd_sha256_hex(const void *data, size_t len, char *out);
+
+/* Returns 1 when `len` bytes look like text the document can hold: valid UTF-8 without NUL. */
+int wsd_is_text(const char *data, size_t len);
+
+/* ------------------------------------------------------------------ workers (worker.c) */
+
+struct wsd_worker;
+struct wsd_job;
+
+/* Runs on a worker thread with that worker's database connection (may be NULL when MariaDB is down). */
+typedef void (*wsd_job_run)(struct wsd_job *job, struct wsd_worker *w);
+/* Runs on the event loop once the job ran; frees the job. */
+typedef void (*wsd_job_done)(struct wsd_job *job);
+
+struct wsd_job {
+	struct wsd_job *next;
+	wsd_job_run run;
+	wsd_job_done done;
+};
+
+struct wsd_worker {
+	const char *name;
+	const struct svc_config *cfg;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct wsd_job *head, *tail;
+	size_t queued;
+	int stop;
+	struct svc_db *db;
+};
+
+/* Starts a worker thread. Returns 0 or SVC_E_INTERNAL. */
+int wsd_worker_start(struct wsd_worker *w, const char *name, const struct svc_config *cfg);
+/* Queues a job (FIFO per worker). */
+void wsd_worker_push(struct wsd_worker *w, struct wsd_job *job);
+/* Stops the thread after the queued jobs ran; their done callbacks still run from wsd_worker_drain_done(). */
+void wsd_worker_stop(struct wsd_worker *w);
+/* The worker's database connection, opened (again) when needed; NULL when MariaDB is unreachable. */
+struct svc_db *wsd_worker_db(struct wsd_worker *w);
+/* Runs the done callbacks of finished jobs (event loop only). Returns how many ran. */
+size_t wsd_worker_drain_done(void);
+/* Set by main: called (from any thread) when a job finished, to wake the event loop. */
+extern void (*wsd_wake)(void);
+
+/* ------------------------------------------------------------------ rooms and sessions (room.c) */
+
+struct wsd_msg {
+	unsigned refs;
+	size_t len;
+	unsigned char buf[]; /* WSD_PRE bytes of room for the frame header, then len bytes */
+};
+#define WSD_PRE 16
+
+struct wsd_room;
+struct wsd_user;
+
+enum wsd_sess_state {
+	WSD_S_AUTH,      /* waiting for the role lookup */
+	WSD_S_WAIT_ROOM, /* authorised, the room's document is loading */
+	WSD_S_OPEN,      /* in the room */
+	WSD_S_CLOSING,   /* a close frame is due */
+};
+
+struct wsd_sess {
+	struct lws *wsi;
+	uint64_t id;
+	enum wsd_sess_state state;
+	char project_id[37];
+	char user_id[37];
+	char user_name[160];
+	int token_ok;          /* the token verified at the upgrade */
+	int can_write;
+	struct wsd_room *room;
+	struct wsd_user *user;
+	struct wsd_sess *hnext;
+	/* a message being reassembled from fragments */
+	uint8_t *rx;
+	size_t rx_len, rx_cap;
+	int rx_binary;
+	/* outbound queue (refcounted shared messages) */
+	struct wsd_msg **q;
+	size_t q_head, q_n, q_cap, q_bytes;
+	int close_code;
+	char close_reason[100];
+	int64_t connected_ms;
+	int64_t last_tx_ms;     /* last frame sent (the keepalive fills silences) */
+};
+
+/* Global daemon state, owned by the event loop thread. */
+struct wsd {
+	struct svc_config cfg;
+	struct lws_context *ctx;
+	struct wsd_worker db_worker;  /* role lookups, loads, persistence */
+	struct wsd_worker io_worker;  /* disk writes and reads, calls to the API */
+	uint64_t next_sess_id;
+	size_t nsess;
+	size_t nrooms;
+	int stopping;
+	int64_t stop_deadline_ms;
+};
+extern struct wsd *wsd_g;
+
+/* Session life (called from the protocol callback). */
+int wsd_sess_open(struct wsd_sess *s, struct lws *wsi);
+void wsd_sess_rx(struct wsd_sess *s, const void *in, size_t len, int first, int final, int binary);
+int wsd_sess_writeable(struct wsd_sess *s);
+void wsd_sess_closed(struct wsd_sess *s);
+
+/* Internal endpoint: the API changed a project's files on disk. Returns 0 or SVC_E_NOT_FOUND (no room). */
+int wsd_room_disk_changed(const char *project_id);
+
+/* The periodic work: persistence batches, saves, awareness timeouts, unloading. Every WSD_TICK_MS. */
+#define WSD_TICK_MS 25
+void wsd_tick(void);
+/* 1 when every room is saved and persisted (for a clean stop). */
+int wsd_all_clean(void);
+/* Counts for GET /internal/status: rooms, sessions. */
+void wsd_stats(size_t *rooms, size_t *sessions);
+
+#endif

@@ -1,0 +1,183 @@
+/* wsd_store.h: svc-wsd's jobs for MariaDB, the disk and the API, run on the worker threads (store.c). */
+#ifndef SVC_WSD_STORE_H
+#define SVC_WSD_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "wsd.h"
+
+/* One integrated update waiting for MariaDB. */
+struct wsd_update {
+	uint64_t seq;
+	uint8_t *data;
+	size_t len;
+};
+
+/* What svc-wsd last wrote to or read from disk: path -> SHA-256 hex (table collab_files). */
+struct wsd_known_entry {
+	char *path;
+	char hash[65];
+};
+struct wsd_known {
+	struct wsd_known_entry *e;
+	size_t n, cap;
+};
+const char *wsd_known_get(const struct wsd_known *k, const char *path);
+void wsd_known_set(struct wsd_known *k, const char *path, const char *hash);
+void wsd_known_del(struct wsd_known *k, const char *path);
+void wsd_known_dispose(struct wsd_known *k);
+
+/* A file as found on disk: its content (text files only), or its removal. */
+struct wsd_disk_file {
+	char *path;
+	char *content;  /* NULL when deleted or not text */
+	size_t len;
+	char hash[65];
+	int deleted;
+};
+
+/* The project id of a room (room.c). */
+const char *wsd_room_id(const struct wsd_room *r);
+
+/* --- who may join: the role lookup --- */
+struct wsd_access_job {
+	struct wsd_job base;
+	uint64_t sess_id;
+	char user_id[37], project_id[37];
+	int error;                 /* 0, SVC_E_NOT_FOUND (no such project), SVC_E_UNAVAILABLE */
+	int member;                /* may write */
+	int public_read;           /* may read */
+	char user_name[160];
+	void (*cb)(struct wsd_access_job *j);
+};
+void wsd_store_access(uint64_t sess_id, const char *user_id, const char *project_id,
+		      void (*cb)(struct wsd_access_job *j));
+
+/* --- loading a room's document --- */
+struct wsd_loaded_comment {
+	char id[37], parent_id[37];
+	int resolved;
+	char *added_json;          /* the design-comment:added message (owned) */
+};
+struct wsd_load_result {
+	int error;
+	struct svc_yjs_doc *doc;
+	uint64_t next_seq, since_snapshot;
+	struct wsd_known known;
+	char **dirty;              /* files whose document text was never written to disk */
+	size_t ndirty;
+	struct wsd_loaded_comment *comments;
+	size_t ncomments;
+};
+/*
+ * Loads the room's document: the snapshot and the update log from MariaDB,
+ * then brings it in line with the disk (files changed on disk since svc-wsd
+ * last saw them replace the document's text; documents that never existed
+ * are built from the files). Calls `cb` on the event loop.
+ */
+void wsd_store_load(const char *project_id, struct wsd_room *r,
+		    void (*cb)(struct wsd_room *r, struct wsd_load_result *res));
+
+/* --- the update log --- */
+struct wsd_persist_job {
+	struct wsd_job base;
+	struct wsd_room *room;
+	char project_id[37];
+	struct wsd_update *updates;
+	size_t n;
+	int error;
+	void (*cb)(struct wsd_persist_job *j);
+};
+/* Inserts `n` updates in one transaction; takes `updates` (and their data). */
+void wsd_store_persist(struct wsd_room *r, struct wsd_update *updates, size_t n,
+		       void (*cb)(struct wsd_persist_job *j));
+
+struct wsd_compact_job {
+	struct wsd_job base;
+	struct wsd_room *room;
+	char project_id[37];
+	uint64_t seq;
+	struct svc_yjs_buf state;
+	int error;
+	void (*cb)(struct wsd_compact_job *j);
+};
+/* Stores `state` (taken) as the snapshot covering updates up to `seq`, and drops those updates. */
+void wsd_store_compact(struct wsd_room *r, uint64_t seq, struct svc_yjs_buf *state,
+		       void (*cb)(struct wsd_compact_job *j));
+
+/* --- document -> disk --- */
+enum { WSD_SAVE_SKIPPED, WSD_SAVE_WRITTEN, WSD_SAVE_DELETED, WSD_SAVE_UNCHANGED, WSD_SAVE_CONFLICT };
+struct wsd_save_file {
+	char *path;
+	char *content;
+	size_t len;
+	int remove;                /* the key is gone from the document: remove the file */
+	char base_hash[65];        /* what svc-wsd believes is on disk ("" = nothing) */
+	char new_hash[65];
+	int outcome;
+};
+struct wsd_save_job {
+	struct wsd_job base;
+	struct wsd_room *room;
+	char project_id[37];
+	struct wsd_save_file *files;
+	size_t nfiles;
+	struct wsd_disk_file *conflicts; /* files changed on disk by someone else meanwhile */
+	size_t nconflicts;
+	int error;
+	void (*cb)(struct wsd_save_job *j);
+};
+/* Writes the files (temporary file + rename) unless the disk changed under them; takes `files`. */
+void wsd_store_save(struct wsd_room *r, struct wsd_save_file *files, size_t n, void (*cb)(struct wsd_save_job *j));
+
+/* --- disk -> document --- */
+struct wsd_rescan_job {
+	struct wsd_job base;
+	struct wsd_room *room;
+	char project_id[37];
+	struct wsd_known known;    /* a copy */
+	struct wsd_disk_file *files;
+	size_t nfiles;
+	int error;
+	void (*cb)(struct wsd_rescan_job *j);
+};
+/* Reads the project's files and reports those that differ from `known` (copied). */
+void wsd_store_rescan(struct wsd_room *r, const struct wsd_known *known, void (*cb)(struct wsd_rescan_job *j));
+
+/* --- calls to the API --- */
+struct wsd_call_job {
+	struct wsd_job base;
+	struct wsd_room *room;
+	char path[160];
+	char *body;
+	char **paths, **users;
+	size_t npaths, nusers;
+	long status;
+	void (*cb)(struct wsd_call_job *j);
+};
+/* POST /internal/projects/:id/files-changed {paths, userIds}; takes both lists. */
+void wsd_store_files_changed(struct wsd_room *r, char **paths, size_t npaths, char **users, size_t nusers,
+			     void (*cb)(struct wsd_call_job *j));
+/* POST /internal/projects/:id/presence {users}; takes `users`. */
+void wsd_store_presence(struct wsd_room *r, struct json_object *users, void (*cb)(struct wsd_call_job *j));
+
+struct wsd_comment_job {
+	struct wsd_job base;
+	struct wsd_room *room;
+	uint64_t sess_id;
+	enum wsd_comment_op op;
+	char comment_id[37], parent_id[37];
+	char path[160];
+	char *body;                /* the internal call's body */
+	char *broadcast;           /* the message for the room once stored */
+	long status;
+	void (*cb)(struct wsd_comment_job *j);
+};
+/* Stores a comment change through the API's /internal/design-comments/ endpoints. */
+void wsd_store_comment(struct wsd_room *r, uint64_t sess_id, const char *user_id, const char *user_name,
+		       const struct wsd_comment_req *req, void (*cb)(struct wsd_comment_job *j));
+
+#endif
