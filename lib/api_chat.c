@@ -8,7 +8,6 @@
 #include "api.h"
 #include "api_agent.h"
 #include "err.h"
-#include "internal.h"
 #include "json.h"
 #include "log.h"
 #include "repo.h"
@@ -484,7 +483,6 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 	if (changed) {
 		struct svc_dbv p = svc_dbv_str(sp->project_id);
 		svc_db_run(t->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
-		svc_internal_notify_files(t->cfg, sp->project_id); /* the live document takes the change (svc-wsd) */
 	}
 	if (rc == 0 && sp->plan) {
 		struct json_object *plan = NULL, *ev;
