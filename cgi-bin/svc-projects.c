@@ -33,6 +33,7 @@ static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/workspaces/:wid/folders", svc_api_folders_create, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
 	{ SVC_PATCH, "/api/folders/:folderId", svc_api_folders_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
 	{ SVC_DELETE, "/api/folders/:folderId", svc_api_folders_delete, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/direct-save/:projectId", svc_api_direct_save, SVC_R_AUTH | SVC_R_JSON, 0 },
 };
 
 int main(int argc, char **argv)
