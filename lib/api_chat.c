@@ -8,6 +8,7 @@
 #include "api.h"
 #include "api_agent.h"
 #include "err.h"
+#include "internal.h"
 #include "json.h"
 #include "log.h"
 #include "repo.h"
@@ -483,6 +484,7 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 	if (changed) {
 		struct svc_dbv p = svc_dbv_str(sp->project_id);
 		svc_db_run(t->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
+		svc_internal_notify_files(t->cfg, sp->project_id); /* the live document takes the change (svc-wsd) */
 	}
 	if (rc == 0 && sp->plan) {
 		struct json_object *plan = NULL, *ev;
