@@ -34,6 +34,8 @@ static const struct svc_route routes[] = {
 	{ SVC_PATCH, "/api/folders/:folderId", svc_api_folders_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
 	{ SVC_DELETE, "/api/folders/:folderId", svc_api_folders_delete, SVC_R_AUTH, 0 },
 	{ SVC_POST, "/api/direct-save/:projectId", svc_api_direct_save, SVC_R_AUTH | SVC_R_JSON, 0 },
+	{ SVC_GET, "/api/thumbnails/:file", svc_api_thumbnails_get, SVC_R_OPTAUTH, 0 },
+	{ SVC_POST, "/api/thumbnails/:projectId/regenerate", svc_api_thumbnails_regenerate, SVC_R_AUTH, 0 },
 };
 
 int main(int argc, char **argv)

@@ -400,6 +400,8 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 	c.ai_api_key = get(st, "SVC_AI_API_KEY", "");
 	c.ai_model = get(st, "SVC_AI_MODEL", "");
 	c.ai_protocol = get(st, "SVC_AI_PROTOCOL", "openai");
+	c.chromium = get(st, "SVC_CHROMIUM", "chromium");
+	c.thumbnail_font = get(st, "SVC_THUMBNAIL_FONT", "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf");
 	if (strcmp(c.ai_protocol, "openai") != 0 && strcmp(c.ai_protocol, "anthropic") != 0) {
 		snprintf(errbuf, errmax, "SVC_AI_PROTOCOL must be openai or anthropic");
 		goto done;

@@ -36,6 +36,8 @@ struct svc_config {
 	const char *ai_api_key;        /* SVC_AI_API_KEY */
 	const char *ai_model;          /* SVC_AI_MODEL */
 	const char *ai_protocol;       /* SVC_AI_PROTOCOL: openai (default) or anthropic */
+	const char *chromium;          /* SVC_CHROMIUM: the Chromium of thumbnails (default "chromium"; "" turns it off) */
+	const char *thumbnail_font;    /* SVC_THUMBNAIL_FONT: TrueType font of generated thumbnails */
 	double ai_price_input;         /* SVC_AI_PRICE_INPUT: USD per million input tokens, default 0 */
 	double ai_price_output;        /* SVC_AI_PRICE_OUTPUT: USD per million output tokens, default 0 */
 	const char *ai_models;         /* SVC_AI_MODELS: comma-separated models a message may ask for; "" = any */

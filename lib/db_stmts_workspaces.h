@@ -108,3 +108,9 @@ SVC_STMT(STMT_FOLDER_UNFILE,
 	"UPDATE projects SET folder_id = NULL WHERE folder_id = ?")
 SVC_STMT(STMT_FOLDER_DELETE,
 	"DELETE FROM folders WHERE id = ?")
+
+/* Thumbnails. */
+SVC_STMT(STMT_THUMB_JOB_WAITING,
+	"SELECT id FROM jobs WHERE state = 'queued' AND kind = ? AND payload = ? LIMIT 1")
+SVC_STMT(STMT_THUMB_PROJECT,
+	"SELECT name FROM projects WHERE id = ? AND deleted_at IS NULL")

@@ -15,6 +15,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "repo.h"
+#include "thumbnail.h"
 
 #define LEASE_SECS 900     /* a job not finished within this is taken again (its worker died) */
 #define IDLE_MS 500        /* wait between looks at an empty queue */
@@ -22,6 +23,7 @@
 /* The kinds this worker runs; other issues add theirs here. */
 static const struct svc_job_handler handlers[] = {
 	{ SVC_JOB_FIRST_PROMPT, svc_chat_job_first_prompt },
+	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job },
 };
 
 static volatile sig_atomic_t stopping;

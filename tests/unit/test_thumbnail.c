@@ -1,0 +1,215 @@
+/* test_thumbnail.c: unit tests of lib/thumbnail.c: the generated PNG, Chromium failures, and the confining page server. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+#include <png.h>
+
+#include "err.h"
+#include "fsx.h"
+#include "thumbnail.h"
+#include "unit.h"
+
+#define FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+#define ID1 "11111111-1111-4111-8111-111111111111"
+#define ID2 "22222222-2222-4222-8222-222222222222"
+
+/* Decodes a PNG in memory to RGB; returns the pixels (malloc'd) and sets w, h; NULL when it is not a PNG. */
+static unsigned char *decode(const unsigned char *png, size_t len, unsigned *w, unsigned *h)
+{
+	png_image img;
+	unsigned char *buf;
+
+	memset(&img, 0, sizeof img);
+	img.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_memory(&img, png, len))
+		return NULL;
+	img.format = PNG_FORMAT_RGB;
+	buf = malloc(PNG_IMAGE_SIZE(img));
+	if (!buf || !png_image_finish_read(&img, NULL, buf, 0, NULL)) {
+		free(buf);
+		png_image_free(&img);
+		return NULL;
+	}
+	*w = img.width;
+	*h = img.height;
+	return buf;
+}
+
+static const unsigned char *px(const unsigned char *rgb, unsigned w, unsigned x, unsigned y)
+{
+	return rgb + ((size_t)y * w + x) * 3;
+}
+
+static void test_thumbnail_fallback_is_a_png_of_the_thumbnail_size(void)
+{
+	unsigned char *png = NULL, *rgb;
+	size_t len = 0;
+	unsigned w = 0, h = 0;
+
+	CU_ASSERT_EQUAL(svc_thumbnail_fallback(ID1, "Todo app", FONT, &png, &len), 0);
+	CU_ASSERT(len > 8 && png && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0);
+	rgb = png ? decode(png, len, &w, &h) : NULL;
+	CU_ASSERT_PTR_NOT_NULL(rgb);
+	CU_ASSERT_EQUAL(w, SVC_THUMB_W);
+	CU_ASSERT_EQUAL(h, SVC_THUMB_H);
+	free(rgb);
+	free(png);
+}
+
+static void test_thumbnail_fallback_colour_comes_from_the_id_and_text_is_drawn(void)
+{
+	unsigned char *p1 = NULL, *p2 = NULL, *p3 = NULL, *r1, *r2, *r3;
+	size_t l1 = 0, l2 = 0, l3 = 0, x, y, white = 0;
+	unsigned w, h;
+
+	CU_ASSERT_EQUAL(svc_thumbnail_fallback(ID1, "Hello", FONT, &p1, &l1), 0);
+	CU_ASSERT_EQUAL(svc_thumbnail_fallback(ID2, "Hello", FONT, &p2, &l2), 0);
+	CU_ASSERT_EQUAL(svc_thumbnail_fallback(ID1, "Hello", "/nonexistent/font.ttf", &p3, &l3), 0);
+	r1 = decode(p1, l1, &w, &h);
+	r2 = decode(p2, l2, &w, &h);
+	r3 = decode(p3, l3, &w, &h);
+	CU_ASSERT(r1 && r2 && r3);
+	if (r1 && r2 && r3) {
+		/* the same id gives the same image; another id another background */
+		CU_ASSERT(memcmp(px(r1, w, 0, 0), px(r2, w, 0, 0), 3) != 0);
+		CU_ASSERT(memcmp(px(r1, w, 0, 0), px(r3, w, 0, 0), 3) == 0);
+		/* white text in the middle band, none without a font */
+		for (y = h / 3; y < 2 * h / 3; y++)
+			for (x = 0; x < w; x++)
+				white += px(r1, w, (unsigned)x, (unsigned)y)[0] == 255 && px(r1, w, (unsigned)x, (unsigned)y)[2] == 255;
+		CU_ASSERT(white > 200);
+		for (y = 0; y < h; y++)
+			for (x = 0; x < w; x++)
+				if (memcmp(px(r3, w, (unsigned)x, (unsigned)y), px(r3, w, 0, 0), 3) != 0)
+					CU_FAIL("the image without a font is not one colour");
+	}
+	free(r1);
+	free(r2);
+	free(r3);
+	free(p1);
+	free(p2);
+	free(p3);
+}
+
+static void test_thumbnail_fallback_long_and_unicode_names(void)
+{
+	char name[600];
+	unsigned char *png = NULL;
+	size_t len = 0, i;
+
+	for (i = 0; i + 4 < sizeof name; i += 4)
+		memcpy(name + i, "\xF0\x9F\x98\x80", 4);
+	name[i] = '\0';
+	CU_ASSERT_EQUAL(svc_thumbnail_fallback(ID1, name, FONT, &png, &len), 0);
+	free(png);
+	png = NULL;
+	CU_ASSERT_EQUAL(svc_thumbnail_fallback(ID1, "Caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC with a very long name that does not fit on one line at all, not even close",
+					       FONT, &png, &len), 0);
+	free(png);
+	png = NULL;
+	CU_ASSERT_EQUAL(svc_thumbnail_fallback(ID1, "", FONT, &png, &len), 0);
+	free(png);
+}
+
+/* Makes a temporary project directory holding index.html with `html`; returns 0 and the path in dir. */
+static int make_site(char *dir, const char *html)
+{
+	char path[256];
+	FILE *f;
+
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof path, "%s/index.html", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(html, f);
+	fclose(f);
+	return 0;
+}
+
+static void test_thumbnail_chromium_failures(void)
+{
+	char dir[] = "/tmp/svc-thumb-test-XXXXXX", why[256];
+	unsigned char *png = NULL;
+	size_t len = 0;
+
+	CU_ASSERT_EQUAL(make_site(dir, "<p>x</p>"), 0);
+	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/nonexistent/chromium", dir, 5000, &png, &len, why, sizeof why),
+			SVC_E_UNAVAILABLE);
+	CU_ASSERT(strstr(why, "could not be started") != NULL);
+	CU_ASSERT_PTR_NULL(png);
+	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/bin/false", dir, 5000, &png, &len, why, sizeof why), SVC_E_UNAVAILABLE);
+	CU_ASSERT(strstr(why, "status 1") != NULL);
+	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/bin/sleep", dir, 300, &png, &len, why, sizeof why), SVC_E_UNAVAILABLE);
+	svc_fsx_remove_tree(dir);
+	CU_ASSERT_EQUAL(svc_thumbnail_chromium("chromium", dir, 5000, &png, &len, why, sizeof why), SVC_E_NOT_FOUND);
+}
+
+/*
+ * With the real Chromium (when installed): the page is rendered, and a file
+ * outside the project (here a green page in a sibling directory) cannot be
+ * framed: the page is red, a loaded frame would make the middle green.
+ */
+static void test_thumbnail_chromium_renders_and_cannot_reach_local_files(void)
+{
+	char dir[] = "/tmp/svc-thumb-test-XXXXXX", other[] = "/tmp/svc-thumb-other-XXXXXX", why[256], html[512];
+	char green[300];
+	unsigned char *png = NULL, *rgb = NULL;
+	const unsigned char *mid;
+	size_t len = 0;
+	unsigned w = 0, h = 0;
+	FILE *f;
+	int err;
+
+	if (access("/usr/bin/chromium", X_OK) != 0) {
+		fprintf(stderr, "test_thumbnail: /usr/bin/chromium not installed; Chromium rendering not checked\n");
+		return;
+	}
+	CU_ASSERT_PTR_NOT_NULL(mkdtemp(other));
+	snprintf(green, sizeof green, "%s/green.html", other);
+	f = fopen(green, "w");
+	CU_ASSERT_PTR_NOT_NULL(f);
+	if (f) {
+		fputs("<html><body style=\"margin:0;background:#00ff00\"></body></html>", f);
+		fclose(f);
+	}
+	snprintf(html, sizeof html,
+		 "<html><body style=\"margin:0;background:#ff0000\">"
+		 "<iframe src=\"file://%s\" style=\"position:fixed;top:0;left:0;width:100%%;height:100%%;border:0\"></iframe>"
+		 "<img src=\"http://127.0.0.1:1/x.png\"></body></html>", green);
+	CU_ASSERT_EQUAL(make_site(dir, html), 0);
+	err = svc_thumbnail_chromium("chromium", dir, SVC_THUMB_TIMEOUT_MS, &png, &len, why, sizeof why);
+	CU_ASSERT_EQUAL(err, 0);
+	if (err)
+		fprintf(stderr, "test_thumbnail: %s\n", why);
+	rgb = png ? decode(png, len, &w, &h) : NULL;
+	CU_ASSERT(rgb && w == SVC_THUMB_W && h == SVC_THUMB_H);
+	if (rgb) {
+		mid = px(rgb, w, w / 2, h / 2);
+		CU_ASSERT(!(mid[1] > 200 && mid[0] < 60)); /* not the green local file */
+		mid = px(rgb, w, 5, h - 5);
+		CU_ASSERT(mid[0] > 200 && mid[1] < 60 && mid[2] < 60); /* the page itself, red */
+	}
+	free(rgb);
+	free(png);
+	svc_fsx_remove_tree(dir);
+	svc_fsx_remove_tree(other);
+}
+
+SVC_TEST_SUITE(thumbnail)
+{
+	CU_pSuite s = CU_add_suite("thumbnail", NULL, NULL);
+
+	CU_add_test(s, "test_thumbnail_fallback_is_a_png_of_the_thumbnail_size", test_thumbnail_fallback_is_a_png_of_the_thumbnail_size);
+	CU_add_test(s, "test_thumbnail_fallback_colour_comes_from_the_id_and_text_is_drawn",
+		    test_thumbnail_fallback_colour_comes_from_the_id_and_text_is_drawn);
+	CU_add_test(s, "test_thumbnail_fallback_long_and_unicode_names", test_thumbnail_fallback_long_and_unicode_names);
+	CU_add_test(s, "test_thumbnail_chromium_failures", test_thumbnail_chromium_failures);
+	CU_add_test(s, "test_thumbnail_chromium_renders_and_cannot_reach_local_files",
+		    test_thumbnail_chromium_renders_and_cannot_reach_local_files);
+}
