@@ -268,7 +268,13 @@ await test('wsd query-awareness and several messages in one frame', async () => 
 await test('wsd edits reach the disk and become one "Collaborative edits" version', async () => {
   const a = client(owner, pid)
   await synced(a)
-  const before = (await versions(owner, pid)).length
+  // earlier tests' bursts are committed first (save delay + commit delay after their last edit)
+  let before = (await versions(owner, pid)).length
+  for (let quiet = 0; quiet < 4000; quiet += 250) {
+    await sleep(250)
+    const n = (await versions(owner, pid)).length
+    if (n !== before) { before = n; quiet = 0 }
+  }
   const marker = 'disk-marker-' + crypto.randomBytes(4).toString('hex')
   const t = a.files.get('notes.md')
   for (let i = 0; i < 5; i++) { t.insert(t.length, marker.slice(i * 4, i * 4 + 4)); await sleep(20) }
