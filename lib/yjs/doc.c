@@ -1134,11 +1134,11 @@ void svc_yjs__txn_finish(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update
 		/* the order in which the delete set's Map met its clients */
 		ds_clients = svc_yjs__xmalloc((t->ds.n ? t->ds.n : 1) * sizeof(*ds_clients));
 		for (i = 0; i < t->ds.n; i++) {
-			size_t k;
-			for (k = 0; k < nds_clients && ds_clients[k] != t->ds.v[i].client; k++)
-				;
-			if (k == nds_clients)
-				ds_clients[nds_clients++] = t->ds.v[i].client;
+			struct yclient *c = svc_yjs__client(doc, t->ds.v[i].client, 0);
+			if (c && c->ds_seq != t->seq) {
+				c->ds_seq = t->seq;
+				ds_clients[nds_clients++] = c->client;
+			}
 		}
 	}
 	ranges_sort_merge(&t->ds);

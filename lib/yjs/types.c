@@ -520,10 +520,18 @@ void svc_yjs__format_cleanup(struct svc_yjs_doc *doc, const uint64_t *ds_clients
 		struct yclient *c = svc_yjs__client(doc, ds_clients[i], 0);
 		if (!c || !c->n)
 			continue;
-		for (r = 0; r < nds; r++) {
+		size_t lo = 0, hi = nds;
+		while (lo < hi) {   /* the ranges are sorted by client: the first of this one */
+			size_t mid = (lo + hi) / 2;
+			if (t->ds.v[mid].client < c->client)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (r = lo; r < nds && t->ds.v[r].client == c->client; r++) {
 			const struct yrange d = t->ds.v[r];
 			uint64_t end = d.clock + d.len;
-			if (d.client != c->client || d.clock >= svc_yjs__state(doc, c->client))
+			if (d.clock >= svc_yjs__state(doc, c->client))
 				continue;
 			for (k = svc_yjs__find_index(c, d.clock); k < c->n && svc_yjs__cv(c, k)->id.clock < end; k++) {
 				struct yitem *it = svc_yjs__cv(c, k);

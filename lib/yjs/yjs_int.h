@@ -143,6 +143,7 @@ struct yclient {
 	size_t hint;                  /* index find_index returned last */
 	uint64_t txn_seq;             /* transaction that recorded `before` */
 	uint64_t before;              /* state when that transaction first touched it */
+	uint64_t ds_seq;              /* transaction whose delete-set client order lists it */
 };
 
 static inline struct yitem *svc_yjs__cv(const struct yclient *c, size_t i)
