@@ -387,8 +387,10 @@ static int wait_until(pid_t pid, int64_t deadline_ms)
 
 	for (;;) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
+		if (r == pid) {
+			kill(-pid, SIGKILL); /* helpers Chromium left behind in its process group */
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+		}
 		if (r < 0 && errno != EINTR)
 			return 128;
 		if (svc_mono_ms() >= deadline_ms) {
