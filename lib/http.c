@@ -297,8 +297,12 @@ static void write_head(struct svc_resp *resp, const char *type, size_t len, int 
 	FCGX_PutS("X-Content-Type-Options: nosniff\r\n"
 		  "X-Frame-Options: DENY\r\n"
 		  "Referrer-Policy: no-referrer\r\n"
-		  "Cache-Control: no-store\r\n"
 		  "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n", out);
+	/* API answers are not cached unless the handler says otherwise (thumbnails do) */
+	if (!resp->headers.data || strncasecmp(resp->headers.data, "Cache-Control:", 14) != 0) {
+		if (!resp->headers.data || !strcasestr(resp->headers.data, "\r\nCache-Control:"))
+			FCGX_PutS("Cache-Control: no-store\r\n", out);
+	}
 	if (resp->headers.len)
 		FCGX_PutStr(resp->headers.data, (int)resp->headers.len, out);
 	FCGX_PutS("\r\n", out);
