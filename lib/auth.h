@@ -1,9 +1,12 @@
-/* auth.h: session tokens (HS256 JWTs, libjwt 1.10) and password hashes (Argon2id, libsodium). */
+/* auth.h: session tokens (HS256 JWTs, libjwt 1.10), password hashes (Argon2id), API tokens, OAuth, rate limits, the auth log. */
 #ifndef SVC_AUTH_H
 #define SVC_AUTH_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct svc_config;   /* config.h */
+struct svc_db;       /* db.h */
 
 #define SVC_AUTH_TOKEN_MAX 4096  /* longest token accepted, in bytes */
 #define SVC_AUTH_HASH_MAX 128    /* size of a buffer for a PHC hash string (crypto_pwhash_STRBYTES) */
@@ -70,5 +73,322 @@ int svc_auth_password_hash(const char *password, size_t len, char *out);
  * SVC_E_UNAUTHORIZED is returned.
  */
 int svc_auth_password_verify(const char *hash, const char *password, size_t len);
+
+/* ---- settings (lib/auth_config.c; docs/configuration.md "Authentication") ---- */
+
+/* One rate limit: at most `limit` hits per fixed window of `window_secs` seconds; limit 0 = no limit. */
+struct svc_rate_rule {
+	uint64_t limit;
+	int64_t window_secs;
+};
+
+/* The OAuth providers: the code-hosting one and the general identity one (spec "Authentication" 6). */
+enum svc_oauth_id {
+	SVC_OAUTH_GITHUB = 0,
+	SVC_OAUTH_GOOGLE = 1,
+	SVC_OAUTH__MAX
+};
+
+/* One provider's settings; every string is "" when unset, never NULL. */
+struct svc_oauth_settings {
+	const char *client_id;          /* <PROVIDER>_CLIENT_ID; "" = provider not configured (404) */
+	const char *client_secret;      /* <PROVIDER>_CLIENT_SECRET */
+	const char *redirect_uri;       /* <PROVIDER>_REDIRECT_URI, default {base_url}/auth/<name>/callback */
+	const char *authorize_url;      /* SVC_OAUTH_<PROVIDER>_AUTHORIZE_URL, default the provider's */
+	const char *token_url;          /* SVC_OAUTH_<PROVIDER>_TOKEN_URL */
+	const char *userinfo_url;       /* SVC_OAUTH_<PROVIDER>_USERINFO_URL */
+	const char *assistant_client_id;     /* GITHUB_ASSISTANT_CLIENT_ID, default the sign-in client */
+	const char *assistant_client_secret; /* GITHUB_ASSISTANT_CLIENT_SECRET */
+	const char *assistant_redirect_uri;  /* GITHUB_ASSISTANT_REDIRECT_URI, default {base_url}/auth/github/assistant/callback */
+};
+
+/* Settings of the authentication features, read once per process next to struct svc_config. */
+struct svc_auth_config {
+	struct svc_rate_rule rl_global;        /* SVC_RATE_LIMIT_GLOBAL: any request, per client address */
+	struct svc_rate_rule rl_login_ip;      /* SVC_RATE_LIMIT_LOGIN_IP: login attempts per address */
+	struct svc_rate_rule rl_login_account; /* SVC_RATE_LIMIT_LOGIN_ACCOUNT: failed logins per account */
+	struct svc_rate_rule rl_signup_ip;     /* SVC_RATE_LIMIT_SIGNUP_IP */
+	struct svc_rate_rule rl_refresh_ip;    /* SVC_RATE_LIMIT_REFRESH_IP */
+	struct svc_rate_rule rl_reset_ip;      /* SVC_RATE_LIMIT_RESET_IP: forgot- and reset-password per address */
+	struct svc_rate_rule rl_reset_account; /* SVC_RATE_LIMIT_RESET_ACCOUNT: reset messages per e-mail address */
+	struct svc_rate_rule rl_oauth_ip;      /* SVC_RATE_LIMIT_OAUTH_IP: OAuth starts and callbacks per address */
+	const char *rate_limit_exempt;  /* SVC_RATE_LIMIT_EXEMPT: addresses/CIDRs never limited */
+	const char *trusted_proxies;    /* SVC_TRUSTED_PROXIES: addresses/CIDRs whose X-Forwarded-For is believed */
+	const char *auth_log;           /* SVC_AUTH_LOG: file the auth events are appended to; "" = stderr only */
+	const char *smtp_url;           /* SVC_SMTP_URL: smtp://host:port or smtps://; "" = no mail is sent */
+	const char *smtp_user;          /* SVC_SMTP_USER */
+	const char *smtp_password;      /* SVC_SMTP_PASSWORD */
+	int smtp_starttls;              /* SVC_SMTP_STARTTLS: 1 (default) = smtp:// must upgrade with STARTTLS */
+	const char *mail_from;          /* SVC_MAIL_FROM, default svc@<SVC_DOMAIN> */
+	int64_t reset_ttl_secs;         /* SVC_PASSWORD_RESET_TTL, default 1h */
+	int64_t oauth_state_ttl_secs;   /* SVC_OAUTH_STATE_TTL, default 10m */
+	uint64_t max_tokens_per_user;   /* SVC_API_TOKENS_MAX, default 50 */
+	struct svc_oauth_settings oauth[SVC_OAUTH__MAX];
+	char buf[SVC_OAUTH__MAX * 2][512]; /* private: default redirect URIs */
+};
+
+/*
+ * Reads the settings above from `cfg` (environment first, then the
+ * SVC_CONFIG file: svc_config_get()). Rate limits are "N/DURATION" ("10/1m",
+ * "5/15m") or "0" (off); durations as svc_config_parse_duration(). Strings
+ * point into `cfg`'s storage and live as long as it. On a malformed value
+ * returns SVC_E_INTERNAL with a message naming the setting in errbuf.
+ */
+int svc_auth_config_load(const struct svc_config *cfg, struct svc_auth_config *out, char *errbuf,
+			 size_t errmax);
+
+/* Parses a rate limit "N/DURATION" or "0" into *out. Returns 0 or SVC_E_VALIDATION. */
+int svc_rate_rule_parse(const char *s, struct svc_rate_rule *out);
+
+/* ---- client addresses (lib/auth_client.c) ---- */
+
+#define SVC_ADDR_MAX 64   /* buffer for a textual IPv4/IPv6 address */
+
+/*
+ * Returns 1 when `addr` (textual IPv4 or IPv6) is in `list`: comma- or
+ * space-separated addresses and CIDR blocks ("127.0.0.1, 10.0.0.0/8,
+ * ::1, fd00::/8"); else 0, also for malformed input. IPv4-mapped IPv6
+ * addresses compare as IPv4.
+ */
+int svc_auth_addr_in_list(const char *addr, const char *list);
+
+/* Returns 1 when `list` is well formed (each entry an address or a CIDR block), else 0. */
+int svc_auth_addr_list_valid(const char *list);
+
+/*
+ * The client's address: `remote` (REMOTE_ADDR, from the web server), unless
+ * it is in `trusted` (SVC_TRUSTED_PROXIES); then the X-Forwarded-For header
+ * `xff` is read from the right, skipping trusted hops, and the first
+ * untrusted well-formed address is the client (a malformed entry stops the
+ * walk at the hop before it). Writes at most `max` bytes (SVC_ADDR_MAX is
+ * enough) into out; "-" when remote is NULL or empty. Never fails.
+ */
+void svc_auth_client_addr(const char *remote, const char *xff, const char *trusted, char *out, size_t max);
+
+/* ---- the auth log (lib/auth_log.c) ---- */
+
+/*
+ * Writes one auth event (a failure fail2ban counts, or a success it must
+ * not count) as
+ *   "<RFC 3339 time> <ident>[<pid>]: auth: <event> remote=<addr>[ <extra>]\n"
+ * appended with one write(2) to the file `path` (SVC_AUTH_LOG; opened once
+ * per process, O_APPEND, mode 0640; skipped when path is "" or NULL), and the
+ * same without the time through svc_log() on stderr. `event` is one word
+ * (login_failed, refresh_failed, token_rejected, reset_failed, rate_limited,
+ * login_ok, ...). The address always comes before anything a user chose, and
+ * `extra` must hold only values passed through svc_auth_log_escape().
+ * httpd-conf/fail2ban/filter.d/svc-auth.conf matches the failure events.
+ */
+void svc_auth_log(const char *path, const char *ident, const char *event, const char *remote,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Copies `in` into out (max bytes) with quotes, backslashes, spaces-in-runs and control bytes replaced by '?'. */
+void svc_auth_log_escape(const char *in, char *out, size_t max);
+
+/* ---- rate limits (lib/auth_ratelimit.c): MariaDB counters shared by every process and host ---- */
+
+/*
+ * Counts one hit on bucket (`rule`, `key`) in the fixed window of `r` that
+ * holds `now` (seconds since the epoch). Returns 0 while the window holds at
+ * most r->limit hits, SVC_E_RATE_LIMITED once it holds more, with
+ * *out_retry_after set to the seconds until the window ends (at least 1);
+ * DB errors. A rule with limit 0 always returns 0 without touching the DB.
+ * `key` (an address, an e-mail) is stored only as SHA-256 with the rule.
+ */
+int svc_ratelimit_hit(struct svc_db *db, const char *rule, const char *key, const struct svc_rate_rule *r,
+		      int64_t now, int64_t *out_retry_after);
+
+/* As svc_ratelimit_hit() without counting: SVC_E_RATE_LIMITED when the window already holds r->limit hits. */
+int svc_ratelimit_check(struct svc_db *db, const char *rule, const char *key, const struct svc_rate_rule *r,
+			int64_t now, int64_t *out_retry_after);
+
+/* Forgets bucket (`rule`, `key`) (a successful login clears its failures). Returns 0 or DB errors. */
+int svc_ratelimit_clear(struct svc_db *db, const char *rule, const char *key);
+
+/* ---- per-user API tokens (lib/auth_tokens.c; spec "Authentication" 7) ---- */
+
+#define SVC_PAT_PREFIX "svc_pat_"
+#define SVC_PAT_LEN 48          /* "svc_pat_" + 40 base64url characters (30 random bytes) */
+#define SVC_PAT_SHOWN 12        /* characters kept for display: "svc_pat_" and 4 more */
+
+/* Token scopes (a token holds an OR of these). */
+#define SVC_PAT_PROJECTS_READ 1u
+#define SVC_PAT_PROJECTS_WRITE 2u
+#define SVC_PAT_CHAT 4u
+#define SVC_PAT_DEPLOY 8u
+#define SVC_PAT_ADMIN 16u
+#define SVC_PAT_ALL 31u
+
+/* Writes a new random token (RAND_bytes) into out (SVC_PAT_LEN + 1 bytes). Returns 0 or SVC_E_INTERNAL. */
+int svc_pat_generate(char *out);
+
+/* Returns 1 when `token` has the shape of an API token (prefix, exact length, base64url), else 0. */
+int svc_pat_well_formed(const char *token);
+
+/* Writes the lowercase hex SHA-256 of NUL-terminated `s` into out (65 bytes). */
+void svc_sha256_hex(const char *s, char *out);
+
+/* Returns the bit of scope `name` ("projects:read", "projects:write", "chat", "deploy", "admin"), or 0. */
+unsigned svc_pat_scope_bit(const char *name);
+
+/* Returns the name of scope bit `bit`, or NULL. */
+const char *svc_pat_scope_name(unsigned bit);
+
+/* Parses the space-separated scope names stored with a token; unknown names are ignored. */
+unsigned svc_pat_scopes_parse(const char *text);
+
+/* Writes the space-separated names of `scopes` into out (max bytes). Returns 0 or SVC_E_INTERNAL. */
+int svc_pat_scopes_format(unsigned scopes, char *out, size_t max);
+
+/*
+ * Decides whether a request authenticated by an API token with `scopes`
+ * may reach route `pattern` (the router's pattern, "/api/chat/:projectId/messages")
+ * with a safe (GET/HEAD) or unsafe method, and which permission-module
+ * scopes (perm.h SVC_SCOPE_*) the request then carries:
+ *   /api/auth/me                read with any scope; every other /api/auth/ route needs a session
+ *   /api/chat/ /api/plan/       "chat" (reads also with "projects:read")
+ *   /api/deploy/ and .../domains "deploy"
+ *   /api/admin/ /api/integrations/  "admin"
+ *   writes under /api/workspaces other than its projects and folders
+ *                               "admin" (workspaces, members, transfer, the workspace's provider)
+ *   other reads                 "projects:read" or "admin"
+ *   other writes                "projects:write" or "admin"
+ * "projects:read" gives SVC_SCOPE_READ, "projects:write" SVC_SCOPE_WRITE,
+ * "admin" SVC_SCOPE_ADMIN, "chat" and "deploy" SVC_SCOPE_CHAT / SVC_SCOPE_DEPLOY
+ * and, on their own routes, SVC_SCOPE_READ | SVC_SCOPE_WRITE. The user's
+ * role still decides (a token never exceeds its user's rights).
+ * Returns 0 and sets *out_perm_scopes and *out_needed (the scope name that
+ * was needed, static), or SVC_E_FORBIDDEN with *out_needed set.
+ */
+int svc_pat_route_scopes(unsigned scopes, int safe_method, const char *pattern, unsigned *out_perm_scopes,
+			 const char **out_needed);
+
+/*
+ * Looks up API token `token` (presented as "Bearer svc_pat_...") by its
+ * SHA-256 and records its use (last_used_at). On success writes the owner
+ * into out_user_id (37 bytes), the token id into out_token_id (37 bytes) and
+ * its scopes into *out_scopes. Errors: SVC_E_UNAUTHORIZED (malformed,
+ * unknown or revoked), DB errors.
+ */
+int svc_pat_authenticate(struct svc_db *db, const char *token, char *out_user_id, char *out_token_id,
+			 unsigned *out_scopes);
+
+/* ---- OAuth 2.0 sign-in (lib/auth_oauth.c; RFC 6749 §4.1, RFC 7636) ---- */
+
+/* What a provider is, and its default endpoints. */
+struct svc_oauth_provider {
+	enum svc_oauth_id id;
+	const char *name;             /* "github", "google": the path segment */
+	const char *label;            /* "GitHub", "Google" */
+	const char *authorize_url;    /* defaults; SVC_OAUTH_<PROVIDER>_*_URL override them */
+	const char *token_url;
+	const char *userinfo_url;
+	const char *scope;            /* sign-in scopes */
+	const char *assistant_scope;  /* scopes of the assistant flow; NULL = no assistant flow */
+	int pkce;                     /* 1 = send an S256 code_challenge */
+};
+
+/* Returns the provider named `name`, or NULL. */
+const struct svc_oauth_provider *svc_oauth_provider_find(const char *name);
+
+/* Returns provider `id` (never NULL for id < SVC_OAUTH__MAX). */
+const struct svc_oauth_provider *svc_oauth_provider_get(enum svc_oauth_id id);
+
+#define SVC_OAUTH_STATE_MAX 160   /* state parameter buffer */
+#define SVC_OAUTH_COOKIE_MAX 128  /* svc_oauth cookie buffer */
+#define SVC_OAUTH_VERIFIER_LEN 43 /* PKCE code_verifier characters (32 random bytes, base64url) */
+
+/*
+ * Makes the `state` of an authorization request and the value of the cookie
+ * that binds it to the browser: state = "<exp>.<nonce>.<mac>", cookie =
+ * "<nonce>.<code_verifier>", where mac = HMAC-SHA256 over the provider name,
+ * `flow` ("signin" or "assistant"), `user_id` ("" for sign-in), exp =
+ * `now` + `ttl_secs`, and the nonce, keyed with a key derived from
+ * `secret` (JWT_SECRET, `secret_len` bytes). The PKCE verifier (RFC 7636
+ * §4.1) is written to out_verifier (SVC_OAUTH_VERIFIER_LEN + 1 bytes).
+ * Returns 0 or SVC_E_INTERNAL.
+ */
+int svc_oauth_state_make(const char *secret, size_t secret_len, const char *provider, const char *flow,
+			 const char *user_id, int64_t now, int64_t ttl_secs, char *out_state, char *out_cookie,
+			 char *out_verifier);
+
+/*
+ * Checks a `state` from the provider's redirect against the `cookie` the
+ * browser sent and the same provider, flow and user_id: the mac (constant
+ * time), exp > `now`, and the cookie's nonce. Writes the PKCE verifier into
+ * out_verifier (SVC_OAUTH_VERIFIER_LEN + 1 bytes). Returns 0 or
+ * SVC_E_UNAUTHORIZED (missing, malformed, forged, expired, other browser).
+ */
+int svc_oauth_state_check(const char *secret, size_t secret_len, const char *provider, const char *flow,
+			  const char *user_id, const char *state, const char *cookie, int64_t now,
+			  char *out_verifier);
+
+/* Writes BASE64URL(SHA256(verifier)) (RFC 7636 §4.2, S256) into out (44 bytes). */
+void svc_oauth_pkce_challenge(const char *verifier, char *out);
+
+/*
+ * Builds the authorization URL of provider `p` with `settings`: client_id,
+ * redirect_uri, response_type=code, scope, state and (when p->pkce) the S256
+ * code_challenge of `verifier`, for the sign-in flow or (`assistant` 1) the
+ * assistant flow. *out is malloc'd. Returns 0 or SVC_E_INTERNAL.
+ */
+int svc_oauth_authorize_url(const struct svc_oauth_provider *p, const struct svc_oauth_settings *settings,
+			    int assistant, const char *state, const char *verifier, char **out);
+
+/* A provider account, from its profile endpoints. */
+struct svc_oauth_profile {
+	char subject[256];    /* the provider's stable user id */
+	char email[256];      /* "" when none */
+	int email_verified;   /* 1 only when the provider says the address is verified */
+	char name[129];       /* display name, "" when none */
+	char login[256];      /* GitHub login, "" for others */
+};
+
+/*
+ * Reads a profile: `userinfo` is the JSON text of the userinfo endpoint
+ * (GitHub /user: id, login, name, email; Google OpenID userinfo: sub, email,
+ * email_verified, name), `emails` the JSON text of GitHub's /user/emails
+ * ([{email, verified, primary}], may be NULL): the primary verified address
+ * wins, then any verified one; GitHub's public "email" counts as
+ * unverified. Returns 0 or SVC_E_VALIDATION (no subject, not JSON).
+ */
+int svc_oauth_parse_profile(const struct svc_oauth_provider *p, const char *userinfo, const char *emails,
+			    struct svc_oauth_profile *out);
+
+/*
+ * Exchanges `code` at the token endpoint (POST form, client secret in the
+ * body, code_verifier when p->pkce; Accept: application/json), with
+ * libcurl, 10 s timeout, http/https only, no redirects, answers up to 64 KiB.
+ * On success *out_access_token is malloc'd (free with
+ * svc_crypto_free_secret-style cleansing: svc_oauth_free_token). Errors:
+ * SVC_E_UNAUTHORIZED (the provider refused the code), SVC_E_UNAVAILABLE
+ * (unreachable, not JSON), SVC_E_INTERNAL.
+ */
+int svc_oauth_exchange(const struct svc_oauth_provider *p, const struct svc_oauth_settings *settings,
+		       int assistant, const char *code, const char *verifier, char **out_access_token);
+
+/*
+ * Reads the profile of the account behind `access_token` (userinfo, and for
+ * GitHub also <userinfo>/emails). Errors: SVC_E_UNAVAILABLE, SVC_E_VALIDATION.
+ */
+int svc_oauth_fetch_profile(const struct svc_oauth_provider *p, const struct svc_oauth_settings *settings,
+			    const char *access_token, struct svc_oauth_profile *out);
+
+/* Cleanses and frees a token returned by svc_oauth_exchange(); NULL is allowed. */
+void svc_oauth_free_token(char *token);
+
+/* ---- HTTP handlers of the auth responder (lib/api_auth.c; docs/api.md "Authentication") ---- */
+
+struct svc_req;
+struct svc_resp;
+int svc_api_auth_tokens_list(struct svc_req *req, struct svc_resp *resp);
+int svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *resp);
+int svc_api_auth_tokens_delete(struct svc_req *req, struct svc_resp *resp);
+int svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp);
+int svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp);
+int svc_api_auth_oauth_start(struct svc_req *req, struct svc_resp *resp);
+int svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp);
+int svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *resp);
+int svc_api_auth_assistant_callback(struct svc_req *req, struct svc_resp *resp);
 
 #endif

@@ -466,3 +466,10 @@ void svc_config_dispose(struct svc_config *cfg)
 	}
 	memset(cfg, 0, sizeof *cfg);
 }
+
+const char *svc_config_get(const struct svc_config *cfg, const char *key, const char *def)
+{
+	static struct storage empty;
+
+	return get(cfg && cfg->storage ? (struct storage *)cfg->storage : &empty, key, def);
+}

@@ -103,4 +103,12 @@ int svc_config_list_has(const char *list, const char *item);
  */
 int svc_config_parse_duration(const char *s, int64_t *out_secs);
 
+/*
+ * Returns setting `key` as svc_config_load() reads it (the environment first,
+ * then the SVC_CONFIG file), or `def` when it is set in neither. For modules
+ * with their own settings (lib/auth_config.c). The string lives as long as
+ * `cfg` (or the environment).
+ */
+const char *svc_config_get(const struct svc_config *cfg, const char *key, const char *def);
+
 #endif

@@ -1,1 +1,67 @@
 /* db_stmts_auth.h: statements of OAuth, password reset, API tokens and rate limits (issue 7). Included by db_stmts.h only. */
+
+/* rate limits (lib/auth_ratelimit.c): one fixed window per bucket; the IF reads the old window_start. */
+SVC_STMT(STMT_RATE_HIT,
+	"INSERT INTO auth_rate_limits (bucket, window_start, hits, expires_at) VALUES (?, ?, 1, ?) "
+	"ON DUPLICATE KEY UPDATE hits = IF(window_start = VALUES(window_start), hits + 1, 1), "
+	"expires_at = VALUES(expires_at), window_start = VALUES(window_start)")
+SVC_STMT(STMT_RATE_GET,
+	"SELECT window_start, hits FROM auth_rate_limits WHERE bucket = ?")
+SVC_STMT(STMT_RATE_CLEAR,
+	"DELETE FROM auth_rate_limits WHERE bucket = ?")
+SVC_STMT(STMT_RATE_PURGE,
+	"DELETE FROM auth_rate_limits WHERE expires_at < ? LIMIT 1000")
+
+/* users created or changed by sign-in flows */
+SVC_STMT(STMT_AUTH_USER_SET_PASSWORD,
+	"UPDATE users SET password_hash = ?, updated_at = " NOW " WHERE id = ?")
+
+/* OAuth identities */
+SVC_STMT(STMT_IDENTITY_GET,
+	"SELECT user_id FROM auth_identities WHERE provider = ? AND subject = ?")
+SVC_STMT(STMT_IDENTITY_INSERT,
+	"INSERT INTO auth_identities (provider, subject, user_id, email, created_at, last_login_at) "
+	"VALUES (?, ?, ?, ?, " NOW ", " NOW ")")
+SVC_STMT(STMT_IDENTITY_TOUCH,
+	"UPDATE auth_identities SET last_login_at = " NOW ", email = ? WHERE provider = ? AND subject = ?")
+
+/* password reset */
+SVC_STMT(STMT_RESET_INSERT,
+	"INSERT INTO password_resets (token_hash, user_id, created_at, expires_at) "
+	"VALUES (?, ?, " NOW ", " NOW " + INTERVAL ? SECOND)")
+SVC_STMT(STMT_RESET_USE,
+	"UPDATE password_resets SET used_at = " NOW " WHERE token_hash = ? AND used_at IS NULL AND expires_at > " NOW)
+SVC_STMT(STMT_RESET_USER,
+	"SELECT user_id FROM password_resets WHERE token_hash = ?")
+SVC_STMT(STMT_RESET_INVALIDATE_USER,
+	"UPDATE password_resets SET used_at = " NOW " WHERE user_id = ? AND used_at IS NULL")
+SVC_STMT(STMT_RESET_PURGE,
+	"DELETE FROM password_resets WHERE expires_at < " NOW " - INTERVAL 1 DAY LIMIT 1000")
+
+/* API tokens */
+SVC_STMT(STMT_TOKEN_INSERT,
+	"INSERT INTO api_tokens (id, user_id, name, token_hash, token_prefix, scopes, created_at) "
+	"VALUES (?, ?, ?, ?, ?, ?, " NOW ")")
+SVC_STMT(STMT_TOKEN_GET,
+	"SELECT id, user_id, name, token_prefix, scopes, " TS("created_at") ", " TS("last_used_at")
+	" FROM api_tokens WHERE id = ? AND user_id = ?")
+SVC_STMT(STMT_TOKEN_LIST,
+	"SELECT id, user_id, name, token_prefix, scopes, " TS("created_at") ", " TS("last_used_at")
+	" FROM api_tokens WHERE user_id = ? ORDER BY created_at DESC, id LIMIT 1000")
+SVC_STMT(STMT_TOKEN_COUNT,
+	"SELECT COUNT(*) FROM api_tokens WHERE user_id = ?")
+SVC_STMT(STMT_TOKEN_DELETE,
+	"DELETE FROM api_tokens WHERE id = ? AND user_id = ?")
+SVC_STMT(STMT_TOKEN_BY_HASH,
+	"SELECT id, user_id, scopes FROM api_tokens WHERE token_hash = ?")
+SVC_STMT(STMT_TOKEN_TOUCH,
+	"UPDATE api_tokens SET last_used_at = " NOW " WHERE id = ? AND "
+	"(last_used_at IS NULL OR last_used_at < " NOW " - INTERVAL 1 SECOND)")
+
+/* assistant tokens (sealed with lib/crypto.h; aad "assistant_tokens/sealed_token/<user id>:<provider>") */
+SVC_STMT(STMT_ASSISTANT_UPSERT,
+	"INSERT INTO assistant_tokens (user_id, provider, sealed_token, provider_login, created_at, updated_at) "
+	"VALUES (?, ?, ?, ?, " NOW ", " NOW ") ON DUPLICATE KEY UPDATE sealed_token = VALUES(sealed_token), "
+	"provider_login = VALUES(provider_login), updated_at = " NOW)
+SVC_STMT(STMT_ASSISTANT_GET,
+	"SELECT provider_login, " TS("updated_at") " FROM assistant_tokens WHERE user_id = ? AND provider = ?")

@@ -25,6 +25,8 @@ static const struct {
 	[SVC_ACT_MEMBER_REMOVE] = { SVC_SCOPE_ADMIN, R_ADMIN },
 	[SVC_ACT_WS_TRANSFER] = { SVC_SCOPE_ADMIN, R_OWNER },
 	[SVC_ACT_FOLDER_WRITE] = { SVC_SCOPE_WRITE, R_MEMBER },
+	[SVC_ACT_CHAT] = { SVC_SCOPE_CHAT, R_MEMBER },
+	[SVC_ACT_DEPLOY] = { SVC_SCOPE_DEPLOY, R_MEMBER },
 };
 
 int svc_perm_role_rank(const char *role)
@@ -78,6 +80,8 @@ static int allowed(const struct svc_perm_subject *s, enum svc_action action, con
 		return project_access(s, o, rank, 1);
 	case SVC_ACT_WRITE:
 	case SVC_ACT_DELETE:
+	case SVC_ACT_CHAT:
+	case SVC_ACT_DEPLOY:
 		return project_access(s, o, rank, 0);
 	case SVC_ACT_VISIBILITY:
 		return project_access(s, o, rank, 0) &&

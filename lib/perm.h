@@ -29,18 +29,25 @@ enum svc_action {
 	SVC_ACT_WS_TRANSFER,     /* make another member owner and step down to admin */
 	/* folders */
 	SVC_ACT_FOLDER_WRITE,    /* create, rename, delete a folder */
+	/* projects, by credential scope (API tokens): same roles as SVC_ACT_WRITE */
+	SVC_ACT_CHAT,            /* send chat and plan messages, stop a generation */
+	SVC_ACT_DEPLOY,          /* publish a project, custom domains */
 	SVC_ACT__MAX
 };
 
 /*
  * Scopes of a credential. A session (cookie or Bearer access token) holds
- * SVC_SCOPE_ALL. Per-user API tokens (spec "Authentication" 7) will carry a
- * subset; an action needs the scope of its class on top of the role rules.
+ * SVC_SCOPE_ALL. Per-user API tokens (spec "Authentication" 7) carry a
+ * subset (lib/auth.h svc_pat_route_scopes() turns a token's scopes into
+ * these for each request); an action needs the scope of its class on top
+ * of the role rules.
  */
 #define SVC_SCOPE_READ 1u   /* every read action */
 #define SVC_SCOPE_WRITE 2u  /* project and folder writes, deletes */
 #define SVC_SCOPE_ADMIN 4u  /* workspace and member management, hard delete, visibility */
-#define SVC_SCOPE_ALL (SVC_SCOPE_READ | SVC_SCOPE_WRITE | SVC_SCOPE_ADMIN)
+#define SVC_SCOPE_CHAT 8u   /* SVC_ACT_CHAT */
+#define SVC_SCOPE_DEPLOY 16u /* SVC_ACT_DEPLOY */
+#define SVC_SCOPE_ALL (SVC_SCOPE_READ | SVC_SCOPE_WRITE | SVC_SCOPE_ADMIN | SVC_SCOPE_CHAT | SVC_SCOPE_DEPLOY)
 
 /* Who asks. Strings are borrowed. */
 struct svc_perm_subject {

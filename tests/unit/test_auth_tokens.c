@@ -1,0 +1,224 @@
+/* test_auth_tokens.c: CUnit suites auth_tokens (API token shape, hashes, scopes per route) and auth_ratelimit (MariaDB counters). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "config.h"
+#include "db.h"
+#include "err.h"
+#include "perm.h"
+#include "unit.h"
+#include "util.h"
+
+static void test_auth_tokens_generate_shape_and_uniqueness(void)
+{
+	char a[SVC_PAT_LEN + 1], b[SVC_PAT_LEN + 1];
+
+	CU_ASSERT_EQUAL_FATAL(svc_pat_generate(a), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_pat_generate(b), 0);
+	CU_ASSERT_EQUAL(strlen(a), SVC_PAT_LEN);
+	CU_ASSERT_EQUAL(strncmp(a, "svc_pat_", 8), 0);
+	CU_ASSERT_EQUAL(svc_pat_well_formed(a), 1);
+	CU_ASSERT_EQUAL(svc_pat_well_formed(b), 1);
+	CU_ASSERT_NOT_EQUAL(strcmp(a, b), 0);
+}
+
+static void test_auth_tokens_well_formed_refuses_variants(void)
+{
+	char t[SVC_PAT_LEN + 2];
+
+	CU_ASSERT_EQUAL_FATAL(svc_pat_generate(t), 0);
+	t[SVC_PAT_LEN - 1] = '!';
+	CU_ASSERT_EQUAL(svc_pat_well_formed(t), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_pat_generate(t), 0);
+	t[SVC_PAT_LEN] = 'A';
+	t[SVC_PAT_LEN + 1] = '\0';
+	CU_ASSERT_EQUAL(svc_pat_well_formed(t), 0);   /* one too long */
+	CU_ASSERT_EQUAL(svc_pat_well_formed("svc_pat_short"), 0);
+	CU_ASSERT_EQUAL(svc_pat_well_formed("svc_pak_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"), 0);
+	CU_ASSERT_EQUAL(svc_pat_well_formed("svc_pat_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"), 1);
+	CU_ASSERT_EQUAL(svc_pat_well_formed("eyJhbGciOiJIUzI1NiJ9.e30.sig"), 0);
+	CU_ASSERT_EQUAL(svc_pat_well_formed(""), 0);
+	CU_ASSERT_EQUAL(svc_pat_well_formed(NULL), 0);
+}
+
+static void test_auth_tokens_sha256_hex_known_vectors(void)
+{
+	char out[65];
+
+	/* FIPS 180-2 appendix B.1 and the empty string */
+	svc_sha256_hex("abc", out);
+	CU_ASSERT_STRING_EQUAL(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	svc_sha256_hex("", out);
+	CU_ASSERT_STRING_EQUAL(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+static void test_auth_tokens_scope_names_round_trip(void)
+{
+	char text[128];
+	unsigned s;
+
+	CU_ASSERT_EQUAL(svc_pat_scope_bit("projects:read"), SVC_PAT_PROJECTS_READ);
+	CU_ASSERT_EQUAL(svc_pat_scope_bit("admin"), SVC_PAT_ADMIN);
+	CU_ASSERT_EQUAL(svc_pat_scope_bit("Admin"), 0);
+	CU_ASSERT_EQUAL(svc_pat_scope_bit("projects"), 0);
+	CU_ASSERT_EQUAL(svc_pat_scope_bit(NULL), 0);
+	CU_ASSERT_STRING_EQUAL(svc_pat_scope_name(SVC_PAT_DEPLOY), "deploy");
+	CU_ASSERT_PTR_NULL(svc_pat_scope_name(3));
+	CU_ASSERT_EQUAL(svc_pat_scopes_format(SVC_PAT_CHAT | SVC_PAT_PROJECTS_READ, text, sizeof text), 0);
+	CU_ASSERT_STRING_EQUAL(text, "projects:read chat");
+	s = svc_pat_scopes_parse("chat  projects:read unknown admin");
+	CU_ASSERT_EQUAL(s, SVC_PAT_CHAT | SVC_PAT_PROJECTS_READ | SVC_PAT_ADMIN);
+	CU_ASSERT_EQUAL(svc_pat_scopes_parse(""), 0);
+	CU_ASSERT_EQUAL(svc_pat_scopes_parse(NULL), 0);
+	CU_ASSERT_EQUAL(svc_pat_scopes_format(SVC_PAT_ALL, text, sizeof text), 0);
+	CU_ASSERT_EQUAL(svc_pat_scopes_parse(text), SVC_PAT_ALL);
+	CU_ASSERT_EQUAL(svc_pat_scopes_format(SVC_PAT_ALL, text, 10), SVC_E_INTERNAL);
+}
+
+/* route decision: 1 allowed, 0 refused; *perm gets the permission scopes */
+static int route(unsigned scopes, int safe, const char *pattern, unsigned *perm)
+{
+	const char *needed = NULL;
+	unsigned p = 0;
+	int rc = svc_pat_route_scopes(scopes, safe, pattern, &p, &needed);
+
+	CU_ASSERT_PTR_NOT_NULL(needed);
+	if (perm)
+		*perm = p;
+	return rc == 0;
+}
+
+static void test_auth_tokens_route_scopes(void)
+{
+	unsigned p;
+
+	/* reads */
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/projects/:id", &p), 1);
+	CU_ASSERT_EQUAL(p, SVC_SCOPE_READ);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 1, "/api/projects/:id", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ADMIN, 1, "/api/projects", NULL), 1);
+	/* writes */
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/projects/:id", &p), 1);
+	CU_ASSERT_EQUAL(p & SVC_SCOPE_WRITE, SVC_SCOPE_WRITE);
+	CU_ASSERT_EQUAL(p & SVC_SCOPE_READ, 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 0, "/api/projects/:id", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/workspaces/:wid/projects", NULL), 1);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/workspaces/:wid/folders", NULL), 1);
+	/* workspace management: admin only */
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/workspaces/:wid", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/workspaces/:wid/members/:userId", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ADMIN, 0, "/api/workspaces/:wid/members", &p), 1);
+	CU_ASSERT_EQUAL(p, SVC_SCOPE_ADMIN);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/workspaces/:wid/members", NULL), 1);
+	/* chat */
+	CU_ASSERT_EQUAL(route(SVC_PAT_CHAT, 0, "/api/chat/:projectId/messages", &p), 1);
+	CU_ASSERT_EQUAL(p & (SVC_SCOPE_CHAT | SVC_SCOPE_WRITE), SVC_SCOPE_CHAT | SVC_SCOPE_WRITE);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/chat/:projectId/messages", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/chat/:projectId/messages", NULL), 1);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 0, "/api/plan/:projectId", NULL), 0);
+	/* chat does not open other writes */
+	CU_ASSERT_EQUAL(route(SVC_PAT_CHAT, 0, "/api/projects/:id", NULL), 0);
+	/* deploy */
+	CU_ASSERT_EQUAL(route(SVC_PAT_DEPLOY, 0, "/api/deploy/:projectId", &p), 1);
+	CU_ASSERT_EQUAL(p & SVC_SCOPE_DEPLOY, SVC_SCOPE_DEPLOY);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/deploy/:projectId", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_DEPLOY, 0, "/api/projects/:id/domains", NULL), 1);
+	/* admin areas */
+	CU_ASSERT_EQUAL(route(SVC_PAT_ALL & ~SVC_PAT_ADMIN, 1, "/api/admin/users", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ADMIN, 0, "/api/integrations/:id", NULL), 1);
+	/* credentials need a session, whatever the scopes */
+	CU_ASSERT_EQUAL(route(SVC_PAT_ALL, 1, "/api/auth/me", NULL), 1);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ALL, 1, "/api/auth/tokens", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ALL, 0, "/api/auth/tokens", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ALL, 0, "/api/auth/me", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ALL, 1, "/api/auth/github/assistant", NULL), 0);
+	/* no scopes: nothing */
+	CU_ASSERT_EQUAL(route(0, 1, "/api/projects", NULL), 0);
+}
+
+/* ---- auth_ratelimit: needs the test stack's MariaDB (SVC_CONFIG) ---- */
+
+static struct svc_db *open_db(struct svc_config *cfg)
+{
+	struct svc_db *db = NULL;
+	char errbuf[256];
+
+	if (!getenv("SVC_CONFIG") && !getenv("SVC_DB_SOCKET")) {
+		CU_ASSERT_PTR_NULL(getenv("SVC_TEST_REQUIRE_DB"));
+		printf("\n  (no SVC_CONFIG / SVC_DB_SOCKET: the rate-limit tests need svc-dev test's MariaDB)\n");
+		return NULL;
+	}
+	if (svc_config_load(cfg, errbuf, sizeof errbuf) < 0 || svc_db_open(cfg, &db) < 0) {
+		CU_FAIL("no database");
+		return NULL;
+	}
+	return db;
+}
+
+static void test_auth_ratelimit_counts_refuses_and_rolls_over(void)
+{
+	struct svc_config cfg;
+	struct svc_db *db = open_db(&cfg);
+	struct svc_rate_rule r = { 3, 60 };
+	char key[40];
+	int64_t now = 1900000000 - 1900000000 % 60 + 20, retry = 0;   /* 20 s into a minute window */
+	int i;
+
+	if (!db)
+		return;
+	CU_ASSERT_EQUAL_FATAL(svc_random_hex(key, 8), 0);
+	for (i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(svc_ratelimit_hit(db, "unit", key, &r, now + i, &retry), 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_check(db, "unit", key, &r, now + 3, &retry), SVC_E_RATE_LIMITED);
+	CU_ASSERT_EQUAL(retry, 37);   /* 60 - 23 */
+	retry = 0;
+	CU_ASSERT_EQUAL(svc_ratelimit_hit(db, "unit", key, &r, now + 10, &retry), SVC_E_RATE_LIMITED);
+	CU_ASSERT_EQUAL(retry, 30);
+	/* other keys and other rules are separate buckets */
+	CU_ASSERT_EQUAL(svc_ratelimit_hit(db, "unit", "other-key", &r, now, &retry) == SVC_E_RATE_LIMITED, 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_check(db, "unit2", key, &r, now, &retry), 0);
+	/* the next window starts from zero */
+	CU_ASSERT_EQUAL(svc_ratelimit_check(db, "unit", key, &r, now + 40, &retry), 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_hit(db, "unit", key, &r, now + 40, &retry), 0);
+	/* clear forgets the bucket */
+	CU_ASSERT_EQUAL(svc_ratelimit_hit(db, "unit", key, &r, now + 41, &retry), 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_hit(db, "unit", key, &r, now + 42, &retry), 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_check(db, "unit", key, &r, now + 43, &retry), SVC_E_RATE_LIMITED);
+	CU_ASSERT_EQUAL(svc_ratelimit_clear(db, "unit", key), 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_check(db, "unit", key, &r, now + 43, &retry), 0);
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+}
+
+static void test_auth_ratelimit_limit_zero_is_off(void)
+{
+	struct svc_rate_rule off = { 0, 60 };
+	int64_t retry = 0;
+	int i;
+
+	/* never touches the database: a NULL handle is fine */
+	for (i = 0; i < 100; i++)
+		CU_ASSERT_EQUAL(svc_ratelimit_hit(NULL, "unit", "k", &off, 1900000000, &retry), 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_check(NULL, "unit", "k", &off, 1900000000, &retry), 0);
+}
+
+SVC_TEST_SUITE(auth_tokens)
+{
+	CU_pSuite s = CU_add_suite("auth_tokens", NULL, NULL);
+
+	CU_add_test(s, "generate_shape_and_uniqueness", test_auth_tokens_generate_shape_and_uniqueness);
+	CU_add_test(s, "well_formed_refuses_variants", test_auth_tokens_well_formed_refuses_variants);
+	CU_add_test(s, "sha256_hex_known_vectors", test_auth_tokens_sha256_hex_known_vectors);
+	CU_add_test(s, "scope_names_round_trip", test_auth_tokens_scope_names_round_trip);
+	CU_add_test(s, "route_scopes", test_auth_tokens_route_scopes);
+}
+
+SVC_TEST_SUITE(auth_ratelimit)
+{
+	CU_pSuite s = CU_add_suite("auth_ratelimit", NULL, NULL);
+
+	CU_add_test(s, "counts_refuses_and_rolls_over", test_auth_ratelimit_counts_refuses_and_rolls_over);
+	CU_add_test(s, "limit_zero_is_off", test_auth_ratelimit_limit_zero_is_off);
+}
