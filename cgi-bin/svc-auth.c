@@ -1,5 +1,6 @@
 /* svc-auth.c: the FastCGI responder for /api/auth. */
 #include "api.h"
+#include "auth.h"
 
 static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/auth/signup", svc_api_auth_signup, SVC_R_JSON, 64 * 1024 },
@@ -7,6 +8,17 @@ static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/auth/refresh", svc_api_auth_refresh, 0, 64 * 1024 },
 	{ SVC_POST, "/api/auth/logout", svc_api_auth_logout, 0, 64 * 1024 },
 	{ SVC_GET, "/api/auth/me", svc_api_auth_me, SVC_R_AUTH, 0 },
+	{ SVC_GET, "/api/auth/tokens", svc_api_auth_tokens_list, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/auth/tokens", svc_api_auth_tokens_create, SVC_R_AUTH | SVC_R_JSON, 16 * 1024 },
+	{ SVC_DELETE, "/api/auth/tokens/:tokenId", svc_api_auth_tokens_delete, SVC_R_AUTH, 0 },
+	{ SVC_POST, "/api/auth/forgot-password", svc_api_auth_forgot, SVC_R_JSON, 16 * 1024 },
+	{ SVC_POST, "/api/auth/reset-password", svc_api_auth_reset, SVC_R_JSON, 16 * 1024 },
+	{ SVC_GET, "/api/auth/github", svc_api_auth_oauth_start, 0, 0 },
+	{ SVC_GET, "/api/auth/github/callback", svc_api_auth_oauth_callback, 0, 0 },
+	{ SVC_GET, "/api/auth/github/assistant", svc_api_auth_assistant_start, SVC_R_AUTH, 0 },
+	{ SVC_GET, "/api/auth/github/assistant/callback", svc_api_auth_assistant_callback, SVC_R_OPTAUTH, 0 },
+	{ SVC_GET, "/api/auth/google", svc_api_auth_oauth_start, 0, 0 },
+	{ SVC_GET, "/api/auth/google/callback", svc_api_auth_oauth_callback, 0, 0 },
 };
 
 int main(int argc, char **argv)

@@ -17,6 +17,7 @@
 #include "http.h"
 #include "json.h"
 #include "log.h"
+#include "perm.h"
 #include "repo.h"
 
 #define DEFAULT_MAX_BODY (1024 * 1024)
@@ -176,11 +177,44 @@ int svc_req_authenticate(struct svc_req *req, char *out_user_id)
 	}
 	if (!t || !*t)
 		return SVC_E_UNAUTHORIZED;
-	return svc_auth_jwt_verify(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
-				   t, svc_now_ms() / 1000, out_user_id);
+	req->token_id[0] = '\0';
+	req->token_scopes = 0;
+	req->scopes = 0;
+	if (t != token && strncmp(t, SVC_PAT_PREFIX, sizeof(SVC_PAT_PREFIX) - 1) == 0) {
+		/* a per-user API token: only as a Bearer header, never as the cookie */
+		if (!req->ctx->db)
+			return SVC_E_UNAVAILABLE;
+		return svc_pat_authenticate(req->ctx->db, t, out_user_id, req->token_id, &req->token_scopes);
+	}
+	if (svc_auth_jwt_verify(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
+				t, svc_now_ms() / 1000, out_user_id) < 0)
+		return SVC_E_UNAUTHORIZED;
+	req->scopes = SVC_SCOPE_ALL;
+	return 0;
 }
 
 /* ---- responses ---- */
+
+int svc_resp_after(struct svc_resp *resp, void (*fn)(struct svc_ctx *ctx, void *arg), void *arg)
+{
+	if (resp->after)
+		resp->after(NULL, resp->after_arg);
+	resp->after = fn;
+	resp->after_arg = arg;
+	return 0;
+}
+
+int svc_resp_rate_limited(struct svc_resp *resp, int64_t retry_after)
+{
+	char secs[24];
+
+	if (retry_after < 1)
+		retry_after = 1;
+	snprintf(secs, sizeof secs, "%lld", (long long)retry_after);
+	svc_resp_header(resp, "Retry-After", secs);
+	return svc_resp_error(resp, SVC_E_RATE_LIMITED, NULL, "Too many requests; try again in %lld seconds.",
+			      (long long)retry_after);
+}
 
 int svc_resp_json(struct svc_resp *resp, int status, struct json_object *body)
 {
@@ -260,6 +294,7 @@ static const char *reason(int status)
 	case 200: return "OK";
 	case 201: return "Created";
 	case 204: return "No Content";
+	case 302: return "Found";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
 	case 402: return "Payment Required";
@@ -559,6 +594,70 @@ static int is_json_type(const char *ct)
 	return strncasecmp(ct, "application/json", n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
+/* Writes the origin ("scheme://host[:port]") of `url` into out (max bytes). Returns its length, 0 when none. */
+static size_t origin_of(const char *url, char *out, size_t max)
+{
+	const char *s = url ? strstr(url, "://") : NULL;
+	size_t n;
+
+	if (!s)
+		return 0;
+	s += 3;
+	while (*s && *s != '/' && *s != '?' && *s != '#')
+		s++;
+	n = (size_t)(s - url);
+	if (n >= max)
+		return 0;
+	memcpy(out, url, n);
+	out[n] = '\0';
+	return n;
+}
+
+/* 1 when `value` (an Origin, or a Referer when `referer`) is app_url's or base_url's origin. */
+static int same_origin(const struct svc_config *c, const char *value, int referer)
+{
+	char o[512];
+	const char *urls[2] = { c->app_url, c->base_url };
+	size_t i, n;
+
+	for (i = 0; i < 2; i++) {
+		n = origin_of(urls[i], o, sizeof o);
+		if (!n || strncmp(value, o, n) != 0)
+			continue;
+		if (value[n] == '\0' || (referer && value[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * CSRF (docs/api.md "Cross-site requests"): an unsafe request that is not
+ * Bearer-authenticated and carries a session cookie, or any Origin at all,
+ * must come from app_url's or base_url's origin (Origin, else Referer).
+ * Returns 0 or SVC_E_FORBIDDEN.
+ */
+static int csrf_check(struct svc_req *req)
+{
+	const char *auth = svc_req_header(req, "Authorization");
+	const char *origin = svc_req_header(req, "Origin"), *referer = svc_req_header(req, "Referer");
+	char cookie[SVC_AUTH_TOKEN_MAX + 1];
+	int with_cookie;
+
+	if (req->method == SVC_GET || req->method == SVC_OPTIONS)
+		return 0;
+	if (auth && strncasecmp(auth, "Bearer ", 7) == 0)
+		return 0;
+	with_cookie = svc_req_cookie(req, "svc_access_token", cookie, sizeof cookie) == 1 ||
+		      svc_req_cookie(req, "svc_refresh_token", cookie, sizeof cookie) == 1;
+	if (!with_cookie && !(origin && *origin))
+		return 0;
+	if (origin && *origin)
+		return same_origin(&req->ctx->cfg, origin, 0) ? 0 : SVC_E_FORBIDDEN;
+	if (referer && *referer)
+		return same_origin(&req->ctx->cfg, referer, 1) ? 0 : SVC_E_FORBIDDEN;
+	return SVC_E_FORBIDDEN;
+}
+
 static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc_route *routes,
 		    size_t nroutes)
 {
@@ -571,7 +670,22 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 	char allow[64];
 
 	req->method = parse_method(FCGX_GetParam("REQUEST_METHOD", req->fcgi->envp));
-	req->remote_addr = FCGX_GetParam("REMOTE_ADDR", req->fcgi->envp);
+	svc_auth_client_addr(FCGX_GetParam("REMOTE_ADDR", req->fcgi->envp), svc_req_header(req, "X-Forwarded-For"),
+			     req->ctx->auth.trusted_proxies, req->client_addr, sizeof req->client_addr);
+	req->remote_addr = req->client_addr;
+	if (req->ctx->auth.rl_global.limit && req->ctx->db &&
+	    !svc_auth_addr_in_list(req->client_addr, req->ctx->auth.rate_limit_exempt)) {
+		int64_t retry = 0;
+		err = svc_ratelimit_hit(req->ctx->db, "global", req->client_addr, &req->ctx->auth.rl_global,
+					svc_now_ms() / 1000, &retry);
+		if (err == SVC_E_RATE_LIMITED) {
+			svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "rate_limited", req->client_addr,
+				     "limit=global");
+			return svc_resp_rate_limited(resp, retry);
+		}
+		if (err < 0)
+			return err;
+	}
 	if (!uri || strlen(uri) > PATH_MAX_LEN)
 		return SVC_E_NOT_FOUND;
 	qmark = strchr(uri, '?');
@@ -617,19 +731,37 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 		}
 		return SVC_E_NOT_FOUND;
 	}
+	if (csrf_check(req) < 0) {
+		svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "csrf_refused", req->client_addr, NULL);
+		return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL,
+				      "Cross-site request refused: the Origin is not this site's.");
+	}
 	if (route->flags & (SVC_R_AUTH | SVC_R_OPTAUTH)) {
 		char cookie[SVC_AUTH_TOKEN_MAX + 1];
 		int presented = svc_req_header(req, "Authorization") != NULL ||
 				svc_req_cookie(req, "svc_access_token", cookie, sizeof cookie) == 1;
 		err = svc_req_authenticate(req, req->user_id);
+		if (err < 0 && err != SVC_E_UNAUTHORIZED)
+			return err;
 		if (err < 0) {
 			req->user_id[0] = '\0';
+			req->token_id[0] = '\0';
+			req->scopes = 0;
+			if (presented)
+				svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "token_rejected", req->client_addr,
+					     "route=%s", route->pattern);
 			/* anonymous is fine on SVC_R_OPTAUTH routes; a token that fails never is */
 			if ((route->flags & SVC_R_AUTH) || presented) {
 				svc_resp_header(resp, "WWW-Authenticate", "Bearer");
 				return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL,
 						      "A valid access token is required.");
 			}
+		} else if (req->token_id[0]) {
+			const char *needed = NULL;
+			if (svc_pat_route_scopes(req->token_scopes, req->method == SVC_GET, route->pattern,
+						 &req->scopes, &needed) < 0)
+				return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL,
+						      "This API token cannot do this: it needs %s.", needed);
 		}
 	}
 	max = route->max_body ? route->max_body : DEFAULT_MAX_BODY;
@@ -673,6 +805,9 @@ static void handle(struct svc_ctx *ctx, FCGX_Request *r, const struct svc_route 
 		else
 			send_response(&resp, req.method);
 	}
+	/* queued work runs once the request is finished (serve()) */
+	ctx->after = resp.after;
+	ctx->after_arg = resp.after_arg;
 	if (err == SVC_E_INTERNAL)
 		svc_log_error("%s %s: internal error", FCGX_GetParam("REQUEST_METHOD", r->envp), req.path ? req.path : "?");
 
@@ -717,6 +852,12 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 		}
 		handle(ctx, &r, routes, nroutes);
 		FCGX_Finish_r(&r);
+		if (ctx->after) {
+			void (*fn)(struct svc_ctx *, void *) = ctx->after;
+			ctx->after = NULL;
+			fn(ctx, ctx->after_arg);
+			ctx->after_arg = NULL;
+		}
 	}
 	return 0;
 }
@@ -808,7 +949,8 @@ int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_rout
 			return 2;
 		}
 	}
-	if (svc_config_load(&ctx.cfg, errbuf, sizeof errbuf) < 0) {
+	if (svc_config_load(&ctx.cfg, errbuf, sizeof errbuf) < 0 ||
+	    svc_auth_config_load(&ctx.cfg, &ctx.auth, errbuf, sizeof errbuf) < 0) {
 		svc_log_error("configuration: %s", errbuf);
 		return 1;
 	}

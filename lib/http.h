@@ -8,6 +8,7 @@
 #include <fcgiapp.h>
 #include <json-c/json.h>
 
+#include "auth.h"
 #include "config.h"
 #include "db.h"
 #include "util.h"
@@ -32,7 +33,10 @@ enum svc_method {
 struct svc_ctx {
 	const char *name;        /* responder name, "svc-auth" */
 	struct svc_config cfg;
+	struct svc_auth_config auth; /* sign-in, rate-limit and auth-log settings (lib/auth.h) */
 	struct svc_db *db;
+	void (*after)(struct svc_ctx *ctx, void *arg); /* work queued by svc_resp_after() */
+	void *after_arg;
 };
 
 /* One request, valid until the handler returns. */
@@ -49,7 +53,11 @@ struct svc_req {
 	size_t body_len;
 	struct json_object *json;            /* the parsed body for SVC_R_JSON routes, else NULL */
 	char user_id[37];                    /* the authenticated user, "" when anonymous */
-	const char *remote_addr;
+	const char *remote_addr;             /* the client's address (points at client_addr) */
+	char client_addr[SVC_ADDR_MAX];      /* REMOTE_ADDR, or X-Forwarded-For from SVC_TRUSTED_PROXIES; "-" if none */
+	unsigned scopes;                     /* perm.h SVC_SCOPE_* of the credential: all for a session */
+	char token_id[37];                   /* the API token used, "" for a session or anonymous */
+	unsigned token_scopes;               /* lib/auth.h SVC_PAT_* scopes of that API token */
 };
 
 /* The response being built. Handlers fill it with the functions below. */
@@ -66,6 +74,8 @@ struct svc_resp {
 	char message[512];        /* message for an error body; "" = the default one */
 	int started;              /* headers already written (streaming) */
 	int64_t last_write_ms;    /* monotonic time of the last streamed write */
+	void (*after)(struct svc_ctx *ctx, void *arg); /* see svc_resp_after() */
+	void *after_arg;
 };
 
 /*
@@ -93,10 +103,15 @@ struct svc_route {
  * mod_fcgid). With "--listen PATH --procs N" it creates the unix socket PATH
  * (mode 0666), pre-forks N workers that share it, replaces workers that die
  * and stops them all on SIGTERM or SIGINT (Apache mod_proxy_fcgi, systemd).
- * The router answers, before any handler and in this order: unknown path
- * 404, wrong method 405 with Allow, missing or invalid token 401, body over
- * the route's cap 413, non-JSON content type 415, unparsable JSON 400
- * invalid_json. Returns the process exit status.
+ * The router answers, before any handler and in this order: over the
+ * global rate limit 429 (SVC_RATE_LIMIT_GLOBAL, per client address), unknown
+ * path 404, wrong method 405 with Allow, a cross-site unsafe request 403
+ * (POST/PUT/PATCH/DELETE without a Bearer token that carries a session
+ * cookie or an Origin, whose Origin or Referer is not app_url's or
+ * base_url's origin), missing or invalid token 401, an API token without
+ * the route's scope 403, body over the route's cap 413, non-JSON content
+ * type 415, unparsable JSON 400 invalid_json. Returns the process exit
+ * status.
  */
 int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_route *routes,
 		  size_t nroutes);
@@ -116,6 +131,23 @@ int svc_req_query(const struct svc_req *req, const char *name, char *out, size_t
 
 /* Copies cookie `name` (RFC 6265 §5.4) into out (max bytes). Returns 1 when present, else 0. */
 int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_t max);
+
+/*
+ * Queues `fn(ctx, arg)` to run after the response has been sent in full
+ * and the request finished (the client no longer waits for it): mail that
+ * must not make a response slower for some inputs than for others. `arg` is
+ * owned by fn, which frees it; a job already queued on this response is
+ * replaced (and its fn is called with ctx NULL so it frees its arg).
+ * Returns 0.
+ */
+int svc_resp_after(struct svc_resp *resp, void (*fn)(struct svc_ctx *ctx, void *arg), void *arg);
+
+/*
+ * Records a 429 rate_limited answer: sets Retry-After to `retry_after`
+ * seconds (at least 1) and a message, and returns SVC_E_RATE_LIMITED for
+ * the handler to return. RFC 6585 §4, RFC 9110 §10.2.3.
+ */
+int svc_resp_rate_limited(struct svc_resp *resp, int64_t retry_after);
 
 /* Sets a JSON response: `status` and `body` (ownership moves to the response). Returns 0. */
 int svc_resp_json(struct svc_resp *resp, int status, struct json_object *body);
@@ -168,9 +200,13 @@ int svc_sse_event(struct svc_resp *resp, const char *type, struct json_object *p
 int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
 
 /*
- * Reads the caller's access token from "Authorization: Bearer" or the
- * svc_access_token cookie and verifies it. Writes the user id into
- * out_user_id (37 bytes). Returns 0, or SVC_E_UNAUTHORIZED.
+ * Reads the caller's credential from "Authorization: Bearer" (an access
+ * token, or a per-user API token "svc_pat_...") or the svc_access_token
+ * cookie and verifies it. Writes the user id into out_user_id (37 bytes);
+ * sets req->scopes to SVC_SCOPE_ALL for a session, or req->token_id and
+ * req->token_scopes for an API token (the router then checks them against
+ * the route and sets req->scopes: svc_pat_route_scopes()).
+ * Returns 0, SVC_E_UNAUTHORIZED, or a DB error for an API token.
  */
 int svc_req_authenticate(struct svc_req *req, char *out_user_id);
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 # test_auth.py: sign-up, login, refresh, logout and /auth/me against the real stack: happy paths, every error case, forged tokens
+# (cookie-authenticated POSTs carry the app's Origin: the CSRF rule, tests/e2e/test_auth_csrf.py)
 import base64
 import hashlib
 import hmac
@@ -11,7 +12,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (TIME_RE, UUID_RE, api, check, finish, random_email, signup,  # noqa: E402
+from svclib import (APP_URL, TIME_RE, UUID_RE, api, check, finish, random_email, signup,  # noqa: E402
                     skip_rest)
 
 
@@ -256,7 +257,7 @@ def test_login(email, password):
 
 
 def test_refresh_and_logout(access, refresh):
-    r = api("POST", "/auth/refresh", headers={"Cookie": "svc_refresh_token=" + refresh})
+    r = api("POST", "/auth/refresh", headers={"Origin": APP_URL, "Cookie": "svc_refresh_token=" + refresh})
     b = r.body if isinstance(r.body, dict) else {}
     new_access = b.get("accessToken")
     check("test_auth_refresh_with_cookie_returns_a_new_access_token",
@@ -272,15 +273,15 @@ def test_refresh_and_logout(access, refresh):
 
     r = api("POST", "/auth/refresh")
     check("test_auth_refresh_without_token_is_401", is_error(r, 401, "unauthorized"), r)
-    r = api("POST", "/auth/refresh", headers={"Cookie": "svc_refresh_token=" + access})
+    r = api("POST", "/auth/refresh", headers={"Origin": APP_URL, "Cookie": "svc_refresh_token=" + access})
     check("test_auth_refresh_with_access_token_cookie_is_401", is_error(r, 401, "unauthorized"), r)
     r = api("POST", "/auth/refresh", {"refreshToken": access})
     check("test_auth_refresh_with_access_token_in_body_is_401", is_error(r, 401, "unauthorized"), r)
     r = api("POST", "/auth/refresh", token=access)
     check("test_auth_refresh_with_access_token_as_bearer_is_401", is_error(r, 401, "unauthorized"), r)
-    r = api("POST", "/auth/refresh", headers={"Cookie": "svc_refresh_token=" + refresh[:-3] + "AAA"})
+    r = api("POST", "/auth/refresh", headers={"Origin": APP_URL, "Cookie": "svc_refresh_token=" + refresh[:-3] + "AAA"})
     check("test_auth_refresh_with_forged_refresh_token_is_401", is_error(r, 401, "unauthorized"), r)
-    r = api("POST", "/auth/refresh", raw="{not json", headers={"Cookie": "svc_refresh_token=" + refresh})
+    r = api("POST", "/auth/refresh", raw="{not json", headers={"Origin": APP_URL, "Cookie": "svc_refresh_token=" + refresh})
     check("test_auth_refresh_malformed_body_is_400_invalid_json", is_error(r, 400, "invalid_json"), r)
 
     me = api("GET", "/auth/me", token=refresh)
