@@ -254,7 +254,7 @@ int svc_pat_scopes_format(unsigned scopes, char *out, size_t max);
  *   other reads                 "projects:read" or "admin"
  *   other writes                "projects:write" or "admin"
  * "projects:read" gives SVC_SCOPE_READ, "projects:write" SVC_SCOPE_WRITE,
- * "admin" SVC_SCOPE_ADMIN, "chat" and "deploy" SVC_SCOPE_CHAT / SVC_SCOPE_DEPLOY
+ * "admin" SVC_SCOPE_ADMIN | READ | WRITE, "chat" and "deploy" SVC_SCOPE_CHAT / SVC_SCOPE_DEPLOY
  * and, on their own routes, SVC_SCOPE_READ | SVC_SCOPE_WRITE. The user's
  * role still decides (a token never exceeds its user's rights).
  * Returns 0 and sets *out_perm_scopes and *out_needed (the scope name that

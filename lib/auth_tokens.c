@@ -155,7 +155,7 @@ static unsigned perm_scopes(unsigned scopes)
 	if (scopes & SVC_PAT_PROJECTS_WRITE)
 		p |= SVC_SCOPE_WRITE;
 	if (scopes & SVC_PAT_ADMIN)
-		p |= SVC_SCOPE_ADMIN;
+		p |= SVC_SCOPE_ADMIN | SVC_SCOPE_READ | SVC_SCOPE_WRITE;   /* admin also reads and writes */
 	if (scopes & SVC_PAT_CHAT)
 		p |= SVC_SCOPE_CHAT;
 	if (scopes & SVC_PAT_DEPLOY)

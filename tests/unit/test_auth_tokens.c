@@ -110,7 +110,10 @@ static void test_auth_tokens_route_scopes(void)
 	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/workspaces/:wid", NULL), 0);
 	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/workspaces/:wid/members/:userId", NULL), 0);
 	CU_ASSERT_EQUAL(route(SVC_PAT_ADMIN, 0, "/api/workspaces/:wid/members", &p), 1);
-	CU_ASSERT_EQUAL(p, SVC_SCOPE_ADMIN);
+	CU_ASSERT_EQUAL(p & SVC_SCOPE_ADMIN, SVC_SCOPE_ADMIN);
+	CU_ASSERT_EQUAL(p & SVC_SCOPE_CHAT, 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_WRITE, 0, "/api/projects/:id", &p), 1);
+	CU_ASSERT_EQUAL(p & SVC_SCOPE_ADMIN, 0);   /* a visibility change or hard delete needs admin */
 	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/workspaces/:wid/members", NULL), 1);
 	/* chat */
 	CU_ASSERT_EQUAL(route(SVC_PAT_CHAT, 0, "/api/chat/:projectId/messages", &p), 1);
