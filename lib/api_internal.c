@@ -8,6 +8,7 @@
 #include "api_internal.h"
 #include "err.h"
 #include "internal.h"
+#include "thumbnail.h"
 #include "json.h"
 #include "log.h"
 #include "repo.h"
@@ -103,7 +104,9 @@ int svc_api_internal_files_changed(struct svc_req *req, struct svc_resp *resp)
 	if (changed) {
 		struct svc_dbv p = svc_dbv_str(id);
 		svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
-		svc_db_run(req->ctx->db, STMT_THUMBNAIL_REQUEST, &p, 1, NULL, NULL);
+		/* the thumbnail is re-rendered by svc-worker, never in this request */
+		if (svc_thumbnail_request(req->ctx->db, id) < 0)
+			svc_log_warn("internal: cannot queue the thumbnail of %s", id);
 	}
 	out = json_object_new_object();
 	json_object_object_add(out, "committed", json_object_new_boolean(changed));

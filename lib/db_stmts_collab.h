@@ -56,6 +56,3 @@ SVC_STMT(STMT_INTERNAL_PROJECT,
 SVC_STMT(STMT_PRESENCE_PUT,
 	"INSERT INTO collab_presence (project_id, users, updated_at) VALUES (?, ?, " NOW ") "
 	"ON DUPLICATE KEY UPDATE users = VALUES(users), updated_at = " NOW)
-SVC_STMT(STMT_THUMBNAIL_REQUEST,
-	"INSERT INTO thumbnail_requests (project_id, requested_at) VALUES (?, " NOW ") "
-	"ON DUPLICATE KEY UPDATE requested_at = " NOW)
