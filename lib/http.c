@@ -673,7 +673,8 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 	svc_auth_client_addr(FCGX_GetParam("REMOTE_ADDR", req->fcgi->envp), svc_req_header(req, "X-Forwarded-For"),
 			     req->ctx->auth.trusted_proxies, req->client_addr, sizeof req->client_addr);
 	req->remote_addr = req->client_addr;
-	if (req->ctx->auth.rl_global.limit && req->ctx->db &&
+	/* the global limit; internal calls (HMAC-signed, from svc-wsd and svc-worker) are not counted */
+	if (req->ctx->auth.rl_global.limit && req->ctx->db && uri && strncmp(uri, "/api/internal/", 14) != 0 &&
 	    !svc_auth_addr_in_list(req->client_addr, req->ctx->auth.rate_limit_exempt)) {
 		int64_t retry = 0;
 		err = svc_ratelimit_hit(req->ctx->db, "global", req->client_addr, &req->ctx->auth.rl_global,
