@@ -33,7 +33,9 @@ void svc_req_subject(struct svc_req *req, const char *role, const char *admin_fl
 	s->user_id = req->user_id;
 	s->platform_admin = admin_flag && strcmp(admin_flag, "1") == 0;
 	s->role = role && *role ? role : NULL;
-	s->scopes = SVC_SCOPE_ALL; /* sessions; API tokens (next issue) will narrow this */
+	/* a session holds every scope; an API token only those the router granted it for this route
+	 * (anonymous readers of public projects are decided by role and visibility alone) */
+	s->scopes = req->user_id[0] ? req->scopes : SVC_SCOPE_ALL;
 }
 
 int svc_project_check(struct svc_req *req, const struct svc_rows *rows, enum svc_action action)
