@@ -63,6 +63,8 @@ struct svc_config {
 	uint64_t wsd_commit_delay_ms;  /* SVC_WSD_COMMIT_DELAY_MS: quiet time after a save before files-changed, default 2000 */
 	uint64_t wsd_compact_updates;  /* SVC_WSD_COMPACT_UPDATES: stored updates that trigger a snapshot, default 500 */
 	uint64_t wsd_max_file_bytes;   /* SVC_WSD_MAX_FILE_BYTES: larger files stay out of the document, default 1 MiB */
+	uint64_t wsd_awareness_timeout_ms; /* SVC_WSD_AWARENESS_TIMEOUT_MS: awareness states not renewed this long go, default 30000 */
+	uint64_t wsd_keepalive_ms;     /* SVC_WSD_KEEPALIVE_MS: silence after which a client gets an empty awareness update, default 15000 */
 	void *storage;                 /* private */
 };
 

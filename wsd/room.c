@@ -16,9 +16,8 @@
 
 #define HASH_BUCKETS 4096
 #define AW_MAX_ENTRIES 4096
-#define AW_TIMEOUT_MS 30000      /* y-protocols awareness.js outdatedTimeout */
-#define AW_CHECK_MS 3000
-#define KEEPALIVE_MS 15000       /* y-websocket closes after 30 s without a message */
+#define AW_CHECK_MS 3000         /* awareness.js checks every outdatedTimeout / 10 */
+#define CLOSE_KILL_S 10          /* a close frame that cannot be sent this long: the socket is dropped */
 #define SAVE_MAX_FACTOR 10       /* during continuous edits, save at least every 10 x the delay */
 #define COMMIT_MAX_MS 30000      /* during continuous saves, call files-changed at least this often */
 #define PRESENCE_DELAY_MS 300
@@ -244,8 +243,11 @@ static void sess_close(struct wsd_sess *s, int code, const char *reason)
 	s->state = WSD_S_CLOSING;
 	s->close_code = code;
 	snprintf(s->close_reason, sizeof s->close_reason, "%s", reason);
-	if (s->wsi)
+	if (s->wsi) {
 		lws_rx_flow_control(s->wsi, 0);
+		/* a client that stopped reading never makes the socket writeable again */
+		lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, CLOSE_KILL_S);
+	}
 	sess_want_write(s);
 }
 
@@ -591,13 +593,19 @@ done:
 	return err;
 }
 
-/* Every AW_CHECK_MS: states not renewed for 30 s go (awareness.js _checkInterval); old removals are forgotten. */
+/*
+ * Every AW_CHECK_MS (or a tenth of the timeout when it is set shorter):
+ * states not renewed for SVC_WSD_AWARENESS_TIMEOUT_MS (30 s, awareness.js
+ * outdatedTimeout) go (awareness.js _checkInterval); old removals are forgotten.
+ */
 static void aw_check(struct wsd_room *r, int64_t now)
 {
+	const int64_t timeout = (int64_t)wsd_g->cfg.wsd_awareness_timeout_ms;
+	const int64_t every = timeout / 10 < AW_CHECK_MS ? timeout / 10 : AW_CHECK_MS;
 	uint64_t *gone;
 	size_t i, n = 0;
 
-	if (now - r->aw_checked_ms < AW_CHECK_MS)
+	if (now - r->aw_checked_ms < every)
 		return;
 	r->aw_checked_ms = now;
 	if (r->naw == 0)
@@ -606,13 +614,13 @@ static void aw_check(struct wsd_room *r, int64_t now)
 	if (!gone)
 		abort();
 	for (i = 0; i < r->naw; i++)
-		if (r->aw[i].json && now - r->aw[i].updated_ms >= AW_TIMEOUT_MS)
+		if (r->aw[i].json && now - r->aw[i].updated_ms >= timeout)
 			gone[n++] = r->aw[i].client;
 	if (n)
 		aw_remove(r, gone, n);
 	free(gone);
 	for (i = 0; i < r->naw;) {
-		if (!r->aw[i].json && now - r->aw[i].updated_ms >= 2 * AW_TIMEOUT_MS)
+		if (!r->aw[i].json && now - r->aw[i].updated_ms >= 2 * timeout)
 			r->aw[i] = r->aw[--r->naw];
 		else
 			i++;
@@ -1430,20 +1438,25 @@ static void room_tick(struct wsd_room *r, int64_t now)
 		room_free(r);
 }
 
+/*
+ * y-websocket clients reconnect after 30 s without a message: a connection
+ * sent nothing for SVC_WSD_KEEPALIVE_MS (15 s) gets an empty awareness update.
+ */
 static void keepalive(int64_t now)
 {
 	static int64_t last;
+	const int64_t interval = (int64_t)wsd_g->cfg.wsd_keepalive_ms;
 	struct wsd_room *r;
 	static const uint8_t ka[] = { WSD_MSG_AWARENESS, 0x01, 0x00 };
 
-	if (now - last < 1000)
+	if (now - last < (interval / 4 < 1000 ? interval / 4 : 1000))
 		return;
 	last = now;
 	for (r = room_list; r; r = r->next) {
 		size_t i;
 		for (i = 0; i < r->nsess; i++) {
 			struct wsd_sess *s = r->sess[i];
-			if (s->state == WSD_S_OPEN && s->q_n == 0 && now - s->last_tx_ms >= KEEPALIVE_MS) {
+			if (s->state == WSD_S_OPEN && s->q_n == 0 && now - s->last_tx_ms >= interval) {
 				/* an empty awareness update: y-websocket counts it as traffic and ignores it */
 				sess_send_bytes(s, ka, sizeof ka);
 				s->last_tx_ms = now;

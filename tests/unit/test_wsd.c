@@ -1,7 +1,8 @@
-/* test_wsd.c: CUnit suite "wsd": svc-wsd's codec: lib0 varints, awareness updates, Origin, socket paths, cookies, design-comment requests. */
+/* test_wsd.c: CUnit suite "wsd": svc-wsd's codec (lib0 varints, awareness updates, Origin, socket paths, cookies, design-comment requests) and its three-way merge. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../wsd/merge.c"
 #include "../../wsd/proto.c"
 #include "unit.h"
 
@@ -234,6 +235,173 @@ static void test_wsd_text_and_hash(void)
 	CU_ASSERT_STRING_EQUAL(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+/* Applies merge edits to `live` as plain bytes: the merged text, NUL-terminated (free it). */
+static char *merged_bytes(const char *live, const struct wsd_merge_edit *e, size_t n)
+{
+	size_t i, at = 0, len = 0, cap = strlen(live) + 1;
+	char *out;
+
+	for (i = 0; i < n; i++)
+		cap += e[i].ins_len;
+	out = malloc(cap);
+	for (i = 0; i < n; i++) {
+		CU_ASSERT(e[i].pos >= at);
+		memcpy(out + len, live + at, e[i].pos - at);
+		len += e[i].pos - at;
+		memcpy(out + len, e[i].ins, e[i].ins_len);
+		len += e[i].ins_len;
+		at = e[i].pos + e[i].del;
+	}
+	memcpy(out + len, live + at, strlen(live) - at);
+	len += strlen(live) - at;
+	out[len] = '\0';
+	return out;
+}
+
+static char *merge_str(const char *base, const char *live, const char *disk, size_t *conflicts)
+{
+	struct wsd_merge_edit *e = NULL;
+	size_t n = 0;
+	char *m;
+
+	CU_ASSERT_FATAL(wsd_merge3(base, strlen(base), live, strlen(live), disk, strlen(disk), &e, &n, conflicts) == 0);
+	m = merged_bytes(live, e, n);
+	free(e);
+	return m;
+}
+
+static void test_wsd_merge_keeps_both_sides(void)
+{
+	const char *base = "<h1>Title</h1>\n<p>one</p>\n<p>two</p>\n<p>three</p>\n";
+	/* live typed into the first line, disk changed the last one */
+	const char *live = "<h1>Title typed</h1>\n<p>one</p>\n<p>two</p>\n<p>three</p>\n";
+	const char *disk = "<h1>Title</h1>\n<p>one</p>\n<p>two</p>\n<p>THREE by the agent</p>\n";
+	size_t c = 9;
+	char *m = merge_str(base, live, disk, &c);
+
+	CU_ASSERT_STRING_EQUAL(m, "<h1>Title typed</h1>\n<p>one</p>\n<p>two</p>\n<p>THREE by the agent</p>\n");
+	CU_ASSERT(c == 0);
+	free(m);
+	/* the same line, apart: characters, not lines, decide */
+	m = merge_str("alpha beta gamma delta\n", "XX alpha beta gamma delta\n", "alpha beta gamma DELTA\n", &c);
+	CU_ASSERT_STRING_EQUAL(m, "XX alpha beta gamma DELTA\n");
+	CU_ASSERT(c == 0);
+	free(m);
+	/* lines added and removed on both sides */
+	m = merge_str("a\nb\nc\nd\ne\nf\n", "a\nb2\nc\nd\ne\nf\nlive\n", "disk\na\nb\nc\ne\nf\n", &c);
+	CU_ASSERT_STRING_EQUAL(m, "disk\na\nb2\nc\ne\nf\nlive\n");
+	CU_ASSERT(c == 0);
+	free(m);
+}
+
+static void test_wsd_merge_conflict_disk_wins_region(void)
+{
+	size_t c = 0;
+	char *m = merge_str("one two three\nfour\n", "one TWO three\nfour\n", "one 2 three\nfour!\n", &c);
+
+	/* both changed "two": disk's version of that region; disk's other change comes along */
+	CU_ASSERT_STRING_EQUAL(m, "one 2 three\nfour!\n");
+	CU_ASSERT(c == 1);
+	free(m);
+	/* two insertions at one place conflict too */
+	m = merge_str("ab", "aXb", "aYb", &c);
+	CU_ASSERT_STRING_EQUAL(m, "aYb");
+	CU_ASSERT(c == 1);
+	free(m);
+	/* nothing changed on disk: no edits at all */
+	{
+		struct wsd_merge_edit *e = NULL;
+		size_t n = 5;
+		CU_ASSERT(wsd_merge3("x\ny\n", 4, "x\nlive\ny\n", 9, "x\ny\n", 4, &e, &n, NULL) == 0);
+		CU_ASSERT(n == 0);
+		free(e);
+	}
+	/* live unchanged: the disk text exactly */
+	m = merge_str("k\nl\nm\n", "k\nl\nm\n", "k\nL!\n", &c);
+	CU_ASSERT_STRING_EQUAL(m, "k\nL!\n");
+	free(m);
+	/* empty base (a new file on both sides) */
+	m = merge_str("", "live", "disk", &c);
+	CU_ASSERT_STRING_EQUAL(m, "disk");
+	free(m);
+}
+
+static void test_wsd_merge_utf8_boundaries(void)
+{
+	size_t c = 0;
+	/* "é" is c3 a9, "è" c3 a8: they share a first byte; the cut must not split it */
+	char *m = merge_str("caf\xc3\xa9 ok\n", "caf\xc3\xa9 ok typed\n", "caf\xc3\xa8 ok\n", &c);
+
+	CU_ASSERT_STRING_EQUAL(m, "caf\xc3\xa8 ok typed\n");
+	CU_ASSERT(wsd_is_text(m, strlen(m)));
+	free(m);
+}
+
+/* Random edits of disjoint regions by both sides: both survive, whatever the text. */
+static void test_wsd_merge_random_disjoint(void)
+{
+	unsigned seed = 12345;
+	int round;
+
+	for (round = 0; round < 300; round++) {
+		char base[400], live[500], disk[500], want[600];
+		size_t bn = 50 + (size_t)(round % 300), i, cut, lpos, dpos, ll, dl;
+		char *m;
+		for (i = 0; i < bn; i++) {
+			seed = seed * 1103515245u + 12345u;
+			base[i] = (seed >> 16) % 5 == 0 ? '\n' : (char)('a' + (seed >> 16) % 3);
+		}
+		base[bn] = '\0';
+		seed = seed * 1103515245u + 12345u;
+		cut = 10 + (seed >> 16) % (bn - 20);
+		lpos = (seed >> 8) % (cut - 2);             /* live inserts before the cut */
+		dpos = cut + 2 + (seed >> 4) % (bn - cut - 3); /* disk deletes one byte after it */
+		ll = (size_t)snprintf(live, sizeof live, "%.*sLIVE%s", (int)lpos, base, base + lpos);
+		dl = (size_t)snprintf(disk, sizeof disk, "%.*s%s", (int)dpos, base, base + dpos + 1);
+		snprintf(want, sizeof want, "%.*sLIVE%.*s%s", (int)lpos, base, (int)(dpos - lpos), base + lpos,
+			 base + dpos + 1);
+		(void)ll;
+		(void)dl;
+		m = merge_str(base, live, disk, NULL);
+		CU_ASSERT_STRING_EQUAL(m, want);
+		free(m);
+	}
+}
+
+static void test_wsd_merge_apply_to_ytext(void)
+{
+	struct svc_yjs_doc *doc = NULL, *peer = NULL;
+	struct svc_yjs_buf up = { 0 }, text = { 0 };
+	const char *base = "<p>\xf0\x9f\x98\x80 smile</p>\n<p>end</p>\n";
+	const char *live = "<p>\xf0\x9f\x98\x80 smile typed</p>\n<p>end</p>\n";
+	const char *disk = "<p>\xf0\x9f\x98\x80 smile</p>\n<p>END</p>\n";
+	struct wsd_merge_edit *e = NULL;
+	size_t n = 0;
+
+	CU_ASSERT_FATAL(svc_yjs_doc_new(&doc, 1) == 0 && svc_yjs_doc_new(&peer, 2) == 0);
+	CU_ASSERT(svc_yjs_map_set_text(doc, "files", "a.html", 6, live, strlen(live), &up, NULL) == 0);
+	CU_ASSERT(svc_yjs_apply_update(peer, up.data, up.len, NULL, NULL, NULL) == 0);
+	up.len = 0;
+	CU_ASSERT(wsd_merge3(base, strlen(base), live, strlen(live), disk, strlen(disk), &e, &n, NULL) == 0);
+	CU_ASSERT(wsd_merge_apply(doc, "files", "a.html", 6, live, e, n, &up) == 0);
+	CU_ASSERT(up.len > 0);
+	CU_ASSERT(svc_yjs_text_read(doc, "files", "a.html", 6, &text) == 0);
+	CU_ASSERT(text.len == strlen("<p>\xf0\x9f\x98\x80 smile typed</p>\n<p>END</p>\n") &&
+		  memcmp(text.data, "<p>\xf0\x9f\x98\x80 smile typed</p>\n<p>END</p>\n", text.len) == 0);
+	/* the update carries the same edit to a peer */
+	CU_ASSERT(svc_yjs_apply_update(peer, up.data, up.len, NULL, NULL, NULL) == 0);
+	text.len = 0;
+	CU_ASSERT(svc_yjs_text_read(peer, "files", "a.html", 6, &text) == 0);
+	CU_ASSERT(text.len == strlen("<p>\xf0\x9f\x98\x80 smile typed</p>\n<p>END</p>\n"));
+	/* a missing key is the core's error */
+	CU_ASSERT(wsd_merge_apply(doc, "files", "nope", 4, live, e, n, NULL) < 0);
+	free(e);
+	svc_yjs_buf_dispose(&up);
+	svc_yjs_buf_dispose(&text);
+	svc_yjs_doc_free(doc);
+	svc_yjs_doc_free(peer);
+}
+
 SVC_TEST_SUITE(wsd)
 {
 	CU_pSuite s = CU_add_suite("wsd", NULL, NULL);
@@ -250,4 +418,9 @@ SVC_TEST_SUITE(wsd)
 	CU_add_test(s, "test_wsd_comment_parse_refuses", test_wsd_comment_parse_refuses);
 	CU_add_test(s, "test_wsd_comment_parse_moves", test_wsd_comment_parse_moves);
 	CU_add_test(s, "test_wsd_text_and_hash", test_wsd_text_and_hash);
+	CU_add_test(s, "test_wsd_merge_keeps_both_sides", test_wsd_merge_keeps_both_sides);
+	CU_add_test(s, "test_wsd_merge_conflict_disk_wins_region", test_wsd_merge_conflict_disk_wins_region);
+	CU_add_test(s, "test_wsd_merge_utf8_boundaries", test_wsd_merge_utf8_boundaries);
+	CU_add_test(s, "test_wsd_merge_random_disjoint", test_wsd_merge_random_disjoint);
+	CU_add_test(s, "test_wsd_merge_apply_to_ytext", test_wsd_merge_apply_to_ytext);
 }
