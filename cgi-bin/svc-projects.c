@@ -29,6 +29,8 @@ static const struct svc_route routes[] = {
 	{ SVC_DELETE, "/api/workspaces/:wid/members/:userId", svc_api_members_remove, SVC_R_AUTH, 0 },
 	{ SVC_GET, "/api/workspaces/:wid/ai-provider", svc_api_ai_provider_get, SVC_R_AUTH, 0 },
 	{ SVC_PUT, "/api/workspaces/:wid/ai-provider", svc_api_ai_provider_put, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
+	{ SVC_GET, "/api/workspaces/:wid/credits", svc_api_credits_get, SVC_R_AUTH, 0 },
+	{ SVC_PUT, "/api/workspaces/:wid/credits", svc_api_credits_put, SVC_R_AUTH | SVC_R_JSON, 4 * 1024 },
 	{ SVC_GET, "/api/workspaces/:wid/folders", svc_api_folders_list, SVC_R_AUTH, 0 },
 	{ SVC_POST, "/api/workspaces/:wid/folders", svc_api_folders_create, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },
 	{ SVC_PATCH, "/api/folders/:folderId", svc_api_folders_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024 },

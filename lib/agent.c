@@ -607,6 +607,36 @@ static int usage_info(const struct svc_agent_turn *turn, const struct svc_agent_
 	return emit(turn, "session.usage_info", p);
 }
 
+/*
+ * The system prompt of a turn: the base prompt; for read-only modes the
+ * read-only paragraph naming the mode (and the plan request in plan mode);
+ * then the mode's own addition, cut at SVC_AGENT_PROMPT_EXTRA_MAX bytes on a
+ * UTF-8 boundary (invalid UTF-8 is left out). `ro` is scratch space.
+ */
+static int system_prompt(const struct svc_agent_turn *turn, const struct svc_agent__tools *tools,
+			 struct svc_agent__buf *out, char *ro, size_t romax)
+{
+	const char *extra = turn->prompt_extra;
+	size_t n;
+	int error;
+
+	if ((error = svc_agent__buf_adds(out, prompt_build)) < 0)
+		return error;
+	if (tools->read_only) {
+		snprintf(ro, romax, prompt_read_only, tools->mode);
+		if ((error = svc_agent__buf_adds(out, ro)) < 0)
+			return error;
+		if (strcmp(tools->mode, "plan") == 0 && (error = svc_agent__buf_adds(out, prompt_plan)) < 0)
+			return error;
+	}
+	if (extra && extra[0] && svc_agent__utf8_valid(extra, strlen(extra))) {
+		n = svc_agent__utf8_cut(extra, strlen(extra), SVC_AGENT_PROMPT_EXTRA_MAX);
+		if ((error = svc_agent__buf_adds(out, "\n\n")) < 0 || (error = svc_agent__buf_add(out, extra, n)) < 0)
+			return error;
+	}
+	return 0;
+}
+
 int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *out)
 {
 	const struct svc_agent_provider *p = &turn->provider;
@@ -614,7 +644,8 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	struct svc_agent__step st;
 	struct svc_agent__buf final;
 	struct json_object *conv = NULL, *defs = NULL, *body = NULL, *args[SVC_AGENT__MAX_CALLS];
-	char system[2048], mode[64];
+	struct svc_agent__buf system;
+	char mode[64], ro[512];
 	unsigned max_steps = turn->max_steps ? turn->max_steps : DEFAULT_STEPS, step;
 	int anthropic, done_ok = 0, error = 0, have_step = 0;
 	size_t i;
@@ -623,6 +654,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	memset(out, 0, sizeof(*out));
 	memset(args, 0, sizeof(args));
 	svc_agent__buf_init(&final, MAX_FINAL);
+	svc_agent__buf_init(&system, sizeof(prompt_build) + sizeof(ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8);
 	if (!p->base_url || !p->base_url[0]) {
 		error = SVC_E_NO_PROVIDER;
 		snprintf(out->message, sizeof(out->message), "no AI provider is configured");
@@ -643,7 +675,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 		goto done;
 	}
 	tools.root = turn->project_dir;
-	tools.read_only = !turn->mode || strcmp(turn->mode, "build") != 0;
+	tools.read_only = !turn->all_tools && (!turn->mode || strcmp(turn->mode, "build") != 0);
 	mode[0] = '\0';
 	if (turn->mode && svc_agent__utf8_valid(turn->mode, strlen(turn->mode))) {
 		size_t n = svc_agent__utf8_cut(turn->mode, strlen(turn->mode), 32);
@@ -652,17 +684,8 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 		mode[n] = '\0';
 	}
 	tools.mode = mode[0] ? mode : "read-only";
-	if (snprintf(system, sizeof(system), "%s", prompt_build) < 0)
-		system[0] = '\0';
-	if (tools.read_only) {
-		size_t len = strlen(system);
-
-		snprintf(system + len, sizeof(system) - len, prompt_read_only, tools.mode);
-		if (strcmp(tools.mode, "plan") == 0) {
-			len = strlen(system);
-			snprintf(system + len, sizeof(system) - len, "%s", prompt_plan);
-		}
-	}
+	if ((error = system_prompt(turn, &tools, &system, ro, sizeof(ro))) < 0)
+		goto done;
 	if (!(conv = start_conversation(turn)) || !(defs = svc_agent__tools_json(tools.read_only, anthropic)) ||
 	    !(curl = curl_easy_init())) {
 		error = SVC_E_INTERNAL;
@@ -671,8 +694,8 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	for (step = 0; step < max_steps; step++) {
 		if (turn->tick && (error = turn->tick(turn->ctx)) < 0)
 			goto done;
-		error = anthropic ? svc_agent__anthropic_body(p->model, system, conv, defs, &body)
-				  : svc_agent__openai_body(p->model, system, conv, defs, &body);
+		error = anthropic ? svc_agent__anthropic_body(p->model, svc_agent__buf_str(&system), conv, defs, &body)
+				  : svc_agent__openai_body(p->model, svc_agent__buf_str(&system), conv, defs, &body);
 		if (error < 0)
 			goto done;
 		svc_agent__step_init(&st, turn->emit, turn->ctx);
@@ -745,6 +768,7 @@ done:
 	json_object_put(defs);
 	json_object_put(conv);
 	svc_agent__buf_dispose(&final);
+	svc_agent__buf_dispose(&system);
 	return error;
 }
 

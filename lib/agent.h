@@ -43,6 +43,10 @@ struct svc_agent_turn {
 	const char *project_dir;       /* absolute path of the project's files; tools are confined to it */
 	const char *mode;              /* "build" (all file tools) or anything else (read-only tools); "plan" also
 					* asks for the plan as a fenced JSON block (svc_agent_plan_parse()) */
+	int all_tools;                 /* 1: every file tool whatever `mode` says (a custom mode configured as
+					* build, svc_agent_mode_lookup()); 0: as `mode` says */
+	const char *prompt_extra;      /* appended to the system prompt (a custom mode's addition); may be NULL;
+					* at most SVC_AGENT_PROMPT_EXTRA_MAX bytes are used */
 	struct json_object *history;   /* array of {role: "user"|"assistant", content: string}, oldest first; may be NULL */
 	const char *user_text;         /* the new user message */
 	struct json_object *images;    /* images of the new user message: array of {mediaType, data (base64)}
@@ -119,6 +123,30 @@ int svc_agent_plan_parse(const char *text, struct json_object **out);
  * has no steps and no rawText, SVC_E_TOO_LARGE over `max` bytes, or SVC_E_INTERNAL.
  */
 int svc_agent_plan_message(struct json_object *plan, size_t max, char **out);
+
+#define SVC_AGENT_MODE_NAME_MAX 32             /* bytes of a mode name (a-z, 0-9, '-', '_') */
+#define SVC_AGENT_PROMPT_EXTRA_MAX (16 * 1024)  /* bytes of a custom mode's system-prompt addition */
+
+/* What a chat mode means for a turn. */
+struct svc_agent_mode {
+	char name[SVC_AGENT_MODE_NAME_MAX + 1];
+	int build;               /* 1: every file tool; 0: the read-only subset */
+	int custom;              /* 1: the mode is defined by the table */
+	char prompt_file[1024];  /* absolute path of its system-prompt addition; "" = none */
+};
+
+/*
+ * Looks up chat mode `mode` (docs/agent.md "Custom modes"). `table` is the
+ * SVC_AI_MODES setting: entries "name=read" or "name=build", each with an
+ * optional ":/absolute/prompt/file", separated by ';' (spaces around entries
+ * ignored), e.g. "review=read:/etc/svc/review.txt;scaffold=build". The
+ * built-in modes cannot be redefined: "build" has every tool, "plan" and
+ * "chat" the read-only subset. A mode that is neither built in nor in the
+ * table behaves as chat (read-only, no addition; custom = 0). Fills *out on
+ * success. Returns 0, or SVC_E_VALIDATION when any entry of the table is
+ * malformed (a message naming it in `msg`, `msgmax` bytes; *out untouched).
+ */
+int svc_agent_mode_lookup(const char *table, const char *mode, struct svc_agent_mode *out, char *msg, size_t msgmax);
 
 #define SVC_AGENT_IMAGE_MAX (5 * 1024 * 1024) /* decoded bytes of one image attachment */
 

@@ -25,6 +25,11 @@
  *                         allowedModels, hasApiKey, updatedAt}; 403 (not admin or owner); 404.
  * svc_api_ai_provider_put PUT /workspaces/:wid/ai-provider {protocol, baseUrl, model, apiKey?, allowedModels?}:
  *                         200 as GET; 400; 403; 404; 503 when ENCRYPTION_KEY is missing and a key is sent.
+ * svc_api_credits_get     GET /workspaces/:wid/credits: 200 {workspaceId, limitUsd, spentUsd, remainingUsd,
+ *                         exhausted, defaultLimit, updatedAt} (US dollars); 403 (not a member); 404.
+ * svc_api_credits_put     PUT /workspaces/:wid/credits {limitUsd: number 0..99999999 or null = the default
+ *                         SVC_DEFAULT_CREDIT_USD}: 200 as GET; 400; 403 unless a platform admin
+ *                         (SVC_ACT_WS_CREDIT_LIMIT: workspace owners cannot raise their own limit); 404.
  */
 int svc_api_chat_stop(struct svc_req *req, struct svc_resp *resp);
 int svc_api_plan_send(struct svc_req *req, struct svc_resp *resp);
@@ -32,6 +37,8 @@ int svc_api_plan_get(struct svc_req *req, struct svc_resp *resp);
 int svc_api_plan_run(struct svc_req *req, struct svc_resp *resp);
 int svc_api_ai_provider_get(struct svc_req *req, struct svc_resp *resp);
 int svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp);
+int svc_api_credits_get(struct svc_req *req, struct svc_resp *resp);
+int svc_api_credits_put(struct svc_req *req, struct svc_resp *resp);
 
 /* The job kind of a project's first prompt, run by svc-worker. */
 #define SVC_JOB_FIRST_PROMPT "chat.first_prompt"

@@ -423,6 +423,44 @@ static void emit_error(struct turn *t, int code, const char *message)
 }
 
 /*
+ * What the chat's mode means for this turn (SVC_AI_MODES, docs/agent.md
+ * "Custom modes"): sets at->all_tools and, for a custom mode with a prompt
+ * file, *out_extra (malloc'd, at most SVC_AGENT_PROMPT_EXTRA_MAX bytes; the
+ * caller frees it). A malformed table or an unreadable file is logged and the
+ * turn goes on as chat would / without the addition.
+ */
+static void apply_mode(const struct svc_config *cfg, const char *mode, struct svc_agent_turn *at, char **out_extra)
+{
+	struct svc_agent_mode m;
+	char msg[256], *text = NULL;
+	size_t n;
+	FILE *f;
+
+	*out_extra = NULL;
+	if (svc_agent_mode_lookup(svc_config_get(cfg, "SVC_AI_MODES", ""), mode, &m, msg, sizeof msg) < 0) {
+		svc_log_error("chat: %s; mode %s runs as chat", msg, mode ? mode : "(none)");
+		return;
+	}
+	at->all_tools = m.build;
+	if (!m.prompt_file[0])
+		return;
+	if (!(f = fopen(m.prompt_file, "rb")) || !(text = malloc(SVC_AGENT_PROMPT_EXTRA_MAX + 1))) {
+		svc_log_error("chat: cannot read the prompt file %s of mode %s", m.prompt_file, m.name);
+		if (f)
+			fclose(f);
+		return;
+	}
+	n = fread(text, 1, SVC_AGENT_PROMPT_EXTRA_MAX, f);
+	if (ferror(f)) {
+		svc_log_error("chat: cannot read the prompt file %s of mode %s", m.prompt_file, m.name);
+		n = 0;
+	}
+	fclose(f);
+	text[n] = '\0';
+	*out_extra = text;
+}
+
+/*
  * Everything between "the lock is held and the user message is stored" and
  * the final event: credits, compaction, the agent, the commit, spend, plan.
  */
@@ -433,7 +471,7 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 	struct svc_agent_result result, spent;
 	struct json_object *done_ev;
 	const char *model = sp->model ? sp->model : prov->model;
-	char cmsg[200], first[80], sha[41] = "", limit_text[64];
+	char cmsg[200], first[80], sha[41] = "", limit_text[64], *prompt_extra = NULL;
 	double pin, pout, limit;
 	int rc, changed = 0;
 
@@ -458,6 +496,8 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 	at.provider.price_output_per_mtok = pout;
 	at.project_dir = dir;
 	at.mode = sp->mode;
+	apply_mode(t->cfg, sp->mode, &at, &prompt_extra);
+	at.prompt_extra = prompt_extra;
 	at.history = *history;
 	at.user_text = sp->text;
 	at.images = sp->images;
@@ -471,6 +511,7 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 				   result.message, sizeof result.message);
 	if (rc == 0)
 		rc = svc_agent_run(&at, &result);
+	free(prompt_extra);
 	flush_deltas(t);
 	spent.input_tokens += result.input_tokens;
 	spent.output_tokens += result.output_tokens;

@@ -22,6 +22,11 @@ SVC_STMT(STMT_AGENT_CREDIT_GET,
 SVC_STMT(STMT_AGENT_CREDIT_ADD,
 	"INSERT INTO workspace_credits (workspace_id, spent_usd, updated_at) VALUES (?, ?, " NOW ") "
 	"ON DUPLICATE KEY UPDATE spent_usd = spent_usd + VALUES(spent_usd), updated_at = " NOW)
+SVC_STMT(STMT_AGENT_CREDIT_SHOW,
+	"SELECT limit_usd, spent_usd, " TS("updated_at") " FROM workspace_credits WHERE workspace_id = ?")
+SVC_STMT(STMT_AGENT_CREDIT_SET_LIMIT,
+	"INSERT INTO workspace_credits (workspace_id, limit_usd, spent_usd, updated_at) VALUES (?, ?, 0, " NOW ") "
+	"ON DUPLICATE KEY UPDATE limit_usd = VALUES(limit_usd), updated_at = " NOW)
 SVC_STMT(STMT_AGENT_PROVIDER_GET,
 	"SELECT protocol, base_url, model, allowed_models, api_key, " TS("updated_at") " FROM workspace_ai_providers "
 	"WHERE workspace_id = ?")

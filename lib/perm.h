@@ -32,6 +32,8 @@ enum svc_action {
 	/* projects, by credential scope (API tokens): same roles as SVC_ACT_WRITE */
 	SVC_ACT_CHAT,            /* send chat and plan messages, stop a generation */
 	SVC_ACT_DEPLOY,          /* publish a project, custom domains */
+	/* workspace credits (lib/api_credits.c) */
+	SVC_ACT_WS_CREDIT_LIMIT, /* change a workspace's credit limit: platform admins only, not even its owner */
 	SVC_ACT__MAX
 };
 
@@ -81,7 +83,8 @@ struct svc_perm_object {
  *      folder writes, workspace reads and leaving need membership; renaming
  *      the workspace and adding, changing or removing members need admin or
  *      owner, and anything that gives, takes or touches the owner role needs
- *      owner; removing oneself is leaving, which any member may do.
+ *      owner; removing oneself is leaving, which any member may do; no role
+ *      may change a workspace's credit limit (SVC_ACT_WS_CREDIT_LIMIT).
  * Structural rules (a workspace keeps an owner, a personal workspace has one
  * member) are not permissions: the handlers answer 409 for them.
  * Returns 0 when allowed; SVC_E_UNAUTHORIZED when denied to an anonymous

@@ -49,6 +49,57 @@ def test_modes(acct, pid):
     check("test_agent_custom_mode_is_kept", "review-mode" in modes.values(), modes)
 
 
+def system_text(req):
+    """The system prompt of a recorded OpenAI request."""
+    msgs = (req.get("body") or {}).get("messages") or []
+    return "".join(m.get("content") or "" for m in msgs if m.get("role") == "system")
+
+
+def test_custom_modes(acct):
+    """SVC_AI_MODES (./svc-dev test): review=read with tests/fixtures/agent-review-prompt.txt, scaffold=build."""
+    pid, _ = fresh_project(acct)
+    marker = "REVIEW-MODE-MARKER"
+    cid = new_chat(acct, pid, "review")
+    reset_double()
+    events, _, err = send(acct, pid, cid, "try to write x.txt")
+    reqs = double_requests()
+    errs = [e for e in events if e.get("type") == "tool.error"]
+    check("test_agent_custom_mode_read_denies_write_tools",
+          errs and "denied" in (errs[0].get("error") or "") and file_status(acct, pid, "x.txt") == 404
+          and types_of(events)[-1:] == ["session.task_complete"], (err, events))
+    check("test_agent_custom_mode_read_offers_only_read_only_tools",
+          reqs and sorted(tool_names(reqs[0])) == ["list_files", "read_file", "search_files"],
+          [tool_names(q) for q in reqs])
+    check("test_agent_custom_mode_prompt_file_reaches_the_system_prompt",
+          reqs and marker in system_text(reqs[0]) and "in review mode" in system_text(reqs[0]),
+          system_text(reqs[0])[-600:] if reqs else None)
+
+    cid = new_chat(acct, pid, "scaffold")
+    reset_double()
+    events, _, err = send(acct, pid, cid, "write a file please")
+    reqs = double_requests()
+    check("test_agent_custom_mode_build_runs_write_tools",
+          any(e.get("type") == "tool.result" for e in events) and file_status(acct, pid, "notes/hello.txt") == 200,
+          (err, events))
+    check("test_agent_custom_mode_build_offers_every_tool",
+          reqs and sorted(tool_names(reqs[0])) == ["delete_file", "edit_file", "list_files", "read_file",
+                                                   "search_files", "write_file"], [tool_names(q) for q in reqs])
+    check("test_agent_custom_mode_build_has_no_read_only_paragraph_or_other_prompt",
+          reqs and "read-only" not in system_text(reqs[0]) and marker not in system_text(reqs[0]),
+          system_text(reqs[0])[-600:] if reqs else None)
+
+    cid = new_chat(acct, pid, "not-configured")
+    reset_double()
+    events, _, err = send(acct, pid, cid, "try to write y.txt")
+    reqs = double_requests()
+    errs = [e for e in events if e.get("type") == "tool.error"]
+    check("test_agent_unknown_custom_mode_behaves_as_chat",
+          errs and "denied" in (errs[0].get("error") or "") and reqs
+          and sorted(tool_names(reqs[0])) == ["list_files", "read_file", "search_files"]
+          and marker not in system_text(reqs[0]) and "in not-configured mode" in system_text(reqs[0]),
+          (events, system_text(reqs[0])[-400:] if reqs else None))
+
+
 def test_plans(acct, pid, chat_id):
     r = api("GET", "/plan/%s/%s" % (pid, chat_id), token=acct.token)
     check("test_agent_plan_get_without_plan_is_404", r.status == 404 and r.body.get("error") == "not_found", r)
@@ -136,6 +187,7 @@ def main():
     if not pid:
         return
     test_modes(acct, pid)
+    test_custom_modes(acct)
     pid2, chat2 = fresh_project(acct)
     test_plans(acct, pid2, chat2)
 

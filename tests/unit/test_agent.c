@@ -1371,6 +1371,55 @@ static void test_agent_loop_reasoning_and_steps(void)
 	drop_project();
 }
 
+static void test_agent_mode_lookup_custom_and_builtin(void)
+{
+	const char *table = " review=read:/etc/svc/review.txt ; scaffold=build;;docs-only=read";
+	struct svc_agent_mode m;
+	char msg[256];
+
+	CU_ASSERT_EQUAL(svc_agent_mode_lookup(table, "review", &m, msg, sizeof msg), 0);
+	CU_ASSERT_STRING_EQUAL(m.name, "review");
+	CU_ASSERT(m.custom && !m.build);
+	CU_ASSERT_STRING_EQUAL(m.prompt_file, "/etc/svc/review.txt");
+	CU_ASSERT_EQUAL(svc_agent_mode_lookup(table, "scaffold", &m, msg, sizeof msg), 0);
+	CU_ASSERT(m.custom && m.build && m.prompt_file[0] == '\0');
+	CU_ASSERT_EQUAL(svc_agent_mode_lookup(table, "docs-only", &m, msg, sizeof msg), 0);
+	CU_ASSERT(m.custom && !m.build);
+	/* built-in modes whatever the table; an unknown mode behaves as chat */
+	CU_ASSERT_EQUAL(svc_agent_mode_lookup(table, "build", &m, msg, sizeof msg), 0);
+	CU_ASSERT(!m.custom && m.build);
+	CU_ASSERT_EQUAL(svc_agent_mode_lookup(table, "plan", &m, msg, sizeof msg), 0);
+	CU_ASSERT(!m.custom && !m.build);
+	CU_ASSERT_EQUAL(svc_agent_mode_lookup(table, "scaffold2", &m, msg, sizeof msg), 0);
+	CU_ASSERT(!m.custom && !m.build && m.prompt_file[0] == '\0');
+	CU_ASSERT_STRING_EQUAL(m.name, "scaffold2");
+	CU_ASSERT_EQUAL(svc_agent_mode_lookup("", "scaffold", &m, msg, sizeof msg), 0);
+	CU_ASSERT(!m.custom && !m.build);
+	CU_ASSERT_EQUAL(svc_agent_mode_lookup(NULL, NULL, &m, msg, sizeof msg), 0);
+	CU_ASSERT(!m.build);
+	/* a prefix of a configured name is not that mode */
+	CU_ASSERT_EQUAL(svc_agent_mode_lookup(table, "rev", &m, msg, sizeof msg), 0);
+	CU_ASSERT(!m.custom);
+}
+
+static void test_agent_mode_lookup_refuses_malformed_tables(void)
+{
+	static const char *const bad[] = {
+		"review", "=read", "review=write", "review=read:relative/file", "review=read:", "Review=read",
+		"build=read", "chat=build", "plan=build", "ok=read;broken", "a-very-long-mode-name-of-more-than-32=read",
+	};
+	struct svc_agent_mode m;
+	char msg[256];
+	size_t i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memset(&m, 0x5a, sizeof m);
+		CU_ASSERT_EQUAL(svc_agent_mode_lookup(bad[i], "ok", &m, msg, sizeof msg), SVC_E_VALIDATION);
+		CU_ASSERT(strstr(msg, "SVC_AI_MODES") != NULL);
+		CU_ASSERT_EQUAL(m.name[0], 0x5a); /* untouched */
+	}
+}
+
 SVC_TEST_SUITE(agent)
 {
 	CU_pSuite s = CU_add_suite("agent", NULL, agent_suite_cleanup);
@@ -1402,4 +1451,6 @@ SVC_TEST_SUITE(agent)
 	CU_add_test(s, "test_agent_loop_read_only_denies_writes", test_agent_loop_read_only_denies_writes);
 	CU_add_test(s, "test_agent_loop_refused_path_goes_on", test_agent_loop_refused_path_goes_on);
 	CU_add_test(s, "test_agent_loop_reasoning_and_steps", test_agent_loop_reasoning_and_steps);
+	CU_add_test(s, "test_agent_mode_lookup_custom_and_builtin", test_agent_mode_lookup_custom_and_builtin);
+	CU_add_test(s, "test_agent_mode_lookup_refuses_malformed_tables", test_agent_mode_lookup_refuses_malformed_tables);
 }
