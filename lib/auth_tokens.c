@@ -234,7 +234,8 @@ int svc_pat_route_scopes(unsigned scopes, int safe_method, const char *pattern, 
 	}
 	*out_needed = "projects:write";
 	if (scopes & (SVC_PAT_PROJECTS_WRITE | SVC_PAT_ADMIN)) {
-		*out_perm_scopes = p;
+		/* a write loads what it changes (the project, its workspace) first: that read comes with it */
+		*out_perm_scopes = p | SVC_SCOPE_READ;
 		return 0;
 	}
 	return SVC_E_FORBIDDEN;
