@@ -307,6 +307,15 @@ struct comment {
 	char *added_json;    /* the design-comment:added message, sent to joiners while open */
 };
 
+/* What a file held when svc-wsd last saw it on disk: the base of a three-way merge, kept while it has unsaved edits. */
+struct base_text {
+	char *path;
+	char *text;          /* NULL while it is being read */
+	size_t len;
+	char hash[65];
+	int reading;
+};
+
 enum room_state { R_LOADING, R_READY, R_FAILED };
 
 struct wsd_room {
@@ -332,6 +341,9 @@ struct wsd_room {
 	int64_t first_dirty_ms, last_change_ms;
 	int save_inflight;
 	int rescan_wanted;
+	struct base_text *bases;
+	size_t nbases, capbases;
+	char *binary_json;   /* meta.binaryFiles as last set */
 	/* files-changed call */
 	char **changed;
 	size_t nchanged, capchanged;
@@ -415,6 +427,12 @@ static void room_free(struct wsd_room *r)
 	for (i = 0; i < r->ncomments; i++)
 		free(r->comments[i].added_json);
 	free(r->comments);
+	for (i = 0; i < r->nbases; i++) {
+		free(r->bases[i].path);
+		free(r->bases[i].text);
+	}
+	free(r->bases);
+	free(r->binary_json);
 	free(r);
 	wsd_g->nrooms--;
 }
@@ -627,21 +645,118 @@ static void aw_check(struct wsd_room *r, int64_t now)
 	}
 }
 
+/* ------------------------------------------------------------------ merge bases */
+
+static struct base_text *base_find(struct wsd_room *r, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < r->nbases; i++)
+		if (strcmp(r->bases[i].path, path) == 0)
+			return &r->bases[i];
+	return NULL;
+}
+
+static void base_drop(struct wsd_room *r, const char *path)
+{
+	struct base_text *b = base_find(r, path);
+
+	if (!b)
+		return;
+	free(b->path);
+	free(b->text);
+	*b = r->bases[--r->nbases];
+}
+
+/* Makes `text` (taken; may be NULL for "") the base of `path`. */
+static void base_set(struct wsd_room *r, const char *path, char *text, size_t len, const char *hash)
+{
+	struct base_text *b = base_find(r, path);
+
+	if (!b) {
+		r->bases = grow(r->bases, &r->capbases, r->nbases + 1, sizeof *r->bases);
+		b = &r->bases[r->nbases++];
+		memset(b, 0, sizeof *b);
+		b->path = strdup(path);
+		if (!b->path)
+			abort();
+	}
+	free(b->text);
+	if (!text) {
+		text = strdup("");
+		if (!text)
+			abort();
+	}
+	b->text = text;
+	b->len = len;
+	snprintf(b->hash, sizeof b->hash, "%s", hash);
+}
+
+static void base_read_done(struct wsd_base_job *j)
+{
+	struct wsd_room *r = j->room;
+	struct base_text *b;
+	const char *known;
+
+	r->jobs--;
+	b = base_find(r, j->path);
+	if (!b || b->text)
+		return; /* dropped meanwhile, or a save set it */
+	b->reading = 0;
+	known = wsd_known_get(&r->known, j->path);
+	if (j->error < 0 || !known || strcmp(known, j->hash) != 0) {
+		base_drop(r, j->path); /* the disk moved on already: no base, the disk wins */
+		return;
+	}
+	base_set(r, j->path, j->content, j->len, j->hash);
+	j->content = NULL;
+}
+
+/* A file got an unsaved edit: its text on disk (what svc-wsd knows) is read as the merge base. */
+static void base_want(struct wsd_room *r, const char *key, size_t key_len)
+{
+	char path[SVC_FSX_PATH_MAX + 1];
+	struct base_text *b;
+
+	if (key_len > SVC_FSX_PATH_MAX || memchr(key, '\0', key_len))
+		return;
+	memcpy(path, key, key_len);
+	path[key_len] = '\0';
+	if (base_find(r, path) || !wsd_known_get(&r->known, path))
+		return;
+	r->bases = grow(r->bases, &r->capbases, r->nbases + 1, sizeof *r->bases);
+	b = &r->bases[r->nbases++];
+	memset(b, 0, sizeof *b);
+	b->path = strdup(path);
+	if (!b->path)
+		abort();
+	b->reading = 1;
+	r->jobs++;
+	wsd_store_read_base(r, path, base_read_done);
+}
+
 /* ------------------------------------------------------------------ document changes */
+
+static void mark_dirty(struct wsd_room *r, const char *key, size_t key_len)
+{
+	int64_t now = svc_mono_ms();
+
+	if (r->ndirty == 0)
+		r->first_dirty_ms = now;
+	strlist_add_unique(&r->dirty, &r->ndirty, &r->capdirty, key, key_len);
+	r->last_change_ms = now;
+}
 
 static void mark_dirty_from_report(struct wsd_room *r, const struct svc_yjs_report *rep)
 {
 	size_t i;
-	int64_t now = svc_mono_ms();
 
 	for (i = 0; i < rep->n; i++) {
 		const struct svc_yjs_change *c = &rep->changes[i];
 		if (c->root_len != 5 || memcmp(c->root, "files", 5) != 0)
 			continue;
-		if (r->ndirty == 0)
-			r->first_dirty_ms = now;
-		strlist_add_unique(&r->dirty, &r->ndirty, &r->capdirty, c->key, c->key_len);
-		r->last_change_ms = now;
+		mark_dirty(r, c->key, c->key_len);
+		base_want(r, c->key, c->key_len);
 	}
 }
 
@@ -687,6 +802,50 @@ static void set_last_saved(struct wsd_room *r)
 	svc_yjs_buf_dispose(&up);
 }
 
+/*
+ * A file changed on disk (f: its new text) goes into the document. When the
+ * file has unsaved edits and its base is known, a three-way merge keeps them
+ * (wsd_merge3: the disk wins only where both changed the same text); else the
+ * disk's text replaces the document's by a minimal edit. The file stays dirty
+ * (with the disk's text as its new base) when the merge kept live edits.
+ */
+static int disk_merge(struct wsd_room *r, struct wsd_disk_file *f, struct svc_yjs_buf *up)
+{
+	struct base_text *b = base_find(r, f->path);
+	const char *known = wsd_known_get(&r->known, f->path);
+	struct svc_yjs_buf live = { 0 };
+	size_t plen = strlen(f->path);
+	int err = 1;
+
+	if (b && b->text && known && strcmp(b->hash, known) == 0 &&
+	    svc_yjs_text_read(r->doc, "files", f->path, plen, &live) == 0 &&
+	    !(live.len == b->len && (!live.len || memcmp(live.data, b->text, b->len) == 0))) {
+		const char *lt = live.data ? (const char *)live.data : "";
+		struct wsd_merge_edit *e = NULL;
+		size_t ne = 0, nconf = 0;
+		wsd_merge3(b->text, b->len, lt, live.len, f->content, f->len, &e, &ne, &nconf);
+		err = wsd_merge_apply(r->doc, "files", f->path, plen, lt, e, ne, up);
+		free(e);
+		if (err == 0 && nconf)
+			svc_log_info("project %s: %zu region(s) of a file changed live and on disk: the disk's kept",
+				     r->project_id, nconf);
+	}
+	if (err != 0)
+		err = svc_yjs_text_replace(r->doc, "files", f->path, plen, f->content, f->len, up, NULL);
+	/* live edits the merge kept still have to reach the disk */
+	live.len = 0;
+	if (err == 0 && svc_yjs_text_read(r->doc, "files", f->path, plen, &live) == 0 &&
+	    !(live.len == f->len && (!live.len || memcmp(live.data, f->content, f->len) == 0))) {
+		mark_dirty(r, f->path, plen);
+		base_set(r, f->path, f->content, f->len, f->hash);
+		f->content = NULL;
+	} else {
+		base_drop(r, f->path);
+	}
+	svc_yjs_buf_dispose(&live);
+	return err;
+}
+
 /* Applies files read from disk to the document as server edits. */
 static void apply_disk_files(struct wsd_room *r, struct wsd_disk_file *files, size_t n)
 {
@@ -695,12 +854,17 @@ static void apply_disk_files(struct wsd_room *r, struct wsd_disk_file *files, si
 
 	for (i = 0; i < n; i++) {
 		struct wsd_disk_file *f = &files[i];
+		const char *known;
 		int err;
 		if (f->deleted) {
 			err = svc_yjs_map_delete(r->doc, "files", f->path, strlen(f->path), &up, NULL);
 			wsd_known_del(&r->known, f->path);
+			base_drop(r, f->path);
 		} else if (f->content) {
-			err = svc_yjs_text_replace(r->doc, "files", f->path, strlen(f->path), f->content, f->len, &up, NULL);
+			known = wsd_known_get(&r->known, f->path);
+			if (known && strcmp(known, f->hash) == 0)
+				continue; /* already in the document (a save or an earlier scan took it) */
+			err = disk_merge(r, f, &up);
 			wsd_known_set(&r->known, f->path, f->hash);
 		} else {
 			continue;
@@ -896,6 +1060,8 @@ static void room_load_done(struct wsd_room *r, struct wsd_load_result *res)
 	r->since_snapshot = res->since_snapshot;
 	r->known = res->known;
 	memset(&res->known, 0, sizeof res->known);
+	r->binary_json = res->binary_json;
+	res->binary_json = NULL;
 	for (i = 0; i < res->ndirty; i++) {
 		if (r->ndirty == 0)
 			r->first_dirty_ms = svc_mono_ms();
@@ -1178,6 +1344,17 @@ static void rescan_done(struct wsd_rescan_job *j)
 	if (j->error < 0 || r->state != R_READY)
 		return;
 	apply_disk_files(r, j->files, j->nfiles);
+	/* meta.binaryFiles follows the disk */
+	if (j->binary_json && (!r->binary_json || strcmp(r->binary_json, j->binary_json) != 0)) {
+		struct svc_yjs_buf up = { 0 };
+		if (svc_yjs_map_set_json(r->doc, "meta", "binaryFiles", 11, j->binary_json, strlen(j->binary_json), &up,
+					 NULL) == 0)
+			room_server_edit(r, &up);
+		svc_yjs_buf_dispose(&up);
+		free(r->binary_json);
+		r->binary_json = j->binary_json;
+		j->binary_json = NULL;
+	}
 }
 
 int wsd_room_disk_changed(const char *project_id)
@@ -1243,16 +1420,28 @@ static void save_done(struct wsd_save_job *j)
 	}
 	for (i = 0; i < j->nfiles; i++) {
 		struct wsd_save_file *f = &j->files[i];
-		if (f->outcome == WSD_SAVE_WRITTEN) {
+		if (f->outcome == WSD_SAVE_WRITTEN || f->outcome == WSD_SAVE_UNCHANGED) {
+			size_t k;
+			int dirty = 0;
 			wsd_known_set(&r->known, f->path, f->new_hash);
-			strlist_add_unique(&r->changed, &r->nchanged, &r->capchanged, f->path, strlen(f->path));
-			written++;
+			if (f->outcome == WSD_SAVE_WRITTEN) {
+				strlist_add_unique(&r->changed, &r->nchanged, &r->capchanged, f->path, strlen(f->path));
+				written++;
+			}
+			/* edits that came during the save: what was written is their merge base */
+			for (k = 0; k < r->ndirty && !dirty; k++)
+				dirty = strcmp(r->dirty[k], f->path) == 0;
+			if (dirty) {
+				base_set(r, f->path, f->content, f->len, f->new_hash);
+				f->content = NULL;
+			} else {
+				base_drop(r, f->path);
+			}
 		} else if (f->outcome == WSD_SAVE_DELETED) {
 			wsd_known_del(&r->known, f->path);
+			base_drop(r, f->path);
 			strlist_add_unique(&r->changed, &r->nchanged, &r->capchanged, f->path, strlen(f->path));
 			written++;
-		} else if (f->outcome == WSD_SAVE_UNCHANGED) {
-			wsd_known_set(&r->known, f->path, f->new_hash);
 		}
 	}
 	/* files someone else changed on disk meanwhile: the disk wins */

@@ -392,6 +392,10 @@ static int reconcile(struct svc_db *db, const struct svc_config *cfg, const char
 	/* binary and oversized files stay out of the document and are listed in meta */
 	{
 		const char *j = json_object_to_json_string_ext(binary, JSON_C_TO_STRING_PLAIN);
+		free(res->binary_json);
+		res->binary_json = strdup(j);
+		if (!res->binary_json)
+			abort();
 		up.len = 0;
 		if ((err = svc_yjs_map_set_json(res->doc, "meta", "binaryFiles", 11, j, strlen(j), &up, NULL)) < 0)
 			goto done;
@@ -558,6 +562,7 @@ static void load_done(struct wsd_job *jb)
 	for (i = 0; i < res->ncomments; i++)
 		free(res->comments[i].added_json);
 	free(res->comments);
+	free(res->binary_json);
 	free(j);
 }
 
@@ -817,6 +822,7 @@ static void rescan_run(struct wsd_job *jb, struct wsd_worker *w)
 	const struct svc_config *cfg = w->cfg;
 	struct svc_db *db = wsd_worker_db(w);
 	struct svc_fsx_entry *list = NULL;
+	struct json_object *binary = json_object_new_array();
 	size_t n = 0, i, cap = 0;
 	char dir[2048];
 	int err;
@@ -835,8 +841,20 @@ static void rescan_run(struct wsd_job *jb, struct wsd_worker *w)
 		struct wsd_disk_file *f;
 		char *data = NULL, hash[65];
 		size_t len = 0;
-		if (list[i].size > cfg->wsd_max_file_bytes || read_text(cfg, dir, list[i].path, &data, &len) < 0)
+		if (list[i].size > cfg->wsd_max_file_bytes || read_text(cfg, dir, list[i].path, &data, &len) < 0) {
+			json_object_array_add(binary, json_object_new_string(list[i].path));
+			if (known) {
+				/* a text file became binary or too large: it leaves the document */
+				f = disk_file_push(&j->files, &j->nfiles, &cap);
+				f->path = strdup(list[i].path);
+				if (!f->path)
+					abort();
+				f->deleted = 1;
+				if (db)
+					file_del(db, j->project_id, f->path);
+			}
 			continue;
+		}
 		wsd_sha256_hex(data, len, hash);
 		if (known && strcmp(known, hash) == 0) {
 			free(data);
@@ -868,8 +886,12 @@ static void rescan_run(struct wsd_job *jb, struct wsd_worker *w)
 		if (db)
 			file_del(db, j->project_id, f->path);
 	}
+	j->binary_json = strdup(json_object_to_json_string_ext(binary, JSON_C_TO_STRING_PLAIN));
+	if (!j->binary_json)
+		abort();
 done:
 	svc_fsx_list_free(list, n);
+	json_object_put(binary);
 	j->error = err;
 }
 
@@ -880,7 +902,46 @@ static void rescan_done(struct wsd_job *jb)
 	j->cb(j);
 	wsd_known_dispose(&j->known);
 	disk_files_free(j->files, j->nfiles);
+	free(j->binary_json);
 	free(j);
+}
+
+/* ------------------------------------------------------------------ merge base */
+
+static void base_run(struct wsd_job *jb, struct wsd_worker *w)
+{
+	struct wsd_base_job *j = (struct wsd_base_job *)jb;
+	char dir[2048];
+	int err;
+
+	if ((err = project_dir(w->cfg, j->project_id, dir, sizeof dir)) == 0 &&
+	    (err = read_text(w->cfg, dir, j->path, &j->content, &j->len)) == 0)
+		wsd_sha256_hex(j->content, j->len, j->hash);
+	j->error = err;
+}
+
+static void base_done(struct wsd_job *jb)
+{
+	struct wsd_base_job *j = (struct wsd_base_job *)jb;
+
+	j->cb(j);
+	free(j->path);
+	free(j->content);
+	free(j);
+}
+
+void wsd_store_read_base(struct wsd_room *r, const char *path, void (*cb)(struct wsd_base_job *j))
+{
+	struct wsd_base_job *j = job_alloc(sizeof *j);
+
+	job_init(&j->base, base_run, base_done);
+	j->room = r;
+	snprintf(j->project_id, sizeof j->project_id, "%s", wsd_room_id(r));
+	j->path = strdup(path);
+	if (!j->path)
+		abort();
+	j->cb = cb;
+	wsd_worker_push(&wsd_g->io_worker, &j->base);
 }
 
 void wsd_store_rescan(struct wsd_room *r, const struct wsd_known *known, void (*cb)(struct wsd_rescan_job *j))

@@ -71,6 +71,7 @@ struct wsd_load_result {
 	size_t ndirty;
 	struct wsd_loaded_comment *comments;
 	size_t ncomments;
+	char *binary_json;         /* meta.binaryFiles as set (JSON array text, owned) */
 };
 /*
  * Loads the room's document: the snapshot and the update log from MariaDB,
@@ -141,11 +142,35 @@ struct wsd_rescan_job {
 	struct wsd_known known;    /* a copy */
 	struct wsd_disk_file *files;
 	size_t nfiles;
+	char *binary_json;         /* the files left out of the document now (JSON array text, owned) */
 	int error;
 	void (*cb)(struct wsd_rescan_job *j);
 };
-/* Reads the project's files and reports those that differ from `known` (copied). */
+/*
+ * Reads the project's files and reports those that differ from `known`
+ * (copied); a known text file that is now binary or too large is reported
+ * deleted (it leaves the document), and binary_json lists the files left out.
+ */
 void wsd_store_rescan(struct wsd_room *r, const struct wsd_known *known, void (*cb)(struct wsd_rescan_job *j));
+
+/* --- the base of a three-way merge --- */
+struct wsd_base_job {
+	struct wsd_job base;
+	struct wsd_room *room;
+	char project_id[37];
+	char *path;
+	char *content;             /* the file's text (owned; NULL on error) */
+	size_t len;
+	char hash[65];
+	int error;
+	void (*cb)(struct wsd_base_job *j);
+};
+/*
+ * Reads one file (text only) on the I/O worker: the merge base of a file that
+ * just got its first unsaved edit, valid when its hash is still the one
+ * svc-wsd knows (room.c checks).
+ */
+void wsd_store_read_base(struct wsd_room *r, const char *path, void (*cb)(struct wsd_base_job *j));
 
 /* --- calls to the API --- */
 struct wsd_call_job {

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
+import net from 'node:net'
 import WebSocket from 'ws'
 import * as Y from 'yjs'
 import { WebsocketProvider } from 'y-websocket'
@@ -192,11 +193,97 @@ async function restartWsd () {
   })
 }
 
+// A second svc-wsd of the test stack's settings with some overridden (limits, timeouts), on a free
+// port; rooms of its own projects only. stop() ends it with SIGTERM (it saves its rooms first).
+async function freePort () {
+  const srv = net.createServer()
+  await new Promise(resolve => srv.listen(0, '127.0.0.1', resolve))
+  const port = srv.address().port
+  await new Promise(resolve => srv.close(resolve))
+  return port
+}
+
+async function privateWsd (overrides) {
+  const port = await freePort()
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME || '/root', LANG: 'C.UTF-8', SVC_CONFIG: CONFIG, SVC_WS_PORT: String(port), ...overrides }
+  if (process.env.SVC_TEST_ASAN_OPTIONS) {
+    env.ASAN_OPTIONS = process.env.SVC_TEST_ASAN_OPTIONS
+    env.UBSAN_OPTIONS = process.env.SVC_TEST_UBSAN_OPTIONS
+  }
+  const log = fs.openSync(process.env.SVC_TEST_WSD_LOG, 'a')
+  const child = spawn(BUILD + '/wsd/svc-wsd', [], { env, stdio: ['ignore', log, log] })
+  const exited = new Promise(resolve => child.once('exit', resolve))
+  const w = {
+    url: `ws://127.0.0.1:${port}/project`,
+    async stop () { child.kill('SIGTERM'); await Promise.race([exited, sleep(15000).then(() => child.kill('SIGKILL'))]) }
+  }
+  cleanups.push(() => { child.kill('SIGTERM') })
+  await waitFor('private svc-wsd listening', async () => {
+    try { const r = await fetch(`http://127.0.0.1:${port}/internal/status`); return r.status === 401 } catch (e) { return false }
+  })
+  return w
+}
+
+// The reason of an auth message [2, 0, reason], or null.
+function denial (r) {
+  const m = r.msgs.find(m => m.data[0] === 2)
+  if (!m) return null
+  const d = decoding.createDecoder(m.data); decoding.readVarUint(d); decoding.readVarUint(d)
+  return decoding.readVarString(d)
+}
+
+// [1, varUint8Array(awareness update of one client)]
+function awarenessFrame (client, clock, state) {
+  const u = encoding.createEncoder()
+  encoding.writeVarUint(u, 1); encoding.writeVarUint(u, client); encoding.writeVarUint(u, clock)
+  encoding.writeVarString(u, JSON.stringify(state))
+  return frame(1, encoding.toUint8Array(u))
+}
+
+// The entries of an awareness message: [{client, clock, state}]
+function awarenessEntries (data) {
+  const d = decoding.createDecoder(data)
+  if (decoding.readVarUint(d) !== 1) return []
+  const u = decoding.createDecoder(decoding.readVarUint8Array(d))
+  const n = decoding.readVarUint(u)
+  const out = []
+  for (let i = 0; i < n; i++) out.push({ client: decoding.readVarUint(u), clock: decoding.readVarUint(u), state: JSON.parse(decoding.readVarString(u)) })
+  return out
+}
+
+function sign (method, path, ts, body) {
+  return 'v1=' + crypto.createHmac('sha256', conf.INTERNAL_SECRET)
+    .update(`${method}\n${path}\n${ts}\n${crypto.createHash('sha256').update(body).digest('hex')}`).digest('hex')
+}
+
+// What the API does after it changed files: the signed disk-changed call to the stack's daemon.
+async function notifyDiskChanged (p) {
+  const ts = String(Math.floor(Date.now() / 1000))
+  const path = `/internal/projects/${p}/disk-changed`
+  const r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}${path}`, { method: 'POST', headers: { 'Content-Length': '0', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, '') } })
+  assert(r.status === 202, 'disk-changed: ' + r.status)
+  return r.json()
+}
+
 // ------------------------------------------------------------------ the tests
 
 const owner = await signup('owner')
 const other = await signup('other')
 const pid = await createProject(owner)
+
+// An idle y-websocket client (no awareness state, so it sends nothing) alone in its room from
+// the start; the last test checks it stayed connected past y-websocket's 30 s message timeout.
+const idleStart = Date.now()
+const idle = await (async () => {
+  const p = await createProject(owner)
+  const doc = new Y.Doc()
+  const provider = new WebsocketProvider(WS_URL, p, doc, { WebSocketPolyfill: WebSocket, disableBc: true, params: { token: owner.token }, connect: false })
+  provider.awareness.setLocalState(null)
+  const st = { provider, doc, disconnects: 0 }
+  provider.on('status', e => { if (e.status === 'disconnected') st.disconnects++ })
+  provider.connect()
+  return st
+})()
 
 await test('wsd three y-websocket clients editing concurrently converge', async () => {
   const a = client(owner, pid); const b = client(owner, pid); const c = client(owner, pid)
@@ -522,5 +609,159 @@ await test('wsd internal endpoints refuse unsigned and forged calls', async () =
   r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, body) }, body })
   assert(r.status === 200, 'API signed: ' + r.status + ' ' + await r.text())
 })
+
+await test('wsd per-user and total limits on connections and rooms', async () => {
+  const w = await privateWsd({ SVC_WSD_MAX_CONNECTIONS_PER_USER: '3', SVC_WSD_MAX_ROOMS_PER_USER: '2', SVC_WSD_MAX_CONNECTIONS: '6', SVC_WSD_MAX_ROOMS: '3' })
+  const A = await signup('lim-a'); const B = await signup('lim-b'); const C = await signup('lim-c')
+  const pA = await createProject(A); const pB1 = await createProject(B); const pB2 = await createProject(B); const pB3 = await createProject(B)
+  const pC = await createProject(C)
+  const open = async (acct, p) => { const r = raw(`${w.url}/${p}?token=${acct.token}`); await waitFor('answer', () => r.msgs.length || r.closed || r.error); return r }
+  const a = []
+  for (let i = 0; i < 3; i++) a.push(await open(A, pA))
+  assert(a.every(r => r.msgs[0].data[0] === 0 && !r.closed), 'three connections of one user are fine')
+  let r = await open(A, pA)
+  await waitFor('closed', () => r.closed)
+  assert(/too many connections/.test(denial(r)) && r.closed.code === 1008 && r.types().every(t => t === 2), 'fourth: ' + denial(r) + ' ' + r.types())
+  const b1 = await open(B, pB1); const b2 = await open(B, pB2)
+  assert(b1.msgs[0].data[0] === 0 && b2.msgs[0].data[0] === 0, 'two rooms of one user are fine')
+  r = await open(B, pB3)
+  await waitFor('closed', () => r.closed)
+  assert(/too many rooms/.test(denial(r)) && r.types().every(t => t === 2), 'third room: ' + denial(r))
+  r = await open(C, pC)
+  await waitFor('closed', () => r.closed)
+  assert(/server busy/.test(denial(r)) && r.types().every(t => t === 2), 'fourth room on the server: ' + denial(r))
+  const b3 = await open(B, pB1) // a second connection to an open room: the sixth socket
+  assert(b3.msgs[0].data[0] === 0 && !b3.closed, 'within the limits again')
+  await sleep(200)
+  r = raw(`${w.url}/${pC}?token=${C.token}`)
+  await waitFor('refused', () => r.error || r.closed)
+  assert(!r.msgs.length, 'the seventh socket is refused at the upgrade')
+  // a user's connections are counted down when they close
+  a[0].ws.close()
+  await waitFor('closed', () => a[0].closed)
+  await sleep(200)
+  r = await open(A, pA)
+  assert(r.msgs[0].data[0] === 0, 'a freed slot can be used: ' + r.types())
+  await w.stop()
+})
+
+await test('wsd a client that stops reading is dropped with 1013, the others go on', async () => {
+  const w = await privateWsd({ SVC_WSD_SEND_QUEUE_MAX: '65536' })
+  const p = await createProject(owner)
+  const slow = raw(`${w.url}/${p}?token=${owner.token}`)
+  const writer = raw(`${w.url}/${p}?token=${owner.token}`)
+  const fine = client(owner, p, { url: w.url })
+  await waitFor('open', () => slow.msgs.length && writer.msgs.length)
+  await synced(fine)
+  slow.ws._socket.pause() // stops reading: the kernel buffers fill, then the server's queue
+  const big = 'x'.repeat(900 * 1024)
+  const N = 40
+  for (let clock = 1; clock <= N; clock++) writer.ws.send(awarenessFrame(424242, clock, { big, clock }))
+  // the writer reads its own echoes: once the last is back, the server has queued everything
+  await waitFor('writer got its echoes', () => writer.msgs.some(m => m.data[0] === 1 && awarenessEntries(m.data).some(e => e.client === 424242 && e.clock === N)), 60000)
+  slow.ws._socket.resume()
+  await waitFor('slow client closed', () => slow.closed, 30000)
+  assert(slow.closed.code === 1013, 'closed with ' + JSON.stringify(slow.closed))
+  const got = slow.msgs.filter(m => m.data[0] === 1 && awarenessEntries(m.data).some(e => e.client === 424242)).length
+  assert(got < N, 'the slow client did not get everything (' + got + ')')
+  assert(!writer.closed && fine.provider.wsconnected, 'the others stay connected')
+  fine.files.set('after-slow.txt', new Y.Text('ok'))
+  const check = client(owner, p, { url: w.url })
+  await synced(check)
+  await waitFor('room keeps working', () => check.text('after-slow.txt') === 'ok')
+  await w.stop()
+})
+
+await test('wsd awareness states time out when not renewed; idle sockets get keepalives', async () => {
+  const w = await privateWsd({ SVC_WSD_AWARENESS_TIMEOUT_MS: '1500', SVC_WSD_KEEPALIVE_MS: '400' })
+  const p = await createProject(owner)
+  const observer = raw(`${w.url}/${p}?token=${owner.token}`)
+  const x = raw(`${w.url}/${p}?token=${owner.token}`)
+  await waitFor('open', () => observer.msgs.length && x.msgs.length)
+  const t0 = Date.now()
+  x.ws.send(awarenessFrame(777, 1, { user: { name: 'silent' } }))
+  const seen = () => observer.msgs.flatMap(m => m.data[0] === 1 ? awarenessEntries(m.data) : []).filter(e => e.client === 777)
+  await waitFor('observer sees the state', () => seen().some(e => e.state !== null))
+  await waitFor('state removed', () => seen().some(e => e.state === null), 10000)
+  const dt = Date.now() - t0
+  assert(dt >= 1400, 'removed only after the timeout (' + dt + ' ms)')
+  assert(!x.closed, 'its connection is still open')
+  // the observer never sent anything: keepalives (empty awareness updates) fill the silence
+  const n0 = observer.msgs.length
+  const t1 = Date.now()
+  await sleep(2500)
+  const ka = observer.msgs.slice(n0).filter(m => m.data.length === 3 && m.data[0] === 1 && m.data[1] === 1 && m.data[2] === 0)
+  assert(ka.length >= 3, 'keepalives in 2.5 s at 400 ms: ' + ka.length)
+  assert(!observer.closed && Date.now() - t1 >= 2500, 'still connected')
+  await w.stop()
+})
+
+await test('wsd a direct save reaches a connected client live', async () => {
+  const p = await createProject(owner)
+  const a = client(owner, p)
+  await synced(a)
+  const marker = 'Direct ' + crypto.randomBytes(4).toString('hex')
+  const r = await api('POST', `/direct-save/${p}`, { filePath: 'index.html', patches: [{ selector: 'h1#app-title', property: 'text', value: marker }] }, owner.token)
+  assert(r.status === 200, 'direct-save: ' + r.text)
+  await waitFor('the client sees it', () => (a.text('index.html') || '').includes(`<h1 id="app-title">${marker}</h1>`))
+})
+
+await test('wsd typing and an API change to another part of the same file both survive (three-way merge)', async () => {
+  const p = await createProject(owner)
+  const a = client(owner, p); const b = client(owner, p)
+  await synced(a, b)
+  const t = a.files.get('index.html')
+  const at = t.toString().indexOf('<title>') + '<title>'.length
+  const typed = []
+  let stop = false
+  const typing = (async () => {
+    for (let i = 0; !stop; i++) {
+      const s = `k${i};`
+      t.insert(at + typed.join('').length, s)
+      typed.push(s)
+      await sleep(40)
+    }
+  })()
+  await sleep(1200) // edits in flight, the newest well under a second old
+  const marker = 'Agent ' + crypto.randomBytes(4).toString('hex')
+  const r = await api('POST', `/direct-save/${p}`, { filePath: 'index.html', patches: [{ selector: 'h1#app-title', property: 'text', value: marker }] }, owner.token)
+  assert(r.status === 200, 'direct-save: ' + r.text)
+  await waitFor('the change arrives while typing', () => a.text('index.html').includes(marker))
+  await sleep(600)
+  stop = true
+  await typing
+  const all = typed.join('')
+  await waitFor('both in every client', () => [a, b].every(c => c.text('index.html').includes('<title>' + all) && c.text('index.html').includes(`<h1 id="app-title">${marker}</h1>`)))
+  await waitFor('both on disk', async () => {
+    const d = (await fileOnDisk(owner, p, 'index.html')) || ''
+    return d.includes('<title>' + all) && d.includes(`<h1 id="app-title">${marker}</h1>`)
+  }, 20000)
+})
+
+await test('wsd a rescan refreshes meta.binaryFiles; a text file turned binary leaves the document', async () => {
+  const p = await createProject(owner)
+  const a = client(owner, p)
+  await synced(a)
+  const meta = a.doc.getMap('meta')
+  assert(Array.isArray(meta.get('binaryFiles')) && !meta.get('binaryFiles').includes('logo.bin'), 'binaryFiles: ' + JSON.stringify(meta.get('binaryFiles')))
+  const dir = `${process.env.SVC_DATA_DIR}/projects/${p}`
+  fs.writeFileSync(`${dir}/logo.bin`, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 0xff]))
+  fs.writeFileSync(`${dir}/README.md`, Buffer.from([0, 0, 0, 1]))
+  assert((await notifyDiskChanged(p)).live === true, 'the room is live')
+  await waitFor('binaryFiles lists them', () => { const l = meta.get('binaryFiles') || []; return l.includes('logo.bin') && l.includes('README.md') })
+  await waitFor('README.md left the document', () => a.text('README.md') === null)
+  assert(a.text('logo.bin') === null, 'binary files stay out')
+  fs.unlinkSync(`${dir}/logo.bin`)
+  await notifyDiskChanged(p)
+  await waitFor('binaryFiles follows a removal', () => !(meta.get('binaryFiles') || []).includes('logo.bin'))
+})
+
+await test('wsd an idle client stays connected past 30 s (keepalive)', async () => {
+  const left = 35000 - (Date.now() - idleStart)
+  if (left > 0) await sleep(left)
+  assert(idle.provider.wsconnected && idle.disconnects === 0, 'connected, no reconnect: ' + idle.disconnects)
+  assert(Date.now() - idleStart >= 35000, 'waited 35 s')
+  idle.provider.destroy()
+}, 90000)
 
 process.exit(failures ? 1 : 0)
