@@ -13,7 +13,15 @@
 #include "log.h"
 #include "repo.h"
 
-#define KEEPALIVE_MS 15000      /* a comment line after 15 s of silence (lighttpd max-write-idle) */
+/*
+ * A comment line after 1 s of silence. lighttpd and Apache learn that a
+ * client left only when a write to it fails, and only then close our FastCGI
+ * connection (which tick() watches): without a write, a model that thinks
+ * silently would go on generating for nothing. The comments also keep
+ * lighttpd's server.max-write-idle and proxies' idle timeouts from ending a
+ * quiet stream. docs/operations.md "Chat streams and cancellation".
+ */
+#define KEEPALIVE_MS 1000
 #define HEARTBEAT_MS 10000      /* generation lock refresh; a lock older than 90 s is stale */
 #define STOP_POLL_MS 500        /* how often a stop request from another process is looked for */
 #define DELTA_STORE_MAX (1024 * 1024)

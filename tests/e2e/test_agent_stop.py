@@ -97,6 +97,56 @@ def test_stop_errors(acct, other):
     check("test_agent_stop_without_token_is_401", r.status == 401, r)
 
 
+def open_stream(acct, pid, chat_id, text):
+    """Starts a message on a raw connection and reads up to its first delta; returns (conn, got_delta, status)."""
+    u = urllib.parse.urlsplit(BASE_URL)
+    conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=30)
+    conn.request("POST", "%s/chat/%s/messages" % (u.path, pid),
+                 body=json.dumps({"chatId": chat_id, "text": text}).encode(),
+                 headers={"Accept": "text/event-stream", "Content-Type": "application/json",
+                          "Authorization": "Bearer " + acct.token})
+    r = conn.getresponse()
+    got_delta = False
+    while True:
+        line = r.readline()
+        if not line:
+            break
+        if b"assistant.message_delta" in line:
+            got_delta = True
+            break
+    return conn, got_delta, r.status
+
+
+def wait_task_complete(acct, pid, chat_id, secs=15):
+    deadline = time.monotonic() + secs
+    items = []
+    while time.monotonic() < deadline:
+        items = timeline(acct, pid, chat_id) or []
+        if items and items[-1].get("type") == "session.task_complete":
+            break
+        time.sleep(0.2)
+    return items
+
+
+def test_client_close_during_silence_cancels(acct):
+    """The client leaves while the model streams nothing (a model thinking silently for 10 s): there is no
+    delta to forward, and lighttpd and Apache notice a client that left only when a write to it fails; the
+    responder's comment line after each second of silence makes that happen within about two seconds."""
+    pid, chat_id = fresh_project(acct)
+    reset_double()
+    conn, got_delta, status = open_stream(acct, pid, chat_id, "quiet pause please")
+    check("test_agent_client_close_in_silence_stream_started", status == 200 and got_delta, status)
+    conn.sock.close()
+    conn.close()
+    ok, waited = wait_closed_early(1, 8.0)
+    check("test_agent_client_close_in_silence_cancels_the_provider_call (%.2f s)" % waited, ok and waited <= 5.0,
+          (waited, double_stats()))
+    items = wait_task_complete(acct, pid, chat_id)
+    check("test_agent_client_close_in_silence_is_recorded_as_stopped",
+          items and items[-1].get("type") == "session.task_complete" and items[-1].get("stopped") is True
+          and items[-1].get("reason") == "client_gone", items[-2:])
+
+
 def test_client_close_cancels(acct):
     pid, chat_id = fresh_project(acct)
     reset_double()
@@ -157,6 +207,7 @@ def main():
     test_stop_keeps_written_files(acct)
     test_stop_errors(acct, other)
     test_client_close_cancels(acct)
+    test_client_close_during_silence_cancels(acct)
     test_busy_chat_409(acct)
 
 
