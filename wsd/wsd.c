@@ -32,6 +32,7 @@ struct http_req {
 	char answer[256];
 	size_t answer_len;
 	int answered;
+	int headers_sent;
 };
 
 /* Per connection: a collaboration session or an internal HTTP request. */
@@ -155,6 +156,10 @@ static int http_send_headers(struct lws *wsi, struct http_req *h)
 {
 	unsigned char buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf;
 
+	/* a POST without a body also ends in LWS_CALLBACK_HTTP_BODY_COMPLETION: one answer only */
+	if (h->headers_sent)
+		return 0;
+	h->headers_sent = 1;
 	if (lws_add_http_common_headers(wsi, (unsigned int)h->status, "application/json", h->answer_len, &p, end) ||
 	    lws_finalize_write_http_header(wsi, start, &p, end))
 		return -1;
