@@ -485,23 +485,109 @@ static struct json_object *obj2(const char *k1, const char *v1, const char *k2, 
 	return o;
 }
 
+#define FLAT_ARGS_MAX 1000   /* bytes of a tool call's arguments shown to the summariser */
+#define FLAT_RESULT_MAX 2000 /* bytes of a tool result shown to the summariser */
+
+/* Appends at most `max` bytes of `s` (cut on a UTF-8 boundary, "..." when cut) to b. */
+static int add_cut(struct svc_agent__buf *b, const char *s, size_t max)
+{
+	size_t len = strlen(s), n = svc_agent__utf8_cut(s, len, max);
+	int error;
+
+	if ((error = svc_agent__buf_add(b, s, n)) < 0)
+		return error;
+	return n < len ? svc_agent__buf_adds(b, "...") : 0;
+}
+
+/*
+ * One history entry as the loop's conversation keeps it, or NULL when the
+ * entry is not valid (skipped). `flatten` (the summariser, which offers no
+ * tools: Anthropic refuses tool blocks without tool definitions) turns tool
+ * calls and results into assistant text, cut, and leaves images out.
+ */
+static struct json_object *history_entry(struct json_object *m, int flatten)
+{
+	const char *role = svc_agent__json_str(m, "role"), *content = svc_agent__json_str(m, "content");
+	struct json_object *o = NULL, *calls = NULL, *images = NULL, *c, *v;
+	struct svc_agent__buf b;
+	size_t i, n;
+
+	if (!role || !content)
+		return NULL;
+	if (strcmp(role, "tool") == 0) {
+		const char *id = svc_agent__json_str(m, "tool_call_id"), *name = svc_agent__json_str(m, "name");
+
+		if (!id || !name)
+			return NULL;
+		if (flatten) {
+			svc_agent__buf_init(&b, FLAT_RESULT_MAX + 256);
+			if (svc_agent__buf_adds(&b, "[result of ") == 0 && svc_agent__buf_adds(&b, name) == 0 &&
+			    svc_agent__buf_adds(&b, "] ") == 0 && add_cut(&b, content, FLAT_RESULT_MAX) == 0)
+				o = obj2("role", "assistant", "content", json_object_new_string(svc_agent__buf_str(&b)));
+			svc_agent__buf_dispose(&b);
+			return o;
+		}
+		if ((o = obj2("role", "tool", "tool_call_id", json_object_new_string(id)))) {
+			json_object_object_add(o, "name", json_object_new_string(name));
+			json_object_object_add(o, "content", json_object_new_string(content));
+			json_object_object_add(o, "is_error", json_object_new_boolean(
+				json_object_object_get_ex(m, "is_error", &v) && json_object_get_boolean(v)));
+		}
+		return o;
+	}
+	if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)
+		return NULL;
+	if (strcmp(role, "assistant") == 0 && json_object_object_get_ex(m, "tool_calls", &calls) &&
+	    json_object_is_type(calls, json_type_array) && json_object_array_length(calls) > 0) {
+		n = json_object_array_length(calls);
+		for (i = 0; i < n; i++) {
+			c = json_object_array_get_idx(calls, i);
+			if (!svc_agent__json_str(c, "id") || !svc_agent__json_str(c, "name") ||
+			    !svc_agent__json_str(c, "arguments"))
+				return NULL;
+		}
+		if (flatten) {
+			svc_agent__buf_init(&b, SVC_AGENT__MAX_TEXT + n * (FLAT_ARGS_MAX + 256));
+			if (svc_agent__buf_adds(&b, content) == 0) {
+				for (i = 0; i < n; i++) {
+					c = json_object_array_get_idx(calls, i);
+					if ((b.len && svc_agent__buf_adds(&b, "\n") < 0) || svc_agent__buf_adds(&b, "[called ") < 0 ||
+					    svc_agent__buf_adds(&b, svc_agent__json_str(c, "name")) < 0 ||
+					    svc_agent__buf_adds(&b, " ") < 0 ||
+					    add_cut(&b, svc_agent__json_str(c, "arguments"), FLAT_ARGS_MAX) < 0 ||
+					    svc_agent__buf_adds(&b, "]") < 0)
+						break;
+				}
+				if (i == n)
+					o = obj2("role", "assistant", "content", json_object_new_string(svc_agent__buf_str(&b)));
+			}
+			svc_agent__buf_dispose(&b);
+			return o;
+		}
+		if ((o = obj2("role", "assistant", "content", json_object_new_string(content))))
+			json_object_object_add(o, "tool_calls", json_object_get(calls));
+		return o;
+	}
+	if (!(o = obj2("role", role, "content", json_object_new_string(content))))
+		return NULL;
+	if (!flatten && strcmp(role, "user") == 0 && json_object_object_get_ex(m, "images", &images) &&
+	    json_object_is_type(images, json_type_array) && json_object_array_length(images) > 0)
+		json_object_object_add(o, "images", json_object_get(images));
+	return o;
+}
+
 /* The conversation: the valid part of the history, then the new user message. */
-static struct json_object *start_conversation(const struct svc_agent_turn *turn)
+static struct json_object *start_conversation(const struct svc_agent_turn *turn, int flatten)
 {
 	struct json_object *conv = json_object_new_array(), *m;
-	const char *role, *content;
 	size_t i, n = turn->history && json_object_is_type(turn->history, json_type_array)
 			       ? json_object_array_length(turn->history) : 0;
 
 	if (!conv)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		m = json_object_array_get_idx(turn->history, i);
-		role = svc_agent__json_str(m, "role");
-		content = svc_agent__json_str(m, "content");
-		if (!role || !content || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
-			continue;
-		json_object_array_add(conv, obj2("role", role, "content", json_object_new_string(content)));
+		if ((m = history_entry(json_object_array_get_idx(turn->history, i), flatten)))
+			json_object_array_add(conv, m);
 	}
 	m = obj2("role", "user", "content", json_object_new_string(turn->user_text));
 	if (!m) {
@@ -686,7 +772,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	tools.mode = mode[0] ? mode : "read-only";
 	if ((error = system_prompt(turn, &tools, &system, ro, sizeof(ro))) < 0)
 		goto done;
-	if (!(conv = start_conversation(turn)) || !(defs = svc_agent__tools_json(tools.read_only, anthropic)) ||
+	if (!(conv = start_conversation(turn, 0)) || !(defs = svc_agent__tools_json(tools.read_only, anthropic)) ||
 	    !(curl = curl_easy_init())) {
 		error = SVC_E_INTERNAL;
 		goto done;
@@ -793,7 +879,7 @@ int svc_agent_summarize(const struct svc_agent_turn *turn, char **out_text, stru
 	}
 	t.user_text = summary_request;
 	t.images = NULL;
-	if (!(conv = start_conversation(&t)) || !(curl = curl_easy_init())) {
+	if (!(conv = start_conversation(&t, 1)) || !(curl = curl_easy_init())) {
 		error = SVC_E_INTERNAL;
 		goto done;
 	}

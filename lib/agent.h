@@ -47,7 +47,12 @@ struct svc_agent_turn {
 					* build, svc_agent_mode_lookup()); 0: as `mode` says */
 	const char *prompt_extra;      /* appended to the system prompt (a custom mode's addition); may be NULL;
 					* at most SVC_AGENT_PROMPT_EXTRA_MAX bytes are used */
-	struct json_object *history;   /* array of {role: "user"|"assistant", content: string}, oldest first; may be NULL */
+	struct json_object *history;   /* the conversation so far, oldest first, may be NULL: an array of
+					* {role "user", content, images?} (images as `images` below),
+					* {role "assistant", content, tool_calls? [{id, name, arguments (JSON text)}]},
+					* {role "tool", tool_call_id, name, content, is_error}; every call must be
+					* answered by a tool entry before the next user or text-only entry
+					* (providers refuse it otherwise); invalid entries are skipped */
 	const char *user_text;         /* the new user message */
 	struct json_object *images;    /* images of the new user message: array of {mediaType, data (base64)}
 					* as svc_agent_attachments_check() returns them; may be NULL */
@@ -94,6 +99,9 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 /*
  * Compaction: asks the model (turn->provider, no tools, nothing emitted) to
  * summarise turn->history; user_text, mode and images are not used; tick is.
+ * Tool calls and results of the history reach the model as assistant text
+ * ("[called read_file {...}]", "[result of read_file] ..."; arguments cut at
+ * 1000 bytes, results at 2000), images not at all.
  * On success *out_text is the summary (malloc'd, NUL-terminated, at most
  * 1 MiB; the caller frees it) and out holds the call's token counts.
  * Returns 0, or the errors of svc_agent_run(); SVC_E_MODEL_UNAVAILABLE also

@@ -143,6 +143,154 @@ def test_attachments(acct):
               and (b.get("source") or {}).get("data") == base64.b64encode(PNG).decode() for b in blocks), blocks)
 
 
+def openai_messages(req):
+    return (req.get("body") or {}).get("messages") or []
+
+
+def test_history_keeps_tool_traffic(acct):
+    pid, chat_id = fresh_project(acct)
+    send(acct, pid, chat_id, "write a file please")
+    reset_double()
+    events, _, err = send(acct, pid, chat_id, "hello after the tools")
+    reqs = double_requests()
+    msgs = openai_messages(reqs[0]) if reqs else []
+    roles = [m.get("role") for m in msgs]
+    check("test_agent_history_has_the_earlier_tool_call_and_result_in_order",
+          roles == ["system", "user", "assistant", "tool", "assistant", "user"], roles)
+    calls = msgs[2].get("tool_calls") if len(msgs) > 2 else None
+    call = calls[0] if isinstance(calls, list) and calls else {}
+    fn = call.get("function") or {}
+    try:
+        args = json.loads(fn.get("arguments") or "")
+    except ValueError:
+        args = None
+    check("test_agent_history_tool_call_keeps_name_and_arguments",
+          fn.get("name") == "write_file" and isinstance(args, dict) and args.get("path") == "notes/hello.txt"
+          and args.get("content") == "hello from the agent\n", call)
+    tool_msg = msgs[3] if len(msgs) > 3 else {}
+    check("test_agent_history_tool_result_answers_its_call",
+          call.get("id") and tool_msg.get("tool_call_id") == call.get("id")
+          and "notes/hello.txt" in (tool_msg.get("content") or ""), (call, tool_msg))
+    check("test_agent_history_final_answer_follows_the_tools",
+          len(msgs) > 4 and msgs[4].get("content") == "Wrote notes/hello.txt."
+          and last_user_text(reqs[0]) == "hello after the tools", msgs[4:] if msgs else None)
+
+
+def test_history_tool_traffic_anthropic():
+    other = signup(tag="tools-history-anthropic")
+    api("PUT", "/workspaces/%s/ai-provider" % other.workspace_id,
+        {"protocol": "anthropic", "baseUrl": PROVIDER_URL + "/v1", "model": "claude-double"}, token=other.token)
+    pid, chat_id = fresh_project(other)
+    send(other, pid, chat_id, "write a file please")
+    reset_double()
+    events, _, err = send(other, pid, chat_id, "hello after the tools")
+    reqs = double_requests()
+    msgs = openai_messages(reqs[0]) if reqs else []
+
+    def blocks(m, kind):
+        c = m.get("content")
+        return [b for b in c if isinstance(b, dict) and b.get("type") == kind] if isinstance(c, list) else []
+    uses = [b for m in msgs if m.get("role") == "assistant" for b in blocks(m, "tool_use")]
+    results = [b for m in msgs if m.get("role") == "user" for b in blocks(m, "tool_result")]
+    check("test_agent_history_tool_traffic_reaches_anthropic_as_blocks",
+          types_of(events)[-1:] == ["session.task_complete"] and len(uses) == 1 and len(results) == 1
+          and uses[0].get("name") == "write_file" and (uses[0].get("input") or {}).get("path") == "notes/hello.txt"
+          and results[0].get("tool_use_id") == uses[0].get("id")
+          and [m.get("role") for m in msgs] == ["user", "assistant", "user", "assistant", "user"],
+          (types_of(events), msgs))
+
+
+def test_compaction_counts_tool_traffic(acct):
+    # a turn whose messages are short and whose reported usage is small (80 + 15, 90 + 6 tokens),
+    # but whose tool calls and results carry 80000 bytes: the next turn must not fit 1000 tokens
+    pid, chat_id = fresh_project(acct)
+    events, _, err = send(acct, pid, chat_id, "big tool output please")
+    check("test_agent_big_tool_output_turn_runs",
+          types_of(events)[-1:] == ["session.task_complete"]
+          and [e.get("type") for e in events].count("tool.result") == 2, (err, types_of(events)))
+    reset_double()
+    events, _, err = send(acct, pid, chat_id, "hello after the big output", model="small-ctx")
+    types = types_of(events)
+    check("test_agent_compaction_counts_tool_calls_and_results",
+          "session.compaction_start" in types and "session.compaction_complete" in types
+          and types[-1] == "session.task_complete", types)
+    start = next((e for e in events if e.get("type") == "session.compaction_start"), {})
+    check("test_agent_compaction_estimate_includes_the_tool_bytes",
+          (start.get("estimatedTokens") or 0) >= 20000, start)
+    reqs = double_requests()
+    summary_req = reqs[0] if reqs else {}
+    text = body_text(summary_req)
+    check("test_agent_compaction_summary_request_shows_tool_traffic_as_text",
+          "[called write_file" in text and "[result of read_file]" in text
+          and all(m.get("role") in ("system", "user", "assistant") for m in openai_messages(summary_req))
+          and "tools" not in (summary_req.get("body") or {}), text[:800])
+    turn_text = body_text(reqs[1]) if len(reqs) > 1 else ""
+    check("test_agent_compaction_drops_the_old_tool_traffic",
+          "SUMMARY:" in turn_text and "line 00001 of a big file" not in turn_text, turn_text[:800])
+    # the control: the same short turn without tool traffic does not compact
+    pid2, chat2 = fresh_project(acct)
+    send(acct, pid2, chat2, "hello please")
+    events, _, err = send(acct, pid2, chat2, "hello after a short turn", model="small-ctx")
+    check("test_agent_compaction_not_needed_without_tool_traffic",
+          "session.compaction_start" not in types_of(events) and types_of(events)[-1:] == ["session.task_complete"],
+          types_of(events))
+
+
+def image_parts(msg):
+    c = msg.get("content")
+    return [p for p in c if isinstance(p, dict) and p.get("type") == "image_url"] if isinstance(c, list) else []
+
+
+def test_history_images(acct):
+    pid, chat_id = fresh_project(acct)
+    url = data_url("image/png", PNG)
+    send(acct, pid, chat_id, "what is in this picture", attachments=[{"type": "image", "url": url}])
+    reset_double()
+    events, _, err = send(acct, pid, chat_id, "and what colour is it")
+    reqs = double_requests()
+    msgs = openai_messages(reqs[0]) if reqs else []
+    earlier = [m for m in msgs[:-1] if m.get("role") == "user"]
+    check("test_agent_history_image_is_sent_again_with_its_message",
+          earlier and [(p.get("image_url") or {}).get("url") for p in image_parts(earlier[0])] == [url]
+          and any(p.get("type") == "text" and p.get("text") == "what is in this picture"
+                  for p in earlier[0].get("content")), earlier)
+    check("test_agent_history_new_message_has_no_image",
+          msgs and msgs[-1].get("content") == "and what colour is it", msgs[-1:])
+
+    # only the newest 16 MiB of base64 are sent again: three 5 MiB images are 20 MiB
+    pid, chat_id = fresh_project(acct)
+    big = [data_url("image/png", PNG + bytes([i]) * (5 * 1024 * 1024 - len(PNG))) for i in range(3)]
+    for i, u in enumerate(big):
+        events, _, err = send(acct, pid, chat_id, "big picture %d" % i, attachments=[{"type": "image", "url": u}])
+    reset_double()
+    events, _, err = send(acct, pid, chat_id, "which pictures do you see")
+    reqs = double_requests()
+    msgs = openai_messages(reqs[0]) if reqs else []
+    users = [m for m in msgs if m.get("role") == "user"][:-1]
+    sent = [[(p.get("image_url") or {}).get("url") for p in image_parts(m)] for m in users]
+    first_text = "".join(p.get("text", "") for p in users[0].get("content")) if users and isinstance(
+        users[0].get("content"), list) else (users[0].get("content") if users else "")
+    check("test_agent_history_images_are_capped_newest_first",
+          len(users) == 3 and sent == [[], [big[1]], [big[2]]] and "no longer shown" in (first_text or ""),
+          ([len(x) for x in sent], first_text))
+
+    # Anthropic: image blocks in the earlier user message
+    other = signup(tag="img-history-anthropic")
+    api("PUT", "/workspaces/%s/ai-provider" % other.workspace_id,
+        {"protocol": "anthropic", "baseUrl": PROVIDER_URL + "/v1", "model": "claude-double"}, token=other.token)
+    opid, ochat = fresh_project(other)
+    send(other, opid, ochat, "what is in this picture", attachments=[{"type": "image", "url": url}])
+    reset_double()
+    events, _, err = send(other, opid, ochat, "and now")
+    reqs = double_requests()
+    msgs = openai_messages(reqs[0]) if reqs else []
+    blocks = msgs[0].get("content") if msgs and isinstance(msgs[0].get("content"), list) else []
+    check("test_agent_history_image_reaches_anthropic_again",
+          types_of(events)[-1:] == ["session.task_complete"] and any(
+              b.get("type") == "image" and (b.get("source") or {}).get("data") == base64.b64encode(PNG).decode()
+              for b in blocks), msgs[:1])
+
+
 def test_first_prompt(acct):
     start = time.monotonic()
     r = api("POST", "/workspaces/%s/projects" % acct.workspace_id,
@@ -194,6 +342,10 @@ def main():
     test_history_paging(acct)
     test_compaction(acct)
     test_attachments(acct)
+    test_history_keeps_tool_traffic(acct)
+    test_history_tool_traffic_anthropic()
+    test_compaction_counts_tool_traffic(acct)
+    test_history_images(acct)
     test_first_prompt(acct)
 
 
