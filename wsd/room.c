@@ -435,6 +435,7 @@ static void room_free(struct wsd_room *r)
 	free(r->binary_json);
 	free(r);
 	wsd_g->nrooms--;
+	wsd_g->trim_wanted = 1;
 }
 
 static void room_load_done(struct wsd_room *r, struct wsd_load_result *res);
@@ -1056,6 +1057,7 @@ static void room_load_done(struct wsd_room *r, struct wsd_load_result *res)
 	}
 	r->doc = res->doc;
 	res->doc = NULL;
+	wsd_g->trim_wanted = 1;
 	r->next_seq = res->next_seq;
 	r->since_snapshot = res->since_snapshot;
 	r->known = res->known;
@@ -1382,6 +1384,7 @@ static void persist_done(struct wsd_persist_job *j)
 	size_t i;
 
 	r->jobs--;
+	wsd_g->trim_wanted = 1;
 	if (j->error == 0)
 		return;
 	/* MariaDB failed: put the updates back in front, they go again on a later tick */
@@ -1410,6 +1413,7 @@ static void save_done(struct wsd_save_job *j)
 
 	r->jobs--;
 	r->save_inflight = 0;
+	wsd_g->trim_wanted = 1;
 	if (j->error < 0) {
 		/* keep the files dirty: the next tick tries again */
 		for (i = 0; i < j->nfiles; i++)

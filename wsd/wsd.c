@@ -1,4 +1,5 @@
 /* wsd.c: svc-wsd's main and its one lws protocol: the collaboration socket and the signed internal endpoint. */
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,7 +294,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 }
 
 static const struct lws_protocols protocols[] = {
-	{ "svc-collab", callback, sizeof(struct pss), 65536, 0, NULL, 0 },
+	/* rx_buffer_size: lws allocates it per connection; longer messages arrive in parts (wsd_sess_rx) */
+	{ "svc-collab", callback, sizeof(struct pss), 16384, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 },
 };
 
@@ -313,6 +315,12 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		svc_log_info("stopping: saving the open rooms");
 	}
 	wsd_tick();
+	/* saves, persisted batches and unloaded rooms free big buffers: give the pages back, once a second at most */
+	if (g.trim_wanted && svc_mono_ms() - g.trimmed_ms >= 1000) {
+		g.trim_wanted = 0;
+		g.trimmed_ms = svc_mono_ms();
+		malloc_trim(0);
+	}
 	if (g.stopping && (wsd_all_clean() || svc_mono_ms() > g.stop_deadline_ms)) {
 		lws_cancel_service(g.ctx);
 		return;
@@ -347,6 +355,15 @@ int main(int argc, char **argv)
 	wsd_wake = wake;
 	mysql_library_init(0, NULL, NULL);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
+	/*
+	 * glibc raises its mmap threshold after a big block is freed, so the next
+	 * megabyte-sized buffers (saves, snapshots, step 2 of a big document)
+	 * come from the heap and leave holes; a fixed threshold keeps them in
+	 * their own mappings, returned on free. One arena per worker thread is
+	 * enough.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	mallopt(M_ARENA_MAX, 3);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);

@@ -243,6 +243,8 @@ struct wsd {
 	size_t nrooms;
 	int stopping;
 	int64_t stop_deadline_ms;
+	int trim_wanted;              /* big buffers were freed: hand free pages back (malloc_trim) */
+	int64_t trimmed_ms;
 };
 extern struct wsd *wsd_g;
 

@@ -2,7 +2,7 @@
 /*
  * usage: wsd-drive --port P [--host 127.0.0.1] [--path /project] --rooms R --clients C
  *                  --rate EDITS_PER_S_PER_CLIENT --seconds S [--doc-bytes B] [--token T]
- *                  [--room-ids FILE] [--server-pid PID]
+ *                  [--room-ids FILE] [--server-pid PID] [--settle-ms 3000]
  *        wsd-drive --echo-server PORT
  *
  * Each room first gets a loader client that inserts --doc-bytes of text into
@@ -61,7 +61,7 @@ struct conn {
 static struct {
 	const char *host, *path, *token;
 	int port, rooms, clients;
-	double rate, seconds;
+	double rate, seconds, settle_ms;
 	size_t doc_bytes;
 	char **room_ids;
 	int server_pid;
@@ -433,7 +433,7 @@ static void tick(lws_sorted_usec_list_t *sul)
 			all = g.loaders[i].ready && g.loaders[i].got_updates >= g.loaders[i].sent_msgs;
 		if (all && g.t_phase == 0)
 			g.t_phase = t;
-		if (all && t - g.t_phase > 1000) {
+		if (all && t - g.t_phase > g.settle_ms) {
 			if (g.server_pid)
 				proc_stat(g.server_pid, &rss, &g.rss_loaded);
 			for (i = 0; i < n; i++) {
@@ -493,7 +493,8 @@ static void tick(lws_sorted_usec_list_t *sul)
 		}
 		break;
 	}
-	lws_sul_schedule(g.ctx, 0, &g.sul, tick, g.phase == 3 ? 500 : 10 * LWS_US_PER_MS);
+	/* poll() counts in ms: a shorter period would spin */
+	lws_sul_schedule(g.ctx, 0, &g.sul, tick, (g.phase == 3 ? 2 : 10) * LWS_US_PER_MS);
 }
 
 static int cb_drive(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
@@ -701,6 +702,7 @@ int main(int argc, char **argv)
 	g.seconds = strtod(arg(argc, argv, "--seconds", "10"), NULL);
 	g.doc_bytes = (size_t)num(arg(argc, argv, "--doc-bytes", "0"));
 	g.server_pid = (int)num(arg(argc, argv, "--server-pid", "0"));
+	g.settle_ms = (double)num(arg(argc, argv, "--settle-ms", "3000"));
 	if (g.rooms <= 0 || g.rooms > MAX_ROOMS || g.clients <= 0 || g.rate <= 0 || g.seconds <= 0) {
 		fprintf(stderr, "bad arguments\n");
 		return 2;

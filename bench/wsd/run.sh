@@ -1,19 +1,23 @@
 #!/bin/sh
-# run.sh: svc-wsd against the reference @y/websocket-server 0.1.1 in the same run: R rooms x C clients, edits at rising rates.
-# usage: bench/wsd/run.sh BASE_URL SVC_CONFIG SVC_WSD_BINARY
-#   BASE_URL        the API of a running stack (./svc-dev up), e.g. http://127.0.0.1:8080/api
-#   SVC_CONFIG      that stack's settings file (var/svc.conf): the bench starts its own svc-wsd with it
-#   SVC_WSD_BINARY  an optimised build (build/wsd/svc-wsd from ./svc-dev up, not the sanitizer build)
-# Env: ROOMS (20), CLIENTS (5), RATES ("5 20 50 100" edits/s per client), SECONDS (10), DOC_BYTES (1000000),
-#      WSD_PORT (28191), REF_PORT (28190). Both servers are started fresh for every rate (RSS per room is
-#      measured from a clean process). Prints one JSON line per server and rate.
+# run.sh: svc-wsd against the reference @y/websocket-server 0.1.1 (and a trivial broadcast server, the driver's own limit) in one run: R rooms x C clients, edits at rising rates.
+# usage: bench/wsd/run.sh BASE_URL SVC_CONFIG BUILD_DIR > results.jsonl; node bench/wsd/table.mjs < results.jsonl
+#   BASE_URL    the API of a running stack (./svc-dev up), e.g. http://127.0.0.1:8080/api
+#   SVC_CONFIG  that stack's settings file (var/svc.conf): the bench starts its own svc-wsd with it
+#   BUILD_DIR   an optimised build holding wsd/svc-wsd and bench/wsd/wsd-drive (e.g. build/ of ./svc-dev up)
+# Env: ROOMS (20), CLIENTS (5), RATES ("2000 5000 10000 20000 30000" updates/s offered in all),
+#      SECONDS (10), DOC_BYTES (1000000), SERVERS ("echo svc-wsd ref"), WSD_PORT (28191),
+#      REF_PORT (28190), ECHO_PORT (28192). Every server is started fresh for every rate (RSS per
+#      room is measured from a clean process). Prints one JSON line per server and rate.
 set -u
-BASE=$1 CONF=$2 BIN=$3
+BASE=$1 CONF=$2 BUILD=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOMS=${ROOMS:-20} CLIENTS=${CLIENTS:-5} RATES=${RATES:-"5 20 50 100"} SECS=${SECONDS:-10} DOC=${DOC_BYTES:-1000000}
-WSD_PORT=${WSD_PORT:-28191} REF_PORT=${REF_PORT:-28190}
+ROOMS=${ROOMS:-20} CLIENTS=${CLIENTS:-5} RATES=${RATES:-"2000 5000 10000 20000 30000"} SECS=${SECONDS:-10}
+DOC=${DOC_BYTES:-1000000} SERVERS=${SERVERS:-"echo svc-wsd ref"}
+WSD_PORT=${WSD_PORT:-28191} REF_PORT=${REF_PORT:-28190} ECHO_PORT=${ECHO_PORT:-28192}
+DRIVE=$BUILD/bench/wsd/wsd-drive
 cd "$HERE"
 [ -d node_modules/@y/websocket-server ] || npm ci --no-audit --no-fund >/dev/null || exit 1
+[ -x "$DRIVE" ] || { echo "$DRIVE is not built (make bench/wsd/wsd-drive)" >&2; exit 1; }
 ids=$(mktemp)
 pid=
 trap 'rm -f "$ids"; [ -z "$pid" ] || kill "$pid" 2>/dev/null' EXIT
@@ -30,24 +34,34 @@ wait_port() {
 }
 
 for rate in $RATES; do
-	token=$(node setup-projects.mjs "$BASE" "$ROOMS" "$ids") || exit 1
-	# svc-wsd: its own instance, limits raised for one user with many sockets
-	SVC_CONFIG=$CONF SVC_WS_PORT=$WSD_PORT SVC_WSD_MAX_CONNECTIONS_PER_USER=100000 SVC_WSD_MAX_ROOMS_PER_USER=100000 \
-		SVC_WSD_MAX_MESSAGE=4194304 "$BIN" >/dev/null 2>&1 &
-	pid=$!
-	wait_port "$WSD_PORT"
-	out=$(node drive.mjs --url "ws://127.0.0.1:$WSD_PORT/project" --token "$token" --room-ids "$ids" --rooms "$ROOMS" \
-		--clients "$CLIENTS" --rate "$rate" --seconds "$SECS" --doc-bytes "$DOC" --server-pid "$pid" --json)
-	echo "{\"server\":\"svc-wsd\",${out#\{}"
-	kill "$pid"
-	wait "$pid" 2>/dev/null
-	node ref-server.mjs "$REF_PORT" >/dev/null 2>&1 &
-	pid=$!
-	wait_port "$REF_PORT"
-	out=$(node drive.mjs --url "ws://127.0.0.1:$REF_PORT/project" --room-ids "$ids" --rooms "$ROOMS" --clients "$CLIENTS" \
-		--rate "$rate" --seconds "$SECS" --doc-bytes "$DOC" --server-pid "$pid" --json)
-	echo "{\"server\":\"@y/websocket-server 0.1.1\",${out#\{}"
-	kill "$pid"
-	wait "$pid" 2>/dev/null
-	pid=
+	per=$(awk "BEGIN { print $rate / ($ROOMS * $CLIENTS) }")
+	for server in $SERVERS; do
+		token=
+		case $server in
+		svc-wsd)
+			# fresh projects (and documents) for every run; limits raised for one user with many sockets
+			token=$(node setup-projects.mjs "$BASE" "$ROOMS" "$ids") || exit 1
+			SVC_CONFIG=$CONF SVC_WS_PORT=$WSD_PORT SVC_WSD_MAX_CONNECTIONS_PER_USER=100000 SVC_WSD_MAX_ROOMS_PER_USER=100000 \
+				SVC_WSD_MAX_MESSAGE=4194304 "$BUILD/wsd/svc-wsd" >/dev/null 2>&1 &
+			pid=$! port=$WSD_PORT name=svc-wsd ;;
+		ref)
+			node ref-server.mjs "$REF_PORT" >/dev/null 2>&1 &
+			pid=$! port=$REF_PORT name="@y/websocket-server 0.1.1" ;;
+		echo)
+			"$DRIVE" --echo-server "$ECHO_PORT" >/dev/null 2>&1 &
+			pid=$! port=$ECHO_PORT name="broadcast (no document)" ;;
+		esac
+		wait_port "$port"
+		if [ -n "$token" ]; then
+			out=$("$DRIVE" --port "$port" --token "$token" --room-ids "$ids" --rooms "$ROOMS" --clients "$CLIENTS" \
+				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --server-pid "$pid")
+		else
+			out=$("$DRIVE" --port "$port" --rooms "$ROOMS" --clients "$CLIENTS" \
+				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --server-pid "$pid")
+		fi
+		echo "{\"server\":\"$name\",\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",${out#\{}"
+		kill "$pid"
+		wait "$pid" 2>/dev/null
+		pid=
+	done
 done
