@@ -333,7 +333,8 @@ static size_t hist_trim_images(struct json_object *arr)
 
 /*
  * The conversation so far as struct svc_agent_turn.history: the latest
- * compaction summary (as a user message), then what happened after it:
+ * compaction summary (as a user message), then what happened after it (its
+ * newest 1000 events, at most about 48 MiB of them: STMT_AGENT_HISTORY_AFTER):
  * user messages with their images (svc_agent_attachments_check() again),
  * the tool calls with their results, the assistants' final messages.
  * *out_chars gets the characters of it all (an image counts as

@@ -9,11 +9,16 @@ SVC_STMT(STMT_AGENT_SUMMARY_INSERT,
 	"INSERT INTO chat_summaries (chat_id, up_to_event_id, summary, created_at) VALUES (?, ?, ?, " NOW ")")
 SVC_STMT(STMT_AGENT_SUMMARY_LATEST,
 	"SELECT up_to_event_id, summary FROM chat_summaries WHERE chat_id = ? ORDER BY id DESC LIMIT 1")
-/* The conversation after a summary: messages and tool traffic, the newest 1000 events, oldest first. */
+/*
+ * The conversation after a summary: messages and tool traffic, oldest first: the newest 1000 events,
+ * and of those the newest that hold 48 MiB of payload (images make user messages big), so loading
+ * the history stays bounded.
+ */
 SVC_STMT(STMT_AGENT_HISTORY_AFTER,
-	"SELECT id, type, payload FROM (SELECT id, type, payload FROM chat_events WHERE chat_id = ? AND id > ? "
-	"AND type IN ('user.message', 'assistant.message', 'tool.call', 'tool.result', 'tool.error') "
-	"ORDER BY id DESC LIMIT 1000) t ORDER BY id")
+	"SELECT id, type, payload FROM (SELECT id, type, payload, "
+	"SUM(LENGTH(payload)) OVER (ORDER BY id DESC) - LENGTH(payload) AS newer_bytes FROM chat_events "
+	"WHERE chat_id = ? AND id > ? AND type IN ('user.message', 'assistant.message', 'tool.call', 'tool.result', "
+	"'tool.error') ORDER BY id DESC LIMIT 1000) t WHERE newer_bytes < 50331648 ORDER BY id")
 SVC_STMT(STMT_AGENT_LAST_USAGE,
 	"SELECT payload FROM chat_events WHERE chat_id = ? AND id > ? AND type = 'session.usage_info' "
 	"ORDER BY id DESC LIMIT 1")
