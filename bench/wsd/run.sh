@@ -25,7 +25,9 @@ trap 'rm -f "$ids"; [ -z "$pid" ] || kill "$pid" 2>/dev/null' EXIT
 wait_port() {
 	i=0
 	while [ $i -lt 100 ]; do
-		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/" && return 0
+		# listening is enough (exit 7: connection refused); what it answers to HTTP does not matter
+		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/"
+		[ $? -eq 7 ] || return 0
 		sleep 0.1
 		i=$((i + 1))
 	done
