@@ -697,11 +697,10 @@ await test('wsd awareness states time out when not renewed; idle sockets get kee
   assert(!x.closed, 'its connection is still open')
   // the observer never sent anything: keepalives (empty awareness updates) fill the silence
   const n0 = observer.msgs.length
-  const t1 = Date.now()
   await sleep(2500)
   const ka = observer.msgs.slice(n0).filter(m => m.data.length === 3 && m.data[0] === 1 && m.data[1] === 1 && m.data[2] === 0)
   assert(ka.length >= 3, 'keepalives in 2.5 s at 400 ms: ' + ka.length)
-  assert(!observer.closed && Date.now() - t1 >= 2500, 'still connected')
+  assert(!observer.closed, 'still connected: ' + JSON.stringify(observer.closed))
   await w.stop()
 })
 
