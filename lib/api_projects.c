@@ -877,21 +877,32 @@ done:
 
 /* ---- files, versions ---- */
 
+/*
+ * Checks `action` on project `id` for the caller and writes the project's
+ * directory into dir (max bytes). Errors as svc_project_load().
+ */
+static int project_dir_for(struct svc_req *req, const char *id, enum svc_action action, char *dir, size_t max)
+{
+	struct svc_rows *rows = NULL;
+	int err;
+
+	if ((err = svc_project_load(req, id, action, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	return svc_project_dir(&req->ctx->cfg, id, dir, max);
+}
+
 /* GET /projects/:id/files: 200 {items: [{path, size, updatedAt}]}; 403; 404. */
 int svc_api_projects_files(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
-	struct svc_rows *rows = NULL;
 	struct svc_fsx_entry *list = NULL;
 	struct json_object *body, *items;
 	size_t n = 0, i;
 	char dir[2048];
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
-		return err;
-	svc_rows_free(rows);
-	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0 ||
+	if ((err = project_dir_for(req, id, SVC_ACT_READ, dir, sizeof dir)) < 0 ||
 	    (err = svc_fsx_list(dir, FILES_LIST_MAX, &list, &n)) < 0)
 		return err;
 	body = json_object_new_object();
@@ -914,18 +925,14 @@ int svc_api_projects_files(struct svc_req *req, struct svc_resp *resp)
 int svc_api_projects_file(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id"), *path = svc_req_param(req, "*");
-	struct svc_rows *rows = NULL;
 	char dir[2048], norm[SVC_FSX_PATH_MAX + 1], *data = NULL;
 	size_t len = 0;
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+	if ((err = project_dir_for(req, id, SVC_ACT_READ, dir, sizeof dir)) < 0)
 		return err;
-	svc_rows_free(rows);
 	if (svc_fsx_check_path(path, norm) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "path", "the file path is not allowed");
-	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0)
-		return err;
 	if ((err = svc_fsx_read(dir, norm, FILE_READ_MAX, &data, &len)) < 0)
 		return err;
 	err = svc_resp_raw(resp, 200, svc_fsx_content_type(norm), data, len);
@@ -939,17 +946,13 @@ int svc_api_projects_file(struct svc_req *req, struct svc_resp *resp)
 int svc_api_projects_versions(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
-	struct svc_rows *rows = NULL;
 	struct svc_repo_commit *log = NULL;
 	struct json_object *body, *items;
 	size_t n = 0, i;
 	char dir[2048];
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
-		return err;
-	svc_rows_free(rows);
-	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0 ||
+	if ((err = project_dir_for(req, id, SVC_ACT_READ, dir, sizeof dir)) < 0 ||
 	    (err = svc_repo_log(dir, VERSIONS_MAX, &log, &n)) < 0)
 		return err;
 	body = json_object_new_object();
