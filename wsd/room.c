@@ -19,6 +19,7 @@
 #define AW_CHECK_MS 3000         /* awareness.js checks every outdatedTimeout / 10 */
 #define CLOSE_KILL_S 10          /* a close frame that cannot be sent this long: the socket is dropped */
 #define SAVE_MAX_FACTOR 10       /* during continuous edits, save at least every 10 x the delay */
+#define COMPACT_MIN_BYTES 65536  /* the update log is never compacted below this many bytes */
 #define COMMIT_MAX_MS 30000      /* during continuous saves, call files-changed at least this often */
 #define PRESENCE_DELAY_MS 300
 
@@ -332,7 +333,9 @@ struct wsd_room {
 	struct wsd_update *pending;
 	size_t npending, cappending;
 	uint64_t next_seq;
-	uint64_t since_snapshot;
+	uint64_t since_snapshot;       /* updates stored since the snapshot */
+	uint64_t log_bytes;            /* their bytes */
+	uint64_t snapshot_bytes;       /* the snapshot's size */
 	int64_t persist_fail_ms;
 	/* disk */
 	struct wsd_known known;
@@ -1060,6 +1063,8 @@ static void room_load_done(struct wsd_room *r, struct wsd_load_result *res)
 	wsd_g->trim_wanted = 1;
 	r->next_seq = res->next_seq;
 	r->since_snapshot = res->since_snapshot;
+	r->log_bytes = res->log_bytes;
+	r->snapshot_bytes = res->snapshot_bytes;
 	r->known = res->known;
 	memset(&res->known, 0, sizeof res->known);
 	r->binary_json = res->binary_json;
@@ -1402,8 +1407,11 @@ static void compact_done(struct wsd_compact_job *j)
 	struct wsd_room *r = j->room;
 
 	r->jobs--;
-	if (j->error < 0)
-		r->since_snapshot = wsd_g->cfg.wsd_compact_updates; /* try again after the next update */
+	if (j->error < 0) {
+		/* try again after the next update */
+		r->since_snapshot = wsd_g->cfg.wsd_compact_updates;
+		r->log_bytes = r->snapshot_bytes;
+	}
 }
 
 static void save_done(struct wsd_save_job *j)
@@ -1597,17 +1605,29 @@ static void room_tick(struct wsd_room *r, int64_t now)
 	}
 	if (r->state != R_READY)
 		return;
-	/* 1. updates to MariaDB, batched (at most one tick late; a failed batch waits a second) */
+	/*
+	 * 1. updates to MariaDB, batched (at most one tick late, every room in
+	 * one transaction, wsd_tick() flushes; a failed batch waits a second).
+	 * A snapshot is written once the log since the last one holds as many
+	 * bytes as that snapshot (so loading reads at most twice the state) and
+	 * at least SVC_WSD_COMPACT_UPDATES updates.
+	 */
 	if (r->npending && now - r->persist_fail_ms > 1000) {
+		size_t i;
+		for (i = 0; i < r->npending; i++)
+			r->log_bytes += r->pending[i].len;
 		r->jobs++;
 		wsd_store_persist(r, r->pending, r->npending, persist_done);
 		r->since_snapshot += r->npending;
 		r->pending = NULL;
 		r->npending = r->cappending = 0;
-		if (r->since_snapshot >= cfg->wsd_compact_updates) {
+		if (r->since_snapshot >= cfg->wsd_compact_updates &&
+		    r->log_bytes >= (r->snapshot_bytes > COMPACT_MIN_BYTES ? r->snapshot_bytes : COMPACT_MIN_BYTES)) {
 			struct svc_yjs_buf state = { 0 };
 			svc_yjs_encode_state(r->doc, NULL, 0, &state, NULL);
 			r->since_snapshot = 0;
+			r->log_bytes = 0;
+			r->snapshot_bytes = state.len;
 			r->jobs++;
 			wsd_store_compact(r, r->next_seq - 1, &state, compact_done);
 		}
@@ -1667,6 +1687,7 @@ void wsd_tick(void)
 		next = r->next;
 		room_tick(r, now);
 	}
+	wsd_store_persist_flush();
 	keepalive(now);
 }
 

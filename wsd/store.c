@@ -492,6 +492,7 @@ static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 		goto done;
 	if (rows->nrows == 1) {
 		have_doc = 1;
+		res->snapshot_bytes = rows->lens[0];
 		if (svc_parse_u64(svc_rows_get(rows, 0, 1), INT64_MAX, &seq0) < 0 ||
 		    (err = svc_yjs_apply_update(res->doc, (const uint8_t *)rows->cells[0], rows->lens[0], NULL, NULL,
 						NULL)) < 0) {
@@ -515,6 +516,7 @@ static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 				      (unsigned long long)seq);
 		if (seq >= res->next_seq)
 			res->next_seq = seq + 1;
+		res->log_bytes += rows->lens[i * 2 + 1];
 		nupdates++;
 	}
 	svc_rows_free(rows);
@@ -536,6 +538,8 @@ static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 			struct svc_dbv tp[2] = { svc_dbv_str(j->project_id), svc_dbv_i64((int64_t)(res->next_seq - 1)) };
 			err = svc_db_run(db, STMT_WSD_UPDATES_TRIM, tp, 2, NULL, NULL);
 		}
+		res->snapshot_bytes = state.len;
+		res->log_bytes = 0;
 		svc_yjs_buf_dispose(&state);
 		nupdates = 0;
 		if (err < 0)
@@ -580,58 +584,95 @@ void wsd_store_load(const char *project_id, struct wsd_room *r,
 
 /* ------------------------------------------------------------------ persist and compact */
 
+/*
+ * The rooms' updates queued during one tick, written as one transaction by
+ * one job: at 20 rooms one commit (one fsync of the redo log) instead of 20.
+ */
+struct persist_batch {
+	struct wsd_job base;
+	struct wsd_persist_job *list;
+	size_t nrooms, nupdates;
+};
+static struct wsd_persist_job *batch_head, **batch_tail = &batch_head;
+
 static void persist_run(struct wsd_job *jb, struct wsd_worker *w)
 {
-	struct wsd_persist_job *j = (struct wsd_persist_job *)jb;
+	struct persist_batch *b = (struct persist_batch *)jb;
 	struct svc_db *db = wsd_worker_db(w);
+	struct wsd_persist_job *j;
 	size_t i;
 	int err;
 
 	if (!db) {
-		j->error = SVC_E_UNAVAILABLE;
-		return;
+		err = SVC_E_UNAVAILABLE;
+		goto done;
 	}
 	if ((err = svc_db_begin(db)) < 0)
 		goto done;
-	for (i = 0; i < j->n && err == 0; i++) {
-		struct svc_yjs_buf b = { j->updates[i].data, j->updates[i].len, j->updates[i].len };
-		err = log_update(db, j->project_id, j->updates[i].seq, &b);
-		/* a duplicate (a retried batch that had gone through) is not an error */
-		if (err == SVC_E_CONFLICT)
-			err = 0;
+	for (j = b->list; j && err == 0; j = j->next) {
+		for (i = 0; i < j->n && err == 0; i++) {
+			struct svc_yjs_buf u = { j->updates[i].data, j->updates[i].len, j->updates[i].len };
+			err = log_update(db, j->project_id, j->updates[i].seq, &u);
+			/* a duplicate (a retried batch that had gone through) is not an error */
+			if (err == SVC_E_CONFLICT)
+				err = 0;
+		}
 	}
 	if (err == 0)
 		err = svc_db_commit(db);
 	else
 		svc_db_rollback(db);
 done:
-	j->error = err;
+	/* one transaction: every room's updates went in, or none did */
+	for (j = b->list; j; j = j->next)
+		j->error = err;
 }
 
 static void persist_done(struct wsd_job *jb)
 {
-	struct wsd_persist_job *j = (struct wsd_persist_job *)jb;
+	struct persist_batch *b = (struct persist_batch *)jb;
+	struct wsd_persist_job *j, *next;
 	size_t i;
 
-	j->cb(j);
-	for (i = 0; i < j->n; i++)
-		free(j->updates[i].data);
-	free(j->updates);
-	free(j);
+	for (j = b->list; j; j = next) {
+		next = j->next;
+		j->cb(j);
+		for (i = 0; i < j->n; i++)
+			free(j->updates[i].data);
+		free(j->updates);
+		free(j);
+	}
+	free(b);
 }
 
 void wsd_store_persist(struct wsd_room *r, struct wsd_update *updates, size_t n,
 		       void (*cb)(struct wsd_persist_job *j))
 {
-	struct wsd_persist_job *j = job_alloc(sizeof *j);
+	struct wsd_persist_job *j = calloc(1, sizeof *j);
 
-	job_init(&j->base, persist_run, persist_done);
+	if (!j)
+		abort();
 	j->room = r;
 	snprintf(j->project_id, sizeof j->project_id, "%s", wsd_room_id(r));
 	j->updates = updates;
 	j->n = n;
 	j->cb = cb;
-	wsd_worker_push(&wsd_g->db_worker, &j->base);
+	*batch_tail = j;
+	batch_tail = &j->next;
+}
+
+void wsd_store_persist_flush(void)
+{
+	struct persist_batch *b;
+
+	if (!batch_head)
+		return;
+	b = job_alloc(sizeof *b);
+	job_init(&b->base, persist_run, persist_done);
+	b->list = batch_head;
+	batch_head = NULL;
+	batch_tail = &batch_head;
+	wsd_worker_push(&wsd_g->db_worker, &b->base);
 }
 
 static void compact_run(struct wsd_job *jb, struct wsd_worker *w)
@@ -679,6 +720,8 @@ void wsd_store_compact(struct wsd_room *r, uint64_t seq, struct svc_yjs_buf *sta
 {
 	struct wsd_compact_job *j = job_alloc(sizeof *j);
 
+	/* the updates the snapshot covers go in first (the worker runs jobs in order) */
+	wsd_store_persist_flush();
 	job_init(&j->base, compact_run, compact_done);
 	j->room = r;
 	snprintf(j->project_id, sizeof j->project_id, "%s", wsd_room_id(r));

@@ -66,6 +66,8 @@ struct wsd_load_result {
 	int error;
 	struct svc_yjs_doc *doc;
 	uint64_t next_seq, since_snapshot;
+	uint64_t log_bytes;         /* bytes of the updates stored after the snapshot */
+	uint64_t snapshot_bytes;    /* the snapshot's size */
 	struct wsd_known known;
 	char **dirty;              /* files whose document text was never written to disk */
 	size_t ndirty;
@@ -84,7 +86,7 @@ void wsd_store_load(const char *project_id, struct wsd_room *r,
 
 /* --- the update log --- */
 struct wsd_persist_job {
-	struct wsd_job base;
+	struct wsd_persist_job *next;  /* the next room of the same batch */
 	struct wsd_room *room;
 	char project_id[37];
 	struct wsd_update *updates;
@@ -92,9 +94,21 @@ struct wsd_persist_job {
 	int error;
 	void (*cb)(struct wsd_persist_job *j);
 };
-/* Inserts `n` updates in one transaction; takes `updates` (and their data). */
+/*
+ * Queues room r's `n` updates (takes `updates` and their data) for the next
+ * wsd_store_persist_flush(). Event loop only. `cb` runs on the event loop
+ * once the batch ran, with j->error 0 or the batch's error (then none of
+ * the batch's updates is stored; the caller queues them again).
+ */
 void wsd_store_persist(struct wsd_room *r, struct wsd_update *updates, size_t n,
 		       void (*cb)(struct wsd_persist_job *j));
+/*
+ * Writes every queued room's updates to the update log in one transaction
+ * (one prepared INSERT per update, one COMMIT), as one job of the database
+ * worker. Called once per tick, and before a compaction is queued so that
+ * the worker stores the updates a snapshot covers before the snapshot.
+ */
+void wsd_store_persist_flush(void);
 
 struct wsd_compact_job {
 	struct wsd_job base;
