@@ -19,6 +19,7 @@
 #define AW_CHECK_MS 3000         /* awareness.js checks every outdatedTimeout / 10 */
 #define CLOSE_KILL_S 10          /* a close frame that cannot be sent this long: the socket is dropped */
 #define SAVE_MAX_FACTOR 10       /* during continuous edits, save at least every 10 x the delay */
+#define WRITE_BURST 32           /* messages sent per writeable callback at most */
 #define COMPACT_MIN_BYTES 65536  /* the update log is never compacted below this many bytes */
 #define COMMIT_MAX_MS 30000      /* during continuous saves, call files-changed at least this often */
 #define PRESENCE_DELAY_MS 300
@@ -265,19 +266,32 @@ static void sess_deny(struct wsd_sess *s, const char *reason)
 	sess_close(s, 1008, reason);
 }
 
+/*
+ * Sends queued messages: the first one because the socket is writeable, more
+ * (up to WRITE_BURST) while lws_send_pipe_choked() says the socket takes
+ * them and nothing is left over from a partial write, so that a busy room
+ * costs one poll round per burst, not per message (libwebsockets issue 852).
+ */
 int wsd_sess_writeable(struct wsd_sess *s)
 {
-	if (s->q_n) {
+	unsigned sent = 0;
+
+	while (s->q_n && sent < WRITE_BURST && (sent == 0 || !lws_send_pipe_choked(s->wsi))) {
 		struct wsd_msg *m = s->q[s->q_head];
 		int n;
 		s->q_head = (s->q_head + 1) % s->q_cap;
 		s->q_n--;
 		s->q_bytes -= m->len;
+		/* lws writes the frame header into the WSD_PRE bytes before the payload: the
+		 * same bytes for every connection (server frames are not masked) */
 		n = lws_write(s->wsi, m->buf + WSD_PRE, m->len, LWS_WRITE_BINARY);
 		msg_unref(m);
-		s->last_tx_ms = svc_mono_ms();
 		if (n < 0)
 			return -1;
+		sent++;
+	}
+	if (sent) {
+		s->last_tx_ms = svc_mono_ms();
 		if (s->q_n || s->state == WSD_S_CLOSING)
 			lws_callback_on_writable(s->wsi);
 		return 0;
