@@ -328,6 +328,18 @@ int svc_agent__json_parse(const char *text, size_t len, struct json_object **out
 /* Returns the string member `key` of `obj`, or NULL when it is missing or not a string. */
 const char *svc_agent__json_str(struct json_object *obj, const char *key);
 
+/*
+ * Request-building helpers shared by the OpenAI and Anthropic encoders:
+ * add `val` under `key` to `obj` / append `val` to `arr`, taking ownership
+ * of `val` (it is released on failure; a NULL `val`, i.e. a failed
+ * allocation, is SVC_E_INTERNAL). Return 0 or SVC_E_INTERNAL.
+ */
+int svc_agent__json_add(struct json_object *obj, const char *key, struct json_object *val);
+int svc_agent__json_append(struct json_object *arr, struct json_object *val);
+
+/* A new JSON string of `s` ("" for NULL); NULL only when out of memory. */
+struct json_object *svc_agent__json_string(const char *s);
+
 /* The file tools of one turn. */
 struct svc_agent__tools {
 	const char *root;            /* the project directory */

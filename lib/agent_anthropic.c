@@ -136,33 +136,6 @@ done:
 	return error;
 }
 
-static int add(struct json_object *obj, const char *key, struct json_object *val)
-{
-	if (!val)
-		return SVC_E_INTERNAL;
-	if (json_object_object_add(obj, key, val) < 0) {
-		json_object_put(val);
-		return SVC_E_INTERNAL;
-	}
-	return 0;
-}
-
-static int append(struct json_object *arr, struct json_object *val)
-{
-	if (!val)
-		return SVC_E_INTERNAL;
-	if (json_object_array_add(arr, val) < 0) {
-		json_object_put(val);
-		return SVC_E_INTERNAL;
-	}
-	return 0;
-}
-
-static struct json_object *str(const char *s)
-{
-	return json_object_new_string(s ? s : "");
-}
-
 /*
  * Returns the content array of the message to add blocks for `role` to: the
  * last one when it has the same role (Messages wants user and assistant to
@@ -180,11 +153,11 @@ static struct json_object *blocks_for(struct json_object *msgs, const char *role
 		if (r && strcmp(r, role) == 0 && json_object_object_get_ex(last, "content", &content))
 			return content;
 	}
-	if (!(m = json_object_new_object()) || append(msgs, m) < 0)
+	if (!(m = json_object_new_object()) || svc_agent__json_append(msgs, m) < 0)
 		return NULL;
-	if (add(m, "role", str(role)) < 0)
+	if (svc_agent__json_add(m, "role", svc_agent__json_string(role)) < 0)
 		return NULL;
-	if (!(content = json_object_new_array()) || add(m, "content", content) < 0)
+	if (!(content = json_object_new_array()) || svc_agent__json_add(m, "content", content) < 0)
 		return NULL;
 	return content;
 }
@@ -195,9 +168,9 @@ static int text_block(struct json_object *blocks, const char *text)
 
 	if (!text || !text[0])
 		return 0; /* the API refuses empty text blocks */
-	if (!(b = json_object_new_object()) || append(blocks, b) < 0)
+	if (!(b = json_object_new_object()) || svc_agent__json_append(blocks, b) < 0)
 		return SVC_E_INTERNAL;
-	if (add(b, "type", str("text")) < 0 || add(b, "text", str(text)) < 0)
+	if (svc_agent__json_add(b, "type", svc_agent__json_string("text")) < 0 || svc_agent__json_add(b, "text", svc_agent__json_string(text)) < 0)
 		return SVC_E_INTERNAL;
 	return 0;
 }
@@ -215,14 +188,14 @@ static int message(struct json_object *msgs, struct json_object *m)
 	if (json_object_array_length(msgs) == 0 && strcmp(role, "user") != 0)
 		return 0; /* the first message must be the user's */
 	if (strcmp(role, "tool") == 0) {
-		if (!(blocks = blocks_for(msgs, "user")) || !(b = json_object_new_object()) || append(blocks, b) < 0)
+		if (!(blocks = blocks_for(msgs, "user")) || !(b = json_object_new_object()) || svc_agent__json_append(blocks, b) < 0)
 			return SVC_E_INTERNAL;
-		if (add(b, "type", str("tool_result")) < 0 ||
-		    add(b, "tool_use_id", str(svc_agent__json_str(m, "tool_call_id"))) < 0 ||
-		    add(b, "content", str(content)) < 0)
+		if (svc_agent__json_add(b, "type", svc_agent__json_string("tool_result")) < 0 ||
+		    svc_agent__json_add(b, "tool_use_id", svc_agent__json_string(svc_agent__json_str(m, "tool_call_id"))) < 0 ||
+		    svc_agent__json_add(b, "content", svc_agent__json_string(content)) < 0)
 			return SVC_E_INTERNAL;
 		if (json_object_object_get_ex(m, "is_error", &is_error) && json_object_get_boolean(is_error) &&
-		    add(b, "is_error", json_object_new_boolean(1)) < 0)
+		    svc_agent__json_add(b, "is_error", json_object_new_boolean(1)) < 0)
 			return SVC_E_INTERNAL;
 		return 0;
 	}
@@ -244,10 +217,10 @@ static int message(struct json_object *msgs, struct json_object *m)
 
 				if (!type || !data)
 					continue;
-				if (!(b = json_object_new_object()) || append(blocks, b) < 0 || add(b, "type", str("image")) < 0 ||
-				    !(src = json_object_new_object()) || add(b, "source", src) < 0 ||
-				    add(src, "type", str("base64")) < 0 || add(src, "media_type", str(type)) < 0 ||
-				    add(src, "data", str(data)) < 0)
+				if (!(b = json_object_new_object()) || svc_agent__json_append(blocks, b) < 0 || svc_agent__json_add(b, "type", svc_agent__json_string("image")) < 0 ||
+				    !(src = json_object_new_object()) || svc_agent__json_add(b, "source", src) < 0 ||
+				    svc_agent__json_add(src, "type", svc_agent__json_string("base64")) < 0 || svc_agent__json_add(src, "media_type", svc_agent__json_string(type)) < 0 ||
+				    svc_agent__json_add(src, "data", svc_agent__json_string(data)) < 0)
 					return SVC_E_INTERNAL;
 			}
 		}
@@ -261,16 +234,16 @@ static int message(struct json_object *msgs, struct json_object *m)
 	for (i = 0; i < n; i++) {
 		struct json_object *c = json_object_array_get_idx(calls, i);
 
-		if (!(b = json_object_new_object()) || append(blocks, b) < 0)
+		if (!(b = json_object_new_object()) || svc_agent__json_append(blocks, b) < 0)
 			return SVC_E_INTERNAL;
-		if (add(b, "type", str("tool_use")) < 0 || add(b, "id", str(svc_agent__json_str(c, "id"))) < 0 ||
-		    add(b, "name", str(svc_agent__json_str(c, "name"))) < 0)
+		if (svc_agent__json_add(b, "type", svc_agent__json_string("tool_use")) < 0 || svc_agent__json_add(b, "id", svc_agent__json_string(svc_agent__json_str(c, "id"))) < 0 ||
+		    svc_agent__json_add(b, "name", svc_agent__json_string(svc_agent__json_str(c, "name"))) < 0)
 			return SVC_E_INTERNAL;
 		args = svc_agent__json_str(c, "arguments");
 		input = NULL;
 		if (!args || svc_agent__parse_args(args, strlen(args), &input) < 0)
 			input = json_object_new_object();
-		if (add(b, "input", input) < 0)
+		if (svc_agent__json_add(b, "input", input) < 0)
 			return SVC_E_INTERNAL;
 	}
 	return 0;
@@ -285,12 +258,12 @@ int svc_agent__anthropic_body(const char *model, const char *system, struct json
 
 	if (!(body = json_object_new_object()))
 		return SVC_E_INTERNAL;
-	if ((error = add(body, "model", str(model))) < 0 ||
-	    (error = add(body, "max_tokens", json_object_new_int(ANTHROPIC_MAX_TOKENS))) < 0 ||
-	    (error = add(body, "stream", json_object_new_boolean(1))) < 0 ||
-	    (error = add(body, "system", str(system))) < 0)
+	if ((error = svc_agent__json_add(body, "model", svc_agent__json_string(model))) < 0 ||
+	    (error = svc_agent__json_add(body, "max_tokens", json_object_new_int(ANTHROPIC_MAX_TOKENS))) < 0 ||
+	    (error = svc_agent__json_add(body, "stream", json_object_new_boolean(1))) < 0 ||
+	    (error = svc_agent__json_add(body, "system", svc_agent__json_string(system))) < 0)
 		goto done;
-	if (!(msgs = json_object_new_array()) || (error = add(body, "messages", msgs)) < 0) {
+	if (!(msgs = json_object_new_array()) || (error = svc_agent__json_add(body, "messages", msgs)) < 0) {
 		error = SVC_E_INTERNAL;
 		goto done;
 	}
@@ -306,7 +279,7 @@ int svc_agent__anthropic_body(const char *model, const char *system, struct json
 			json_object_array_del_idx(msgs, i - 1, 1);
 	}
 	if (tools && json_object_array_length(tools) > 0) {
-		if ((error = add(body, "tools", json_object_get(tools))) < 0)
+		if ((error = svc_agent__json_add(body, "tools", json_object_get(tools))) < 0)
 			goto done;
 	}
 	*out = body;

@@ -118,33 +118,6 @@ done:
 	return error;
 }
 
-static int add(struct json_object *obj, const char *key, struct json_object *val)
-{
-	if (!val)
-		return SVC_E_INTERNAL;
-	if (json_object_object_add(obj, key, val) < 0) {
-		json_object_put(val);
-		return SVC_E_INTERNAL;
-	}
-	return 0;
-}
-
-static int append(struct json_object *arr, struct json_object *val)
-{
-	if (!val)
-		return SVC_E_INTERNAL;
-	if (json_object_array_add(arr, val) < 0) {
-		json_object_put(val);
-		return SVC_E_INTERNAL;
-	}
-	return 0;
-}
-
-static struct json_object *str(const char *s)
-{
-	return json_object_new_string(s ? s : "");
-}
-
 /*
  * A user message with images: content parts [{type: "text"}, {type:
  * "image_url", image_url: {url: "data:<type>;base64,<data>"}}...] (OpenAI
@@ -157,10 +130,10 @@ static int user_parts(struct json_object *o, const char *content, struct json_ob
 	size_t i, n = json_object_array_length(images);
 	int error;
 
-	if (!(parts = json_object_new_array()) || (error = add(o, "content", parts)) < 0)
+	if (!(parts = json_object_new_array()) || (error = svc_agent__json_add(o, "content", parts)) < 0)
 		return SVC_E_INTERNAL;
-	if (!(part = json_object_new_object()) || (error = append(parts, part)) < 0 ||
-	    (error = add(part, "type", str("text"))) < 0 || (error = add(part, "text", str(content))) < 0)
+	if (!(part = json_object_new_object()) || (error = svc_agent__json_append(parts, part)) < 0 ||
+	    (error = svc_agent__json_add(part, "type", svc_agent__json_string("text"))) < 0 || (error = svc_agent__json_add(part, "text", svc_agent__json_string(content))) < 0)
 		return SVC_E_INTERNAL;
 	for (i = 0; i < n; i++) {
 		struct json_object *img = json_object_array_get_idx(images, i);
@@ -175,9 +148,9 @@ static int user_parts(struct json_object *o, const char *content, struct json_ob
 			return SVC_E_INTERNAL;
 		}
 		error = SVC_E_INTERNAL;
-		if ((part = json_object_new_object()) && append(parts, part) == 0 && add(part, "type", str("image_url")) == 0 &&
-		    (iu = json_object_new_object()) && add(part, "image_url", iu) == 0 &&
-		    add(iu, "url", json_object_new_string_len(url.p, (int)url.len)) == 0)
+		if ((part = json_object_new_object()) && svc_agent__json_append(parts, part) == 0 && svc_agent__json_add(part, "type", svc_agent__json_string("image_url")) == 0 &&
+		    (iu = json_object_new_object()) && svc_agent__json_add(part, "image_url", iu) == 0 &&
+		    svc_agent__json_add(iu, "url", json_object_new_string_len(url.p, (int)url.len)) == 0)
 			error = 0;
 		svc_agent__buf_dispose(&url);
 		if (error < 0)
@@ -199,43 +172,43 @@ static int message(struct json_object *msgs, struct json_object *m)
 		return 0;
 	if (!(o = json_object_new_object()))
 		return SVC_E_INTERNAL;
-	if ((error = append(msgs, o)) < 0)
+	if ((error = svc_agent__json_append(msgs, o)) < 0)
 		return error;
-	if ((error = add(o, "role", str(role))) < 0)
+	if ((error = svc_agent__json_add(o, "role", svc_agent__json_string(role))) < 0)
 		return error;
 	if (strcmp(role, "tool") == 0) {
-		if ((error = add(o, "tool_call_id", str(svc_agent__json_str(m, "tool_call_id")))) < 0)
+		if ((error = svc_agent__json_add(o, "tool_call_id", svc_agent__json_string(svc_agent__json_str(m, "tool_call_id")))) < 0)
 			return error;
-		return add(o, "content", str(content));
+		return svc_agent__json_add(o, "content", svc_agent__json_string(content));
 	}
 	if (strcmp(role, "user") == 0 && json_object_object_get_ex(m, "images", &v) &&
 	    json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0)
 		return user_parts(o, content, v);
 	if (strcmp(role, "assistant") != 0 || !json_object_object_get_ex(m, "tool_calls", &v) ||
 	    json_object_array_length(v) == 0)
-		return add(o, "content", str(content));
+		return svc_agent__json_add(o, "content", svc_agent__json_string(content));
 	/* an assistant message that called tools */
 	if (content && content[0])
-		error = add(o, "content", str(content));
+		error = svc_agent__json_add(o, "content", svc_agent__json_string(content));
 	else
 		error = json_object_object_add(o, "content", NULL);
 	if (error < 0)
 		return SVC_E_INTERNAL;
-	if (!(calls = json_object_new_array()) || (error = add(o, "tool_calls", calls)) < 0)
+	if (!(calls = json_object_new_array()) || (error = svc_agent__json_add(o, "tool_calls", calls)) < 0)
 		return SVC_E_INTERNAL;
 	n = json_object_array_length(v);
 	for (i = 0; i < n; i++) {
 		struct json_object *c = json_object_array_get_idx(v, i);
 
-		if (!(tc = json_object_new_object()) || (error = append(calls, tc)) < 0)
+		if (!(tc = json_object_new_object()) || (error = svc_agent__json_append(calls, tc)) < 0)
 			return SVC_E_INTERNAL;
-		if ((error = add(tc, "id", str(svc_agent__json_str(c, "id")))) < 0 ||
-		    (error = add(tc, "type", str("function"))) < 0)
+		if ((error = svc_agent__json_add(tc, "id", svc_agent__json_string(svc_agent__json_str(c, "id")))) < 0 ||
+		    (error = svc_agent__json_add(tc, "type", svc_agent__json_string("function"))) < 0)
 			return error;
-		if (!(fn = json_object_new_object()) || (error = add(tc, "function", fn)) < 0)
+		if (!(fn = json_object_new_object()) || (error = svc_agent__json_add(tc, "function", fn)) < 0)
 			return SVC_E_INTERNAL;
-		if ((error = add(fn, "name", str(svc_agent__json_str(c, "name")))) < 0 ||
-		    (error = add(fn, "arguments", str(svc_agent__json_str(c, "arguments")))) < 0)
+		if ((error = svc_agent__json_add(fn, "name", svc_agent__json_string(svc_agent__json_str(c, "name")))) < 0 ||
+		    (error = svc_agent__json_add(fn, "arguments", svc_agent__json_string(svc_agent__json_str(c, "arguments")))) < 0)
 			return error;
 	}
 	return 0;
@@ -250,20 +223,20 @@ int svc_agent__openai_body(const char *model, const char *system, struct json_ob
 
 	if (!(body = json_object_new_object()))
 		return SVC_E_INTERNAL;
-	if ((error = add(body, "model", str(model))) < 0 ||
-	    (error = add(body, "stream", json_object_new_boolean(1))) < 0)
+	if ((error = svc_agent__json_add(body, "model", svc_agent__json_string(model))) < 0 ||
+	    (error = svc_agent__json_add(body, "stream", json_object_new_boolean(1))) < 0)
 		goto done;
-	if (!(opts = json_object_new_object()) || (error = add(body, "stream_options", opts)) < 0 ||
-	    (error = add(opts, "include_usage", json_object_new_boolean(1))) < 0) {
+	if (!(opts = json_object_new_object()) || (error = svc_agent__json_add(body, "stream_options", opts)) < 0 ||
+	    (error = svc_agent__json_add(opts, "include_usage", json_object_new_boolean(1))) < 0) {
 		error = SVC_E_INTERNAL;
 		goto done;
 	}
-	if (!(msgs = json_object_new_array()) || (error = add(body, "messages", msgs)) < 0) {
+	if (!(msgs = json_object_new_array()) || (error = svc_agent__json_add(body, "messages", msgs)) < 0) {
 		error = SVC_E_INTERNAL;
 		goto done;
 	}
-	if (!(sys = json_object_new_object()) || (error = append(msgs, sys)) < 0 ||
-	    (error = add(sys, "role", str("system"))) < 0 || (error = add(sys, "content", str(system))) < 0) {
+	if (!(sys = json_object_new_object()) || (error = svc_agent__json_append(msgs, sys)) < 0 ||
+	    (error = svc_agent__json_add(sys, "role", svc_agent__json_string("system"))) < 0 || (error = svc_agent__json_add(sys, "content", svc_agent__json_string(system))) < 0) {
 		error = SVC_E_INTERNAL;
 		goto done;
 	}
@@ -273,7 +246,7 @@ int svc_agent__openai_body(const char *model, const char *system, struct json_ob
 			goto done;
 	}
 	if (tools && json_object_array_length(tools) > 0) {
-		if ((error = add(body, "tools", json_object_get(tools))) < 0)
+		if ((error = svc_agent__json_add(body, "tools", json_object_get(tools))) < 0)
 			goto done;
 	}
 	*out = body;

@@ -162,6 +162,33 @@ int svc_agent__json_parse(const char *text, size_t len, struct json_object **out
 	return 0;
 }
 
+int svc_agent__json_add(struct json_object *obj, const char *key, struct json_object *val)
+{
+	if (!val)
+		return SVC_E_INTERNAL;
+	if (json_object_object_add(obj, key, val) < 0) {
+		json_object_put(val);
+		return SVC_E_INTERNAL;
+	}
+	return 0;
+}
+
+int svc_agent__json_append(struct json_object *arr, struct json_object *val)
+{
+	if (!val)
+		return SVC_E_INTERNAL;
+	if (json_object_array_add(arr, val) < 0) {
+		json_object_put(val);
+		return SVC_E_INTERNAL;
+	}
+	return 0;
+}
+
+struct json_object *svc_agent__json_string(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
 const char *svc_agent__json_str(struct json_object *obj, const char *key)
 {
 	struct json_object *v;
