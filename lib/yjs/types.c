@@ -803,7 +803,7 @@ int svc_yjs_txn_begin(struct svc_yjs_doc *doc)
 
 int svc_yjs_txn_commit(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update, struct svc_yjs_report *report)
 {
-	if (!doc->txn || !doc->explicit_txn)
+	if (!doc->txn || doc->explicit_txn != 1)
 		return SVC_E_CONFLICT;
 	doc->explicit_txn = 0;
 	svc_yjs__txn_finish(doc, out_update, report);
@@ -830,6 +830,8 @@ int svc_yjs_text_insert(struct svc_yjs_doc *doc, const char *root, const char *k
 {
 	struct ytype *t = find_text(doc, root, key, key_len);
 	int own;
+	if (svc_yjs_batch_open(doc))
+		return SVC_E_CONFLICT; /* a remote batch is open: commit it first */
 	if (!t)
 		return SVC_E_NOT_FOUND;
 	if (!svc_yjs__utf8_valid((const uint8_t *)s, n) || index > t->length || n > UINT32_MAX)
@@ -848,6 +850,8 @@ int svc_yjs_text_delete(struct svc_yjs_doc *doc, const char *root, const char *k
 {
 	struct ytype *t = find_text(doc, root, key, key_len);
 	int own;
+	if (svc_yjs_batch_open(doc))
+		return SVC_E_CONFLICT; /* a remote batch is open: commit it first */
 	if (!t)
 		return SVC_E_NOT_FOUND;
 	if (index > t->length || count > t->length - index)
@@ -874,6 +878,8 @@ int svc_yjs_map_set_text(struct svc_yjs_doc *doc, const char *root, const char *
 	struct ytype *m, *t;
 	struct yitem *it;
 	int own;
+	if (svc_yjs_batch_open(doc))
+		return SVC_E_CONFLICT; /* a remote batch is open: commit it first */
 	if (!svc_yjs__utf8_valid((const uint8_t *)s, n) || n > UINT32_MAX)
 		return SVC_E_VALIDATION;
 	own = op_begin(doc);
@@ -898,7 +904,10 @@ int svc_yjs_map_set_json(struct svc_yjs_doc *doc, const char *root, const char *
 	struct svc_yjs_buf any = {0};
 	struct ytype *m;
 	struct yitem *it;
-	int own, err = svc_yjs__json_to_any(json, n, &any);
+	int own, err;
+	if (svc_yjs_batch_open(doc))
+		return SVC_E_CONFLICT; /* a remote batch is open: commit it first */
+	err = svc_yjs__json_to_any(json, n, &any);
 	if (err < 0)
 		return err;
 	if (any.len > UINT32_MAX) {
@@ -925,6 +934,8 @@ int svc_yjs_map_delete(struct svc_yjs_doc *doc, const char *root, const char *ke
 	struct ytype *m = root_map(doc, root, 0);
 	struct ymapent *e;
 	int own;
+	if (svc_yjs_batch_open(doc))
+		return SVC_E_CONFLICT; /* a remote batch is open: commit it first */
 	if (!m)
 		return 0;
 	e = svc_yjs__map_find(m, svc_yjs__intern(doc, key, key_len));
@@ -1605,6 +1616,8 @@ int svc_yjs_text_replace(struct svc_yjs_doc *doc, const char *root, const char *
 	long nh, i;
 	uint64_t base16;
 	int own;
+	if (svc_yjs_batch_open(doc))
+		return SVC_E_CONFLICT; /* a remote batch is open: commit it first */
 	if (!svc_yjs__utf8_valid((const uint8_t *)s, n) || n > UINT32_MAX)
 		return SVC_E_VALIDATION;
 	if (!t)

@@ -782,6 +782,71 @@ int svc_yjs_apply_update(struct svc_yjs_doc *doc, const uint8_t *update, size_t 
 	return 0;
 }
 
+/* ---- remote batches: several updates as one transaction ---- */
+
+static uint64_t ds_total(const struct yrangev *v)
+{
+	uint64_t t = 0;
+	size_t i;
+	for (i = 0; i < v->n; i++)
+		t += v->v[i].len;
+	return t;
+}
+
+int svc_yjs_batch_begin(struct svc_yjs_doc *doc)
+{
+	if (doc->txn)
+		return SVC_E_CONFLICT;
+	svc_yjs__txn_start(doc, 0);
+	doc->explicit_txn = 2;
+	return 0;
+}
+
+int svc_yjs_batch_apply(struct svc_yjs_doc *doc, const uint8_t *update, size_t len, int *changed,
+			size_t *err_offset)
+{
+	struct ydec d = { update, len, 0 };
+	struct yupdate u;
+	uint64_t *before, ds_before;
+	size_t i;
+	int err, grew;
+	if (!doc->txn || doc->explicit_txn != 2)
+		return SVC_E_CONFLICT;
+	err = decode_update(doc, &d, &u);
+	if (err < 0) {
+		if (err_offset)
+			*err_offset = d.pos;
+		return err;
+	}
+	before = svc_yjs__xmalloc((u.ncl ? u.ncl : 1) * sizeof(*before));
+	for (i = 0; i < u.ncl; i++)
+		before[i] = svc_yjs__state(doc, u.cl[i].client);
+	ds_before = ds_total(&doc->txn->ds);
+	read_update(doc, &u);
+	grew = ds_total(&doc->txn->ds) != ds_before;
+	for (i = 0; i < u.ncl && !grew; i++)
+		grew = svc_yjs__state(doc, u.cl[i].client) != before[i];
+	free(before);
+	update_dispose(doc, &u);
+	if (changed)
+		*changed = grew;
+	return 0;
+}
+
+int svc_yjs_batch_commit(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update, struct svc_yjs_report *report)
+{
+	if (!doc->txn || doc->explicit_txn != 2)
+		return SVC_E_CONFLICT;
+	doc->explicit_txn = 0;
+	svc_yjs__txn_finish(doc, out_update, report);
+	return 0;
+}
+
+int svc_yjs_batch_open(const struct svc_yjs_doc *doc)
+{
+	return doc->txn && doc->explicit_txn == 2;
+}
+
 /* ---- state vector and state encoding ---- */
 
 static int cmp_yid_client(const void *a, const void *b)

@@ -141,6 +141,41 @@ int svc_yjs_encode_state(struct svc_yjs_doc *doc, const uint8_t *sv, size_t sv_l
 int svc_yjs_has_pending(const struct svc_yjs_doc *doc);
 
 /*
+ * Remote batches: several remote updates integrated as ONE remote
+ * transaction, the way yjs joins nested transact() calls (a readUpdate
+ * inside doc.transact() runs in the outer transaction, Transaction.js
+ * transact). svc-wsd opens a batch for a room when the first update of an
+ * event-loop iteration arrives and commits it after the iteration, so every
+ * client receives one update per iteration instead of one per sender's
+ * message; the committed update is exactly what yjs would emit for that
+ * transaction (newly integrated structs and the deletes made in it).
+ *
+ * svc_yjs_batch_begin(): opens the batch. SVC_E_CONFLICT when any
+ * transaction is open (a batch included).
+ * svc_yjs_batch_apply(): decodes `update` (`len` bytes, update v1) fully
+ * first (nothing changes when it is malformed: SVC_E_VALIDATION,
+ * `err_offset` as for svc_yjs_apply_update) and integrates it into the open
+ * batch (pending structs and deletes as svc_yjs_apply_update). `*changed`
+ * (may be NULL) is set to 1 when this update integrated structs or deleted
+ * something, 0 when it only repeated known content or is pending.
+ * SVC_E_CONFLICT when no batch is open. Local edits (svc_yjs_text_insert,
+ * svc_yjs_txn_begin, ...) and svc_yjs_apply_update are refused with
+ * SVC_E_CONFLICT while a batch is open: commit it first.
+ * svc_yjs_batch_commit(): ends the batch like svc_yjs_apply_update ends its
+ * transaction: appends the update to `out_update` (may be NULL; nothing when
+ * nothing changed) and the changed keys to `report` (may be NULL).
+ * SVC_E_CONFLICT when no batch is open.
+ * svc_yjs_batch_open(): 1 while a batch is open, else 0.
+ * Reading functions (state vector, encode_state, text reads) see the
+ * batch's integrated content before the commit.
+ */
+int svc_yjs_batch_begin(struct svc_yjs_doc *doc);
+int svc_yjs_batch_apply(struct svc_yjs_doc *doc, const uint8_t *update, size_t len, int *changed,
+			size_t *err_offset);
+int svc_yjs_batch_commit(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update, struct svc_yjs_report *report);
+int svc_yjs_batch_open(const struct svc_yjs_doc *doc);
+
+/*
  * Merges `n` updates (`updates[i]`, `lens[i]` bytes) into one update v1 by
  * applying them to a fresh document and encoding its state, the approach of
  * y-leveldb's merge (not yjs mergeUpdates, which keeps unintegrated data).

@@ -6,7 +6,7 @@ bin_PROGRAMS += tools/svc-yjs
 tools_svc_yjs_SOURCES = tools/svc-yjs.c
 tools_svc_yjs_LDADD = $(SVC_LIBS)
 
-tests_unit_svc_unit_SOURCES += tests/unit/test_yjs.c
+tests_unit_svc_unit_SOURCES += tests/unit/test_yjs.c tests/unit/test_yjs_batch.c
 
 # the conformance driver used by tests/yjs/run.sh (built by `make`, not installed)
 noinst_PROGRAMS += tests/yjs/yjs-driver
