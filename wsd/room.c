@@ -377,7 +377,12 @@ struct wsd_room {
 	size_t ncomments, capcomments;
 	/* jobs running for this room: it is not freed before they are back */
 	unsigned jobs;
+	/* a remote batch is open in doc (wsd_flush() commits it after this loop iteration) */
+	struct wsd_room *flush_next;
+	int in_flush;
 };
+
+static struct wsd_room *flush_list;
 
 static struct wsd_room *room_find(const char *id)
 {
@@ -429,6 +434,13 @@ static void room_free(struct wsd_room *r)
 		room_list = r->next;
 	if (r->next)
 		r->next->prev = r->prev;
+	if (r->in_flush) {
+		for (pp = &flush_list; *pp; pp = &(*pp)->flush_next)
+			if (*pp == r) {
+				*pp = r->flush_next;
+				break;
+			}
+	}
 	svc_yjs_doc_free(r->doc);
 	free(r->sess);
 	for (i = 0; i < r->naw; i++)
@@ -808,11 +820,61 @@ static void room_server_edit(struct wsd_room *r, struct svc_yjs_buf *update)
 	update->len = 0;
 }
 
+/*
+ * Clients' updates are integrated in one remote batch per room and event-loop
+ * iteration (lib/yjs svc_yjs_batch_*): every update read in one poll round
+ * joins it, and wsd_flush() commits it once the round is done, so the room
+ * broadcasts (and persists) one update per round instead of one per message.
+ * At low rates a batch holds one update and nothing changes; under load the
+ * batches grow with the load, and the fan-out costs one frame per client per
+ * round instead of one per message (yjs joins nested transactions the same
+ * way, Transaction.js transact).
+ */
+static void room_batch_open(struct wsd_room *r)
+{
+	if (svc_yjs_batch_open(r->doc))
+		return;
+	if (svc_yjs_batch_begin(r->doc) < 0)
+		abort(); /* nothing else keeps a transaction open across calls */
+	if (!r->in_flush) {
+		r->in_flush = 1;
+		r->flush_next = flush_list;
+		flush_list = r;
+	}
+}
+
+/* Commits the room's open batch: marks the changed files dirty, broadcasts and queues the update. Before any local edit. */
+static void room_flush(struct wsd_room *r)
+{
+	struct svc_yjs_buf out = { 0 };
+	struct svc_yjs_report rep = { 0 };
+
+	if (!svc_yjs_batch_open(r->doc))
+		return;
+	svc_yjs_batch_commit(r->doc, &out, &rep);
+	mark_dirty_from_report(r, &rep);
+	if (out.len)
+		room_integrated(r, &out);
+	svc_yjs_buf_dispose(&out);
+	svc_yjs_report_dispose(&rep);
+}
+
+void wsd_flush(void)
+{
+	while (flush_list) {
+		struct wsd_room *r = flush_list;
+		flush_list = r->flush_next;
+		r->in_flush = 0;
+		room_flush(r);
+	}
+}
+
 static void set_last_saved(struct wsd_room *r)
 {
 	struct svc_yjs_buf up = { 0 };
 	char ts[32], json[40];
 
+	room_flush(r);
 	svc_time_format(svc_now_ms(), ts);
 	snprintf(json, sizeof json, "\"%s\"", ts);
 	if (svc_yjs_map_set_json(r->doc, "meta", "lastSavedAt", 11, json, strlen(json), &up, NULL) == 0)
@@ -870,6 +932,7 @@ static void apply_disk_files(struct wsd_room *r, struct wsd_disk_file *files, si
 	struct svc_yjs_buf up = { 0 };
 	size_t i;
 
+	room_flush(r);
 	for (i = 0; i < n; i++) {
 		struct wsd_disk_file *f = &files[i];
 		const char *known;
@@ -1223,21 +1286,14 @@ static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 				if (err < 0)
 					return err;
 			} else if (sub == WSD_SYNC_STEP2 || sub == WSD_SYNC_UPDATE) {
-				struct svc_yjs_buf out = { 0 };
-				struct svc_yjs_report rep = { 0 };
-				int err;
+				int err, changed = 0;
 				if (!s->can_write)
 					continue; /* read-only: refused, not applied (y-protocols PROTOCOL.md) */
-				err = svc_yjs_apply_update(r->doc, payload, plen, &out, &rep, NULL);
-				if (err == 0 && out.len) {
-					mark_dirty_from_report(r, &rep);
-					if (rep.n && s->user_id[0])
-						strlist_add_unique(&r->editors, &r->neditors, &r->capeditors, s->user_id,
-								   strlen(s->user_id));
-					room_integrated(r, &out);
-				}
-				svc_yjs_buf_dispose(&out);
-				svc_yjs_report_dispose(&rep);
+				room_batch_open(r);
+				err = svc_yjs_batch_apply(r->doc, payload, plen, &changed, NULL);
+				if (err == 0 && changed && s->user_id[0])
+					strlist_add_unique(&r->editors, &r->neditors, &r->capeditors, s->user_id,
+							   strlen(s->user_id));
 				if (err < 0)
 					return err;
 			} else {
@@ -1368,6 +1424,7 @@ static void rescan_done(struct wsd_rescan_job *j)
 	/* meta.binaryFiles follows the disk */
 	if (j->binary_json && (!r->binary_json || strcmp(r->binary_json, j->binary_json) != 0)) {
 		struct svc_yjs_buf up = { 0 };
+		room_flush(r);
 		if (svc_yjs_map_set_json(r->doc, "meta", "binaryFiles", 11, j->binary_json, strlen(j->binary_json), &up,
 					 NULL) == 0)
 			room_server_edit(r, &up);
@@ -1619,6 +1676,7 @@ static void room_tick(struct wsd_room *r, int64_t now)
 	}
 	if (r->state != R_READY)
 		return;
+	room_flush(r);
 	/*
 	 * 1. updates to MariaDB, batched (at most one tick late, every room in
 	 * one transaction, wsd_tick() flushes; a failed batch waits a second).

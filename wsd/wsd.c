@@ -389,9 +389,12 @@ int main(int argc, char **argv)
 	}
 	svc_log_info("listening on %s:%u", g.cfg.ws_host, g.cfg.ws_port);
 	lws_sul_schedule(g.ctx, 0, &tick_sul, on_tick, WSD_TICK_MS * LWS_US_PER_MS);
-	while (!(g.stopping && (wsd_all_clean() || svc_mono_ms() > g.stop_deadline_ms)))
+	while (!(g.stopping && (wsd_all_clean() || svc_mono_ms() > g.stop_deadline_ms))) {
 		if (lws_service(g.ctx, 0) < 0)
 			break;
+		/* what this poll round read goes out as one update per room */
+		wsd_flush();
+	}
 	rc = 0;
 	wsd_worker_stop(&g.db_worker);
 	wsd_worker_stop(&g.io_worker);

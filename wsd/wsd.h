@@ -257,6 +257,13 @@ void wsd_sess_closed(struct wsd_sess *s);
 /* Internal endpoint: the API changed a project's files on disk. Returns 0 or SVC_E_NOT_FOUND (no room). */
 int wsd_room_disk_changed(const char *project_id);
 
+/*
+ * Commits every room's batch of clients' updates read in this event-loop
+ * iteration: one broadcast and one stored update per room (see
+ * svc_yjs_batch_begin). Called after every lws_service() round.
+ */
+void wsd_flush(void);
+
 /* The periodic work: persistence batches, saves, awareness timeouts, unloading. Every WSD_TICK_MS. */
 #define WSD_TICK_MS 25
 void wsd_tick(void);
