@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "err.h"
 #include "yjs/yjs_int.h"
 
@@ -118,6 +120,7 @@ void svc_yjs__content_free(struct svc_yjs_doc *doc, struct yitem *it)
 	}
 	it->c.data = NULL;
 	it->nbytes = it->cap = it->count = 0;
+	it->flags &= (uint8_t)~(YF_PACKED | YF_HOT);
 }
 
 void svc_yjs__item_free(struct svc_yjs_doc *doc, struct yitem *it)
@@ -126,6 +129,178 @@ void svc_yjs__item_free(struct svc_yjs_doc *doc, struct yitem *it)
 	it->ref = YC_GC;
 	it->left = doc->free_items;
 	doc->free_items = it;
+}
+
+/* ---- packed string content (zstd) ---- */
+
+/*
+ * zstd level of svc_yjs_doc_pack (-DPACK_LEVEL=n to measure another). On
+ * 1 MB of JavaScript: level -1 2.7 ms to 28%, 1 2.9 ms to 24%, 3 4.1 ms to
+ * 22%; decompression 0.6 ms for all three. Level 1 keeps the event loop's
+ * stalls short for a small loss in ratio.
+ */
+#ifndef PACK_LEVEL
+#define PACK_LEVEL 1
+#endif
+
+/* One decompression context per thread, made on first use and kept (decompression runs often). */
+static _Thread_local ZSTD_DCtx *pack_dctx;
+
+/* Decompresses packed `it` into dst[0..it->nbytes); aborts unless the frame gives exactly that. */
+static void frame_decompress(uint8_t *dst, const struct yitem *it)
+{
+	size_t r;
+	if (!pack_dctx) {
+		pack_dctx = ZSTD_createDCtx();
+		if (!pack_dctx)
+			abort();
+	}
+	r = ZSTD_decompressDCtx(pack_dctx, dst, it->nbytes, it->c.data, it->cap);
+	if (ZSTD_isError(r) || r != it->nbytes)
+		abort();
+}
+
+void svc_yjs__unpack(struct yitem *it)
+{
+	uint8_t *raw;
+	if (!(it->flags & YF_PACKED))
+		return;
+	raw = svc_yjs__xmalloc(it->nbytes);
+	frame_decompress(raw, it);
+	free(it->c.data);
+	it->c.data = raw;
+	it->cap = it->nbytes;
+	it->flags = (uint8_t)((it->flags & ~YF_PACKED) | YF_HOT);
+}
+
+void svc_yjs__string_put(struct svc_yjs_buf *b, const struct yitem *it)
+{
+	if (it->flags & YF_PACKED)
+		frame_decompress(svc_yjs__put_space(b, it->nbytes), it);
+	else
+		svc_yjs__put(b, it->c.data, it->nbytes);
+}
+
+const uint8_t *svc_yjs__string_bytes(const struct yitem *it)
+{
+	if (it->flags & YF_PACKED)
+		svc_yjs__unpack((struct yitem *)it);
+	return it->c.data;
+}
+
+/*
+ * Compresses string item `it` into a frame built in `scratch` (grown as
+ * needed) and keeps it when it saves at least an eighth, or always with
+ * `always`. Returns 1 when `it` is packed now; an item kept unpacked is
+ * marked hot so that the next pass skips it (it is retried every other pass).
+ */
+static int pack_item(ZSTD_CCtx **cctx, struct svc_yjs_buf *scratch, struct yitem *it, int always)
+{
+	size_t bound = ZSTD_compressBound(it->nbytes), r;
+	uint8_t *frame;
+	if (!*cctx) {
+		*cctx = ZSTD_createCCtx();
+		if (!*cctx)
+			abort();
+	}
+	scratch->len = 0;
+	svc_yjs__put_space(scratch, bound);
+	r = ZSTD_compressCCtx(*cctx, scratch->data, bound, it->c.data, it->nbytes, PACK_LEVEL);
+	if (ZSTD_isError(r))
+		abort();
+	if (!always && r > it->nbytes - it->nbytes / 8) {
+		it->flags |= YF_HOT;
+		return 0;
+	}
+	frame = svc_yjs__xmalloc(r);
+	memcpy(frame, scratch->data, r);
+	free(it->c.data);
+	it->c.data = frame;
+	it->cap = (uint32_t)r;
+	it->flags |= YF_PACKED;
+	return 1;
+}
+
+static uint64_t client_state(const struct yclient *c);
+
+size_t svc_yjs_doc_pack(struct svc_yjs_doc *doc, size_t min_bytes, size_t budget_bytes)
+{
+	ZSTD_CCtx *cctx = NULL;
+	struct svc_yjs_buf scratch = {0};
+	size_t used = 0, packed = 0, visit, start_slot;
+	uint64_t start_clock = doc->pack_clock;
+	if (!doc->hcap)
+		return 0;
+	if (min_bytes == 0)
+		min_bytes = 1;
+	start_slot = doc->pack_slot & (doc->hcap - 1);
+	/* every slot from the cursor on, then the cursor's slot again up to the cursor's clock */
+	for (visit = 0; visit <= doc->hcap; visit++) {
+		size_t slot = (start_slot + visit) & (doc->hcap - 1), i = 0, end;
+		struct yclient *c = doc->clients[slot];
+		if (visit == doc->hcap && start_clock == 0)
+			break;
+		if (!c || !c->n)
+			continue;
+		end = c->n;
+		if (visit == 0 && start_clock > 0) {
+			if (start_clock >= client_state(c))
+				continue;
+			i = svc_yjs__find_index(c, start_clock);
+		} else if (visit == doc->hcap && start_clock < client_state(c)) {
+			end = svc_yjs__find_index(c, start_clock);
+		}
+		for (; i < end; i++) {
+			struct yitem *it = svc_yjs__cv(c, i);
+			if (it->ref != YC_STRING || (it->flags & (YF_DELETED | YF_PACKED)) || it->nbytes < min_bytes)
+				continue;
+			if (it->flags & YF_HOT) {
+				it->flags &= (uint8_t)~YF_HOT;
+				continue;
+			}
+			if (used >= budget_bytes) {
+				doc->pack_slot = slot;
+				doc->pack_clock = it->id.clock;
+				goto done;
+			}
+			used += it->nbytes;
+			if (pack_item(&cctx, &scratch, it, doc->pack_always))
+				packed += it->nbytes;
+		}
+	}
+	doc->pack_slot = start_slot;
+	doc->pack_clock = 0;
+done:
+	ZSTD_freeCCtx(cctx);
+	svc_yjs_buf_dispose(&scratch);
+	return packed;
+}
+
+void svc_yjs_doc_memory(const struct svc_yjs_doc *doc, struct svc_yjs_mem *out)
+{
+	size_t slot, i;
+	memset(out, 0, sizeof(*out));
+	for (slot = 0; slot < doc->hcap; slot++) {
+		const struct yclient *c = doc->clients[slot];
+		if (!c)
+			continue;
+		out->structs += c->n;
+		for (i = 0; i < c->n; i++) {
+			const struct yitem *it = svc_yjs__cv(c, i);
+			if (it->ref != YC_STRING)
+				continue;
+			out->string_items++;
+			out->string_bytes += it->nbytes;
+			out->string_heap += it->cap;
+			if (it->flags & YF_PACKED) {
+				out->packed_items++;
+				out->packed_raw += it->nbytes;
+				out->packed_bytes += it->cap;
+			}
+			if (it->flags & YF_HOT)
+				out->hot_items++;
+		}
+	}
 }
 
 /* ---- types and maps ---- */
@@ -426,8 +601,11 @@ static void content_splice(struct yitem *it, struct yitem *r, uint64_t diff)
 	case YC_STRING: {
 		/* ContentString.splice: a split surrogate pair becomes U+FFFD twice */
 		int mid;
-		size_t bo = svc_yjs__utf16_to_byte(it->c.data, it->nbytes, diff, &mid);
-		size_t rest = it->nbytes - bo - (mid ? 4 : 0);
+		size_t bo, rest;
+		svc_yjs__unpack(it);
+		it->flags |= YF_HOT;   /* both halves were touched */
+		bo = svc_yjs__utf16_to_byte(it->c.data, it->nbytes, diff, &mid);
+		rest = it->nbytes - bo - (mid ? 4 : 0);
 		r->nbytes = (uint32_t)(rest + (mid ? 3 : 0));
 		r->cap = r->nbytes;
 		r->c.data = svc_yjs__xmalloc(r->cap);
@@ -479,7 +657,7 @@ static struct yitem *split_at(struct svc_yjs_doc *doc, struct yclient *c, size_t
 	r->parent_sub = l->parent_sub;
 	content_splice(l, r, diff);
 	r->flags = YF_ORIGIN | (l->flags & (YF_RORIGIN | YF_DELETED | YF_KEEP)) |
-		   (svc_yjs__countable_ref(r->ref) ? YF_COUNTABLE : 0);
+		   (svc_yjs__countable_ref(r->ref) ? YF_COUNTABLE : 0) | (r->ref == YC_STRING ? YF_HOT : 0);
 	l->right = r;
 	if (r->right)
 		r->right->left = r;
@@ -749,6 +927,8 @@ static void pset_add(struct pset *s, const void *p)
 void svc_yjs__integrate(struct svc_yjs_doc *doc, struct yitem *it, uint64_t offset)
 {
 	struct ytype *parent = it->parent;
+	if (it->ref == YC_STRING)
+		it->flags |= YF_HOT;   /* new text starts hot: svc_yjs_doc_pack leaves it for a pass */
 	if (it->ref == YC_GC) {
 		/* GC.integrate */
 		it->id.clock += offset;
@@ -951,6 +1131,7 @@ static int merge_with(struct svc_yjs_doc *doc, struct yitem *l, struct yitem *r)
 	if (l->right)
 		l->right->left = l;
 	if (l->ref != YC_DELETED) {
+		svc_yjs__unpack(l);
 		if (l->cap - l->nbytes < r->nbytes) {
 			size_t want = (size_t)l->nbytes + r->nbytes, ncap = l->cap ? l->cap : 8;
 			while (ncap < want)
@@ -960,9 +1141,14 @@ static int merge_with(struct svc_yjs_doc *doc, struct yitem *l, struct yitem *r)
 			l->c.data = svc_yjs__xrealloc(l->c.data, ncap, 1);
 			l->cap = (uint32_t)ncap;
 		}
-		memcpy(l->c.data + l->nbytes, r->c.data, r->nbytes);
+		if (r->flags & YF_PACKED)
+			frame_decompress(l->c.data + l->nbytes, r);
+		else
+			memcpy(l->c.data + l->nbytes, r->c.data, r->nbytes);
 		l->nbytes += r->nbytes;
 		l->count += r->count;
+		if (l->ref == YC_STRING)
+			l->flags |= YF_HOT;
 	}
 	l->len += r->len;
 	return 1;
@@ -1247,17 +1433,28 @@ void svc_yjs__write_item(struct svc_yjs_buf *b, const struct yitem *it, uint64_t
 		break;
 	case YC_STRING:
 		if (offset == 0) {
-			svc_yjs__put_varstring(b, it->c.data, it->nbytes);
+			/* a packed item decompresses straight into `b` and stays packed */
+			svc_yjs__put_varuint(b, it->nbytes);
+			svc_yjs__string_put(b, it);
 		} else {
 			int mid;
-			size_t bo = svc_yjs__utf16_to_byte(it->c.data, it->nbytes, offset, &mid);
+			uint8_t *tmp = NULL;
+			const uint8_t *s = it->c.data;
+			size_t bo;
+			if (it->flags & YF_PACKED) {
+				tmp = svc_yjs__xmalloc(it->nbytes);
+				frame_decompress(tmp, it);
+				s = tmp;
+			}
+			bo = svc_yjs__utf16_to_byte(s, it->nbytes, offset, &mid);
 			if (mid) {
 				svc_yjs__put_varuint(b, it->nbytes - bo - 4 + 3);
 				svc_yjs__put(b, "\xef\xbf\xbd", 3);
-				svc_yjs__put(b, it->c.data + bo + 4, it->nbytes - bo - 4);
+				svc_yjs__put(b, s + bo + 4, it->nbytes - bo - 4);
 			} else {
-				svc_yjs__put_varstring(b, it->c.data + bo, it->nbytes - bo);
+				svc_yjs__put_varstring(b, s + bo, it->nbytes - bo);
 			}
+			free(tmp);
 		}
 		break;
 	case YC_JSON:

@@ -105,6 +105,15 @@ void svc_yjs__put_varstring(struct svc_yjs_buf *b, const void *s, size_t n)
 	svc_yjs__put(b, s, n);
 }
 
+uint8_t *svc_yjs__put_space(struct svc_yjs_buf *b, size_t n)
+{
+	uint8_t *p;
+	buf_reserve(b, n ? n : 1);
+	p = b->data + b->len;
+	b->len += n;
+	return p;
+}
+
 int svc_yjs__get_u8(struct ydec *d, uint8_t *out)
 {
 	if (d->pos >= d->len)

@@ -770,7 +770,7 @@ static void text_to_utf8(const struct ytype *t, struct svc_yjs_buf *out)
 	const struct yitem *n;
 	for (n = t->start; n; n = n->right) {
 		if (!(n->flags & YF_DELETED) && n->ref == YC_STRING)
-			svc_yjs__put(out, n->c.data, n->nbytes);
+			svc_yjs__string_put(out, n);
 	}
 }
 
@@ -1031,7 +1031,7 @@ static void item_to_js_string(const struct yitem *it, uint64_t elem, struct svc_
 	uint64_t k;
 	switch (it->ref) {
 	case YC_STRING:
-		svc_yjs__put(out, it->c.data, it->nbytes);
+		svc_yjs__string_put(out, it);
 		return;
 	case YC_ANY:
 		for (k = 0; k < elem; k++)
@@ -1254,7 +1254,7 @@ static void xml_text_to_string(const struct ytype *t, struct svc_yjs_buf *out, i
 		if (n->flags & YF_DELETED)
 			continue;
 		if (n->ref == YC_STRING) {
-			svc_yjs__put(&str, n->c.data, n->nbytes);
+			svc_yjs__string_put(&str, n);
 			continue;
 		}
 		if (n->ref != YC_FORMAT && n->ref != YC_TYPE && n->ref != YC_EMBED)
@@ -1352,12 +1352,13 @@ static int item_value_json(const struct yitem *it, uint64_t elem, struct svc_yjs
 	case YC_STRING: {
 		/* getContent() of ContentString: one string per UTF-16 unit */
 		int mid;
-		size_t a = svc_yjs__utf16_to_byte(it->c.data, it->nbytes, elem, &mid);
-		size_t b = svc_yjs__utf16_to_byte(it->c.data, it->nbytes, elem + 1, &mid);
+		const uint8_t *u8 = svc_yjs__string_bytes(it);
+		size_t a = svc_yjs__utf16_to_byte(u8, it->nbytes, elem, &mid);
+		size_t b = svc_yjs__utf16_to_byte(u8, it->nbytes, elem + 1, &mid);
 		if (mid || b == a)
 			svc_yjs__json_string(out, (const uint8_t *)"\xef\xbf\xbd", 3);
 		else
-			svc_yjs__json_string(out, it->c.data + a, b - a);
+			svc_yjs__json_string(out, u8 + a, b - a);
 		return 0;
 	}
 	case YC_TYPE:

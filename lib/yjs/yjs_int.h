@@ -15,6 +15,8 @@ void svc_yjs__put_u8(struct svc_yjs_buf *b, uint8_t v);
 void svc_yjs__put_varuint(struct svc_yjs_buf *b, uint64_t v);
 void svc_yjs__put_varint(struct svc_yjs_buf *b, int64_t v, int negative_zero);
 void svc_yjs__put_varstring(struct svc_yjs_buf *b, const void *s, size_t n);
+/* Grows `b` by `n` bytes and returns where they start, for the caller to fill. */
+uint8_t *svc_yjs__put_space(struct svc_yjs_buf *b, size_t n);
 
 /* A bounded reader over untrusted bytes. Every read checks what is left. */
 struct ydec {
@@ -70,9 +72,16 @@ enum {
 	YC_EMBED = 5, YC_FORMAT = 6, YC_TYPE = 7, YC_ANY = 8, YC_DOC = 9, YC_SKIP = 10
 };
 
+/*
+ * YF_PACKED: a ContentString whose `c.data` holds a zstd frame of `cap`
+ * bytes instead of its UTF-8 (`nbytes` stays the UTF-8 length); read it with
+ * svc_yjs__string_put / svc_yjs__string_bytes, unpack it before changing it.
+ * YF_HOT: a string item touched since the last pack pass saw it (second
+ * chance: svc_yjs_doc_pack clears it first and packs the item next time).
+ */
 enum {
 	YF_DELETED = 1, YF_COUNTABLE = 2, YF_KEEP = 4, YF_MARKER = 8,
-	YF_ORIGIN = 16, YF_RORIGIN = 32
+	YF_ORIGIN = 16, YF_RORIGIN = 32, YF_PACKED = 64, YF_HOT = 128
 };
 
 struct ytype;
@@ -89,7 +98,7 @@ struct yitem {
 	uint8_t flags;
 	/* content */
 	uint32_t count;               /* elements of JSON/ANY */
-	uint32_t nbytes, cap;         /* payload bytes (string UTF-8, raw encodings) */
+	uint32_t nbytes, cap;         /* payload bytes (string UTF-8, raw encodings); packed: cap = frame bytes */
 	union {
 		uint8_t *data;
 		struct ytype *type;   /* YC_TYPE */
@@ -224,6 +233,10 @@ struct svc_yjs_doc {
 	struct yclient *last_client;  /* lookup cache of svc_yjs__client */
 	struct ytype *cache_root;     /* lookup cache of the types.c edit functions */
 	const struct ystr *cache_key;
+	/* svc_yjs_doc_pack resumes here: client hash slot, clock inside it */
+	size_t pack_slot;
+	uint64_t pack_clock;
+	int pack_always;              /* tests: keep every frame, even one that saves nothing */
 };
 
 void *svc_yjs__xmalloc(size_t n);
@@ -262,7 +275,23 @@ void svc_yjs__write_item(struct svc_yjs_buf *b, const struct yitem *it, uint64_t
 
 /* content helpers */
 int svc_yjs__countable_ref(int ref);
+/* Frees the content (a packed frame too) and clears YF_PACKED / YF_HOT. */
 void svc_yjs__content_free(struct svc_yjs_doc *doc, struct yitem *it);
+
+/*
+ * Packed strings (doc.c). svc_yjs__unpack(): a packed ContentString gets its
+ * UTF-8 back in `c.data` (cap = nbytes), YF_PACKED cleared and YF_HOT set;
+ * anything else is left alone. Call it before changing an item's bytes.
+ * svc_yjs__string_put(): appends the UTF-8 of string item `it` to `b`,
+ * decompressing a packed one straight into `b` (the item stays packed).
+ * svc_yjs__string_bytes(): the UTF-8 of `it` (nbytes long), unpacking it in
+ * place when packed (only the representation changes, hence const).
+ * A frame that does not decompress to exactly nbytes aborts (it cannot
+ * happen: the core made it).
+ */
+void svc_yjs__unpack(struct yitem *it);
+void svc_yjs__string_put(struct svc_yjs_buf *b, const struct yitem *it);
+const uint8_t *svc_yjs__string_bytes(const struct yitem *it);
 
 /* text (types.c) */
 void svc_yjs__marker_merged(struct ytype *t, struct yitem *left, struct yitem *right);

@@ -1,6 +1,11 @@
-/* test_yjs.c: CUnit suite of lib/yjs: lib0 encoding, update v1 byte vectors verified with yjs 13.6.33, integration traps. */
+/* test_yjs.c: CUnit suite of lib/yjs: lib0 encoding, update v1 byte vectors verified with yjs 13.6.33, integration traps, packed string content. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <CUnit/CUnit.h>
 
@@ -579,6 +584,603 @@ static void test_yjs_local_edits_around_formatting(void)
 	svc_yjs_doc_free(doc);
 }
 
+/* ---- packed string content (svc_yjs_doc_pack) ---- */
+
+/* Deterministic source-like text of at most `cap` bytes, with 2-, 3- and 4-byte characters. */
+static size_t pack_text(char *out, size_t cap, unsigned seed)
+{
+	static const char *const words[] = {
+		"function ", "return ", "caf\xc3\xa9 ", "\xe4\xb8\xad\xe6\x96\x87 ", "\xf0\x9f\x98\x80", "x",
+		" => ", "{\n", "}\n", "\xf0\x9d\x84\x9e", "const ", "value", "(a, b)", ";\n\t",
+	};
+	size_t n = 0;
+	for (;;) {
+		const char *w;
+		size_t k;
+		seed = seed * 1103515245u + 12345u;
+		w = words[(seed >> 16) % (sizeof(words) / sizeof(words[0]))];
+		k = strlen(w);
+		if (n + k > cap)
+			return n;
+		memcpy(out + n, w, k);
+		n += k;
+	}
+}
+
+/* Packs every string item: the first pass clears the hot marks, the second packs (frames kept always). */
+static void pack_all(struct svc_yjs_doc *doc)
+{
+	doc->pack_always = 1;
+	svc_yjs_doc_pack(doc, 1, SIZE_MAX);
+	svc_yjs_doc_pack(doc, 1, SIZE_MAX);
+}
+
+static struct svc_yjs_mem mem_of(const struct svc_yjs_doc *doc)
+{
+	struct svc_yjs_mem m;
+	svc_yjs_doc_memory(doc, &m);
+	return m;
+}
+
+static int bufs_equal(const struct svc_yjs_buf *a, const struct svc_yjs_buf *b)
+{
+	return a->len == b->len && (a->len == 0 || !memcmp(a->data, b->data, a->len));
+}
+
+/* Same full state, same "files" JSON and same text at files/f in both documents. */
+static int twins_equal(struct svc_yjs_doc *a, struct svc_yjs_doc *b)
+{
+	struct svc_yjs_buf x = {0}, y = {0};
+	int same;
+	svc_yjs_encode_state(a, NULL, 0, &x, NULL);
+	svc_yjs_encode_state(b, NULL, 0, &y, NULL);
+	same = bufs_equal(&x, &y);
+	x.len = y.len = 0;
+	svc_yjs_map_json(a, "files", &x);
+	svc_yjs_map_json(b, "files", &y);
+	same = same && bufs_equal(&x, &y);
+	x.len = y.len = 0;
+	svc_yjs_text_read(a, "files", "f", 1, &x);
+	svc_yjs_text_read(b, "files", "f", 1, &y);
+	same = same && bufs_equal(&x, &y);
+	svc_yjs_buf_dispose(&x);
+	svc_yjs_buf_dispose(&y);
+	return same;
+}
+
+static struct ytype *text_type(struct svc_yjs_doc *doc, const char *key)
+{
+	struct ytype *root = svc_yjs__root(doc, svc_yjs__intern(doc, "files", 5), 0);
+	struct ymapent *e = root ? svc_yjs__map_find(root, svc_yjs__intern(doc, key, strlen(key))) : NULL;
+	return e && e->item && e->item->ref == YC_TYPE ? e->item->c.type : NULL;
+}
+
+/* ID of the character at UTF-16 index `index` of files/f. */
+static struct yid id_at(struct svc_yjs_doc *doc, uint64_t index)
+{
+	struct yid id = { 0, 0 };
+	const struct yitem *it;
+	for (it = text_type(doc, "f")->start; it; it = it->right) {
+		if ((it->flags & YF_DELETED) || !(it->flags & YF_COUNTABLE))
+			continue;
+		if (index < it->len) {
+			id.client = it->id.client;
+			id.clock = it->id.clock + index;
+			return id;
+		}
+		index -= it->len;
+	}
+	return id;
+}
+
+/* Appends a struct ContentFormat (key, JSON value) between two IDs (Item.write, ContentFormat.write). */
+static void put_format(struct svc_yjs_buf *u, struct yid origin, struct yid rorigin, const char *key, const char *val)
+{
+	svc_yjs__put_u8(u, YC_FORMAT | 0x80 | 0x40);
+	svc_yjs__put_varuint(u, origin.client);
+	svc_yjs__put_varuint(u, origin.clock);
+	svc_yjs__put_varuint(u, rorigin.client);
+	svc_yjs__put_varuint(u, rorigin.clock);
+	svc_yjs__put_varstring(u, key, strlen(key));
+	svc_yjs__put_varstring(u, val, strlen(val));
+}
+
+/* Encoding a packed document gives the bytes of the unpacked one, and reading does not unpack. */
+static void test_yjs_pack_encode_identical(void)
+{
+	static char text[6000], ins[1000];
+	struct svc_yjs_doc *doc, *peer;
+	struct svc_yjs_buf before = {0}, after = {0}, up = {0}, json0 = {0}, json1 = {0}, t = {0}, sv = {0};
+	struct svc_yjs_mem m;
+	size_t n = pack_text(text, sizeof(text), 1), ni = pack_text(ins, sizeof(ins), 11), k;
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 1), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&peer, 2), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "f", 1, text, n / 2, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "g", 1, text + n / 2, n - n / 2, NULL, NULL), 0);
+	svc_yjs_encode_state(doc, NULL, 0, &up, NULL);
+	CU_ASSERT_EQUAL(svc_yjs_apply_update(peer, up.data, up.len, NULL, NULL, NULL), 0);
+	up.len = 0;
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(peer, "files", "f", 1, 100, ins, ni, &up, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_apply_update(doc, up.data, up.len, NULL, NULL, NULL), 0);
+	svc_yjs_encode_state(doc, NULL, 0, &before, NULL);
+	svc_yjs_map_json(doc, "files", &json0);
+	m = mem_of(doc);
+	CU_ASSERT_EQUAL(m.packed_items, 0);
+	CU_ASSERT_EQUAL(m.hot_items, m.string_items);
+	pack_all(doc);
+	m = mem_of(doc);
+	CU_ASSERT_EQUAL(m.packed_items, m.string_items);
+	CU_ASSERT_EQUAL(m.packed_raw, n + ni);
+	CU_ASSERT_TRUE(m.packed_bytes < m.packed_raw / 2);
+	svc_yjs_encode_state(doc, NULL, 0, &after, NULL);
+	CU_ASSERT_TRUE(bufs_equal(&before, &after));
+	svc_yjs_map_json(doc, "files", &json1);
+	CU_ASSERT_TRUE(bufs_equal(&json0, &json1));
+	CU_ASSERT_EQUAL(svc_yjs_text_read(doc, "files", "g", 1, &t), 0);
+	CU_ASSERT_TRUE(t.len == n - n / 2 && !memcmp(t.data, text + n / 2, t.len));
+	/* diffs against a peer's state vector, from every clock of client 2 (inside its packed item) */
+	for (k = 0; k <= ni; k += 7) {
+		struct svc_yjs_doc *twin;
+		sv.len = before.len = after.len = 0;
+		svc_yjs__put_varuint(&sv, 2);
+		svc_yjs__put_varuint(&sv, 2);
+		svc_yjs__put_varuint(&sv, k);
+		svc_yjs__put_varuint(&sv, 1);
+		svc_yjs__put_varuint(&sv, k % 3 ? 1 : 3);
+		CU_ASSERT_EQUAL(svc_yjs_encode_state(doc, sv.data, sv.len, &after, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&twin, 1), 0);
+		up.len = 0;
+		svc_yjs_encode_state(doc, NULL, 0, &up, NULL);
+		CU_ASSERT_EQUAL(svc_yjs_apply_update(twin, up.data, up.len, NULL, NULL, NULL), 0);
+		CU_ASSERT_EQUAL(svc_yjs_encode_state(twin, sv.data, sv.len, &before, NULL), 0);
+		CU_ASSERT_EQUAL(mem_of(twin).packed_items, 0);
+		CU_ASSERT_TRUE(bufs_equal(&before, &after));
+		svc_yjs_doc_free(twin);
+	}
+	/* reading and encoding left every item packed and cold */
+	m = mem_of(doc);
+	CU_ASSERT_EQUAL(m.packed_items, m.string_items);
+	CU_ASSERT_EQUAL(m.hot_items, 0);
+	svc_yjs_buf_dispose(&before);
+	svc_yjs_buf_dispose(&after);
+	svc_yjs_buf_dispose(&up);
+	svc_yjs_buf_dispose(&json0);
+	svc_yjs_buf_dispose(&json1);
+	svc_yjs_buf_dispose(&t);
+	svc_yjs_buf_dispose(&sv);
+	svc_yjs_doc_free(doc);
+	svc_yjs_doc_free(peer);
+}
+
+/*
+ * A packed document and an unpacked twin get the same edits (local inserts
+ * and deletes inside packed items, a remote format range, a remote insert,
+ * a replace): the updates they emit, their texts and encodings stay equal.
+ */
+static void test_yjs_pack_edits_match_unpacked_twin(void)
+{
+	static char text[8000], text2[8000];
+	struct svc_yjs_doc *a, *b, *peer;
+	struct svc_yjs_buf ua = {0}, ub = {0}, u = {0};
+	size_t n = pack_text(text, sizeof(text), 2), n2;
+	int64_t len;
+	struct yid o, r;
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&a, 1), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&b, 1), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&peer, 3), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(a, "files", "f", 1, text, n, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(b, "files", "f", 1, text, n, NULL, NULL), 0);
+	len = svc_yjs_text_length(a, "files", "f", 1);
+	pack_all(a);
+	CU_ASSERT_EQUAL(mem_of(a).packed_items, 1);
+	/* local insert in the middle of the packed item */
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(a, "files", "f", 1, (uint64_t)len / 2, "NEW", 3, &ua, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(b, "files", "f", 1, (uint64_t)len / 2, "NEW", 3, &ub, NULL), 0);
+	CU_ASSERT_TRUE(bufs_equal(&ua, &ub));
+	CU_ASSERT_TRUE(twins_equal(a, b));
+	/* a deleted range inside a packed item */
+	pack_all(a);
+	CU_ASSERT_EQUAL(mem_of(a).packed_items, 3);
+	ua.len = ub.len = 0;
+	CU_ASSERT_EQUAL(svc_yjs_text_delete(a, "files", "f", 1, 100, 250, &ua, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_delete(b, "files", "f", 1, 100, 250, &ub, NULL), 0);
+	CU_ASSERT_TRUE(bufs_equal(&ua, &ub));
+	CU_ASSERT_TRUE(twins_equal(a, b));
+	/* a remote bold range [400, 900) whose ends fall inside packed items */
+	pack_all(a);
+	svc_yjs__put_varuint(&u, 1);
+	svc_yjs__put_varuint(&u, 2);
+	svc_yjs__put_varuint(&u, 9);
+	svc_yjs__put_varuint(&u, 0);
+	o = id_at(b, 399);
+	r = id_at(b, 400);
+	put_format(&u, o, r, "bold", "true");
+	o = id_at(b, 899);
+	r = id_at(b, 900);
+	put_format(&u, o, r, "bold", "null");
+	svc_yjs__put_varuint(&u, 0);
+	ua.len = ub.len = 0;
+	CU_ASSERT_EQUAL(svc_yjs_apply_update(a, u.data, u.len, &ua, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_apply_update(b, u.data, u.len, &ub, NULL, NULL), 0);
+	CU_ASSERT_TRUE(ua.len > 0 && bufs_equal(&ua, &ub));
+	CU_ASSERT_TRUE(twins_equal(a, b));
+	/* local edits inside the formatted range and across its end */
+	pack_all(a);
+	ua.len = ub.len = 0;
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(a, "files", "f", 1, 600, "\xf0\x9f\x98\x80", 4, &ua, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(b, "files", "f", 1, 600, "\xf0\x9f\x98\x80", 4, &ub, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_delete(a, "files", "f", 1, 850, 100, &ua, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_delete(b, "files", "f", 1, 850, 100, &ub, NULL), 0);
+	CU_ASSERT_TRUE(bufs_equal(&ua, &ub));
+	CU_ASSERT_TRUE(twins_equal(a, b));
+	/* a remote insert made against the unpacked twin's state */
+	pack_all(a);
+	u.len = 0;
+	svc_yjs_encode_state(b, NULL, 0, &u, NULL);
+	CU_ASSERT_EQUAL(svc_yjs_apply_update(peer, u.data, u.len, NULL, NULL, NULL), 0);
+	u.len = 0;
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(peer, "files", "f", 1, 2000, "peer text", 9, &u, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_delete(peer, "files", "f", 1, 3000, 40, &u, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_apply_update(a, u.data, u.len, NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_apply_update(b, u.data, u.len, NULL, NULL, NULL), 0);
+	CU_ASSERT_TRUE(twins_equal(a, b));
+	/* a replace: some lines change in the middle, and a delete over many items */
+	pack_all(a);
+	u.len = 0;
+	svc_yjs_text_read(b, "files", "f", 1, &u);
+	{
+		/* the third line after a third of the text becomes "changed" */
+		size_t p1 = u.len / 3, p2;
+		while (p1 < u.len && u.data[p1] != '\n')
+			p1++;
+		for (p2 = p1 + 1; p2 < u.len && u.data[p2] != '\n'; p2++)
+			;
+		CU_ASSERT_FATAL(p2 < u.len && u.len < sizeof(text2));
+		memcpy(text2, u.data, p1 + 1);
+		memcpy(text2 + p1 + 1, "changed", 7);
+		memcpy(text2 + p1 + 8, u.data + p2, u.len - p2);
+		n2 = p1 + 8 + u.len - p2;
+	}
+	ua.len = ub.len = 0;
+	CU_ASSERT_EQUAL(svc_yjs_text_replace(a, "files", "f", 1, text2, n2, &ua, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_replace(b, "files", "f", 1, text2, n2, &ub, NULL), 0);
+	CU_ASSERT_TRUE(bufs_equal(&ua, &ub));
+	pack_all(a);
+	CU_ASSERT_EQUAL(svc_yjs_text_delete(a, "files", "f", 1, 10, 5000, &ua, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_delete(b, "files", "f", 1, 10, 5000, &ub, NULL), 0);
+	CU_ASSERT_TRUE(bufs_equal(&ua, &ub));
+	CU_ASSERT_TRUE(twins_equal(a, b));
+	svc_yjs_buf_dispose(&ua);
+	svc_yjs_buf_dispose(&ub);
+	svc_yjs_buf_dispose(&u);
+	svc_yjs_doc_free(a);
+	svc_yjs_doc_free(b);
+	svc_yjs_doc_free(peer);
+}
+
+/*
+ * Neighbours that merge at the end of a transaction while packed: two
+ * inserts in one explicit transaction are packed before the commit squashes
+ * them; later typing at the end merges into the packed item.
+ */
+static void test_yjs_pack_merge_of_packed_neighbours(void)
+{
+	static char text[3000];
+	struct svc_yjs_doc *a, *b;
+	struct svc_yjs_buf ua = {0}, ub = {0};
+	size_t n = pack_text(text, sizeof(text), 3);
+	struct svc_yjs_mem m;
+	int i;
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&a, 4), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&b, 4), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(a, "files", "f", 1, "", 0, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(b, "files", "f", 1, "", 0, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_txn_begin(a), 0);
+	CU_ASSERT_EQUAL(svc_yjs_txn_begin(b), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(a, "files", "f", 1, 0, text, n / 2, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(b, "files", "f", 1, 0, text, n / 2, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(a, "files", "f", 1, (uint64_t)svc_yjs_text_length(a, "files", "f", 1),
+					    text + n / 2, n - n / 2, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(b, "files", "f", 1, (uint64_t)svc_yjs_text_length(b, "files", "f", 1),
+					    text + n / 2, n - n / 2, NULL, NULL), 0);
+	pack_all(a);
+	m = mem_of(a);
+	CU_ASSERT_EQUAL(m.string_items, 2);
+	CU_ASSERT_EQUAL(m.packed_items, 2);
+	CU_ASSERT_EQUAL(svc_yjs_txn_commit(a, &ua, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_txn_commit(b, &ub, NULL), 0);
+	CU_ASSERT_TRUE(ua.len > n && bufs_equal(&ua, &ub));
+	m = mem_of(a);
+	CU_ASSERT_EQUAL(m.string_items, 1);   /* squashed */
+	CU_ASSERT_EQUAL(m.string_bytes, n);
+	CU_ASSERT_EQUAL(m.packed_items, 0);
+	CU_ASSERT_EQUAL(m.hot_items, 1);
+	CU_ASSERT_TRUE(twins_equal(a, b));
+	/* typing at the end, one character per transaction, packed in between */
+	for (i = 0; i < 5; i++) {
+		uint64_t end = (uint64_t)svc_yjs_text_length(a, "files", "f", 1);
+		pack_all(a);
+		CU_ASSERT_EQUAL(mem_of(a).packed_items, 1);
+		ua.len = ub.len = 0;
+		CU_ASSERT_EQUAL(svc_yjs_text_insert(a, "files", "f", 1, end, "\xc3\xa9", 2, &ua, NULL), 0);
+		CU_ASSERT_EQUAL(svc_yjs_text_insert(b, "files", "f", 1, end, "\xc3\xa9", 2, &ub, NULL), 0);
+		CU_ASSERT_TRUE(bufs_equal(&ua, &ub));
+		m = mem_of(a);
+		CU_ASSERT_EQUAL(m.string_items, 1);
+		CU_ASSERT_EQUAL(m.packed_items, 0);
+	}
+	CU_ASSERT_TRUE(twins_equal(a, b));
+	svc_yjs_buf_dispose(&ua);
+	svc_yjs_buf_dispose(&ub);
+	svc_yjs_doc_free(a);
+	svc_yjs_doc_free(b);
+}
+
+/* Second chance: a pass only cools hot items, the next packs them; an item touched in between stays. */
+static void test_yjs_pack_second_chance(void)
+{
+	static char text[4000];
+	struct svc_yjs_doc *doc;
+	struct svc_yjs_buf t = {0};
+	struct svc_yjs_mem m;
+	size_t n = pack_text(text, sizeof(text), 4), got;
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 5), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "a", 1, text, n, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "b", 1, text, n, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "c", 1, text, n, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(mem_of(doc).hot_items, 3);
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 64, SIZE_MAX), 0);
+	m = mem_of(doc);
+	CU_ASSERT_EQUAL(m.hot_items, 0);
+	CU_ASSERT_EQUAL(m.packed_items, 0);
+	/* b is touched between the passes: an insert splits it into two hot halves */
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(doc, "files", "b", 1, 100, "z", 1, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(mem_of(doc).hot_items, 3);
+	got = svc_yjs_doc_pack(doc, 64, SIZE_MAX);
+	CU_ASSERT_EQUAL(got, 2 * n);
+	m = mem_of(doc);
+	CU_ASSERT_EQUAL(m.packed_items, 2);
+	CU_ASSERT_EQUAL(m.packed_raw, 2 * n);
+	CU_ASSERT_EQUAL(m.hot_items, 1);   /* the "z", below min_bytes, keeps its mark */
+	CU_ASSERT_EQUAL(svc_yjs_text_read(doc, "files", "a", 1, &t), 0);
+	CU_ASSERT_TRUE(t.len == n && !memcmp(t.data, text, n));
+	/* reading did not warm a: the third pass packs the halves of b only */
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 64, SIZE_MAX), n);
+	CU_ASSERT_EQUAL(mem_of(doc).packed_items, 4);
+	/* nothing left to do */
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 64, SIZE_MAX), 0);
+	svc_yjs_buf_dispose(&t);
+	svc_yjs_doc_free(doc);
+}
+
+/* The budget: a call stops once it compressed that many bytes, and the next resumes after it. */
+static void test_yjs_pack_budget_respected(void)
+{
+	static char text[1000];
+	struct svc_yjs_doc *doc;
+	size_t n = pack_text(text, sizeof(text), 5), total = 0, got, calls = 0;
+	int i;
+	char key[8];
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 6), 0);
+	for (i = 0; i < 10; i++) {
+		int kn = snprintf(key, sizeof(key), "k%d", i);
+		CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", key, (size_t)kn, text, n, NULL, NULL), 0);
+	}
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 1, SIZE_MAX), 0);
+	/* budget 0: nothing is compressed */
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 1, 0), 0);
+	CU_ASSERT_EQUAL(mem_of(doc).packed_items, 0);
+	/* 2.5 items' worth: three items per call (the one crossing the budget is finished) */
+	got = svc_yjs_doc_pack(doc, 1, n * 5 / 2);
+	CU_ASSERT_EQUAL(got, 3 * n);
+	CU_ASSERT_EQUAL(mem_of(doc).packed_items, 3);
+	total = got;
+	while ((got = svc_yjs_doc_pack(doc, 1, n * 5 / 2)) > 0 && calls < 10) {
+		CU_ASSERT_TRUE(got <= 3 * n);
+		total += got;
+		calls++;
+	}
+	CU_ASSERT_EQUAL(calls, 3);
+	CU_ASSERT_EQUAL(total, 10 * n);   /* every item exactly once */
+	CU_ASSERT_EQUAL(mem_of(doc).packed_items, 10);
+	svc_yjs_doc_free(doc);
+}
+
+/*
+ * A call that ran out of budget resumes after the last item it compressed:
+ * items that do not shrink, first in the store, do not keep later ones
+ * from being packed (one item per call with a budget of 1 byte).
+ */
+static void test_yjs_pack_resumes_after_budget(void)
+{
+	static const char distinct[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	static char text[3000];
+	struct svc_yjs_doc *doc;
+	size_t n = pack_text(text, sizeof(text), 10), got[6];
+	char key[4] = "i0";
+	int i;
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 11), 0);
+	for (i = 0; i < 4; i++) {
+		key[1] = (char)('0' + i);
+		CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", key, 2, distinct, sizeof(distinct) - 1, NULL, NULL), 0);
+	}
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "t", 1, text, n, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 16, SIZE_MAX), 0);
+	for (i = 0; i < 6; i++)
+		got[i] = svc_yjs_doc_pack(doc, 16, 1);
+	CU_ASSERT_TRUE(got[0] == 0 && got[1] == 0 && got[2] == 0 && got[3] == 0);
+	CU_ASSERT_EQUAL(got[4], n);
+	CU_ASSERT_EQUAL(got[5], 0);
+	CU_ASSERT_EQUAL(mem_of(doc).packed_items, 1);
+	svc_yjs_doc_free(doc);
+}
+
+/* Items below min_bytes stay; an item whose frame saves less than an eighth stays and is retried later. */
+static void test_yjs_pack_skips_small_and_incompressible(void)
+{
+	static const char distinct[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	static char text[2000];
+	struct svc_yjs_doc *doc;
+	struct svc_yjs_mem m;
+	size_t n = pack_text(text, sizeof(text), 6);
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 7), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "d", 1, distinct, sizeof(distinct) - 1, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "t", 1, text, n, NULL, NULL), 0);
+	svc_yjs_doc_pack(doc, 1, SIZE_MAX);
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, n + 1, SIZE_MAX), 0);   /* both below min_bytes */
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 16, SIZE_MAX), n);      /* the text; the 36 distinct bytes do not shrink */
+	m = mem_of(doc);
+	CU_ASSERT_EQUAL(m.packed_items, 1);
+	CU_ASSERT_EQUAL(m.hot_items, 1);
+	CU_ASSERT_EQUAL(m.string_heap, m.packed_bytes + sizeof(distinct) - 1);
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 16, SIZE_MAX), 0);      /* cools it */
+	CU_ASSERT_EQUAL(mem_of(doc).hot_items, 0);
+	doc->pack_always = 1;
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 16, SIZE_MAX), sizeof(distinct) - 1);
+	CU_ASSERT_EQUAL(mem_of(doc).packed_items, 2);
+	svc_yjs_doc_free(doc);
+}
+
+/*
+ * Inserts, deletes and diffs at every UTF-16 offset of a packed text of 2-,
+ * 3- and 4-byte characters (astral ones split into U+FFFD as yjs does) give
+ * what the unpacked twin gives.
+ */
+static void test_yjs_pack_utf8_split_points(void)
+{
+	static const char s[] = "a\xc3\xa9\xf0\x9f\x98\x80" "b\xe4\xb8\xad\xf0\x9d\x84\x9e\xf0\x9f\x98\x80" "c\xc3\xa9"
+				"\xe4\xb8\xad\xf0\x9f\x98\x80";
+	uint64_t len = svc_yjs__utf16_len((const uint8_t *)s, sizeof(s) - 1), k;
+	struct svc_yjs_buf ua = {0}, ub = {0}, sv = {0};
+	int same = 1, packed = 1;
+	for (k = 0; k <= len + 1; k++) {
+		struct svc_yjs_doc *a, *b;
+		int op;
+		for (op = 0; op < 4; op++) {
+			CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&a, 1), 0);
+			CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&b, 1), 0);
+			svc_yjs_map_set_text(a, "files", "f", 1, s, sizeof(s) - 1, NULL, NULL);
+			svc_yjs_map_set_text(b, "files", "f", 1, s, sizeof(s) - 1, NULL, NULL);
+			pack_all(a);
+			packed = packed && mem_of(a).packed_items == 1;
+			ua.len = ub.len = 0;
+			if (op == 0 && k <= len) {
+				svc_yjs_text_insert(a, "files", "f", 1, k, "x", 1, &ua, NULL);
+				svc_yjs_text_insert(b, "files", "f", 1, k, "x", 1, &ub, NULL);
+			} else if (op == 1 && k < len) {
+				svc_yjs_text_delete(a, "files", "f", 1, k, 1, &ua, NULL);
+				svc_yjs_text_delete(b, "files", "f", 1, k, 1, &ub, NULL);
+			} else if (op == 2 && k + 3 <= len) {
+				svc_yjs_text_delete(a, "files", "f", 1, k, 3, &ua, NULL);
+				svc_yjs_text_delete(b, "files", "f", 1, k, 3, &ub, NULL);
+			} else if (op == 3) {
+				/* a peer at clock k of the text's client: the diff starts inside the item */
+				sv.len = 0;
+				svc_yjs__put_varuint(&sv, 1);
+				svc_yjs__put_varuint(&sv, 1);
+				svc_yjs__put_varuint(&sv, k);
+				svc_yjs_encode_state(a, sv.data, sv.len, &ua, NULL);
+				svc_yjs_encode_state(b, sv.data, sv.len, &ub, NULL);
+				packed = packed && mem_of(a).packed_items == 1;
+			}
+			same = same && bufs_equal(&ua, &ub) && twins_equal(a, b);
+			svc_yjs_doc_free(a);
+			svc_yjs_doc_free(b);
+		}
+	}
+	CU_ASSERT_TRUE(same);
+	CU_ASSERT_TRUE(packed);
+	svc_yjs_buf_dispose(&ua);
+	svc_yjs_buf_dispose(&ub);
+	svc_yjs_buf_dispose(&sv);
+}
+
+/* The statistics follow packing, reading and editing. */
+static void test_yjs_pack_memory_stats(void)
+{
+	static char text[5000];
+	struct svc_yjs_doc *doc;
+	struct svc_yjs_buf t = {0};
+	struct svc_yjs_mem m;
+	size_t n = pack_text(text, sizeof(text), 8);
+	CU_ASSERT_EQUAL_FATAL(svc_yjs_doc_new(&doc, 8), 0);
+	m = mem_of(doc);
+	CU_ASSERT_TRUE(m.structs == 0 && m.string_items == 0 && m.string_bytes == 0 && m.string_heap == 0);
+	CU_ASSERT_EQUAL(svc_yjs_map_set_text(doc, "files", "f", 1, text, n, NULL, NULL), 0);
+	m = mem_of(doc);
+	CU_ASSERT_EQUAL(m.structs, 2);   /* the Y.Text and its string */
+	CU_ASSERT_EQUAL(m.string_items, 1);
+	CU_ASSERT_EQUAL(m.string_bytes, n);
+	CU_ASSERT_EQUAL(m.string_heap, n);
+	CU_ASSERT_TRUE(m.packed_items == 0 && m.packed_raw == 0 && m.packed_bytes == 0 && m.hot_items == 1);
+	svc_yjs_doc_pack(doc, 1, SIZE_MAX);
+	CU_ASSERT_EQUAL(svc_yjs_doc_pack(doc, 1, SIZE_MAX), n);
+	m = mem_of(doc);
+	CU_ASSERT_EQUAL(m.string_bytes, n);
+	CU_ASSERT_EQUAL(m.packed_items, 1);
+	CU_ASSERT_EQUAL(m.packed_raw, n);
+	CU_ASSERT_TRUE(m.packed_bytes > 0 && m.packed_bytes <= n - n / 8);
+	CU_ASSERT_EQUAL(m.string_heap, m.packed_bytes);
+	CU_ASSERT_EQUAL(m.hot_items, 0);
+	svc_yjs_text_read(doc, "files", "f", 1, &t);
+	CU_ASSERT_TRUE(t.len == n && !memcmp(t.data, text, n));
+	CU_ASSERT_EQUAL(mem_of(doc).packed_items, 1);
+	/* an insert in the middle unpacks and splits it */
+	CU_ASSERT_EQUAL(svc_yjs_text_insert(doc, "files", "f", 1, 10, "abc", 3, NULL, NULL), 0);
+	m = mem_of(doc);
+	CU_ASSERT_EQUAL(m.structs, 4);
+	CU_ASSERT_EQUAL(m.string_items, 3);
+	CU_ASSERT_EQUAL(m.string_bytes, n + 3);
+	CU_ASSERT_EQUAL(m.packed_items, 0);
+	CU_ASSERT_EQUAL(m.hot_items, 3);
+	svc_yjs_buf_dispose(&t);
+	svc_yjs_doc_free(doc);
+}
+
+/* Runs `fn` on a packed one-text document in a child; returns 1 if the child died of SIGABRT. */
+static int child_aborts(void (*corrupt)(struct yitem *))
+{
+	static char text[2000];
+	size_t n = pack_text(text, sizeof(text), 9);
+	pid_t pid;
+	int status;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		struct svc_yjs_doc *doc;
+		struct svc_yjs_buf t = {0};
+		if (svc_yjs_doc_new(&doc, 1) < 0)
+			_exit(2);
+		svc_yjs_map_set_text(doc, "files", "f", 1, text, n, NULL, NULL);
+		pack_all(doc);
+		corrupt(text_type(doc, "f")->start);
+		svc_yjs_text_read(doc, "files", "f", 1, &t);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return 0;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void corrupt_magic(struct yitem *it)
+{
+	it->c.data[0] ^= 0xff;
+}
+
+static void corrupt_length(struct yitem *it)
+{
+	it->nbytes += 1;
+}
+
+/* A frame that does not decompress to the item's length aborts instead of returning garbage. */
+static void test_yjs_pack_bad_frame_aborts(void)
+{
+	CU_ASSERT_TRUE(child_aborts(corrupt_magic));
+	CU_ASSERT_TRUE(child_aborts(corrupt_length));
+}
+
 SVC_TEST_SUITE(yjs)
 {
 	CU_pSuite s = CU_add_suite("yjs", NULL, NULL);
@@ -605,4 +1207,14 @@ SVC_TEST_SUITE(yjs)
 	CU_add_test(s, "test_yjs_update_listing_client_twice_keeps_last", test_yjs_update_listing_client_twice_keeps_last);
 	CU_add_test(s, "test_yjs_xml_json_is_to_string", test_yjs_xml_json_is_to_string);
 	CU_add_test(s, "test_yjs_local_edits_around_formatting", test_yjs_local_edits_around_formatting);
+	CU_add_test(s, "test_yjs_pack_encode_identical", test_yjs_pack_encode_identical);
+	CU_add_test(s, "test_yjs_pack_edits_match_unpacked_twin", test_yjs_pack_edits_match_unpacked_twin);
+	CU_add_test(s, "test_yjs_pack_merge_of_packed_neighbours", test_yjs_pack_merge_of_packed_neighbours);
+	CU_add_test(s, "test_yjs_pack_second_chance", test_yjs_pack_second_chance);
+	CU_add_test(s, "test_yjs_pack_budget_respected", test_yjs_pack_budget_respected);
+	CU_add_test(s, "test_yjs_pack_resumes_after_budget", test_yjs_pack_resumes_after_budget);
+	CU_add_test(s, "test_yjs_pack_skips_small_and_incompressible", test_yjs_pack_skips_small_and_incompressible);
+	CU_add_test(s, "test_yjs_pack_utf8_split_points", test_yjs_pack_utf8_split_points);
+	CU_add_test(s, "test_yjs_pack_memory_stats", test_yjs_pack_memory_stats);
+	CU_add_test(s, "test_yjs_pack_bad_frame_aborts", test_yjs_pack_bad_frame_aborts);
 }
