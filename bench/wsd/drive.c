@@ -2,11 +2,12 @@
 /*
  * usage: wsd-drive --port P [--host 127.0.0.1] [--path /project] --rooms R --clients C
  *                  --rate EDITS_PER_S_PER_CLIENT --seconds S [--doc-bytes B] [--token T]
- *                  [--room-ids FILE] [--server-pid PID] [--settle-ms 3000]
+ *                  [--doc-file FILE] [--room-ids FILE] [--server-pid PID] [--settle-ms 3000]
  *        wsd-drive --echo-server PORT
  *
- * Each room first gets a loader client that inserts --doc-bytes of text into
- * files/big.txt in 200,000-byte updates and stays connected; then R x C
+ * Each room first gets a loader client that inserts --doc-bytes of text
+ * (--doc-file's first bytes, else repeated lorem ipsum) into files/big.txt
+ * in 200,000-byte updates and stays connected; then R x C
  * clients connect, each sets its own files/c<N>.txt and, for S seconds,
  * inserts "~<N>:<seq>~ edit " at the front of it every 1/rate s (one
  * [0, 2, update] frame per edit, the update made by lib/yjs as yjs would).
@@ -63,6 +64,7 @@ static struct {
 	int port, rooms, clients;
 	double rate, seconds, settle_ms;
 	size_t doc_bytes;
+	const char *doc_file;
 	char **room_ids;
 	int server_pid;
 	struct lws_context *ctx;
@@ -210,20 +212,22 @@ static void out_free(struct out *o)
 	}
 }
 
+/* Writes queued frames: the first because the socket is writeable, more while it takes them (at most 64). */
 static int writeable(struct conn *c)
 {
-	struct out o;
+	unsigned sent = 0;
 
-	if (!c->qn)
-		return 0;
-	o = c->q[c->qh];
-	c->qh = (c->qh + 1) % c->qcap;
-	c->qn--;
-	if (lws_write(c->wsi, o.buf + LWS_PRE, o.len, LWS_WRITE_BINARY) < (int)o.len) {
+	while (c->qn && sent < 64 && (sent == 0 || !lws_send_pipe_choked(c->wsi))) {
+		struct out o = c->q[c->qh];
+		c->qh = (c->qh + 1) % c->qcap;
+		c->qn--;
+		if (lws_write(c->wsi, o.buf + LWS_PRE, o.len, LWS_WRITE_BINARY) < (int)o.len) {
+			out_free(&o);
+			return -1;
+		}
 		out_free(&o);
-		return -1;
+		sent++;
 	}
-	out_free(&o);
 	if (c->qn)
 		lws_callback_on_writable(c->wsi);
 	return 0;
@@ -314,26 +318,63 @@ static void doc_for(struct conn *c, uint64_t client_id)
 	}
 }
 
+/*
+ * The document text: --doc-file's bytes (UTF-8 without NUL, cut at a
+ * character boundary at --doc-bytes), or without one repeated lorem ipsum.
+ */
+static const char *doc_text(void)
+{
+	static char *text;
+	size_t i;
+
+	if (text)
+		return text;
+	text = xrealloc(NULL, g.doc_bytes + 1);
+	if (g.doc_file) {
+		FILE *f = fopen(g.doc_file, "rb");
+		size_t n = f ? fread(text, 1, g.doc_bytes, f) : 0;
+		if (f)
+			fclose(f);
+		while (n > 0 && ((unsigned char)text[n - 1] & 0xc0) == 0x80)
+			n--;
+		if (n > 0 && ((unsigned char)text[n - 1] & 0x80))
+			n--; /* the lead byte of a cut character */
+		if (n == 0) {
+			fprintf(stderr, "cannot read --doc-file %s\n", g.doc_file);
+			exit(2);
+		}
+		g.doc_bytes = n;
+	} else {
+		const char *words = "lorem ipsum dolor sit amet, consectetur adipiscing elit. ";
+		size_t wl = strlen(words);
+		for (i = 0; i < g.doc_bytes; i++)
+			text[i] = words[i % wl];
+	}
+	text[g.doc_bytes] = 0;
+	return text;
+}
+
 static void loader_start(struct conn *c)
 {
-	static char *chunk;
+	const char *text = doc_text();
 	struct svc_yjs_buf u = { 0 };
-	size_t done;
+	size_t done, n;
 
-	if (!chunk) {
-		const char *words = "lorem ipsum dolor sit amet, consectetur adipiscing elit. ";
-		size_t i, wl = strlen(words);
-		chunk = xrealloc(NULL, CHUNK);
-		for (i = 0; i < CHUNK; i++)
-			chunk[i] = words[i % wl];
-	}
 	doc_for(c, 1000000u + (uint64_t)c->room);
 	svc_yjs_map_set_text(c->doc, "files", "big.txt", 7, "", 0, &u, NULL);
 	send_update(c, &u);
-	for (done = 0; done < g.doc_bytes; done += CHUNK) {
-		size_t n = g.doc_bytes - done < CHUNK ? g.doc_bytes - done : CHUNK;
+	for (done = 0; done < g.doc_bytes; done += n) {
+		n = g.doc_bytes - done < CHUNK ? g.doc_bytes - done : CHUNK;
+		while (n < g.doc_bytes - done && ((unsigned char)text[done + n] & 0xc0) == 0x80)
+			n--; /* chunks end on character boundaries */
 		u.len = 0;
-		svc_yjs_text_insert(c->doc, "files", "big.txt", 7, done, chunk, n, &u, NULL);
+		/* appended at the end: the index is in UTF-16 code units */
+		if (svc_yjs_text_insert(c->doc, "files", "big.txt", 7,
+					(uint64_t)svc_yjs_text_length(c->doc, "files", "big.txt", 7), text + done, n, &u,
+					NULL) < 0) {
+			fprintf(stderr, "the document text is not valid UTF-8 without NUL\n");
+			exit(2);
+		}
 		send_update(c, &u);
 	}
 	svc_yjs_buf_dispose(&u);
@@ -701,6 +742,7 @@ int main(int argc, char **argv)
 	g.rate = strtod(arg(argc, argv, "--rate", "5"), NULL);
 	g.seconds = strtod(arg(argc, argv, "--seconds", "10"), NULL);
 	g.doc_bytes = (size_t)num(arg(argc, argv, "--doc-bytes", "0"));
+	g.doc_file = arg(argc, argv, "--doc-file", NULL);
 	g.server_pid = (int)num(arg(argc, argv, "--server-pid", "0"));
 	g.settle_ms = (double)num(arg(argc, argv, "--settle-ms", "3000"));
 	if (g.rooms <= 0 || g.rooms > MAX_ROOMS || g.clients <= 0 || g.rate <= 0 || g.seconds <= 0) {

@@ -5,8 +5,9 @@
 #   SVC_CONFIG  that stack's settings file (var/svc.conf): the bench starts its own svc-wsd with it
 #   BUILD_DIR   an optimised build holding wsd/svc-wsd and bench/wsd/wsd-drive (e.g. build/ of ./svc-dev up)
 # Env: ROOMS (20), CLIENTS (5), RATES ("2000 5000 10000 20000 30000" updates/s offered in all),
-#      SECONDS (10), DOC_BYTES (1000000), SERVERS ("echo svc-wsd ref"), WSD_PORT (28191),
-#      REF_PORT (28190), ECHO_PORT (28192). Every server is started fresh for every rate (RSS per
+#      SECONDS (10), DOC_BYTES (1000000), DOC_FILE (the document's text; default: see below), SERVERS ("echo svc-wsd ref"), WSD_PORT (28191),
+#      REF_PORT (28190), ECHO_PORT (28192), WORKER_PID (the stack's svc-worker, e.g.
+#      $(cat var/run/svc-worker.pid): paused while svc-wsd is measured, see below). Every server is started fresh for every rate (RSS per
 #      room is measured from a clean process). Prints one JSON line per server and rate.
 set -u
 BASE=$1 CONF=$2 BUILD=$3
@@ -18,9 +19,28 @@ DRIVE=$BUILD/bench/wsd/wsd-drive
 cd "$HERE"
 [ -d node_modules/@y/websocket-server ] || npm ci --no-audit --no-fund >/dev/null || exit 1
 [ -x "$DRIVE" ] || { echo "$DRIVE is not built (make bench/wsd/wsd-drive)" >&2; exit 1; }
-ids=$(mktemp)
+ids=$(mktemp) corpus=$(mktemp)
 pid=
-trap 'rm -f "$ids"; [ -z "$pid" ] || kill "$pid" 2>/dev/null' EXIT
+trap 'rm -f "$ids" "$corpus"; [ -z "$pid" ] || kill "$pid" 2>/dev/null; [ -z "${WORKER_PID:-}" ] || kill -CONT "$WORKER_PID"' EXIT
+# The stack's svc-worker renders thumbnails with headless Chromium (for the bench's new projects and
+# after collaborative edits): up to two cores that neither the reference nor the driver has any part
+# in. With WORKER_PID it is paused (SIGSTOP) for the whole run, once the Chromium it started is done;
+# its jobs wait in MariaDB and run when it resumes at the end.
+if [ -n "${WORKER_PID:-}" ]; then
+	kill -STOP "$WORKER_PID" || exit 1
+	i=0
+	while pgrep -x chromium >/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+fi
+# The document: real source text, not a repeated phrase (svc-wsd keeps cold text compressed, and
+# repeated text would compress unrealistically well): the ASCII-only JavaScript files of the pinned
+# node_modules (no dist/ bundles, no .min.js; ASCII so that node stores them as one-byte strings
+# too), in path order, cut at DOC_BYTES. Or DOC_FILE, when set.
+if [ -n "${DOC_FILE:-}" ]; then
+	cp "$DOC_FILE" "$corpus"
+else
+	find node_modules -name '*.js' -type f -not -name '*.min.js' -not -path '*/dist/*' | LC_ALL=C sort |
+		while read -r f; do LC_ALL=C grep -q -P '[^\x01-\x7f]' "$f" || cat "$f"; done | head -c "$DOC" >"$corpus"
+fi
 
 wait_port() {
 	i=0
@@ -56,10 +76,10 @@ for rate in $RATES; do
 		wait_port "$port"
 		if [ -n "$token" ]; then
 			out=$("$DRIVE" --port "$port" --token "$token" --room-ids "$ids" --rooms "$ROOMS" --clients "$CLIENTS" \
-				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --server-pid "$pid")
+				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --doc-file "$corpus" --server-pid "$pid")
 		else
 			out=$("$DRIVE" --port "$port" --rooms "$ROOMS" --clients "$CLIENTS" \
-				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --server-pid "$pid")
+				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --doc-file "$corpus" --server-pid "$pid")
 		fi
 		echo "{\"server\":\"$name\",\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",${out#\{}"
 		kill "$pid"
