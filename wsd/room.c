@@ -23,6 +23,8 @@
 #define COMPACT_MIN_BYTES 65536  /* the update log is never compacted below this many bytes */
 #define COMMIT_MAX_MS 30000      /* during continuous saves, call files-changed at least this often */
 #define PRESENCE_DELAY_MS 300
+#define PACK_INTERVAL_MS 1000    /* a room's text is checked for cold pieces this often */
+#define PACK_BUDGET 262144       /* UTF-8 bytes compressed per tick in all rooms (about 1 ms) */
 
 struct wsd *wsd_g;
 
@@ -369,6 +371,8 @@ struct wsd_room {
 	int64_t commit_due_ms, commit_first_ms;
 	int commit_inflight;
 	int commit_failures;
+	/* memory: the last completed svc_yjs_doc_pack() pass */
+	int64_t pack_ms;
 	/* presence */
 	int64_t presence_due_ms;
 	int presence_inflight;
@@ -1658,6 +1662,28 @@ static void start_presence(struct wsd_room *r)
 	wsd_store_presence(r, users, presence_done);
 }
 
+static size_t pack_budget; /* left in this tick */
+
+/*
+ * Keeps the room's cold text compressed (lib/yjs svc_yjs_doc_pack, a
+ * second-chance pass: a piece nobody split, merged or inserted for one
+ * interval loses its hot mark, after another it is packed). A pass may stop
+ * on the tick's budget and goes on in the next tick.
+ */
+static void room_pack(struct wsd_room *r, int64_t now)
+{
+	size_t budget = pack_budget, done;
+
+	if (!wsd_g->cfg.wsd_pack_min_bytes || budget == 0 || now - r->pack_ms < PACK_INTERVAL_MS)
+		return;
+	done = svc_yjs_doc_pack(r->doc, (size_t)wsd_g->cfg.wsd_pack_min_bytes, budget);
+	pack_budget = done >= budget ? 0 : budget - done;
+	if (done)
+		wsd_g->trim_wanted = 1;
+	if (done < budget)
+		r->pack_ms = now; /* the pass is complete */
+}
+
 static int room_idle(struct wsd_room *r)
 {
 	return r->nsess == 0 && r->state != R_LOADING && r->npending == 0 && r->ndirty == 0 && r->jobs == 0 &&
@@ -1718,7 +1744,9 @@ static void room_tick(struct wsd_room *r, int64_t now)
 		start_presence(r);
 	/* 5. awareness timeouts */
 	aw_check(r, now);
-	/* 6. unload an empty room once everything is stored */
+	/* 6. cold text compressed (a budget per tick for all rooms, so the loop never stalls on it) */
+	room_pack(r, now);
+	/* 7. unload an empty room once everything is stored */
 	if (room_idle(r))
 		room_free(r);
 }
@@ -1755,6 +1783,7 @@ void wsd_tick(void)
 	int64_t now = svc_mono_ms();
 	struct wsd_room *r, *next;
 
+	pack_budget = PACK_BUDGET;
 	for (r = room_list; r; r = next) {
 		next = r->next;
 		room_tick(r, now);
@@ -1777,6 +1806,27 @@ void wsd_stats(size_t *rooms, size_t *sessions)
 {
 	*rooms = wsd_g->nrooms;
 	*sessions = wsd_g->nsess;
+}
+
+void wsd_text_stats(struct svc_yjs_mem *sum)
+{
+	struct wsd_room *r;
+
+	memset(sum, 0, sizeof *sum);
+	for (r = room_list; r; r = r->next) {
+		struct svc_yjs_mem m;
+		if (!r->doc)
+			continue;
+		svc_yjs_doc_memory(r->doc, &m);
+		sum->structs += m.structs;
+		sum->string_items += m.string_items;
+		sum->string_bytes += m.string_bytes;
+		sum->string_heap += m.string_heap;
+		sum->packed_items += m.packed_items;
+		sum->packed_raw += m.packed_raw;
+		sum->packed_bytes += m.packed_bytes;
+		sum->hot_items += m.hot_items;
+	}
 }
 
 const char *wsd_room_id(const struct wsd_room *r)

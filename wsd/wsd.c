@@ -115,7 +115,8 @@ static void http_answer(struct http_req *h, int status, const char *json)
 /*
  * The daemon's internal endpoints (HMAC-signed, docs/api.md "Internal
  * calls"): POST /internal/projects/:id/disk-changed -> 202 {"live": bool};
- * GET /internal/status -> 200 {"rooms", "connections"}. 401 for a bad
+ * GET /internal/status -> 200 {"rooms", "connections", "textBytes",
+ * "textHeapBytes", "packedTextBytes", "packedBytes"}. 401 for a bad
  * signature, 404 for anything else. Only the daemon's own port serves them;
  * the web servers pass /ws/ alone.
  */
@@ -132,8 +133,13 @@ static void http_handle(struct http_req *h)
 		return;
 	}
 	if (!h->post && strcmp(h->path, "/internal/status") == 0) {
-		char buf[128];
-		snprintf(buf, sizeof buf, "{\"rooms\":%zu,\"connections\":%zu}", g.nrooms, g.nsess);
+		char buf[256];
+		struct svc_yjs_mem m;
+		wsd_text_stats(&m);
+		snprintf(buf, sizeof buf,
+			 "{\"rooms\":%zu,\"connections\":%zu,\"textBytes\":%zu,\"textHeapBytes\":%zu,"
+			 "\"packedTextBytes\":%zu,\"packedBytes\":%zu}",
+			 g.nrooms, g.nsess, m.string_bytes, m.string_heap, m.packed_raw, m.packed_bytes);
 		http_answer(h, 200, buf);
 		return;
 	}

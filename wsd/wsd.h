@@ -271,5 +271,7 @@ void wsd_tick(void);
 int wsd_all_clean(void);
 /* Counts for GET /internal/status: rooms, sessions. */
 void wsd_stats(size_t *rooms, size_t *sessions);
+/* The string content of every open room's document, summed (lib/yjs svc_yjs_doc_memory; O(structs)). */
+void wsd_text_stats(struct svc_yjs_mem *sum);
 
 #endif

@@ -612,6 +612,43 @@ await test('wsd internal endpoints refuse unsigned and forged calls', async () =
   assert(r.status === 200, 'API signed: ' + r.status + ' ' + await r.text())
 })
 
+await test('wsd cold text is kept compressed in memory and stays exact through joins and edits', async () => {
+  // real source text: yjs's own bundle (ASCII JavaScript, about 300 kB)
+  const big = fs.readFileSync(new URL('./node_modules/yjs/dist/yjs.cjs', import.meta.url), 'utf8')
+  assert(big.length > 250000, 'the text is big: ' + big.length)
+  const status = async () => {
+    const ts = String(Math.floor(Date.now() / 1000))
+    const r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/status`, { headers: { 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('GET', '/internal/status', ts, '') } })
+    assert(r.status === 200, 'status: ' + r.status)
+    return r.json()
+  }
+  const p = await createProject(owner)
+  const a = client(owner, p)
+  await synced(a)
+  a.doc.transact(() => a.files.set('big.js', new Y.Text(big)))
+  // packed after two passes of the second-chance clock (about 1 s each)
+  let st
+  await waitFor('the big text packed', async () => { st = await status(); return st.packedTextBytes >= big.length }, 20000)
+  assert(st.packedBytes * 2 < st.packedTextBytes, 'JavaScript compresses at least 2x: ' + JSON.stringify(st))
+  assert(st.textHeapBytes < st.textBytes, 'the heap holds less than the text: ' + JSON.stringify(st))
+  // a joiner gets the exact text from the packed document (sync step 2 decompresses)
+  const b = client(owner, p)
+  await synced(b)
+  await waitFor('b has the text', () => b.text('big.js') !== null && b.text('big.js').length === big.length)
+  assert(b.text('big.js') === big, 'exact text after packing')
+  // an edit inside the packed piece splits it (unpacks); everyone agrees on the result
+  a.files.get('big.js').insert(150000, '/* edited */')
+  a.files.get('big.js').delete(200000, 10)
+  const want = a.text('big.js')
+  assert(want.length === big.length + 12 - 10, 'edit applied locally')
+  await waitFor('b sees the edit', () => b.text('big.js') === want)
+  const c = client(owner, p)
+  await synced(c)
+  await waitFor('a fresh joiner sees the edit', () => c.text('big.js') === want)
+  // and the saved file is the same text
+  await waitFor('the file on disk', async () => (await fileOnDisk(owner, p, 'big.js')) === want, 20000)
+})
+
 await test('wsd per-user and total limits on connections and rooms', async () => {
   const w = await privateWsd({ SVC_WSD_MAX_CONNECTIONS_PER_USER: '3', SVC_WSD_MAX_ROOMS_PER_USER: '2', SVC_WSD_MAX_CONNECTIONS: '6', SVC_WSD_MAX_ROOMS: '3' })
   const A = await signup('lim-a'); const B = await signup('lim-b'); const C = await signup('lim-c')
