@@ -5,7 +5,7 @@
 #   SVC_CONFIG  that stack's settings file (var/svc.conf): the bench starts its own svc-wsd with it
 #   BUILD_DIR   an optimised build holding wsd/svc-wsd and bench/wsd/wsd-drive (e.g. build/ of ./svc-dev up)
 # Env: ROOMS (20), CLIENTS (5), RATES ("2000 5000 10000 20000 30000" updates/s offered in all),
-#      SECONDS (10), DOC_BYTES (1000000), DOC_FILE (the document's text; default: see below), SERVERS ("echo svc-wsd ref"), WSD_PORT (28191),
+#      RUNS (1: how many times the whole sweep runs), SECONDS (10), DOC_BYTES (1000000), DOC_FILE (the document's text; default: see below), SERVERS ("echo svc-wsd ref"), WSD_PORT (28191),
 #      REF_PORT (28190), ECHO_PORT (28192), WORKER_PID (the stack's svc-worker, e.g.
 #      $(cat var/run/svc-worker.pid): paused while svc-wsd is measured, see below). Every server is started fresh for every rate (RSS per
 #      room is measured from a clean process). Prints one JSON line per server and rate.
@@ -55,6 +55,9 @@ wait_port() {
 	exit 1
 }
 
+run=0
+while [ $run -lt "${RUNS:-1}" ]; do
+run=$((run + 1))
 for rate in $RATES; do
 	per=$(awk "BEGIN { print $rate / ($ROOMS * $CLIENTS) }")
 	for server in $SERVERS; do
@@ -81,9 +84,10 @@ for rate in $RATES; do
 			out=$("$DRIVE" --port "$port" --rooms "$ROOMS" --clients "$CLIENTS" \
 				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --doc-file "$corpus" --server-pid "$pid")
 		fi
-		echo "{\"server\":\"$name\",\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",${out#\{}"
+		echo "{\"server\":\"$name\",\"run\":$run,\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",${out#\{}"
 		kill "$pid"
 		wait "$pid" 2>/dev/null
 		pid=
 	done
+done
 done
