@@ -5,8 +5,11 @@
 
 #include "err.h"
 #include "yjs/yjs.h"
+#include "yjs/yjs_int.h"
 
 /*
+ * With SVC_YJS_PACK=1 every string of the document is packed (zstd, lib/yjs
+ * svc_yjs_doc_pack) before every command, so the checks run on packed content.
  * One command per line, fields separated by one space, byte strings in hex:
  *   new CLIENT                  fresh document with that client id
  *   apply HEX                   apply an update -> "ok HEX(broadcast update)" | "err OFFSET"
@@ -90,6 +93,8 @@ int main(void)
 	size_t cap = 0;
 	ssize_t got;
 	int explicit = 0;
+	const char *pk = getenv("SVC_YJS_PACK");
+	int packed = pk && strcmp(pk, "1") == 0;
 	svc_yjs_doc_new(&doc, 1);
 	while ((got = getline(&line, &cap, stdin)) > 0) {
 		char *f[5];
@@ -101,6 +106,12 @@ int main(void)
 		nf = fields(line, f, 5);
 		if (nf == 0)
 			continue;
+		if (doc && packed) {
+			/* SVC_YJS_PACK=1: every command runs on fully packed string content */
+			doc->pack_always = 1;
+			svc_yjs_doc_pack(doc, 1, SIZE_MAX);
+			svc_yjs_doc_pack(doc, 1, SIZE_MAX);
+		}
 		if (!strcmp(f[0], "new") && nf == 2) {
 			svc_yjs_doc_free(doc);
 			svc_yjs_doc_new(&doc, strtoull(f[1], NULL, 10));
