@@ -5,7 +5,8 @@
 #   SVC_CONFIG  that stack's settings file (var/svc.conf): the bench starts its own svc-wsd with it
 #   BUILD_DIR   an optimised build holding wsd/svc-wsd and bench/wsd/wsd-drive (e.g. build/ of ./svc-dev up)
 # Env: ROOMS (20), CLIENTS (5), RATES ("2000 5000 10000 20000 30000" updates/s offered in all),
-#      RUNS (1: how many times the whole sweep runs), SECONDS (10), DOC_BYTES (1000000), DOC_FILE (the document's text; default: see below), SERVERS ("echo svc-wsd ref"), WSD_PORT (28191),
+#      RUNS (1: how many times the whole sweep runs), SETTLE_MS (6000: from the loaded documents
+#      to the RSS reading; svc-wsd compresses cold text after two passes of about a second), SECONDS (10), DOC_BYTES (1000000), DOC_FILE (the document's text; default: see below), SERVERS ("echo svc-wsd ref"), WSD_PORT (28191),
 #      REF_PORT (28190), ECHO_PORT (28192), WORKER_PID (the stack's svc-worker, e.g.
 #      $(cat var/run/svc-worker.pid): paused while svc-wsd is measured, see below). Every server is started fresh for every rate (RSS per
 #      room is measured from a clean process). Prints one JSON line per server and rate.
@@ -79,10 +80,10 @@ for rate in $RATES; do
 		wait_port "$port"
 		if [ -n "$token" ]; then
 			out=$("$DRIVE" --port "$port" --token "$token" --room-ids "$ids" --rooms "$ROOMS" --clients "$CLIENTS" \
-				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --doc-file "$corpus" --server-pid "$pid")
+				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --doc-file "$corpus" --server-pid "$pid" --settle-ms "${SETTLE_MS:-6000}")
 		else
 			out=$("$DRIVE" --port "$port" --rooms "$ROOMS" --clients "$CLIENTS" \
-				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --doc-file "$corpus" --server-pid "$pid")
+				--rate "$per" --seconds "$SECS" --doc-bytes "$DOC" --doc-file "$corpus" --server-pid "$pid" --settle-ms "${SETTLE_MS:-6000}")
 		fi
 		echo "{\"server\":\"$name\",\"run\":$run,\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",${out#\{}"
 		kill "$pid"
