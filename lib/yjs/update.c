@@ -807,7 +807,7 @@ int svc_yjs_batch_apply(struct svc_yjs_doc *doc, const uint8_t *update, size_t l
 {
 	struct ydec d = { update, len, 0 };
 	struct yupdate u;
-	uint64_t *before, ds_before;
+	uint64_t small[8], *before = small, ds_before;
 	size_t i;
 	int err, grew;
 	if (!doc->txn || doc->explicit_txn != 2)
@@ -818,7 +818,9 @@ int svc_yjs_batch_apply(struct svc_yjs_doc *doc, const uint8_t *update, size_t l
 			*err_offset = d.pos;
 		return err;
 	}
-	before = svc_yjs__xmalloc((u.ncl ? u.ncl : 1) * sizeof(*before));
+	/* a client's edit lists one or two clients: no allocation per message on the server's hot path */
+	if (u.ncl > sizeof(small) / sizeof(small[0]))
+		before = svc_yjs__xmalloc(u.ncl * sizeof(*before));
 	for (i = 0; i < u.ncl; i++)
 		before[i] = svc_yjs__state(doc, u.cl[i].client);
 	ds_before = ds_total(&doc->txn->ds);
@@ -826,7 +828,8 @@ int svc_yjs_batch_apply(struct svc_yjs_doc *doc, const uint8_t *update, size_t l
 	grew = ds_total(&doc->txn->ds) != ds_before;
 	for (i = 0; i < u.ncl && !grew; i++)
 		grew = svc_yjs__state(doc, u.cl[i].client) != before[i];
-	free(before);
+	if (before != small)
+		free(before);
 	update_dispose(doc, &u);
 	if (changed)
 		*changed = grew;

@@ -1,4 +1,5 @@
 /* test_yjs_batch.c: CUnit suite for lib/yjs remote batches (several remote updates as one transaction). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +216,44 @@ static void test_yjs_batch_refuses_local_edits_and_misuse(void)
 	svc_yjs_doc_free(server);
 }
 
+/* An update listing more clients than the batch's small on-stack table (10 here) is handled too. */
+static void test_yjs_batch_update_of_many_clients(void)
+{
+	struct svc_yjs_buf u[10] = { { 0 } }, merged = { 0 }, out = { 0 };
+	const uint8_t *ups[10];
+	size_t lens[10], bad = 0;
+	struct svc_yjs_doc *c[10], *server = NULL, *replica = NULL;
+	char key[16];
+	int i, changed = -1;
+
+	for (i = 0; i < 10; i++) {
+		snprintf(key, sizeof key, "m%d.txt", i);
+		c[i] = client(200 + (uint64_t)i, key, "many", &u[i]);
+		ups[i] = u[i].data;
+		lens[i] = u[i].len;
+	}
+	CU_ASSERT_FATAL(svc_yjs_merge_updates(ups, lens, 10, &merged, &bad, NULL) == 0);
+	CU_ASSERT_FATAL(svc_yjs_doc_new(&server, 1) == 0);
+	CU_ASSERT_FATAL(svc_yjs_doc_new(&replica, 2) == 0);
+	CU_ASSERT_FATAL(svc_yjs_batch_begin(server) == 0);
+	CU_ASSERT(svc_yjs_batch_apply(server, merged.data, merged.len, &changed, NULL) == 0);
+	CU_ASSERT(changed == 1);
+	CU_ASSERT(svc_yjs_batch_apply(server, merged.data, merged.len, &changed, NULL) == 0);
+	CU_ASSERT(changed == 0);
+	CU_ASSERT(svc_yjs_batch_commit(server, &out, NULL) == 0);
+	CU_ASSERT(svc_yjs_apply_update(replica, out.data, out.len, NULL, NULL, NULL) == 0);
+	CU_ASSERT(text_is(replica, "m9.txt", "many"));
+	CU_ASSERT(same_state(server, replica));
+	for (i = 0; i < 10; i++) {
+		svc_yjs_buf_dispose(&u[i]);
+		svc_yjs_doc_free(c[i]);
+	}
+	svc_yjs_buf_dispose(&merged);
+	svc_yjs_buf_dispose(&out);
+	svc_yjs_doc_free(server);
+	svc_yjs_doc_free(replica);
+}
+
 SVC_TEST_SUITE(yjs_batch)
 {
 	CU_pSuite s = CU_add_suite("yjs_batch", NULL, NULL);
@@ -225,4 +264,5 @@ SVC_TEST_SUITE(yjs_batch)
 	CU_add_test(s, "test_yjs_batch_malformed_update_changes_nothing", test_yjs_batch_malformed_update_changes_nothing);
 	CU_add_test(s, "test_yjs_batch_pending_until_dependency", test_yjs_batch_pending_until_dependency);
 	CU_add_test(s, "test_yjs_batch_refuses_local_edits_and_misuse", test_yjs_batch_refuses_local_edits_and_misuse);
+	CU_add_test(s, "test_yjs_batch_update_of_many_clients", test_yjs_batch_update_of_many_clients);
 }
