@@ -223,7 +223,7 @@ static void test_yjs_batch_update_of_many_clients(void)
 	const uint8_t *ups[10];
 	size_t lens[10], bad = 0;
 	struct svc_yjs_doc *c[10], *server = NULL, *replica = NULL;
-	char key[16];
+	char key[32];
 	int i, changed = -1;
 
 	for (i = 0; i < 10; i++) {
