@@ -1,6 +1,6 @@
 /* svc-auth.c: the FastCGI responder for /api/auth. */
-#include "api.h"
-#include "auth.h"
+#include "api/api.h"
+#include "auth/auth.h"
 
 static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/auth/signup", svc_api_auth_signup, SVC_R_JSON, 64 * 1024 },

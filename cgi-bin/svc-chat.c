@@ -1,6 +1,6 @@
 /* svc-chat.c: the FastCGI responder for /api/chat and /api/plan (server-sent event streams; its own process pool). */
-#include "api.h"
-#include "api_agent.h"
+#include "api/api.h"
+#include "api/api_agent.h"
 
 /* Message bodies may carry image attachments (5 MiB each, base64); Apache's LimitRequestBody is 8 MiB. */
 #define MESSAGE_BODY_MAX (8 * 1024 * 1024)

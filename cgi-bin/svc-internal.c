@@ -1,6 +1,6 @@
 /* svc-internal.c: the FastCGI responder for the signed internal endpoints svc-wsd calls, and the design-comment list. */
-#include "api.h"
-#include "api_internal.h"
+#include "api/api.h"
+#include "api/api_internal.h"
 
 static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/internal/projects/:id/files-changed", svc_api_internal_files_changed, 0, 256 * 1024 },

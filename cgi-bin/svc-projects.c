@@ -1,6 +1,6 @@
 /* svc-projects.c: the FastCGI responder for projects, files, versions, publishing, chats, workspaces, folders, thumbnails and direct save. */
-#include "api.h"
-#include "api_agent.h"
+#include "api/api.h"
+#include "api/api_agent.h"
 
 static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/workspaces/:wid/projects", svc_api_projects_create, SVC_R_AUTH | SVC_R_JSON, 0 },

@@ -20,8 +20,36 @@ rule() { # name, extended regex, files to exclude (regex)
 
 rule "no strcpy/strcat/sprintf/vsprintf/gets" '(^|[^a-z_])(strcpy|strcat|sprintf|vsprintf|gets)\s*\('
 rule "no sscanf/strtok/atoi/atol" '(^|[^a-z_])(sscanf|strtok|atoi|atol|atoll)\s*\('
-rule "no strtol family outside its wrappers" '(^|[^a-z_])(strtol|strtoul|strtoll|strtoull)\s*\(' '^lib/(util|config)\.c$|^lib/yjs/encoding\.c$'
+rule "no strtol family outside its wrappers" '(^|[^a-z_])(strtol|strtoul|strtoll|strtoull)\s*\(' '^lib/core/(util|config)\.c$|^lib/yjs/encoding\.c$'
 rule "no system/popen" '(^|[^a-z_])(system|popen)\s*\('
-rule "no mysql_query/mysql_real_query outside lib/db.c" 'mysql_(real_)?query\s*\(' '^lib/db\.c$'
+rule "no mysql_query/mysql_real_query outside lib/db/db.c" 'mysql_(real_)?query\s*\(' '^lib/db/db\.c$'
 rule "no FCGX_FPrintF (its format parser is partial)" 'FCGX_V?FPrintF\s*\('
+
+# The subsystem folders of lib/ are layered (docs/hacking.md): a file may include headers of its own
+# folder and of the folders below it, never of one above. wsd/ is a client of lib/ like cgi-bin/,
+# but links no handler: it may not include lib/api.
+layer_check() {
+	local order="core db auth http project agent api" f dir inc incdir allowed bad=""
+	for f in $(git ls-files 'lib/*/*.c' 'lib/*/*.h' 'wsd/*.c' 'wsd/*.h'); do
+		dir=${f#lib/}; dir=${dir%%/*}
+		case $f in
+		wsd/*) allowed="core db auth http project agent yjs" ;;
+		lib/yjs/*) allowed="core yjs" ;;
+		*) allowed=""; for l in $order; do allowed="$allowed $l"; [ "$l" = "$dir" ] && break; done ;;
+		esac
+		while IFS= read -r inc; do
+			incdir=${inc%%/*}
+			[ "$incdir" = "$inc" ] && continue           # same-folder include without a prefix
+			[[ " $allowed " == *" $incdir "* ]] || bad="$bad
+    $f includes $inc"
+		done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f" | grep -v '^\.\./')
+	done
+	if [ -n "$bad" ]; then
+		echo "not ok - lint: no include reaches up a layer of lib/$bad"
+		status=1
+	else
+		echo "ok - lint: no include reaches up a layer of lib/"
+	fi
+}
+layer_check
 exit $status

@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
-#include "db.h"
-#include "err.h"
-#include "log.h"
+#include "core/config.h"
+#include "db/db.h"
+#include "core/err.h"
+#include "core/log.h"
 
 static int usage(void)
 {

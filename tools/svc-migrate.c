@@ -6,10 +6,10 @@
 
 #include <mysql.h>
 
-#include "config.h"
-#include "db.h"
-#include "err.h"
-#include "log.h"
+#include "core/config.h"
+#include "db/db.h"
+#include "core/err.h"
+#include "core/log.h"
 
 #define MIGRATION_MAX (1024 * 1024)
 #define MAX_FILES 1000

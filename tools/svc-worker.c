@@ -8,14 +8,14 @@
 #include <curl/curl.h>
 #include <mysql.h>
 
-#include "api_agent.h"
-#include "config.h"
-#include "db.h"
-#include "err.h"
-#include "jobs.h"
-#include "log.h"
-#include "repo.h"
-#include "thumbnail.h"
+#include "api/api_agent.h"
+#include "core/config.h"
+#include "db/db.h"
+#include "core/err.h"
+#include "db/jobs.h"
+#include "core/log.h"
+#include "project/repo.h"
+#include "project/thumbnail.h"
 
 #define LEASE_SECS 900     /* a job not finished within this is taken again (its worker died) */
 #define IDLE_MS 500        /* wait between looks at an empty queue */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "yjs/yjs.h"
 
 #define MAX_FILE (1024UL * 1024UL * 1024UL)

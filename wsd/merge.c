@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "wsd.h"
 
 #define MYERS_MAX_D 1000 /* line edits looked for; beyond, the changed middle is one hunk */

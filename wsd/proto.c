@@ -8,9 +8,9 @@
 #include <json-c/json.h>
 #include <openssl/sha.h>
 
-#include "err.h"
-#include "json.h"
-#include "util.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/util.h"
 #include "wsd.h"
 
 #define AW_JSON_DEPTH 16

@@ -6,11 +6,11 @@
 #include <json-c/json.h>
 #include <libwebsockets.h>
 
-#include "err.h"
-#include "fsx.h"
-#include "json.h"
-#include "log.h"
-#include "util.h"
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/util.h"
 #include "wsd.h"
 #include "wsd_store.h"
 

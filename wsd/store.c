@@ -5,13 +5,13 @@
 
 #include <json-c/json.h>
 
-#include "api.h"
-#include "err.h"
-#include "fsx.h"
-#include "internal.h"
-#include "json.h"
-#include "log.h"
-#include "util.h"
+#include "auth/perm.h"
+#include "core/err.h"
+#include "core/fsx.h"
+#include "auth/internal.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/util.h"
 #include "wsd.h"
 #include "wsd_store.h"
 

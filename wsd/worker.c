@@ -4,9 +4,9 @@
 
 #include <mysql.h>
 
-#include "err.h"
-#include "log.h"
-#include "util.h"
+#include "core/err.h"
+#include "core/log.h"
+#include "core/util.h"
 #include "wsd.h"
 
 void (*wsd_wake)(void);

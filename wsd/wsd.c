@@ -10,11 +10,11 @@
 #include <mysql.h>
 #include <openssl/crypto.h>
 
-#include "auth.h"
-#include "err.h"
-#include "internal.h"
-#include "log.h"
-#include "util.h"
+#include "auth/auth.h"
+#include "core/err.h"
+#include "auth/internal.h"
+#include "core/log.h"
+#include "core/util.h"
 #include "wsd.h"
 
 #define HTTP_BODY_MAX (64 * 1024)

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "db.h"
+#include "core/config.h"
+#include "db/db.h"
 #include "yjs/yjs.h"
 
 /* ------------------------------------------------------------------ protocol (proto.c, no lws) */

@@ -1,11 +1,5 @@
-# wsd.mk: build fragment of the collaboration daemon (svc-wsd), the internal-call library and their tests
-lib_libsvc_a_SOURCES += lib/internal.c lib/internal.h lib/api_internal.c lib/api_internal.h
-
-pkglibexec_PROGRAMS += cgi-bin/svc-internal.fcgi
-cgi_bin_svc_internal_fcgi_SOURCES = cgi-bin/svc-internal.c
-cgi_bin_svc_internal_fcgi_LDADD = $(SVC_LIBS)
-
-tests_unit_svc_unit_SOURCES += tests/unit/test_internal.c tests/unit/test_wsd.c
+# wsd.mk: build fragment of the collaboration daemon (svc-wsd) and its unit tests
+tests_unit_svc_unit_SOURCES += tests/unit/test_wsd.c
 
 if HAVE_LWS
 sbin_PROGRAMS += wsd/svc-wsd

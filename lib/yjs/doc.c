@@ -4,7 +4,7 @@
 
 #include <zstd.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "yjs/yjs_int.h"
 
 #define CHUNK_ITEMS 1024

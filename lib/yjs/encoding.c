@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "yjs/yjs_int.h"
 
 void *svc_yjs__xmalloc(size_t n)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "yjs/yjs_int.h"
 
 /* ---- search markers (AbstractType.js findMarker, updateMarkerChanges) ---- */

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "yjs/yjs_int.h"
 
 /* A fully decoded update: per client struct refs (ascending client) and a delete set. */

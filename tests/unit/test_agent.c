@@ -12,10 +12,10 @@
 #include <CUnit/CUnit.h>
 #include <curl/curl.h>
 
-#include "agent.h"
-#include "err.h"
-#include "fsx.h"
-#include "util.h"
+#include "agent/agent.h"
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/util.h"
 #include "unit.h"
 
 /* ---- recording callbacks ---- */

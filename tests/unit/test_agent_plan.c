@@ -4,10 +4,10 @@
 
 #include <CUnit/CUnit.h>
 
-#include "agent.h"
-#include "config.h"
-#include "crypto.h"
-#include "err.h"
+#include "agent/agent.h"
+#include "core/config.h"
+#include "auth/crypto.h"
+#include "core/err.h"
 #include "unit.h"
 
 static struct json_object *parse(const char *text)

@@ -8,8 +8,8 @@
 #include <openssl/hmac.h>
 #include <sodium.h>
 
-#include "auth.h"
-#include "err.h"
+#include "auth/auth.h"
+#include "core/err.h"
 #include "unit.h"
 
 #define SECRET "0123456789abcdef0123456789abcdef"   /* 32 bytes */

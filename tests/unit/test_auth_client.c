@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
-#include "config.h"
-#include "err.h"
+#include "auth/auth.h"
+#include "core/config.h"
+#include "core/err.h"
 #include "unit.h"
 
 static void test_auth_client_list_matches_addresses_and_blocks(void)

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "err.h"
-#include "mail.h"
+#include "auth/auth.h"
+#include "core/err.h"
+#include "core/mail.h"
 #include "unit.h"
-#include "util.h"
+#include "core/util.h"
 
 #define SECRET "0123456789abcdef0123456789abcdef"
 #define SECRET_LEN (sizeof(SECRET) - 1)

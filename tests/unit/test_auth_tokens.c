@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
-#include "config.h"
-#include "db.h"
-#include "err.h"
-#include "perm.h"
+#include "auth/auth.h"
+#include "core/config.h"
+#include "db/db.h"
+#include "core/err.h"
+#include "auth/perm.h"
 #include "unit.h"
-#include "util.h"
+#include "core/util.h"
 
 static void test_auth_tokens_generate_shape_and_uniqueness(void)
 {

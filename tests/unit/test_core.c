@@ -6,11 +6,11 @@
 
 #include <CUnit/CUnit.h>
 
-#include "config.h"
-#include "err.h"
-#include "json.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/json.h"
 #include "unit.h"
-#include "util.h"
+#include "core/util.h"
 
 static void test_util_buf_bounded(void)
 {

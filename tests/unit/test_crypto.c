@@ -5,10 +5,10 @@
 #include <CUnit/CUnit.h>
 #include <mysql.h>
 
-#include "crypto.h"
-#include "err.h"
+#include "auth/crypto.h"
+#include "core/err.h"
 #include "unit.h"
-#include "util.h"
+#include "core/util.h"
 
 static const char *hexkey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 

@@ -5,8 +5,8 @@
 #include <CUnit/CUnit.h>
 #include <mysql.h>
 
-#include "db.h"
-#include "err.h"
+#include "db/db.h"
+#include "core/err.h"
 #include "unit.h"
 
 static void test_db_statements_prepare(void)

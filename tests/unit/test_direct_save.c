@@ -4,8 +4,8 @@
 
 #include <CUnit/CUnit.h>
 
-#include "direct_save.h"
-#include "err.h"
+#include "project/direct_save.h"
+#include "core/err.h"
 #include "unit.h"
 
 struct result {

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "fsx.h"
+#include "core/err.h"
+#include "core/fsx.h"
 #include "unit.h"
 
 /* A scratch area: base/root is the project root, base/outside a directory beside it. */

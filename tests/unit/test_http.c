@@ -4,7 +4,7 @@
 #include "unit.h"
 
 /* The router's parsers are static: include the module (STYLE.md "Tests"). */
-#include "../../lib/http.c"
+#include "../../lib/http/http.c"
 
 static void reset(struct svc_req *req)
 {

@@ -1,8 +1,8 @@
 /* test_internal.c: CUnit suite "internal": the HMAC signature of internal calls (DESIGN.md "Internal calls"). */
 #include <string.h>
 
-#include "err.h"
-#include "internal.h"
+#include "core/err.h"
+#include "auth/internal.h"
 #include "unit.h"
 
 static const char SECRET[] = "0123456789abcdef0123456789abcdef";

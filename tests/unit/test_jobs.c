@@ -5,8 +5,8 @@
 #include <CUnit/CUnit.h>
 #include <mysql.h>
 
-#include "err.h"
-#include "jobs.h"
+#include "core/err.h"
+#include "db/jobs.h"
 #include "unit.h"
 
 static int ran;

@@ -3,8 +3,8 @@
 
 #include <CUnit/CUnit.h>
 
-#include "err.h"
-#include "perm.h"
+#include "core/err.h"
+#include "auth/perm.h"
 #include "unit.h"
 
 #define ME "11111111-1111-4111-8111-111111111111"

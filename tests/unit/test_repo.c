@@ -11,9 +11,9 @@
 
 #include <git2.h>
 
-#include "err.h"
-#include "fsx.h"
-#include "repo.h"
+#include "core/err.h"
+#include "core/fsx.h"
+#include "project/repo.h"
 #include "unit.h"
 
 #define HOSTILE_ENV "SVC_REPO_TEST_HOSTILE_HOME"

@@ -8,9 +8,9 @@
 #include <CUnit/CUnit.h>
 #include <png.h>
 
-#include "err.h"
-#include "fsx.h"
-#include "thumbnail.h"
+#include "core/err.h"
+#include "core/fsx.h"
+#include "project/thumbnail.h"
 #include "unit.h"
 
 #define FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"

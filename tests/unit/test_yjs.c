@@ -9,7 +9,7 @@
 
 #include <CUnit/CUnit.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "unit.h"
 #include "yjs/yjs.h"
 #include "yjs/yjs_int.h"

@@ -60,7 +60,7 @@ result "yjs fuzz corpus replay" $st
 # 5. libFuzzer smoke run where clang and its fuzzer runtime exist
 if command -v clang >/dev/null 2>&1 &&
    clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
-	-I"$TOP/lib" "$TOP/tests/fuzz/fuzz_yjs.c" "$TOP"/lib/yjs/*.c "$TOP/lib/err.c" -lzstd -lm \
+	-I"$TOP/lib" "$TOP/tests/fuzz/fuzz_yjs.c" "$TOP"/lib/yjs/*.c "$TOP/lib/core/err.c" -lzstd -lm \
 	-o "$LOG/fuzz_yjs" >"$LOG/clang" 2>&1; then
 	mkdir -p "$LOG/corpus"
 	cp "$TOP"/tests/fuzz/corpus/yjs/* "$LOG/corpus/"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "yjs/yjs.h"
 #include "yjs/yjs_int.h"
 

@@ -1,0 +1,914 @@
+/* agent.c: the agent loop: call the model provider with libcurl, stream its answer, run its tools, repeat. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "agent/agent.h"
+#include "core/err.h"
+
+#define DEFAULT_STEPS 25
+#define DEFAULT_TIMEOUT 600       /* seconds per provider call */
+#define CONNECT_TIMEOUT 10        /* seconds */
+#define LOW_SPEED_TIME 120        /* idle timeout: seconds without a byte before a provider counts as dead */
+#define TICK_MS 200               /* at most this often the tick callback runs during a transfer */
+#define DEFAULT_RETRY_MAX 10      /* seconds of Retry-After a 429 is waited for */
+#define MAX_429_TRIES 3           /* provider calls per step when the provider answers 429 */
+#define MAX_LINE (1024 * 1024)    /* bytes of one SSE line or event */
+#define MAX_ERRBODY 4096          /* bytes of a non-2xx answer kept for the message */
+#define MAX_URL 2048
+#define MAX_FINAL (4 * 1024 * 1024) /* bytes of the whole turn's text */
+
+static const char prompt_build[] =
+	"You are svc's agent. You work on a static web app (HTML, CSS, JavaScript and assets served as "
+	"plain files; no build step, no server code) whose files are in the project directory. The tools "
+	"work on that directory; paths are relative to its root, like \"index.html\" or \"css/site.css\".\n"
+	"Tools: list_files, read_file and search_files to look; write_file (a whole file), edit_file "
+	"(replace one exact piece of text that occurs once) and delete_file to change.\n"
+	"How to work: look before you change, and read a file before you edit it. Keep changes minimal "
+	"and focused on what the user asked; keep the existing structure and style; do not touch files "
+	"the request does not need. Prefer edit_file for small changes. Never try to reach outside the "
+	"project directory. When a tool reports an error, fix the call or explain the problem.\n"
+	"When you are done, answer with a short summary of what you changed, in the user's language, "
+	"without repeating whole files.";
+
+static const char prompt_read_only[] =
+	"\nThis conversation is in %s mode: the project is read-only. You have list_files, read_file "
+	"and search_files only; do not try to change files. Answer the user's question, or lay out a "
+	"short plan of the changes you would make.";
+
+static const char prompt_plan[] =
+	"\nYou are asked for a plan. Look at the files you need, then answer with a short introduction and "
+	"the plan as one fenced JSON block:\n"
+	"```json\n{\"steps\": [{\"title\": \"...\", \"description\": \"...\", \"files\": [\"index.html\"], "
+	"\"risk\": \"low\"}]}\n```\n"
+	"Each step has a short title, a description of the change, the files it touches and its risk: "
+	"low, medium or high. Do not change any file.";
+
+static const char prompt_summary[] =
+	"You summarise conversations between a user and svc's coding agent so that the agent can go on "
+	"without the full history. Keep what was asked, what was decided, which files were changed and "
+	"how, and what is still open. Be concise; answer with the summary only.";
+
+static const char summary_request[] =
+	"Summarize the conversation so far for yourself: requests, decisions, files changed, open points.";
+
+struct xfer {
+	CURL *curl;
+	const struct svc_agent_turn *turn;
+	struct svc_agent__sse sse;
+	struct svc_agent__step *st;
+	struct svc_agent__buf errbody;   /* a non-2xx answer's body */
+	char reason[64];                 /* the reason phrase of the last status line */
+	int err;                         /* why on_body stopped the transfer */
+	int tick_err;                    /* what the tick callback returned when it stopped it */
+	long retry_after;                /* seconds of the last Retry-After header; -1 when none */
+	int64_t last_tick_ms;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Keeps the reason phrase of "HTTP/1.1 429 Too Many Requests" (HTTP/2 has none). */
+static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
+{
+	struct xfer *x = ud;
+	size_t n = size * nmemb, i, j = 0;
+
+	if (n > 12 && memcmp(line, "HTTP/", 5) == 0) {
+		i = 5;
+		while (i < n && line[i] != ' ')
+			i++;
+		i += 5; /* " 429 " */
+		while (i < n && j < sizeof(x->reason) - 1 && line[i] >= 0x20 && line[i] < 0x7f)
+			x->reason[j++] = line[i++];
+		x->reason[j] = '\0';
+		x->retry_after = -1;
+	} else if (n > 12 && strncasecmp(line, "retry-after:", 12) == 0) {
+		long v = 0;
+
+		i = 12;
+		while (i < n && line[i] == ' ')
+			i++;
+		for (j = 0; i < n && line[i] >= '0' && line[i] <= '9' && j < 6; i++, j++)
+			v = v * 10 + (line[i] - '0');
+		/* an HTTP-date or an absurd number counts as longer than any bound */
+		x->retry_after = j > 0 && j < 6 ? v : 1000000;
+	}
+	return n;
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct xfer *x = ud;
+	size_t n = size * nmemb, room;
+	long code = 0;
+	int error;
+
+	curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 200 || code > 299) {
+		room = x->errbody.max - x->errbody.len;
+		if (svc_agent__buf_add(&x->errbody, ptr, n < room ? n : room) < 0 || n >= room) {
+			x->err = SVC_E_TOO_LARGE; /* enough for the message: stop reading */
+			return 0;
+		}
+		return n;
+	}
+	error = svc_agent__sse_feed(&x->sse, ptr, n);
+	if (error < 0) {
+		if (error == SVC_E_TOO_LARGE)
+			error = svc_agent__step_fail(x->st, "a line of the model provider's stream is longer than %d bytes", MAX_LINE);
+		x->err = error;
+		return 0; /* CURLE_WRITE_ERROR: the transfer ends at once */
+	}
+	return n;
+}
+
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct xfer *x = ud;
+	int64_t now;
+	int r;
+
+	if (!x->turn->tick)
+		return 0;
+	now = mono_ms();
+	if (now - x->last_tick_ms < TICK_MS)
+		return 0;
+	x->last_tick_ms = now;
+	r = x->turn->tick(x->turn->ctx);
+	if (r < 0) {
+		x->tick_err = r;
+		return 1; /* CURLE_ABORTED_BY_CALLBACK */
+	}
+	return 0;
+}
+
+/* Copies `s` into `out` for a message: control characters become spaces, bytes of invalid UTF-8 '?', at most `max` bytes. */
+static void clean_text(const char *s, size_t len, size_t max, char *out, size_t outsz)
+{
+	size_t i, n;
+	int valid = svc_agent__utf8_valid(s, len);
+
+	if (max > outsz - 1)
+		max = outsz - 1;
+	n = valid ? svc_agent__utf8_cut(s, len, max) : (len < max ? len : max);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f)
+			c = ' ';
+		else if (!valid && c >= 0x80)
+			c = '?';
+		out[i] = (char)c;
+	}
+	out[n] = '\0';
+}
+
+/* Replaces every occurrence of the API key in `msg` with "***". */
+static void scrub_key(char *msg, size_t msgsz, const char *key)
+{
+	size_t klen = key ? strlen(key) : 0, len;
+	char *p;
+
+	if (klen < 4)
+		return;
+	while ((p = strstr(msg, key)) != NULL) {
+		len = strlen(p + klen);
+		memcpy(p, "***", 3);
+		memmove(p + 3, p + klen, len + 1);
+	}
+	(void)msgsz;
+}
+
+static const char *reason_for(long code)
+{
+	switch (code) {
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 402: return "Payment Required";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	case 529: return "Overloaded";
+	default: return "";
+	}
+}
+
+/* out->message for a non-2xx answer: status, reason and the first 200 bytes of the provider's error message. */
+static void http_error(struct xfer *x, long code, struct svc_agent_result *out)
+{
+	const char *body = svc_agent__buf_str(&x->errbody), *msg = NULL, *reason;
+	struct json_object *doc = NULL, *e;
+	char text[256];
+
+	if (svc_agent__json_parse(body, x->errbody.len, &doc) == 0 && json_object_is_type(doc, json_type_object)) {
+		if (json_object_object_get_ex(doc, "error", &e)) {
+			if (json_object_is_type(e, json_type_string))
+				msg = json_object_get_string(e);              /* Ollama, llama.cpp */
+			else if (json_object_is_type(e, json_type_object))
+				msg = svc_agent__json_str(e, "message");      /* OpenAI, Anthropic, vLLM */
+		}
+		if (!msg)
+			msg = svc_agent__json_str(doc, "message");
+	}
+	if (msg)
+		clean_text(msg, strlen(msg), 200, text, sizeof(text));
+	else
+		clean_text(body, x->errbody.len, 200, text, sizeof(text));
+	reason = x->reason[0] ? x->reason : reason_for(code);
+	snprintf(out->message, sizeof(out->message), "the model provider answered %ld%s%s: %s", code,
+		 reason[0] ? " " : "", reason, text[0] ? text : "(no error message)");
+	scrub_key(out->message, sizeof(out->message), x->turn->provider.api_key);
+	json_object_put(doc);
+}
+
+/* Builds "{base_url}{path}" into `url`; refuses what is not plainly an http(s) URL. */
+static int make_url(const char *base, const char *path, char *url, size_t urlsz)
+{
+	size_t blen = strlen(base);
+	int n;
+
+	while (blen > 0 && base[blen - 1] == '/')
+		blen--;
+	if (strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0)
+		return SVC_E_NO_PROVIDER;
+	n = snprintf(url, urlsz, "%.*s%s", (int)blen, base, path);
+	if (n < 0 || (size_t)n >= urlsz)
+		return SVC_E_NO_PROVIDER;
+	return 0;
+}
+
+/* Returns 1 when `key` can go into a header: visible ASCII only, no CR/LF. */
+static int key_ok(const char *key)
+{
+	for (; *key; key++) {
+		if (*key < 0x21 || *key > 0x7e)
+			return 0;
+	}
+	return 1;
+}
+
+/* One streamed provider call: POSTs `body` and parses the answer into `st`. */
+static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anthropic, const char *body,
+			 struct svc_agent__step *st, struct svc_agent_result *out)
+{
+	const struct svc_agent_provider *p = &turn->provider;
+	struct curl_slist *headers = NULL, *h;
+	struct xfer x;
+	char url[MAX_URL], errbuf[CURL_ERROR_SIZE], *auth = NULL;
+	size_t alen;
+	long code = 0, timeout = turn->timeout_secs > 0 ? turn->timeout_secs : DEFAULT_TIMEOUT;
+	CURLcode res;
+	int error = 0;
+
+	memset(&x, 0, sizeof(x));
+	x.curl = curl;
+	x.turn = turn;
+	x.st = st;
+	x.last_tick_ms = mono_ms();
+	x.retry_after = -1;
+	svc_agent__buf_init(&x.errbody, MAX_ERRBODY);
+	svc_agent__sse_init(&x.sse, MAX_LINE, anthropic ? svc_agent__anthropic_event : svc_agent__openai_event, st);
+	errbuf[0] = '\0';
+
+	if ((error = make_url(p->base_url, anthropic ? "/messages" : "/chat/completions", url, sizeof(url))) < 0) {
+		snprintf(out->message, sizeof(out->message), "the provider's base URL is not an http(s) URL of at most %d bytes", MAX_URL - 32);
+		goto done;
+	}
+	if (p->api_key && p->api_key[0]) {
+		if (!key_ok(p->api_key)) {
+			snprintf(out->message, sizeof(out->message), "the provider's API key contains spaces or control characters");
+			error = SVC_E_MODEL_UNAVAILABLE;
+			goto done;
+		}
+		alen = strlen(p->api_key) + 32;
+		if (!(auth = malloc(alen))) {
+			error = SVC_E_INTERNAL;
+			goto done;
+		}
+		snprintf(auth, alen, anthropic ? "x-api-key: %s" : "Authorization: Bearer %s", p->api_key);
+	}
+	{
+		const char *list[] = {
+			"Content-Type: application/json", "Accept: text/event-stream", "Expect:",
+			anthropic ? "anthropic-version: 2023-06-01" : NULL, auth,
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
+			if (!list[i])
+				continue;
+			if (!(h = curl_slist_append(headers, list[i]))) {
+				error = SVC_E_INTERNAL;
+				goto done;
+			}
+			headers = h;
+		}
+	}
+	curl_easy_reset(curl);
+	if (curl_easy_setopt(curl, CURLOPT_URL, url) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body)) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &x) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)LOW_SPEED_TIME) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	res = curl_easy_perform(curl);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL);
+	if (x.tick_err < 0) {
+		error = x.tick_err;
+		goto done;
+	}
+	if (st->emit_err < 0) {
+		error = st->emit_err;
+		goto done;
+	}
+	st->http_status = code;
+	st->retry_after = x.retry_after;
+	if (code != 0 && (code < 200 || code > 299) && (res == CURLE_OK || x.err == SVC_E_TOO_LARGE)) {
+		http_error(&x, code, out);
+		error = SVC_E_MODEL_UNAVAILABLE;
+		goto done;
+	}
+	if (x.err < 0) {
+		error = x.err;
+		if (error == SVC_E_MODEL_UNAVAILABLE)
+			snprintf(out->message, sizeof(out->message), "%s", st->error);
+		goto done;
+	}
+	if (res == CURLE_OPERATION_TIMEDOUT) {
+		snprintf(out->message, sizeof(out->message), "the model provider did not answer in time (%s)",
+			 errbuf[0] ? errbuf : curl_easy_strerror(res));
+		error = SVC_E_MODEL_UNAVAILABLE;
+		goto done;
+	}
+	if (res != CURLE_OK) {
+		snprintf(out->message, sizeof(out->message), "could not reach the model provider: %s",
+			 errbuf[0] ? errbuf : curl_easy_strerror(res));
+		scrub_key(out->message, sizeof(out->message), p->api_key);
+		error = SVC_E_MODEL_UNAVAILABLE;
+		goto done;
+	}
+	if ((error = svc_agent__sse_finish(&x.sse)) < 0 || (error = svc_agent__step_end(st)) < 0) {
+		if (st->emit_err < 0)
+			error = st->emit_err;
+		else if (error == SVC_E_TOO_LARGE || error == SVC_E_MODEL_UNAVAILABLE) {
+			error = SVC_E_MODEL_UNAVAILABLE;
+			snprintf(out->message, sizeof(out->message), "%s",
+				 st->error[0] ? st->error : "the model provider's stream is malformed");
+		}
+		goto done;
+	}
+done:
+	curl_slist_free_all(headers);
+	if (auth) {
+		memset(auth, 0, strlen(auth));
+		free(auth);
+	}
+	svc_agent__sse_dispose(&x.sse);
+	svc_agent__buf_dispose(&x.errbody);
+	return error;
+}
+
+/* Waits `ms` milliseconds in slices, calling tick so a stop or a vanished client ends the wait. */
+static int wait_ms(const struct svc_agent_turn *turn, int64_t ms)
+{
+	int64_t end = mono_ms() + ms, left;
+	struct timespec ts;
+	int error;
+
+	while ((left = end - mono_ms()) > 0) {
+		if (left > TICK_MS)
+			left = TICK_MS;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)left * 1000000L;
+		nanosleep(&ts, NULL);
+		if (turn->tick && (error = turn->tick(turn->ctx)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+/*
+ * One model call of a step: a 429 whose Retry-After (1 s when absent) is
+ * within the bound is waited out and the call made again, MAX_429_TRIES
+ * calls in all; nothing has been streamed before a 429.
+ */
+static int call_step(CURL *curl, const struct svc_agent_turn *turn, int anthropic, const char *body,
+		     struct svc_agent__step *st, struct svc_agent_result *out)
+{
+	long bound = turn->retry_max_secs == 0 ? DEFAULT_RETRY_MAX : turn->retry_max_secs, wait;
+	const char *prefix = st->text_prefix;
+	svc_agent_emit_fn efn = st->emit;
+	void *ectx = st->ctx;
+	int tries, error;
+	size_t len;
+
+	for (tries = 1;; tries++) {
+		error = call_provider(curl, turn, anthropic, body, st, out);
+		if (error != SVC_E_MODEL_UNAVAILABLE || st->http_status != 429 || bound < 0)
+			return error;
+		wait = st->retry_after < 0 ? 1 : st->retry_after;
+		len = strlen(out->message);
+		if (wait > bound) {
+			snprintf(out->message + len, sizeof(out->message) - len,
+				 " (it asked to wait %ld s; svc waits at most %ld s)", wait, bound);
+			return error;
+		}
+		if (tries >= MAX_429_TRIES) {
+			snprintf(out->message + len, sizeof(out->message) - len, " (%d tries)", tries);
+			return error;
+		}
+		if ((error = wait_ms(turn, wait * 1000)) < 0)
+			return error;
+		svc_agent__step_dispose(st);
+		svc_agent__step_init(st, efn, ectx);
+		st->text_prefix = prefix;
+		out->message[0] = '\0';
+	}
+}
+
+static int emit(const struct svc_agent_turn *turn, const char *type, struct json_object *payload)
+{
+	int r;
+
+	if (!payload)
+		return SVC_E_INTERNAL;
+	r = turn->emit ? turn->emit(turn->ctx, type, payload) : 0;
+	json_object_put(payload);
+	return r < 0 ? r : 0;
+}
+
+/* {k1: "v1"} plus {k2: v2} when k2 is not NULL (v2 is taken over); NULL when out of memory. */
+static struct json_object *obj2(const char *k1, const char *v1, const char *k2, struct json_object *v2)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, k1, json_object_new_string(v1));
+	if (k2)
+		json_object_object_add(o, k2, v2);
+	return o;
+}
+
+#define FLAT_ARGS_MAX 1000   /* bytes of a tool call's arguments shown to the summariser */
+#define FLAT_RESULT_MAX 2000 /* bytes of a tool result shown to the summariser */
+
+/* Appends at most `max` bytes of `s` (cut on a UTF-8 boundary, "..." when cut) to b. */
+static int add_cut(struct svc_agent__buf *b, const char *s, size_t max)
+{
+	size_t len = strlen(s), n = svc_agent__utf8_cut(s, len, max);
+	int error;
+
+	if ((error = svc_agent__buf_add(b, s, n)) < 0)
+		return error;
+	return n < len ? svc_agent__buf_adds(b, "...") : 0;
+}
+
+/*
+ * One history entry as the loop's conversation keeps it, or NULL when the
+ * entry is not valid (skipped). `flatten` (the summariser, which offers no
+ * tools: Anthropic refuses tool blocks without tool definitions) turns tool
+ * calls and results into assistant text, cut, and leaves images out.
+ */
+static struct json_object *history_entry(struct json_object *m, int flatten)
+{
+	const char *role = svc_agent__json_str(m, "role"), *content = svc_agent__json_str(m, "content");
+	struct json_object *o = NULL, *calls = NULL, *images = NULL, *c, *v;
+	struct svc_agent__buf b;
+	size_t i, n;
+
+	if (!role || !content)
+		return NULL;
+	if (strcmp(role, "tool") == 0) {
+		const char *id = svc_agent__json_str(m, "tool_call_id"), *name = svc_agent__json_str(m, "name");
+
+		if (!id || !name)
+			return NULL;
+		if (flatten) {
+			svc_agent__buf_init(&b, FLAT_RESULT_MAX + 256);
+			if (svc_agent__buf_adds(&b, "[result of ") == 0 && svc_agent__buf_adds(&b, name) == 0 &&
+			    svc_agent__buf_adds(&b, "] ") == 0 && add_cut(&b, content, FLAT_RESULT_MAX) == 0)
+				o = obj2("role", "assistant", "content", json_object_new_string(svc_agent__buf_str(&b)));
+			svc_agent__buf_dispose(&b);
+			return o;
+		}
+		if ((o = obj2("role", "tool", "tool_call_id", json_object_new_string(id)))) {
+			json_object_object_add(o, "name", json_object_new_string(name));
+			json_object_object_add(o, "content", json_object_new_string(content));
+			json_object_object_add(o, "is_error", json_object_new_boolean(
+				json_object_object_get_ex(m, "is_error", &v) && json_object_get_boolean(v)));
+		}
+		return o;
+	}
+	if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)
+		return NULL;
+	if (strcmp(role, "assistant") == 0 && json_object_object_get_ex(m, "tool_calls", &calls) &&
+	    json_object_is_type(calls, json_type_array) && json_object_array_length(calls) > 0) {
+		n = json_object_array_length(calls);
+		for (i = 0; i < n; i++) {
+			c = json_object_array_get_idx(calls, i);
+			if (!svc_agent__json_str(c, "id") || !svc_agent__json_str(c, "name") ||
+			    !svc_agent__json_str(c, "arguments"))
+				return NULL;
+		}
+		if (flatten) {
+			svc_agent__buf_init(&b, SVC_AGENT__MAX_TEXT + n * (FLAT_ARGS_MAX + 256));
+			if (svc_agent__buf_adds(&b, content) == 0) {
+				for (i = 0; i < n; i++) {
+					c = json_object_array_get_idx(calls, i);
+					if ((b.len && svc_agent__buf_adds(&b, "\n") < 0) || svc_agent__buf_adds(&b, "[called ") < 0 ||
+					    svc_agent__buf_adds(&b, svc_agent__json_str(c, "name")) < 0 ||
+					    svc_agent__buf_adds(&b, " ") < 0 ||
+					    add_cut(&b, svc_agent__json_str(c, "arguments"), FLAT_ARGS_MAX) < 0 ||
+					    svc_agent__buf_adds(&b, "]") < 0)
+						break;
+				}
+				if (i == n)
+					o = obj2("role", "assistant", "content", json_object_new_string(svc_agent__buf_str(&b)));
+			}
+			svc_agent__buf_dispose(&b);
+			return o;
+		}
+		if ((o = obj2("role", "assistant", "content", json_object_new_string(content))))
+			json_object_object_add(o, "tool_calls", json_object_get(calls));
+		return o;
+	}
+	if (!(o = obj2("role", role, "content", json_object_new_string(content))))
+		return NULL;
+	if (!flatten && strcmp(role, "user") == 0 && json_object_object_get_ex(m, "images", &images) &&
+	    json_object_is_type(images, json_type_array) && json_object_array_length(images) > 0)
+		json_object_object_add(o, "images", json_object_get(images));
+	return o;
+}
+
+/* The conversation: the valid part of the history, then the new user message. */
+static struct json_object *start_conversation(const struct svc_agent_turn *turn, int flatten)
+{
+	struct json_object *conv = json_object_new_array(), *m;
+	size_t i, n = turn->history && json_object_is_type(turn->history, json_type_array)
+			       ? json_object_array_length(turn->history) : 0;
+
+	if (!conv)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if ((m = history_entry(json_object_array_get_idx(turn->history, i), flatten)))
+			json_object_array_add(conv, m);
+	}
+	m = obj2("role", "user", "content", json_object_new_string(turn->user_text));
+	if (!m) {
+		json_object_put(conv);
+		return NULL;
+	}
+	if (turn->images && json_object_is_type(turn->images, json_type_array) &&
+	    json_object_array_length(turn->images) > 0)
+		json_object_object_add(m, "images", json_object_get(turn->images));
+	json_object_array_add(conv, m);
+	return conv;
+}
+
+/* Adds the assistant's answer (text and tool calls, with arguments as parsed) to the conversation. */
+static int add_assistant(struct json_object *conv, struct svc_agent__step *st, struct json_object **args)
+{
+	struct json_object *m, *calls, *c;
+	size_t i;
+
+	if (!(m = obj2("role", "assistant", "content", json_object_new_string(svc_agent__buf_str(&st->text)))))
+		return SVC_E_INTERNAL;
+	json_object_array_add(conv, m);
+	if (!st->ncalls)
+		return 0;
+	if (!(calls = json_object_new_array()))
+		return SVC_E_INTERNAL;
+	json_object_object_add(m, "tool_calls", calls);
+	for (i = 0; i < st->ncalls; i++) {
+		c = obj2("id", st->calls[i].id, NULL, NULL);
+		if (!c)
+			return SVC_E_INTERNAL;
+		json_object_array_add(calls, c);
+		json_object_object_add(c, "name", json_object_new_string(st->calls[i].name));
+		json_object_object_add(c, "arguments", json_object_new_string(
+			args[i] ? json_object_to_json_string_ext(args[i], JSON_C_TO_STRING_PLAIN) : "{}"));
+	}
+	return 0;
+}
+
+/* Emits tool.call, runs the tool, emits tool.result or tool.error and adds the result to the conversation. */
+static int run_call(const struct svc_agent_turn *turn, struct svc_agent__tools *tools, struct json_object *conv,
+		    struct svc_agent__call *call, struct json_object *args)
+{
+	struct json_object *payload, *m;
+	char *text = NULL;
+	const char *shown;
+	int rc, error;
+
+	if (turn->tick && (error = turn->tick(turn->ctx)) < 0)
+		return error;
+	payload = obj2("id", call->id, "tool", json_object_new_string(call->name));
+	if (payload)
+		json_object_object_add(payload, "args", args ? json_object_get(args) : json_object_new_object());
+	if ((error = emit(turn, "tool.call", payload)) < 0)
+		return error;
+	if (args) {
+		rc = svc_agent__tool_run(tools, call->name, args, &text);
+	} else {
+		text = strdup("the arguments of the call are not a JSON object; send them as one JSON object");
+		rc = SVC_E_INVALID_JSON;
+	}
+	shown = text ? text : "out of memory";
+	if (rc < 0)
+		payload = obj2("id", call->id, "error", json_object_new_string(shown));
+	else
+		payload = obj2("id", call->id, "result", json_object_new_string(shown));
+	/* the model sees an error as "error: <text>" */
+	m = obj2("role", "tool", "tool_call_id", json_object_new_string(call->id));
+	if (m) {
+		struct svc_agent__buf content;
+
+		svc_agent__buf_init(&content, SVC_AGENT__MAX_RESULT + 1024);
+		if ((rc >= 0 || svc_agent__buf_adds(&content, "error: ") == 0) && svc_agent__buf_adds(&content, shown) == 0) {
+			json_object_object_add(m, "name", json_object_new_string(call->name));
+			json_object_object_add(m, "content", json_object_new_string(svc_agent__buf_str(&content)));
+			json_object_object_add(m, "is_error", json_object_new_boolean(rc < 0));
+			json_object_array_add(conv, m);
+		} else {
+			json_object_put(m);
+			m = NULL;
+		}
+		svc_agent__buf_dispose(&content);
+	}
+	free(text);
+	if (!m) {
+		json_object_put(payload);
+		return SVC_E_INTERNAL;
+	}
+	return emit(turn, rc < 0 ? "tool.error" : "tool.result", payload);
+}
+
+static int usage_info(const struct svc_agent_turn *turn, const struct svc_agent_result *out)
+{
+	struct json_object *p = json_object_new_object();
+	double cost = (double)out->input_tokens * turn->provider.price_input_per_mtok / 1e6 +
+		      (double)out->output_tokens * turn->provider.price_output_per_mtok / 1e6;
+
+	if (!p)
+		return SVC_E_INTERNAL;
+	json_object_object_add(p, "inputTokens", json_object_new_int64(out->input_tokens));
+	json_object_object_add(p, "outputTokens", json_object_new_int64(out->output_tokens));
+	json_object_object_add(p, "cost", json_object_new_double(cost));
+	return emit(turn, "session.usage_info", p);
+}
+
+/*
+ * The system prompt of a turn: the base prompt; for read-only modes the
+ * read-only paragraph naming the mode (and the plan request in plan mode);
+ * then the mode's own addition, cut at SVC_AGENT_PROMPT_EXTRA_MAX bytes on a
+ * UTF-8 boundary (invalid UTF-8 is left out). `ro` is scratch space.
+ */
+static int system_prompt(const struct svc_agent_turn *turn, const struct svc_agent__tools *tools,
+			 struct svc_agent__buf *out, char *ro, size_t romax)
+{
+	const char *extra = turn->prompt_extra;
+	size_t n;
+	int error;
+
+	if ((error = svc_agent__buf_adds(out, prompt_build)) < 0)
+		return error;
+	if (tools->read_only) {
+		snprintf(ro, romax, prompt_read_only, tools->mode);
+		if ((error = svc_agent__buf_adds(out, ro)) < 0)
+			return error;
+		if (strcmp(tools->mode, "plan") == 0 && (error = svc_agent__buf_adds(out, prompt_plan)) < 0)
+			return error;
+	}
+	if (extra && extra[0] && svc_agent__utf8_valid(extra, strlen(extra))) {
+		n = svc_agent__utf8_cut(extra, strlen(extra), SVC_AGENT_PROMPT_EXTRA_MAX);
+		if ((error = svc_agent__buf_adds(out, "\n\n")) < 0 || (error = svc_agent__buf_add(out, extra, n)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *out)
+{
+	const struct svc_agent_provider *p = &turn->provider;
+	struct svc_agent__tools tools = { 0 };
+	struct svc_agent__step st;
+	struct svc_agent__buf final;
+	struct json_object *conv = NULL, *defs = NULL, *body = NULL, *args[SVC_AGENT__MAX_CALLS];
+	struct svc_agent__buf system;
+	char mode[64], ro[512];
+	unsigned max_steps = turn->max_steps ? turn->max_steps : DEFAULT_STEPS, step;
+	int anthropic, done_ok = 0, error = 0, have_step = 0;
+	size_t i;
+	CURL *curl = NULL;
+
+	memset(out, 0, sizeof(*out));
+	memset(args, 0, sizeof(args));
+	svc_agent__buf_init(&final, MAX_FINAL);
+	svc_agent__buf_init(&system, sizeof(prompt_build) + sizeof(ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8);
+	if (!p->base_url || !p->base_url[0]) {
+		error = SVC_E_NO_PROVIDER;
+		snprintf(out->message, sizeof(out->message), "no AI provider is configured");
+		goto done;
+	}
+	if (!p->protocol || !p->protocol[0] || strcmp(p->protocol, "openai") == 0) {
+		anthropic = 0;
+	} else if (strcmp(p->protocol, "anthropic") == 0) {
+		anthropic = 1;
+	} else {
+		error = SVC_E_NO_PROVIDER;
+		snprintf(out->message, sizeof(out->message), "the provider's protocol is neither \"openai\" nor \"anthropic\"");
+		goto done;
+	}
+	if (!turn->project_dir || !turn->user_text) {
+		error = SVC_E_VALIDATION;
+		snprintf(out->message, sizeof(out->message), "an agent turn needs a project directory and a user message");
+		goto done;
+	}
+	tools.root = turn->project_dir;
+	tools.read_only = !turn->all_tools && (!turn->mode || strcmp(turn->mode, "build") != 0);
+	mode[0] = '\0';
+	if (turn->mode && svc_agent__utf8_valid(turn->mode, strlen(turn->mode))) {
+		size_t n = svc_agent__utf8_cut(turn->mode, strlen(turn->mode), 32);
+
+		memcpy(mode, turn->mode, n);
+		mode[n] = '\0';
+	}
+	tools.mode = mode[0] ? mode : "read-only";
+	if ((error = system_prompt(turn, &tools, &system, ro, sizeof(ro))) < 0)
+		goto done;
+	if (!(conv = start_conversation(turn, 0)) || !(defs = svc_agent__tools_json(tools.read_only, anthropic)) ||
+	    !(curl = curl_easy_init())) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	for (step = 0; step < max_steps; step++) {
+		if (turn->tick && (error = turn->tick(turn->ctx)) < 0)
+			goto done;
+		error = anthropic ? svc_agent__anthropic_body(p->model, svc_agent__buf_str(&system), conv, defs, &body)
+				  : svc_agent__openai_body(p->model, svc_agent__buf_str(&system), conv, defs, &body);
+		if (error < 0)
+			goto done;
+		svc_agent__step_init(&st, turn->emit, turn->ctx);
+		have_step = 1;
+		st.text_prefix = final.len ? "\n\n" : NULL;
+		error = call_step(curl, turn, anthropic, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), &st, out);
+		json_object_put(body);
+		body = NULL;
+		out->input_tokens += st.input_tokens;
+		out->output_tokens += st.output_tokens;
+		if (error < 0)
+			goto done;
+		if (st.text.len && ((final.len && (error = svc_agent__buf_adds(&final, "\n\n")) < 0) ||
+				    (error = svc_agent__buf_add(&final, st.text.p, st.text.len)) < 0)) {
+			snprintf(out->message, sizeof(out->message), "the model's answers are longer than %d bytes", MAX_FINAL);
+			error = SVC_E_MODEL_UNAVAILABLE;
+			goto done;
+		}
+		for (i = 0; i < st.ncalls; i++) {
+			if (svc_agent__parse_args(svc_agent__buf_str(&st.calls[i].args), st.calls[i].args.len, &args[i]) < 0)
+				args[i] = NULL;
+		}
+		if ((error = add_assistant(conv, &st, args)) < 0)
+			goto done;
+		if (st.ncalls == 0) {
+			done_ok = 1;
+			break;
+		}
+		for (i = 0; i < st.ncalls; i++) {
+			error = run_call(turn, &tools, conv, &st.calls[i], args[i]);
+			out->files_changed = tools.files_changed;
+			if (error < 0)
+				goto done;
+		}
+		for (i = 0; i < st.ncalls; i++) {
+			json_object_put(args[i]);
+			args[i] = NULL;
+		}
+		svc_agent__step_dispose(&st);
+		have_step = 0;
+	}
+	if (!done_ok) {
+		char note[128];
+		struct json_object *d;
+
+		snprintf(note, sizeof(note), "%s(Stopped: the agent reached its limit of %u model calls in one turn.)",
+			 final.len ? "\n\n" : "", max_steps);
+		if ((error = svc_agent__buf_adds(&final, note)) < 0)
+			goto done;
+		d = json_object_new_object();
+		if (d)
+			json_object_object_add(d, "delta", json_object_new_string(note));
+		if ((error = emit(turn, "assistant.message_delta", d)) < 0)
+			goto done;
+	}
+	if ((error = emit(turn, "assistant.message", obj2("text", svc_agent__buf_str(&final), NULL, NULL))) < 0)
+		goto done;
+	error = usage_info(turn, out);
+done:
+	if (have_step)
+		svc_agent__step_dispose(&st);
+	for (i = 0; i < SVC_AGENT__MAX_CALLS; i++)
+		json_object_put(args[i]);
+	out->files_changed = tools.files_changed;
+	if (error < 0 && !out->message[0])
+		snprintf(out->message, sizeof(out->message), "%s", svc_err_message(error));
+	if (curl)
+		curl_easy_cleanup(curl);
+	json_object_put(body);
+	json_object_put(defs);
+	json_object_put(conv);
+	svc_agent__buf_dispose(&final);
+	svc_agent__buf_dispose(&system);
+	return error;
+}
+
+int svc_agent_summarize(const struct svc_agent_turn *turn, char **out_text, struct svc_agent_result *out)
+{
+	const struct svc_agent_provider *p = &turn->provider;
+	struct svc_agent_turn t = *turn;
+	struct svc_agent__step st;
+	struct json_object *conv = NULL, *body = NULL;
+	int anthropic, error = 0, have_step = 0;
+	CURL *curl = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!p->base_url || !p->base_url[0]) {
+		snprintf(out->message, sizeof(out->message), "no AI provider is configured");
+		return SVC_E_NO_PROVIDER;
+	}
+	anthropic = p->protocol && strcmp(p->protocol, "anthropic") == 0;
+	if (p->protocol && p->protocol[0] && !anthropic && strcmp(p->protocol, "openai") != 0) {
+		snprintf(out->message, sizeof(out->message), "the provider's protocol is neither \"openai\" nor \"anthropic\"");
+		return SVC_E_NO_PROVIDER;
+	}
+	t.user_text = summary_request;
+	t.images = NULL;
+	if (!(conv = start_conversation(&t, 1)) || !(curl = curl_easy_init())) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	error = anthropic ? svc_agent__anthropic_body(p->model, prompt_summary, conv, NULL, &body)
+			  : svc_agent__openai_body(p->model, prompt_summary, conv, NULL, &body);
+	if (error < 0)
+		goto done;
+	svc_agent__step_init(&st, NULL, NULL);
+	have_step = 1;
+	error = call_step(curl, &t, anthropic, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), &st, out);
+	out->input_tokens += st.input_tokens;
+	out->output_tokens += st.output_tokens;
+	if (error < 0)
+		goto done;
+	if (st.text.len == 0) {
+		snprintf(out->message, sizeof(out->message), "the model answered the summary request with no text");
+		error = SVC_E_MODEL_UNAVAILABLE;
+		goto done;
+	}
+	if (!(*out_text = strdup(svc_agent__buf_str(&st.text))))
+		error = SVC_E_INTERNAL;
+done:
+	if (have_step)
+		svc_agent__step_dispose(&st);
+	if (error < 0 && !out->message[0])
+		snprintf(out->message, sizeof(out->message), "%s", svc_err_message(error));
+	if (curl)
+		curl_easy_cleanup(curl);
+	json_object_put(body);
+	json_object_put(conv);
+	return error;
+}

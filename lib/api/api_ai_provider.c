@@ -1,0 +1,258 @@
+/* api_ai_provider.c: a workspace's own model provider (GET/PUT /workspaces/:wid/ai-provider) and the choice of provider per turn. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_agent.h"
+#include "auth/crypto.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/log.h"
+
+#define TABLE "workspace_ai_providers"
+#define MAX_ALLOWED 50
+
+static char *dup(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+void svc_ai_provider_dispose(struct svc_ai_provider *p)
+{
+	free(p->base_url);
+	free(p->model);
+	free(p->allowed_models);
+	if (p->api_key)
+		svc_crypto_free_secret(p->api_key, p->api_key_len);
+	memset(p, 0, sizeof *p);
+}
+
+int svc_ai_provider_resolve(struct svc_db *db, const struct svc_config *cfg, const char *wid,
+			    struct svc_ai_provider *out)
+{
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p = svc_dbv_str(wid);
+	struct svc_ai_provider r;
+	const char *key;
+	int error;
+
+	memset(&r, 0, sizeof r);
+	if ((error = svc_db_run(db, STMT_AGENT_PROVIDER_GET, &p, 1, &rows, NULL)) < 0)
+		return error;
+	if (rows && rows->nrows == 1) {
+		snprintf(r.protocol, sizeof r.protocol, "%s", svc_rows_get(rows, 0, 0));
+		r.base_url = dup(svc_rows_get(rows, 0, 1));
+		r.model = dup(svc_rows_get(rows, 0, 2));
+		r.allowed_models = dup(svc_rows_get(rows, 0, 3));
+		r.from_workspace = 1;
+		key = svc_rows_get(rows, 0, 4);
+		if (key && key[0]) {
+			if ((error = svc_crypto_open_secret(db, cfg, wid, TABLE, "api_key", wid, key, &r.api_key,
+							    &r.api_key_len)) < 0) {
+				svc_log_error("agent: the stored API key of workspace %s does not open", wid);
+				goto done;
+			}
+		} else {
+			r.api_key = dup("");
+		}
+	} else {
+		snprintf(r.protocol, sizeof r.protocol, "%s", cfg->ai_protocol[0] ? cfg->ai_protocol : "openai");
+		r.base_url = dup(cfg->ai_base_url);
+		r.model = dup(cfg->ai_model);
+		r.allowed_models = dup(cfg->ai_models);
+		r.api_key = dup(cfg->ai_api_key);
+		r.api_key_len = strlen(r.api_key ? r.api_key : "");
+	}
+	if (!r.base_url || !r.model || !r.allowed_models || !r.api_key) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	*out = r;
+	memset(&r, 0, sizeof r);
+done:
+	svc_ai_provider_dispose(&r);
+	svc_rows_free(rows);
+	return error;
+}
+
+/* Only workspace admins and owners see or change the provider. */
+static int admin_only(struct svc_req *req, struct svc_resp *resp, const char *wid)
+{
+	char role[16];
+	int err;
+
+	if ((err = svc_workspace_role(req, wid, role)) < 0)
+		return err;
+	if (strcmp(role, "admin") != 0 && strcmp(role, "owner") != 0)
+		return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL, "Only workspace admins and owners manage the AI provider.");
+	return 0;
+}
+
+static struct json_object *allowed_json(const char *list)
+{
+	struct json_object *arr = json_object_new_array();
+	const char *p = list, *end;
+
+	while (arr && p && *p) {
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		if (end > p)
+			json_object_array_add(arr, json_object_new_string_len(p, (int)(end - p)));
+		p = *end ? end + 1 : NULL;
+	}
+	return arr;
+}
+
+/* Answers the provider of workspace `wid` as seen by an admin: never the key. */
+static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
+{
+	const struct svc_config *cfg = &req->ctx->cfg;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p = svc_dbv_str(wid);
+	struct json_object *o;
+	int err;
+
+	if ((err = svc_db_run(req->ctx->db, STMT_AGENT_PROVIDER_GET, &p, 1, &rows, NULL)) < 0)
+		return err;
+	o = json_object_new_object();
+	if (rows && rows->nrows == 1) {
+		const char *key = svc_rows_get(rows, 0, 4);
+
+		svc_json_add_str(o, "source", "workspace");
+		svc_json_add_str(o, "protocol", svc_rows_get(rows, 0, 0));
+		svc_json_add_str(o, "baseUrl", svc_rows_get(rows, 0, 1));
+		svc_json_add_str(o, "model", svc_rows_get(rows, 0, 2));
+		json_object_object_add(o, "allowedModels", allowed_json(svc_rows_get(rows, 0, 3)));
+		json_object_object_add(o, "hasApiKey", json_object_new_boolean(key && key[0]));
+		svc_json_add_time(o, "updatedAt", svc_rows_get(rows, 0, 5));
+	} else {
+		/* the instance default: its URL and model are shown, its key is not */
+		svc_json_add_str(o, "source", cfg->ai_base_url[0] ? "instance" : "none");
+		svc_json_add_str(o, "protocol", cfg->ai_base_url[0] ? cfg->ai_protocol : NULL);
+		svc_json_add_str(o, "baseUrl", cfg->ai_base_url[0] ? cfg->ai_base_url : NULL);
+		svc_json_add_str(o, "model", cfg->ai_base_url[0] ? cfg->ai_model : NULL);
+		json_object_object_add(o, "allowedModels", allowed_json(cfg->ai_models));
+		json_object_object_add(o, "hasApiKey", json_object_new_boolean(cfg->ai_api_key[0] != '\0'));
+		svc_json_add_str(o, "updatedAt", NULL);
+	}
+	svc_rows_free(rows);
+	return svc_resp_json(resp, 200, o);
+}
+
+/* GET /workspaces/:wid/ai-provider: 200; 403; 404. */
+int svc_api_ai_provider_get(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *wid = svc_req_param(req, "wid");
+	int err;
+
+	if ((err = admin_only(req, resp, wid)) < 0)
+		return err;
+	return answer(req, resp, wid);
+}
+
+/* Returns 1 when `s` is an http(s) URL without spaces or control characters. */
+static int url_ok(const char *s)
+{
+	const char *p;
+
+	if (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0)
+		return 0;
+	if (strlen(s) <= (s[4] == 's' ? 8u : 7u))
+		return 0;
+	for (p = s; *p; p++) {
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+/* Returns 1 when a model name or key is visible ASCII without commas (models) / spaces. */
+static int token_ok(const char *s, int allow_comma)
+{
+	for (; *s; s++) {
+		if (*s < 0x21 || *s > 0x7e || (!allow_comma && *s == ','))
+			return 0;
+	}
+	return 1;
+}
+
+/* PUT /workspaces/:wid/ai-provider: 200; 400 validation_failed; 403; 404; 503 without ENCRYPTION_KEY. */
+int svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
+{
+	static const char *const protocols[] = { "openai", "anthropic", NULL };
+	static const struct svc_field fields[] = {
+		{ "protocol", SVC_V_ENUM, SVC_F_REQUIRED, 0, 0, protocols },
+		{ "baseUrl", SVC_V_TEXT, SVC_F_REQUIRED, 1, 2000, NULL },
+		{ "model", SVC_V_TEXT, SVC_F_REQUIRED, 1, 200, NULL },
+		{ "apiKey", SVC_V_STR, SVC_F_NULLABLE, 0, 4096, NULL },
+		{ "allowedModels", SVC_V_ARRAY, SVC_F_NULLABLE, 0, MAX_ALLOWED, NULL },
+	};
+	const char *wid = svc_req_param(req, "wid"), *field, *url, *model, *key;
+	struct json_object *allowed = NULL, *v;
+	struct svc_buf list;
+	struct svc_dbv p[7];
+	char msg[256], *sealed = NULL;
+	int err, has_key_field;
+	size_t i, n;
+
+	svc_buf_init(&list, 64 * 1024);
+	if ((err = admin_only(req, resp, wid)) < 0)
+		return err;
+	if ((err = svc_json_validate(req->json, fields, 5, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	url = svc_json_str(req->json, "baseUrl");
+	model = svc_json_str(req->json, "model");
+	key = svc_json_str(req->json, "apiKey");
+	has_key_field = json_object_object_get_ex(req->json, "apiKey", &v);
+	if (!url_ok(url))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "baseUrl", "baseUrl must be an http:// or https:// URL");
+	if (!token_ok(model, 0))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "model", "model must be visible ASCII without commas");
+	if (key && key[0] && !token_ok(key, 1))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "apiKey", "apiKey must be visible ASCII");
+	if (json_object_object_get_ex(req->json, "allowedModels", &allowed) && allowed &&
+	    json_object_is_type(allowed, json_type_array)) {
+		n = json_object_array_length(allowed);
+		for (i = 0; i < n; i++) {
+			v = json_object_array_get_idx(allowed, i);
+			if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) < 1 ||
+			    json_object_get_string_len(v) > 200 || !token_ok(json_object_get_string(v), 0))
+				return svc_resp_error(resp, SVC_E_VALIDATION, "allowedModels",
+						      "allowedModels must be model names (visible ASCII, no commas)");
+			if ((i && svc_buf_adds(&list, ",") < 0) || svc_buf_adds(&list, json_object_get_string(v)) < 0) {
+				svc_buf_dispose(&list);
+				return SVC_E_INTERNAL;
+			}
+		}
+	}
+	if (key && key[0]) {
+		err = svc_crypto_seal_secret(req->ctx->db, &req->ctx->cfg, wid, TABLE, "api_key", wid, key, strlen(key),
+					     &sealed);
+		if (err < 0) {
+			svc_buf_dispose(&list);
+			if (err == SVC_E_UNAVAILABLE)
+				return svc_resp_error(resp, err, NULL, "API keys cannot be stored: ENCRYPTION_KEY is not configured.");
+			return err;
+		}
+	}
+	p[0] = svc_dbv_str(wid);
+	p[1] = svc_dbv_str(svc_json_str(req->json, "protocol"));
+	p[2] = svc_dbv_str(url);
+	p[3] = svc_dbv_str(model);
+	p[4] = list.len ? svc_dbv_str(list.data) : svc_dbv_null();
+	if (has_key_field) {
+		/* a string replaces the key, null or "" removes it */
+		p[5] = sealed ? svc_dbv_str(sealed) : svc_dbv_null();
+		p[6] = svc_dbv_str(req->user_id);
+		err = svc_db_run(req->ctx->db, STMT_AGENT_PROVIDER_PUT, p, 7, NULL, NULL);
+	} else {
+		p[5] = svc_dbv_str(req->user_id);
+		err = svc_db_run(req->ctx->db, STMT_AGENT_PROVIDER_PUT_KEEP_KEY, p, 6, NULL, NULL);
+	}
+	free(sealed);
+	svc_buf_dispose(&list);
+	if (err < 0)
+		return err;
+	return answer(req, resp, wid);
+}

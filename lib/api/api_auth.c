@@ -1,0 +1,1060 @@
+/* api_auth.c: sign-up, login, refresh, logout, the current user, API tokens, password reset, OAuth (spec "Authentication endpoints"). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "api/api.h"
+#include "auth/auth.h"
+#include "auth/crypto.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/mail.h"
+
+#define COOKIE_ACCESS "svc_access_token"
+#define COOKIE_REFRESH "svc_refresh_token"
+#define COOKIE_OAUTH "svc_oauth"
+#define REFRESH_PATH "/api/auth"
+#define RESET_TOKEN_BYTES 32
+
+/* One auth event in SVC_AUTH_LOG and on stderr (lib/auth.h svc_auth_log). */
+#define AUTH_LOG(req, event, ...) \
+	svc_auth_log((req)->ctx->auth.auth_log, (req)->ctx->name, event, (req)->remote_addr, __VA_ARGS__)
+
+/*
+ * Counts one hit of limit `r` on (`rule`, `key`) unless the client address is
+ * in SVC_RATE_LIMIT_EXEMPT. Returns 0, or the 429 (with Retry-After, logged
+ * as rate_limited) for the handler to return, or a DB error.
+ */
+static int limit_hit(struct svc_req *req, struct svc_resp *resp, const char *rule, const char *key,
+		     const struct svc_rate_rule *r)
+{
+	int64_t retry = 0;
+	int err;
+
+	if (svc_auth_addr_in_list(req->remote_addr, req->ctx->auth.rate_limit_exempt))
+		return 0;
+	err = svc_ratelimit_hit(req->ctx->db, rule, key, r, svc_now_ms() / 1000, &retry);
+	if (err == SVC_E_RATE_LIMITED) {
+		AUTH_LOG(req, "rate_limited", "limit=%s", rule);
+		return svc_resp_rate_limited(resp, retry);
+	}
+	return err;
+}
+
+/* Lower-cases an e-mail address into out (255 bytes) and checks its shape: one '@', non-empty parts, no spaces. */
+static int normalise_email(const char *in, char *out)
+{
+	size_t i, len = strlen(in), at = 0, ats = 0;
+
+	if (len < 3 || len > 254)
+		return SVC_E_VALIDATION;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c <= ' ' || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '\\')
+			return SVC_E_VALIDATION;
+		if (c == '@') {
+			at = i;
+			ats++;
+		}
+		out[i] = (char)tolower(c);
+	}
+	out[len] = '\0';
+	if (ats != 1 || at == 0 || at == len - 1 || !strchr(out + at + 1, '.') ||
+	    out[len - 1] == '.' || out[at + 1] == '.')
+		return SVC_E_VALIDATION;
+	return 0;
+}
+
+/* Escapes a value for a log line: quotes, backslashes, spaces and control bytes become '?'. */
+static void log_safe(const char *in, char *out, size_t max)
+{
+	svc_auth_log_escape(in, out, max);
+}
+
+static struct json_object *user_json(const struct svc_rows *rows)
+{
+	struct json_object *u = json_object_new_object();
+
+	/* STMT_USER_BY_ID: id, email, display_name, created_at, is_platform_admin */
+	svc_json_add_str(u, "id", svc_rows_get(rows, 0, 0));
+	svc_json_add_str(u, "email", svc_rows_get(rows, 0, 1));
+	svc_json_add_str(u, "displayName", svc_rows_get(rows, 0, 2));
+	svc_json_add_time(u, "createdAt", svc_rows_get(rows, 0, 3));
+	json_object_object_add(u, "isPlatformAdmin",
+			       json_object_new_boolean(strcmp(svc_rows_get(rows, 0, 4) ? svc_rows_get(rows, 0, 4) : "0", "1") == 0));
+	return u;
+}
+
+static int load_user(struct svc_req *req, const char *user_id, struct svc_rows **out)
+{
+	struct svc_dbv p = svc_dbv_str(user_id);
+	struct svc_rows *rows = NULL;
+	int err = svc_db_run(req->ctx->db, STMT_USER_BY_ID, &p, 1, &rows, NULL);
+
+	if (err < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_UNAUTHORIZED;
+	}
+	*out = rows;
+	return 0;
+}
+
+static struct json_object *workspaces_json(struct svc_req *req, const char *user_id, struct json_object **out_default)
+{
+	struct svc_dbv p = svc_dbv_str(user_id);
+	struct svc_rows *rows = NULL;
+	struct json_object *arr = json_object_new_array();
+	size_t r;
+
+	*out_default = NULL;
+	if (svc_db_run(req->ctx->db, STMT_USER_WORKSPACES, &p, 1, &rows, NULL) < 0 || !rows)
+		return arr;
+	for (r = 0; r < rows->nrows; r++) {
+		struct json_object *w = json_object_new_object();
+		svc_json_add_str(w, "id", svc_rows_get(rows, r, 0));
+		svc_json_add_str(w, "name", svc_rows_get(rows, r, 1));
+		svc_json_add_str(w, "kind", svc_rows_get(rows, r, 2));
+		svc_json_add_str(w, "role", svc_rows_get(rows, r, 3));
+		if (!*out_default)
+			*out_default = json_object_get(w);
+		json_object_array_add(arr, w);
+	}
+	svc_rows_free(rows);
+	return arr;
+}
+
+/* Issues both tokens for `user_id`, sets both cookies and adds accessToken/refreshToken to `body` (unless NULL). */
+static int issue_session(struct svc_req *req, struct svc_resp *resp, const char *user_id,
+			 struct json_object *body)
+{
+	const struct svc_config *c = &req->ctx->cfg;
+	int64_t now = svc_now_ms() / 1000;
+	char *access = NULL, *refresh = NULL;
+	int err;
+
+	if ((err = svc_auth_jwt_issue(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
+				      user_id, now, c->access_ttl_secs, &access)) < 0)
+		goto done;
+	if ((err = svc_auth_jwt_issue(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
+				      user_id, now, c->refresh_ttl_secs, &refresh)) < 0)
+		goto done;
+	if ((err = svc_resp_cookie(resp, COOKIE_ACCESS, access, "/", c->access_ttl_secs)) < 0 ||
+	    (err = svc_resp_cookie(resp, COOKIE_REFRESH, refresh, REFRESH_PATH, c->refresh_ttl_secs)) < 0)
+		goto done;
+	if (body) {
+		json_object_object_add(body, "accessToken", json_object_new_string(access));
+		json_object_object_add(body, "refreshToken", json_object_new_string(refresh));
+		json_object_object_add(body, "expiresIn", json_object_new_int64(c->access_ttl_secs));
+	}
+done:
+	free(access);
+	free(refresh);
+	return err;
+}
+
+/*
+ * Creates the user `uid` with `email` (normalised), `hash` (NULL for none:
+ * OAuth accounts), `display` (may be NULL) and the personal workspace, in
+ * the transaction the caller opened. Errors: SVC_E_CONFLICT (email taken), DB errors.
+ */
+static int create_user(struct svc_db *db, const char *uid, const char *email, const char *hash, const char *display)
+{
+	char wid[37], wname[200];
+	struct svc_dbv p[4];
+	int err;
+
+	if (svc_uuid_v4(wid) < 0)
+		return SVC_E_INTERNAL;
+	snprintf(wname, sizeof wname, "%.128s's workspace", display ? display : email);
+	p[0] = svc_dbv_str(uid);
+	p[1] = svc_dbv_str(email);
+	p[2] = svc_dbv_str(hash);
+	p[3] = svc_dbv_str(display);
+	if ((err = svc_db_run(db, STMT_USER_INSERT, p, 4, NULL, NULL)) < 0)
+		return err;
+	p[0] = svc_dbv_str(wid);
+	p[1] = svc_dbv_str(wname);
+	p[2] = svc_dbv_str("personal");
+	p[3] = svc_dbv_str(uid);
+	if ((err = svc_db_run(db, STMT_WORKSPACE_INSERT, p, 4, NULL, NULL)) < 0)
+		return err;
+	p[0] = svc_dbv_str(wid);
+	p[1] = svc_dbv_str(uid);
+	p[2] = svc_dbv_str("owner");
+	return svc_db_run(db, STMT_MEMBER_INSERT, p, 3, NULL, NULL);
+}
+
+/* POST /auth/signup: 201; 400 validation_failed; 409 conflict (email taken); 429 rate_limited. */
+int svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "email", SVC_V_STR, SVC_F_REQUIRED, 3, 254, NULL },
+		{ "password", SVC_V_STR, SVC_F_REQUIRED, 8, 1024, NULL },
+		{ "displayName", SVC_V_STR, SVC_F_NULLABLE, 0, 128, NULL },
+	};
+	struct svc_db *db = req->ctx->db;
+	const char *field, *password, *display;
+	char msg[256], email[256], uid[37], hash[SVC_AUTH_HASH_MAX];
+	struct svc_rows *user = NULL;
+	struct json_object *body = NULL, *def = NULL;
+	int err;
+
+	if ((err = limit_hit(req, resp, "signup_ip", req->remote_addr, &req->ctx->auth.rl_signup_ip)) < 0)
+		return err;
+	if ((err = svc_json_validate(req->json, fields, 3, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	if (normalise_email(svc_json_str(req->json, "email"), email) < 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "email", "email is not a valid address");
+	password = svc_json_str(req->json, "password");
+	display = svc_json_str(req->json, "displayName");
+	if (display && svc_is_blank(display))
+		display = NULL;
+	if ((err = svc_auth_password_hash(password, strlen(password), hash)) < 0)
+		return err;
+	if (svc_uuid_v4(uid) < 0)
+		return SVC_E_INTERNAL;
+
+	if ((err = svc_db_begin(db)) < 0)
+		return err;
+	if ((err = create_user(db, uid, email, hash, display)) < 0)
+		goto fail;
+	if ((err = svc_db_commit(db)) < 0)
+		goto fail;
+
+	if ((err = load_user(req, uid, &user)) < 0)
+		return err;
+	body = json_object_new_object();
+	json_object_object_add(body, "user", user_json(user));
+	svc_rows_free(user);
+	json_object_put(workspaces_json(req, uid, &def));
+	json_object_object_add(body, "workspace", def);
+	if ((err = issue_session(req, resp, uid, body)) < 0) {
+		json_object_put(body);
+		return err;
+	}
+	AUTH_LOG(req, "signup_ok", "user=%s", uid);
+	return svc_resp_json(resp, 201, body);
+fail:
+	svc_db_rollback(db);
+	if (err == SVC_E_CONFLICT)
+		return svc_resp_error(resp, err, "email", "An account with this email already exists.");
+	return err;
+}
+
+/*
+ * POST /auth/login: 200; 400 validation_failed; 401 unauthorized (wrong email or password); 429
+ * rate_limited (SVC_RATE_LIMIT_LOGIN_IP attempts per address, or SVC_RATE_LIMIT_LOGIN_ACCOUNT
+ * failures on the account: then even the right password waits for Retry-After).
+ */
+int svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "email", SVC_V_STR, SVC_F_REQUIRED, 1, 254, NULL },
+		{ "password", SVC_V_STR, SVC_F_REQUIRED, 1, 1024, NULL },
+	};
+	const char *field, *password, *hash = NULL, *uid = NULL;
+	char msg[256], email[256], safe[256];
+	struct svc_rows *rows = NULL, *user = NULL;
+	struct json_object *body;
+	struct svc_dbv p;
+	int err, bad_email, exempt;
+
+	if ((err = limit_hit(req, resp, "login_ip", req->remote_addr, &req->ctx->auth.rl_login_ip)) < 0)
+		return err;
+	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	password = svc_json_str(req->json, "password");
+	bad_email = normalise_email(svc_json_str(req->json, "email"), email) < 0;
+	exempt = svc_auth_addr_in_list(req->remote_addr, req->ctx->auth.rate_limit_exempt);
+	if (!bad_email && !exempt) {
+		int64_t retry = 0;
+		err = svc_ratelimit_check(req->ctx->db, "login_account", email, &req->ctx->auth.rl_login_account,
+					  svc_now_ms() / 1000, &retry);
+		if (err == SVC_E_RATE_LIMITED) {
+			log_safe(email, safe, sizeof safe);
+			AUTH_LOG(req, "login_failed", "user=\"%s\" reason=locked", safe);
+			return svc_resp_rate_limited(resp, retry);
+		}
+		if (err < 0)
+			return err;
+	}
+	if (!bad_email) {
+		p = svc_dbv_str(email);
+		if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_EMAIL, &p, 1, &rows, NULL)) < 0)
+			return err;
+		if (rows && rows->nrows == 1) {
+			uid = svc_rows_get(rows, 0, 0);
+			hash = svc_rows_get(rows, 0, 3);
+		}
+	}
+	err = svc_auth_password_verify(hash, password, strlen(password));
+	if (err < 0 || !uid) {
+		int64_t retry = 0;
+		log_safe(svc_json_str(req->json, "email"), safe, sizeof safe);
+		AUTH_LOG(req, "login_failed", "user=\"%s\" reason=password", safe);
+		svc_rows_free(rows);
+		if (!bad_email && !exempt &&
+		    (err = svc_ratelimit_hit(req->ctx->db, "login_account", email, &req->ctx->auth.rl_login_account,
+					     svc_now_ms() / 1000, &retry)) < 0 && err != SVC_E_RATE_LIMITED)
+			return err;
+		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "Invalid email or password.");
+	}
+	if (!exempt)
+		svc_ratelimit_clear(req->ctx->db, "login_account", email);
+	AUTH_LOG(req, "login_ok", "user=%s", uid);
+	if ((err = load_user(req, uid, &user)) < 0)
+		goto done;
+	body = json_object_new_object();
+	json_object_object_add(body, "user", user_json(user));
+	if ((err = issue_session(req, resp, uid, body)) < 0) {
+		json_object_put(body);
+		goto done;
+	}
+	svc_resp_json(resp, 200, body);
+done:
+	svc_rows_free(user);
+	svc_rows_free(rows);
+	return err;
+}
+
+/*
+ * POST /auth/refresh: 200 {user, accessToken, refreshToken, expiresIn} and both cookies; 401 when
+ * the refresh token (cookie or body refreshToken) is missing or invalid; 429 rate_limited.
+ */
+int svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_config *c = &req->ctx->cfg;
+	char token[SVC_AUTH_TOKEN_MAX + 1], uid[37];
+	struct json_object *parsed = NULL, *body;
+	struct svc_rows *user = NULL;
+	const char *t = NULL;
+	int err;
+
+	if ((err = limit_hit(req, resp, "refresh_ip", req->remote_addr, &req->ctx->auth.rl_refresh_ip)) < 0)
+		return err;
+	if (req->body_len > 0) {
+		if (svc_json_parse_object(req->body, req->body_len, &parsed) < 0)
+			return SVC_E_INVALID_JSON;
+		t = svc_json_str(parsed, "refreshToken");
+	}
+	if (!t && svc_req_cookie(req, COOKIE_REFRESH, token, sizeof token) == 1)
+		t = token;
+	if (!t || svc_auth_jwt_verify(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
+				      t, svc_now_ms() / 1000, uid) < 0) {
+		json_object_put(parsed);
+		AUTH_LOG(req, "refresh_failed", "token=%s", t ? "invalid" : "missing");
+		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "The refresh token is missing or invalid.");
+	}
+	json_object_put(parsed);
+	if ((err = load_user(req, uid, &user)) < 0) {
+		if (err == SVC_E_UNAUTHORIZED)
+			AUTH_LOG(req, "refresh_failed", "token=unknown_user");
+		return err;
+	}
+	AUTH_LOG(req, "refresh_ok", "user=%s", uid);
+	body = json_object_new_object();
+	json_object_object_add(body, "user", user_json(user));
+	svc_rows_free(user);
+	if ((err = issue_session(req, resp, uid, body)) < 0) {
+		json_object_put(body);
+		return err;
+	}
+	return svc_resp_json(resp, 200, body);
+}
+
+/* POST /auth/logout: 200; clears both cookies (tokens are not revoked: spec "Authentication" 2). */
+int svc_api_auth_logout(struct svc_req *req, struct svc_resp *resp)
+{
+	struct json_object *body = json_object_new_object();
+
+	(void)req;
+	svc_resp_cookie(resp, COOKIE_ACCESS, "", "/", 0);
+	svc_resp_cookie(resp, COOKIE_REFRESH, "", REFRESH_PATH, 0);
+	json_object_object_add(body, "ok", json_object_new_boolean(1));
+	return svc_resp_json(resp, 200, body);
+}
+
+/* GET /auth/me: 200 {user, workspace, workspaces, features, credential, assistant}; 401. */
+int svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_auth_config *a = &req->ctx->auth;
+	struct svc_rows *user = NULL, *rows = NULL;
+	struct json_object *body, *features, *oauth, *def = NULL;
+	struct svc_dbv p, p2;
+	int err, i;
+
+	if ((err = load_user(req, req->user_id, &user)) < 0)
+		return err;
+	body = json_object_new_object();
+	json_object_object_add(body, "user", user_json(user));
+	svc_rows_free(user);
+	json_object_object_add(body, "workspaces", workspaces_json(req, req->user_id, &def));
+	json_object_object_add(body, "workspace", def);
+	features = json_object_new_object();
+	json_object_object_add(features, "aiProvider",
+			       json_object_new_boolean(req->ctx->cfg.ai_base_url[0] != '\0'));
+	json_object_object_add(features, "collaboration", json_object_new_boolean(0));
+	json_object_object_add(features, "customDomains", json_object_new_boolean(0));
+	json_object_object_add(features, "passwordReset", json_object_new_boolean(a->smtp_url[0] != '\0'));
+	json_object_object_add(features, "apiTokens", json_object_new_boolean(1));
+	oauth = json_object_new_object();
+	for (i = 0; i < SVC_OAUTH__MAX; i++)
+		json_object_object_add(oauth, svc_oauth_provider_get((enum svc_oauth_id)i)->name,
+				       json_object_new_boolean(a->oauth[i].client_id[0] != '\0'));
+	json_object_object_add(features, "oauth", oauth);
+	json_object_object_add(body, "features", features);
+	json_object_object_add(body, "credential", json_object_new_string(req->token_id[0] ? "apiToken" : "session"));
+	/* the member's own assistant token: whether it is there, never the token */
+	p = svc_dbv_str(req->user_id);
+	p2 = svc_dbv_str("github");
+	{
+		struct svc_dbv q[2] = { p, p2 };
+		struct json_object *as = json_object_new_object();
+		if (svc_db_run(req->ctx->db, STMT_ASSISTANT_GET, q, 2, &rows, NULL) == 0 && rows && rows->nrows == 1) {
+			json_object_object_add(as, "connected", json_object_new_boolean(1));
+			svc_json_add_str(as, "login", svc_rows_get(rows, 0, 0));
+			svc_json_add_time(as, "updatedAt", svc_rows_get(rows, 0, 1));
+		} else {
+			json_object_object_add(as, "connected", json_object_new_boolean(0));
+		}
+		svc_rows_free(rows);
+		json_object_object_add(body, "assistant", as);
+	}
+	return svc_resp_json(resp, 200, body);
+}
+
+/* ---- per-user API tokens (docs/api.md "API tokens") ---- */
+
+/* STMT_TOKEN_GET / STMT_TOKEN_LIST: id, user_id, name, token_prefix, scopes, created_at, last_used_at */
+static struct json_object *token_json(const struct svc_rows *rows, size_t r)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	unsigned scopes = svc_pat_scopes_parse(svc_rows_get(rows, r, 4)), bit;
+
+	svc_json_add_str(o, "id", svc_rows_get(rows, r, 0));
+	svc_json_add_str(o, "name", svc_rows_get(rows, r, 2));
+	for (bit = 1; bit <= SVC_PAT_ALL; bit <<= 1)
+		if (scopes & bit)
+			json_object_array_add(arr, json_object_new_string(svc_pat_scope_name(bit)));
+	json_object_object_add(o, "scopes", arr);
+	svc_json_add_str(o, "prefix", svc_rows_get(rows, r, 3));
+	svc_json_add_time(o, "createdAt", svc_rows_get(rows, r, 5));
+	svc_json_add_time(o, "lastUsedAt", svc_rows_get(rows, r, 6));
+	return o;
+}
+
+/* GET /auth/tokens: 200 {items: [{id, name, scopes, prefix, createdAt, lastUsedAt}]}, newest first; 401; 403 for an API token. */
+int svc_api_auth_tokens_list(struct svc_req *req, struct svc_resp *resp)
+{
+	struct svc_dbv p = svc_dbv_str(req->user_id);
+	struct svc_rows *rows = NULL;
+	struct json_object *body, *items;
+	size_t r;
+	int err;
+
+	if ((err = svc_db_run(req->ctx->db, STMT_TOKEN_LIST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	items = json_object_new_array();
+	for (r = 0; rows && r < rows->nrows; r++)
+		json_object_array_add(items, token_json(rows, r));
+	svc_rows_free(rows);
+	body = json_object_new_object();
+	json_object_object_add(body, "items", items);
+	return svc_resp_json(resp, 200, body);
+}
+
+/*
+ * POST /auth/tokens {name, scopes}: 201 with the token's fields and "token", the secret, shown
+ * this once; 400 validation_failed (name 1-128 characters; scopes a non-empty array of known
+ * names); 401; 403 for an API token; 409 conflict (SVC_API_TOKENS_MAX reached).
+ */
+int svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
+		{ "scopes", SVC_V_ARRAY, SVC_F_REQUIRED, 0, 16, NULL },
+	};
+	struct svc_db *db = req->ctx->db;
+	const char *field;
+	char msg[256], token[SVC_PAT_LEN + 1], hash[65], prefix[SVC_PAT_SHOWN + 1], id[37], scopes_text[128];
+	struct json_object *arr, *body = NULL;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[6];
+	uint64_t count = 0;
+	unsigned scopes = 0;
+	size_t i, n;
+	int err;
+
+	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	json_object_object_get_ex(req->json, "scopes", &arr);
+	n = json_object_array_length(arr);
+	if (n == 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "scopes", "scopes must name at least one scope");
+	for (i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(arr, i);
+		unsigned bit = json_object_is_type(v, json_type_string) ? svc_pat_scope_bit(json_object_get_string(v)) : 0;
+		if (!bit)
+			return svc_resp_error(resp, SVC_E_VALIDATION, "scopes",
+					      "scopes may hold projects:read, projects:write, chat, deploy and admin");
+		scopes |= bit;
+	}
+	p[0] = svc_dbv_str(req->user_id);
+	if ((err = svc_db_run(db, STMT_TOKEN_COUNT, p, 1, &rows, NULL)) < 0)
+		return err;
+	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, 0))
+		svc_parse_u64(svc_rows_get(rows, 0, 0), UINT64_MAX, &count);
+	svc_rows_free(rows);
+	rows = NULL;
+	if (count >= req->ctx->auth.max_tokens_per_user)
+		return svc_resp_error(resp, SVC_E_CONFLICT, NULL, "You have %llu API tokens, the most allowed; revoke one first.",
+				      (unsigned long long)count);
+	if (svc_pat_generate(token) < 0 || svc_uuid_v4(id) < 0 ||
+	    svc_pat_scopes_format(scopes, scopes_text, sizeof scopes_text) < 0) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	svc_sha256_hex(token, hash);
+	memcpy(prefix, token, SVC_PAT_SHOWN);
+	prefix[SVC_PAT_SHOWN] = '\0';
+	p[0] = svc_dbv_str(id);
+	p[1] = svc_dbv_str(req->user_id);
+	p[2] = svc_dbv_str(svc_json_str(req->json, "name"));
+	p[3] = svc_dbv_str(hash);
+	p[4] = svc_dbv_str(prefix);
+	p[5] = svc_dbv_str(scopes_text);
+	if ((err = svc_db_run(db, STMT_TOKEN_INSERT, p, 6, NULL, NULL)) < 0)
+		goto done;
+	p[1] = svc_dbv_str(req->user_id);
+	if ((err = svc_db_run(db, STMT_TOKEN_GET, p, 2, &rows, NULL)) < 0)
+		goto done;
+	if (!rows || rows->nrows != 1) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	body = token_json(rows, 0);
+	json_object_object_add(body, "token", json_object_new_string(token));
+	AUTH_LOG(req, "token_created", "user=%s token=%s", req->user_id, id);
+	err = svc_resp_json(resp, 201, body);
+done:
+	svc_rows_free(rows);
+	OPENSSL_cleanse(token, sizeof token);
+	return err;
+}
+
+/* DELETE /auth/tokens/:tokenId: 204 (the token stops working at once); 401; 403 for an API token; 404. */
+int svc_api_auth_tokens_delete(struct svc_req *req, struct svc_resp *resp)
+{
+	struct svc_dbv p[2];
+	uint64_t affected = 0;
+	int err;
+
+	p[0] = svc_dbv_str(svc_req_param(req, "tokenId"));
+	p[1] = svc_dbv_str(req->user_id);
+	if ((err = svc_db_run(req->ctx->db, STMT_TOKEN_DELETE, p, 2, NULL, &affected)) < 0)
+		return err;
+	if (affected == 0)
+		return svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "No such API token.");
+	AUTH_LOG(req, "token_revoked", "user=%s token=%s", req->user_id, svc_req_param(req, "tokenId"));
+	resp->status = 204;
+	return 0;
+}
+
+/* ---- password reset (docs/api.md "Password reset") ---- */
+
+struct reset_mail {
+	char to[256];
+	char link[1024];
+};
+
+/* Runs after the 202 has gone out (svc_resp_after), so known and unknown addresses answer alike. */
+static void send_reset_mail(struct svc_ctx *ctx, void *arg)
+{
+	struct reset_mail *m = arg;
+	const struct svc_auth_config *a;
+	struct svc_mail_server server;
+	char from[300], body[2048];
+	int n;
+
+	if (!ctx)
+		goto done;
+	a = &ctx->auth;
+	if (ctx->db)
+		svc_db_run(ctx->db, STMT_RESET_PURGE, NULL, 0, NULL, NULL);
+	if (!a->smtp_url[0]) {
+		svc_log_warn("mail: SVC_SMTP_URL is not set; a password-reset message was not sent");
+		goto done;
+	}
+	if (a->mail_from[0])
+		snprintf(from, sizeof from, "%s", a->mail_from);
+	else
+		snprintf(from, sizeof from, "svc@%s", ctx->cfg.domain);
+	n = snprintf(body, sizeof body,
+		     "Someone asked to reset the password of the svc account %s.\n\n"
+		     "To choose a new password, open this link within %lld minutes:\n\n%s\n\n"
+		     "The link works once. If you did not ask for this, ignore this message:\n"
+		     "your password stays as it is.\n",
+		     m->to, (long long)(a->reset_ttl_secs / 60), m->link);
+	if (n < 0 || (size_t)n >= sizeof body)
+		goto done;
+	server.url = a->smtp_url;
+	server.user = a->smtp_user;
+	server.password = a->smtp_password;
+	server.starttls = a->smtp_starttls;
+	server.from = from;
+	if (svc_mail_send(&server, m->to, "Reset your svc password", body) < 0)
+		svc_log_warn("mail: the password-reset message was not sent");
+	OPENSSL_cleanse(body, sizeof body);
+done:
+	OPENSSL_cleanse(m, sizeof *m);
+	free(m);
+}
+
+/*
+ * POST /auth/forgot-password {email}: always 202 {ok, message} with the same body whether or not
+ * an account has that address (the message is sent after the answer); 400 validation_failed
+ * (email missing or not an address); 429 rate_limited (SVC_RATE_LIMIT_RESET_IP,
+ * SVC_RATE_LIMIT_RESET_ACCOUNT).
+ */
+int svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "email", SVC_V_STR, SVC_F_REQUIRED, 1, 254, NULL },
+	};
+	const struct svc_auth_config *a = &req->ctx->auth;
+	const char *field;
+	char msg[256], email[256], safe[256], token[2 * RESET_TOKEN_BYTES + 1], hash[65];
+	struct svc_rows *rows = NULL;
+	struct json_object *body;
+	struct svc_dbv p[3];
+	int err;
+
+	if ((err = limit_hit(req, resp, "reset_ip", req->remote_addr, &a->rl_reset_ip)) < 0)
+		return err;
+	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	if (normalise_email(svc_json_str(req->json, "email"), email) < 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "email", "email is not a valid address");
+	if ((err = limit_hit(req, resp, "reset_account", email, &a->rl_reset_account)) < 0)
+		return err;
+	/* the same work for every address: a token and its hash, one lookup */
+	if (svc_random_hex(token, RESET_TOKEN_BYTES) < 0)
+		return SVC_E_INTERNAL;
+	svc_sha256_hex(token, hash);
+	p[0] = svc_dbv_str(email);
+	if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_EMAIL, p, 1, &rows, NULL)) < 0)
+		goto done;
+	log_safe(email, safe, sizeof safe);
+	AUTH_LOG(req, "reset_requested", "user=\"%s\"", safe);
+	if (rows && rows->nrows == 1) {
+		struct reset_mail *m = calloc(1, sizeof *m);
+		int n;
+
+		if (!m) {
+			err = SVC_E_INTERNAL;
+			goto done;
+		}
+		p[0] = svc_dbv_str(hash);
+		p[1] = svc_dbv_str(svc_rows_get(rows, 0, 0));
+		p[2] = svc_dbv_i64(a->reset_ttl_secs);
+		if ((err = svc_db_run(req->ctx->db, STMT_RESET_INSERT, p, 3, NULL, NULL)) < 0) {
+			free(m);
+			goto done;
+		}
+		snprintf(m->to, sizeof m->to, "%s", svc_rows_get(rows, 0, 1));
+		n = snprintf(m->link, sizeof m->link, "%s/reset-password?token=%s", req->ctx->cfg.app_url, token);
+		if (n < 0 || (size_t)n >= sizeof m->link) {
+			free(m);
+			err = SVC_E_INTERNAL;
+			goto done;
+		}
+		svc_resp_after(resp, send_reset_mail, m);
+	}
+	body = json_object_new_object();
+	json_object_object_add(body, "ok", json_object_new_boolean(1));
+	json_object_object_add(body, "message", json_object_new_string(
+		"If an account uses this address, a message with a reset link is on its way."));
+	err = svc_resp_json(resp, 202, body);
+done:
+	svc_rows_free(rows);
+	OPENSSL_cleanse(token, sizeof token);
+	return err;
+}
+
+/* The 400 invalid_token answer (not one of the router's codes, so built here). */
+static int invalid_token(struct svc_req *req, struct svc_resp *resp)
+{
+	struct json_object *body = json_object_new_object();
+
+	AUTH_LOG(req, "reset_failed", "token=invalid");
+	json_object_object_add(body, "error", json_object_new_string("invalid_token"));
+	json_object_object_add(body, "message", json_object_new_string(
+		"This reset link is not valid: it was used, it expired, or it was never issued. Ask for a new one."));
+	return svc_resp_json(resp, 400, body);
+}
+
+static int is_lower_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[n] == '\0';
+}
+
+/*
+ * POST /auth/reset-password {token, password}: 200 {ok}; the token is used up and every other
+ * outstanding reset token of the account stops working; 400 validation_failed (password shorter
+ * than 8 or longer than 1024 characters, token missing); 400 invalid_token (used, expired,
+ * unknown); 429 rate_limited (SVC_RATE_LIMIT_RESET_IP).
+ */
+int svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "token", SVC_V_STR, SVC_F_REQUIRED, 1, 256, NULL },
+		{ "password", SVC_V_STR, SVC_F_REQUIRED, 8, 1024, NULL },
+	};
+	struct svc_db *db = req->ctx->db;
+	const char *field, *token, *password;
+	char msg[256], hash[65], pwhash[SVC_AUTH_HASH_MAX], uid[37];
+	struct svc_rows *rows = NULL;
+	struct json_object *body;
+	struct svc_dbv p[2];
+	uint64_t affected = 0;
+	int err;
+
+	if ((err = limit_hit(req, resp, "reset_ip", req->remote_addr, &req->ctx->auth.rl_reset_ip)) < 0)
+		return err;
+	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	token = svc_json_str(req->json, "token");
+	password = svc_json_str(req->json, "password");
+	if (strlen(token) != 2 * RESET_TOKEN_BYTES || !is_lower_hex(token, 2 * RESET_TOKEN_BYTES))
+		return invalid_token(req, resp);
+	if ((err = svc_auth_password_hash(password, strlen(password), pwhash)) < 0)
+		return err;
+	svc_sha256_hex(token, hash);
+	if ((err = svc_db_begin(db)) < 0)
+		return err;
+	p[0] = svc_dbv_str(hash);
+	/* single use even under concurrency: only one UPDATE finds used_at still NULL */
+	if ((err = svc_db_run(db, STMT_RESET_USE, p, 1, NULL, &affected)) < 0)
+		goto fail;
+	if (affected != 1) {
+		svc_db_rollback(db);
+		return invalid_token(req, resp);
+	}
+	if ((err = svc_db_run(db, STMT_RESET_USER, p, 1, &rows, NULL)) < 0)
+		goto fail;
+	if (!rows || rows->nrows != 1 || !svc_uuid_valid(svc_rows_get(rows, 0, 0) ? svc_rows_get(rows, 0, 0) : "")) {
+		err = SVC_E_INTERNAL;
+		goto fail;
+	}
+	memcpy(uid, svc_rows_get(rows, 0, 0), sizeof uid);
+	p[0] = svc_dbv_str(pwhash);
+	p[1] = svc_dbv_str(uid);
+	if ((err = svc_db_run(db, STMT_AUTH_USER_SET_PASSWORD, p, 2, NULL, NULL)) < 0)
+		goto fail;
+	p[0] = svc_dbv_str(uid);
+	if ((err = svc_db_run(db, STMT_RESET_INVALIDATE_USER, p, 1, NULL, NULL)) < 0)
+		goto fail;
+	if ((err = svc_db_commit(db)) < 0)
+		goto fail;
+	svc_rows_free(rows);
+	AUTH_LOG(req, "reset_ok", "user=%s", uid);
+	body = json_object_new_object();
+	json_object_object_add(body, "ok", json_object_new_boolean(1));
+	return svc_resp_json(resp, 200, body);
+fail:
+	svc_db_rollback(db);
+	svc_rows_free(rows);
+	return err;
+}
+
+/* ---- OAuth sign-in (docs/api.md "OAuth sign-in") ---- */
+
+/* The provider named by the path segment after /api/auth/, or NULL. */
+static const struct svc_oauth_provider *path_provider(const struct svc_req *req)
+{
+	const char *s = req->path + strlen("/api/auth/");
+	char name[16];
+	size_t n = 0;
+
+	if (strncmp(req->path, "/api/auth/", strlen("/api/auth/")) != 0)
+		return NULL;
+	while (s[n] && s[n] != '/' && n < sizeof name - 1) {
+		name[n] = s[n];
+		n++;
+	}
+	name[n] = '\0';
+	return svc_oauth_provider_find(name);
+}
+
+/* Answers 302 to {app_url}{page}, with "?error=<code>" (a fixed word) when `error` is set. */
+static int redirect_app(struct svc_req *req, struct svc_resp *resp, const char *page, const char *error)
+{
+	char url[1024];
+	int n;
+
+	if (error)
+		n = snprintf(url, sizeof url, "%s%s%serror=%s", req->ctx->cfg.app_url, page,
+			     strchr(page, '?') ? "&" : "?", error);
+	else
+		n = snprintf(url, sizeof url, "%s%s", req->ctx->cfg.app_url, page);
+	if (n < 0 || (size_t)n >= sizeof url)
+		return SVC_E_INTERNAL;
+	svc_resp_header(resp, "Location", url);
+	resp->status = 302;
+	return 0;
+}
+
+/* A sign-in failure: logged, the state cookie cleared, and 302 to {app_url}/login?error=<code>. */
+static int oauth_fail(struct svc_req *req, struct svc_resp *resp, const struct svc_oauth_provider *p,
+		      const char *page, const char *code)
+{
+	AUTH_LOG(req, "oauth_failed", "provider=%s reason=%s", p->name, code);
+	return redirect_app(req, resp, page, code);
+}
+
+/* A provider that has no client id: 404 with a message that says so. */
+static int not_configured(struct svc_resp *resp, const struct svc_oauth_provider *p)
+{
+	return svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "%s sign-in is not configured on this instance.",
+			      p ? p->label : "This");
+}
+
+/* Starts a flow: state cookie and 302 to the provider's authorization page. */
+static int oauth_begin(struct svc_req *req, struct svc_resp *resp, const struct svc_oauth_provider *p, int assistant)
+{
+	const struct svc_auth_config *a = &req->ctx->auth;
+	const struct svc_config *c = &req->ctx->cfg;
+	char state[SVC_OAUTH_STATE_MAX], cookie[SVC_OAUTH_COOKIE_MAX], verifier[SVC_OAUTH_VERIFIER_LEN + 1];
+	char *url = NULL;
+	int err;
+
+	if ((err = limit_hit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
+		return err;
+	if ((err = svc_oauth_state_make(c->jwt_secret, c->jwt_secret_len, p->name, assistant ? "assistant" : "signin",
+					assistant ? req->user_id : "", svc_now_ms() / 1000, a->oauth_state_ttl_secs,
+					state, cookie, verifier)) < 0)
+		return err;
+	if ((err = svc_oauth_authorize_url(p, &a->oauth[p->id], assistant, state, verifier, &url)) < 0)
+		goto done;
+	if ((err = svc_resp_cookie(resp, COOKIE_OAUTH, cookie, REFRESH_PATH, a->oauth_state_ttl_secs)) < 0 ||
+	    (err = svc_resp_header(resp, "Location", url)) < 0)
+		goto done;
+	resp->status = 302;
+done:
+	free(url);
+	OPENSSL_cleanse(verifier, sizeof verifier);
+	OPENSSL_cleanse(cookie, sizeof cookie);
+	return err;
+}
+
+/* GET /auth/github, /auth/google: 302 to the provider (sets the svc_oauth cookie); 404 not configured; 429. */
+int svc_api_auth_oauth_start(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_oauth_provider *p = path_provider(req);
+
+	if (!p || !req->ctx->auth.oauth[p->id].client_id[0])
+		return not_configured(resp, p);
+	return oauth_begin(req, resp, p, 0);
+}
+
+/*
+ * Finds the user of profile `prof` from provider `p`: the linked identity,
+ * else the account with the same verified address (linked now), else a new
+ * account with its personal workspace. Writes the user id into out (37
+ * bytes). Returns 0, SVC_E_FORBIDDEN (no verified address), DB errors.
+ */
+static int oauth_user(struct svc_req *req, const struct svc_oauth_provider *p, const struct svc_oauth_profile *prof,
+		      char *out)
+{
+	struct svc_db *db = req->ctx->db;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv q[4];
+	char email[256], uid[37];
+	const char *display;
+	int err, attempt;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		q[0] = svc_dbv_str(p->name);
+		q[1] = svc_dbv_str(prof->subject);
+		if ((err = svc_db_run(db, STMT_IDENTITY_GET, q, 2, &rows, NULL)) < 0)
+			return err;
+		if (rows && rows->nrows == 1 && svc_uuid_valid(svc_rows_get(rows, 0, 0) ? svc_rows_get(rows, 0, 0) : "")) {
+			memcpy(out, svc_rows_get(rows, 0, 0), 37);
+			svc_rows_free(rows);
+			q[0] = svc_dbv_str(prof->email_verified ? prof->email : NULL);
+			q[1] = svc_dbv_str(p->name);
+			q[2] = svc_dbv_str(prof->subject);
+			svc_db_run(db, STMT_IDENTITY_TOUCH, q, 3, NULL, NULL);
+			return 0;
+		}
+		svc_rows_free(rows);
+		rows = NULL;
+		/* only a verified address may name (or claim) an account */
+		if (!prof->email_verified || normalise_email(prof->email, email) < 0)
+			return SVC_E_FORBIDDEN;
+		if ((err = svc_db_begin(db)) < 0)
+			return err;
+		q[0] = svc_dbv_str(email);
+		if ((err = svc_db_run(db, STMT_USER_BY_EMAIL, q, 1, &rows, NULL)) < 0)
+			goto fail;
+		if (rows && rows->nrows == 1) {
+			memcpy(uid, svc_rows_get(rows, 0, 0), 37);
+		} else {
+			display = prof->name[0] && !svc_is_blank(prof->name) ? prof->name : (prof->login[0] ? prof->login : NULL);
+			if (svc_uuid_v4(uid) < 0) {
+				err = SVC_E_INTERNAL;
+				goto fail;
+			}
+			if ((err = create_user(db, uid, email, NULL, display)) < 0)
+				goto fail;
+		}
+		svc_rows_free(rows);
+		rows = NULL;
+		q[0] = svc_dbv_str(p->name);
+		q[1] = svc_dbv_str(prof->subject);
+		q[2] = svc_dbv_str(uid);
+		q[3] = svc_dbv_str(email);
+		if ((err = svc_db_run(db, STMT_IDENTITY_INSERT, q, 4, NULL, NULL)) < 0)
+			goto fail;
+		if ((err = svc_db_commit(db)) < 0)
+			goto fail;
+		memcpy(out, uid, 37);
+		return 0;
+fail:
+		svc_rows_free(rows);
+		rows = NULL;
+		svc_db_rollback(db);
+		if (err != SVC_E_CONFLICT)
+			return err;
+		/* another sign-in of the same account won the race: look again */
+	}
+	return SVC_E_CONFLICT;
+}
+
+/*
+ * GET /auth/github/callback, /auth/google/callback ?code&state: checks the state against the
+ * svc_oauth cookie, exchanges the code, reads the profile, finds or creates the user, sets both
+ * session cookies and answers 302 to {app_url}/dashboard. Every failure is 302 to
+ * {app_url}/login?error=<code>: access_denied, provider_error, invalid_state, exchange_failed,
+ * profile_failed, email_not_verified, server_error. 404 when the provider is not configured; 429.
+ */
+int svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_oauth_provider *p = path_provider(req);
+	const struct svc_config *c = &req->ctx->cfg;
+	const struct svc_auth_config *a = &req->ctx->auth;
+	char code[2049], state[SVC_OAUTH_STATE_MAX], error[64], cookie[SVC_OAUTH_COOKIE_MAX];
+	char verifier[SVC_OAUTH_VERIFIER_LEN + 1], uid[37];
+	struct svc_oauth_profile prof;
+	char *access = NULL;
+	int err;
+
+	if (!p || !a->oauth[p->id].client_id[0])
+		return not_configured(resp, p);
+	if ((err = limit_hit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
+		return err;
+	svc_resp_cookie(resp, COOKIE_OAUTH, "", REFRESH_PATH, 0);
+	if (svc_req_query(req, "error", error, sizeof error) != 0)
+		return oauth_fail(req, resp, p, "/login", strcmp(error, "access_denied") == 0 ? "access_denied" : "provider_error");
+	if (svc_req_query(req, "code", code, sizeof code) != 1 || !code[0] ||
+	    svc_req_query(req, "state", state, sizeof state) != 1 ||
+	    svc_req_cookie(req, COOKIE_OAUTH, cookie, sizeof cookie) != 1 ||
+	    svc_oauth_state_check(c->jwt_secret, c->jwt_secret_len, p->name, "signin", "", state, cookie,
+				  svc_now_ms() / 1000, verifier) < 0)
+		return oauth_fail(req, resp, p, "/login", "invalid_state");
+	err = svc_oauth_exchange(p, &a->oauth[p->id], 0, code, verifier, &access);
+	OPENSSL_cleanse(verifier, sizeof verifier);
+	if (err < 0)
+		return oauth_fail(req, resp, p, "/login", "exchange_failed");
+	err = svc_oauth_fetch_profile(p, &a->oauth[p->id], access, &prof);
+	svc_oauth_free_token(access);
+	if (err < 0)
+		return oauth_fail(req, resp, p, "/login", "profile_failed");
+	err = oauth_user(req, p, &prof, uid);
+	if (err == SVC_E_FORBIDDEN)
+		return oauth_fail(req, resp, p, "/login", "email_not_verified");
+	if (err < 0 || issue_session(req, resp, uid, NULL) < 0)
+		return oauth_fail(req, resp, p, "/login", "server_error");
+	AUTH_LOG(req, "oauth_ok", "provider=%s user=%s", p->name, uid);
+	return redirect_app(req, resp, "/dashboard", NULL);
+}
+
+/* GET /auth/github/assistant: (signed in) 302 to GitHub for the member's own assistant token; 404 not configured; 429. */
+int svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_oauth_provider *p = svc_oauth_provider_get(SVC_OAUTH_GITHUB);
+
+	if (!req->ctx->auth.oauth[p->id].assistant_client_id[0])
+		return not_configured(resp, p);
+	return oauth_begin(req, resp, p, 1);
+}
+
+/*
+ * GET /auth/github/assistant/callback ?code&state: for the signed-in member who started the flow,
+ * exchanges the code and stores the token AES-256-GCM sealed (lib/crypto.h, instance key; never
+ * returned), then 302 to {app_url}/settings?assistant=connected. Failures: 302 to
+ * {app_url}/settings?error=<code>: session_required, access_denied, provider_error,
+ * invalid_state, exchange_failed, encryption_unavailable, server_error. 404 not configured.
+ */
+int svc_api_auth_assistant_callback(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_oauth_provider *p = svc_oauth_provider_get(SVC_OAUTH_GITHUB);
+	const struct svc_config *c = &req->ctx->cfg;
+	const struct svc_auth_config *a = &req->ctx->auth;
+	char code[2049], state[SVC_OAUTH_STATE_MAX], error[64], cookie[SVC_OAUTH_COOKIE_MAX];
+	char verifier[SVC_OAUTH_VERIFIER_LEN + 1], row[64];
+	struct svc_oauth_profile prof;
+	struct svc_dbv q[4];
+	char *access = NULL, *sealed = NULL;
+	int err;
+
+	if (!a->oauth[p->id].assistant_client_id[0])
+		return not_configured(resp, p);
+	if ((err = limit_hit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
+		return err;
+	svc_resp_cookie(resp, COOKIE_OAUTH, "", REFRESH_PATH, 0);
+	if (!req->user_id[0])
+		return oauth_fail(req, resp, p, "/settings", "session_required");
+	if (svc_req_query(req, "error", error, sizeof error) != 0)
+		return oauth_fail(req, resp, p, "/settings", strcmp(error, "access_denied") == 0 ? "access_denied" : "provider_error");
+	if (svc_req_query(req, "code", code, sizeof code) != 1 || !code[0] ||
+	    svc_req_query(req, "state", state, sizeof state) != 1 ||
+	    svc_req_cookie(req, COOKIE_OAUTH, cookie, sizeof cookie) != 1 ||
+	    svc_oauth_state_check(c->jwt_secret, c->jwt_secret_len, p->name, "assistant", req->user_id, state, cookie,
+				  svc_now_ms() / 1000, verifier) < 0)
+		return oauth_fail(req, resp, p, "/settings", "invalid_state");
+	err = svc_oauth_exchange(p, &a->oauth[p->id], 1, code, verifier, &access);
+	OPENSSL_cleanse(verifier, sizeof verifier);
+	if (err < 0)
+		return oauth_fail(req, resp, p, "/settings", "exchange_failed");
+	memset(&prof, 0, sizeof prof);
+	if (svc_oauth_fetch_profile(p, &a->oauth[p->id], access, &prof) < 0)
+		prof.login[0] = '\0';   /* the login is only shown; the token is what matters */
+	snprintf(row, sizeof row, "%s:%s", req->user_id, p->name);
+	err = svc_crypto_seal_secret(req->ctx->db, c, NULL, "assistant_tokens", "sealed_token", row, access,
+				     strlen(access), &sealed);
+	svc_oauth_free_token(access);
+	if (err < 0)
+		return oauth_fail(req, resp, p, "/settings", err == SVC_E_UNAVAILABLE ? "encryption_unavailable" : "server_error");
+	q[0] = svc_dbv_str(req->user_id);
+	q[1] = svc_dbv_str(p->name);
+	q[2] = svc_dbv_str(sealed);
+	q[3] = svc_dbv_str(prof.login[0] ? prof.login : NULL);
+	err = svc_db_run(req->ctx->db, STMT_ASSISTANT_UPSERT, q, 4, NULL, NULL);
+	free(sealed);
+	if (err < 0)
+		return oauth_fail(req, resp, p, "/settings", "server_error");
+	AUTH_LOG(req, "assistant_connected", "provider=%s user=%s", p->name, req->user_id);
+	return redirect_app(req, resp, "/settings?assistant=connected", NULL);
+}

@@ -1,0 +1,1246 @@
+/* api_chat.c: chat and plan turns answered as server-sent event streams by the agent, stop, the timeline, and the queued first prompt. */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "api/api.h"
+#include "api/api_agent.h"
+#include "core/err.h"
+#include "auth/internal.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "project/repo.h"
+
+/*
+ * A comment line after 1 s of silence. lighttpd and Apache learn that a
+ * client left only when a write to it fails, and only then close our FastCGI
+ * connection (which tick() watches): without a write, a model that thinks
+ * silently would go on generating for nothing. The comments also keep
+ * lighttpd's server.max-write-idle and proxies' idle timeouts from ending a
+ * quiet stream. docs/operations.md "Chat streams and cancellation".
+ */
+#define KEEPALIVE_MS 1000
+#define HEARTBEAT_MS 10000      /* generation lock refresh; a lock older than 90 s is stale */
+#define STOP_POLL_MS 500        /* how often a stop request from another process is looked for */
+#define DELTA_STORE_MAX (1024 * 1024)
+#define TEXT_MAX 100000         /* code points of a user message */
+#define PLAN_MESSAGE_MAX (256 * 1024)
+#define SUMMARY_PREFIX "(Summary of the earlier conversation)\n"
+
+/* State of one turn, shared by the agent's callbacks; resp is NULL when svc-worker runs it. */
+struct turn {
+	struct svc_db *db;
+	const struct svc_config *cfg;
+	struct svc_resp *resp;
+	int fcgi_fd;                   /* the FastCGI connection, watched for the client leaving; -1 when none */
+	const char *chat_id;
+	char turn_id[37];
+	int client_gone;
+	int stop_requested;
+	int64_t last_heartbeat_ms;
+	int64_t last_stop_poll_ms;
+	struct svc_buf deltas;         /* consecutive assistant.message_delta text, stored as one row */
+	char *final_text;              /* the assistant.message text, for plans */
+};
+
+/* What one turn is asked to do. */
+struct turn_spec {
+	const char *project_id, *workspace_id, *chat_id, *user_id;
+	const char *text;               /* the user message */
+	const char *model;              /* the message's model override, or NULL */
+	const char *mode;               /* the mode this turn runs in */
+	struct json_object *attachments; /* as sent, kept in the user.message event; may be NULL */
+	struct json_object *images;      /* as checked by svc_agent_attachments_check(); may be NULL */
+	int plan;                        /* parse the final message into the chat's plan */
+	int user_stored;                 /* the user.message is in the timeline already (queued first prompt) */
+};
+
+static int store_event(struct turn *t, const char *type, struct json_object *event)
+{
+	struct svc_dbv p[4];
+
+	p[0] = svc_dbv_str(t->chat_id);
+	p[1] = svc_dbv_str(t->turn_id);
+	p[2] = svc_dbv_str(type);
+	p[3] = svc_dbv_str(json_object_to_json_string_ext(event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	return svc_db_run(t->db, STMT_EVENT_INSERT, p, 4, NULL, NULL);
+}
+
+/* Stores the text deltas gathered so far as one assistant.message_delta event of the timeline. */
+static void flush_deltas(struct turn *t)
+{
+	struct json_object *o;
+
+	if (!t->deltas.len)
+		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "delta", json_object_new_string_len(t->deltas.data, (int)t->deltas.len));
+	json_object_object_add(o, "type", json_object_new_string("assistant.message_delta"));
+	if (store_event(t, "assistant.message_delta", o) < 0)
+		svc_log_error("chat: cannot store deltas of turn %s", t->turn_id);
+	json_object_put(o);
+	svc_buf_reset(&t->deltas);
+}
+
+/* Sends one event to the client (unless it has gone or there is none) and records it in the timeline. */
+static int emit(void *ctx, const char *type, struct json_object *payload)
+{
+	struct turn *t = ctx;
+	struct json_object *ev = json_object_new_object();
+	int err = 0;
+
+	json_object_object_foreach(payload, key, val)
+		json_object_object_add(ev, key, json_object_get(val));
+	if (strcmp(type, "assistant.message_delta") == 0) {
+		const char *d = svc_json_str(payload, "delta");
+		if (d && svc_buf_adds(&t->deltas, d) == SVC_E_TOO_LARGE) {
+			flush_deltas(t);
+			svc_buf_adds(&t->deltas, d);
+		}
+	} else {
+		flush_deltas(t);
+		json_object_object_add(ev, "type", json_object_new_string(type));
+		if (store_event(t, type, ev) < 0)
+			svc_log_error("chat: cannot store %s of turn %s", type, t->turn_id);
+		if (strcmp(type, "assistant.message") == 0 && svc_json_str(payload, "text")) {
+			free(t->final_text);
+			t->final_text = strdup(svc_json_str(payload, "text"));
+		}
+	}
+	if (t->resp && !t->client_gone && svc_sse_event(t->resp, type, ev) < 0)
+		t->client_gone = 1;
+	json_object_put(ev);
+	if (t->client_gone)
+		err = SVC_E_CLIENT_GONE;
+	return err;
+}
+
+/*
+ * Whether the web server closed our FastCGI connection (its client left):
+ * lighttpd closes it at once, which shows as POLLRDHUP/POLLHUP. The request
+ * body has been read, so pending input is at most the empty end-of-stdin
+ * record or an FCGI_ABORT_REQUEST, neither of which alone means "gone".
+ */
+static int peer_closed(int fd)
+{
+	struct pollfd pfd;
+
+	if (fd < 0)
+		return 0;
+	pfd.fd = fd;
+	pfd.events = POLLIN | POLLRDHUP;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) <= 0)
+		return 0;
+	return (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+static int tick(void *ctx)
+{
+	struct turn *t = ctx;
+	int64_t now = svc_mono_ms();
+	struct svc_dbv p[2];
+
+	if (t->resp && !t->client_gone &&
+	    (peer_closed(t->fcgi_fd) || svc_sse_keepalive(t->resp, KEEPALIVE_MS) < 0))
+		t->client_gone = 1;
+	if (t->client_gone)
+		return SVC_E_CLIENT_GONE;
+	p[0] = svc_dbv_str(t->chat_id);
+	p[1] = svc_dbv_str(t->turn_id);
+	if (now - t->last_heartbeat_ms >= HEARTBEAT_MS) {
+		t->last_heartbeat_ms = now;
+		svc_db_run(t->db, STMT_GEN_HEARTBEAT, p, 2, NULL, NULL);
+	}
+	if (now - t->last_stop_poll_ms >= STOP_POLL_MS) {
+		struct svc_rows *rows = NULL;
+		t->last_stop_poll_ms = now;
+		if (svc_db_run(t->db, STMT_GEN_STOP_REQUESTED, p, 2, &rows, NULL) == 0 && rows &&
+		    rows->nrows == 1 && strcmp(svc_rows_get(rows, 0, 0) ? svc_rows_get(rows, 0, 0) : "0", "1") == 0)
+			t->stop_requested = 1;
+		svc_rows_free(rows);
+	}
+	return t->stop_requested ? SVC_E_CANCELLED : 0;
+}
+
+/* The latest compaction summary of a chat: the event id it covers (0 = none) and its text (may be NULL). */
+static void latest_summary(struct svc_db *db, const char *chat_id, int64_t *out_up_to, char **out_text)
+{
+	struct svc_dbv p = svc_dbv_str(chat_id);
+	struct svc_rows *rows = NULL;
+	uint64_t id;
+
+	*out_up_to = 0;
+	*out_text = NULL;
+	if (svc_db_run(db, STMT_AGENT_SUMMARY_LATEST, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1 &&
+	    svc_parse_u64(svc_rows_get(rows, 0, 0), (uint64_t)INT64_MAX, &id) == 0) {
+		*out_up_to = (int64_t)id;
+		*out_text = svc_rows_get(rows, 0, 1) ? strdup(svc_rows_get(rows, 0, 1)) : NULL;
+	}
+	svc_rows_free(rows);
+}
+
+static void add_message(struct json_object *arr, const char *role, const char *text)
+{
+	struct json_object *m = json_object_new_object();
+
+	json_object_object_add(m, "role", json_object_new_string(role));
+	json_object_object_add(m, "content", json_object_new_string(text));
+	json_object_array_add(arr, m);
+}
+
+#define HISTORY_IMAGE_BYTES (16 * 1024 * 1024) /* base64 bytes of earlier images sent again, newest first */
+#define IMAGE_TOKENS 1600                       /* what one image counts for in the estimate */
+#define HISTORY_CALLS_OPEN 32                   /* tool calls waiting for their results */
+
+/* Rebuilding the conversation from the timeline (load_history). */
+struct hist {
+	struct json_object *arr;         /* the conversation, as struct svc_agent_turn.history */
+	struct json_object *open_calls;  /* tool_calls of the assistant entry collecting calls, or NULL */
+	struct {
+		char orig[128];          /* the id the provider gave the call */
+		char id[24];             /* the id it has in the rebuilt conversation */
+		char name[64];
+	} pending[HISTORY_CALLS_OPEN];
+	size_t npending;
+	unsigned ncalls;                 /* calls so far: rebuilt ids are h1, h2, ... */
+	size_t chars;                    /* characters of texts, arguments and results */
+};
+
+static void hist_tool(struct hist *h, const char *id, const char *name, const char *content, int is_error)
+{
+	struct json_object *m = json_object_new_object();
+
+	json_object_object_add(m, "role", json_object_new_string("tool"));
+	json_object_object_add(m, "tool_call_id", json_object_new_string(id));
+	json_object_object_add(m, "name", json_object_new_string(name));
+	json_object_object_add(m, "content", json_object_new_string(content));
+	json_object_object_add(m, "is_error", json_object_new_boolean(is_error));
+	json_object_array_add(h->arr, m);
+	h->chars += strlen(content);
+}
+
+/* Calls that never got a result (the turn ended between a call and its result) get one, as providers want. */
+static void hist_close(struct hist *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->npending; i++)
+		hist_tool(h, h->pending[i].id, h->pending[i].name, "error: the tool did not run: the turn ended first", 1);
+	h->npending = 0;
+	h->open_calls = NULL;
+}
+
+/*
+ * A tool.call event {id, tool, args}: added to the assistant entry that
+ * collects calls (a new one after a result), with a fresh id, so ids that
+ * providers reuse across turns stay unique and fit Anthropic's pattern.
+ */
+static void hist_call(struct hist *h, struct json_object *ev)
+{
+	const char *orig = svc_json_str(ev, "id"), *name = svc_json_str(ev, "tool"), *args_text = "{}";
+	struct json_object *args = NULL, *m, *c;
+
+	if (!orig || !name || strlen(orig) >= sizeof h->pending[0].orig || strlen(name) >= sizeof h->pending[0].name)
+		return;
+	if (h->npending == HISTORY_CALLS_OPEN)
+		hist_close(h);
+	if (!h->open_calls) {
+		m = json_object_new_object();
+		json_object_object_add(m, "role", json_object_new_string("assistant"));
+		json_object_object_add(m, "content", json_object_new_string(""));
+		h->open_calls = json_object_new_array();
+		json_object_object_add(m, "tool_calls", h->open_calls);
+		json_object_array_add(h->arr, m);
+	}
+	if (json_object_object_get_ex(ev, "args", &args) && json_object_is_type(args, json_type_object))
+		args_text = json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	snprintf(h->pending[h->npending].orig, sizeof h->pending[0].orig, "%s", orig);
+	snprintf(h->pending[h->npending].id, sizeof h->pending[0].id, "h%u", ++h->ncalls);
+	snprintf(h->pending[h->npending].name, sizeof h->pending[0].name, "%s", name);
+	c = json_object_new_object();
+	json_object_object_add(c, "id", json_object_new_string(h->pending[h->npending].id));
+	json_object_object_add(c, "name", json_object_new_string(name));
+	json_object_object_add(c, "arguments", json_object_new_string(args_text));
+	json_object_array_add(h->open_calls, c);
+	h->npending++;
+	h->chars += strlen(name) + strlen(args_text);
+}
+
+/* A tool.result {id, result} or tool.error {id, error} event; a result without its call is left out. */
+static void hist_result(struct hist *h, struct json_object *ev, int is_error)
+{
+	const char *orig = svc_json_str(ev, "id"), *text = svc_json_str(ev, is_error ? "error" : "result");
+	struct svc_buf b;
+	size_t i;
+
+	for (i = 0; orig && i < h->npending && strcmp(h->pending[i].orig, orig) != 0; i++)
+		;
+	if (!orig || i == h->npending)
+		return;
+	svc_buf_init(&b, 2 * 1024 * 1024);
+	/* the model saw an error as "error: <text>" (lib/agent.c run_call) */
+	if ((!is_error || svc_buf_adds(&b, "error: ") == 0) && svc_buf_adds(&b, text ? text : "") == 0)
+		hist_tool(h, h->pending[i].id, h->pending[i].name, b.data ? b.data : "", is_error);
+	svc_buf_dispose(&b);
+	memmove(&h->pending[i], &h->pending[i + 1], (h->npending - i - 1) * sizeof h->pending[0]);
+	if (--h->npending == 0)
+		h->open_calls = NULL; /* the next call starts a new assistant entry */
+}
+
+/*
+ * Images of earlier user messages are sent again (docs/agent.md "Attachments
+ * in the history"), newest first, up to HISTORY_IMAGE_BYTES of base64; older
+ * ones are left out with a note in their message. Returns the characters the
+ * kept images count for in the estimate.
+ */
+static size_t hist_trim_images(struct json_object *arr)
+{
+	size_t i = json_object_array_length(arr), used = 0, chars = 0, k, n, bytes;
+	struct json_object *m, *imgs;
+	int over = 0;
+
+	while (i-- > 0) {
+		m = json_object_array_get_idx(arr, i);
+		if (!json_object_object_get_ex(m, "images", &imgs))
+			continue;
+		n = json_object_array_length(imgs);
+		for (k = 0, bytes = 0; k < n; k++) {
+			const char *data = svc_json_str(json_object_array_get_idx(imgs, k), "data");
+			bytes += data ? strlen(data) : 0;
+		}
+		if (over || bytes > HISTORY_IMAGE_BYTES - used) {
+			struct svc_buf b;
+			char note[96];
+
+			over = 1;
+			snprintf(note, sizeof note, "\n[%zu image%s of this message no longer shown]", n, n == 1 ? "" : "s");
+			svc_buf_init(&b, 2 * 1024 * 1024);
+			if (svc_buf_adds(&b, svc_json_str(m, "content") ? svc_json_str(m, "content") : "") == 0 &&
+			    svc_buf_adds(&b, note) == 0)
+				json_object_object_add(m, "content", json_object_new_string(b.data));
+			svc_buf_dispose(&b);
+			json_object_object_del(m, "images");
+			continue;
+		}
+		used += bytes;
+		chars += n * IMAGE_TOKENS * 4;
+	}
+	return chars;
+}
+
+/*
+ * The conversation so far as struct svc_agent_turn.history: the latest
+ * compaction summary (as a user message), then what happened after it (its
+ * newest 1000 events, at most about 48 MiB of them: STMT_AGENT_HISTORY_AFTER):
+ * user messages with their images (svc_agent_attachments_check() again),
+ * the tool calls with their results, the assistants' final messages.
+ * *out_chars gets the characters of it all (an image counts as
+ * IMAGE_TOKENS * 4), for the context estimate.
+ */
+static struct json_object *load_history(struct svc_db *db, const char *chat_id, size_t *out_chars)
+{
+	struct svc_dbv p[2];
+	struct svc_rows *rows = NULL;
+	struct hist h;
+	struct svc_buf b;
+	char *summary = NULL, msg[64];
+	int64_t after;
+	size_t r;
+
+	memset(&h, 0, sizeof h);
+	h.arr = json_object_new_array();
+	latest_summary(db, chat_id, &after, &summary);
+	if (summary) {
+		svc_buf_init(&b, 8 * 1024 * 1024);
+		if (svc_buf_adds(&b, SUMMARY_PREFIX) == 0 && svc_buf_adds(&b, summary) == 0) {
+			add_message(h.arr, "user", b.data);
+			h.chars += b.len;
+		}
+		svc_buf_dispose(&b);
+		free(summary);
+	}
+	p[0] = svc_dbv_str(chat_id);
+	p[1] = svc_dbv_i64(after);
+	if (svc_db_run(db, STMT_AGENT_HISTORY_AFTER, p, 2, &rows, NULL) < 0 || !rows)
+		goto done;
+	for (r = 0; r < rows->nrows; r++) {
+		struct json_object *ev = NULL, *att = NULL, *images = NULL;
+		const char *type = svc_rows_get(rows, r, 1), *payload = svc_rows_get(rows, r, 2), *text;
+
+		if (!type || !payload || svc_json_parse_object(payload, strlen(payload), &ev) < 0)
+			continue;
+		text = svc_json_str(ev, "text");
+		if (strcmp(type, "user.message") == 0) {
+			hist_close(&h);
+			if (text && *text) {
+				add_message(h.arr, "user", text);
+				h.chars += strlen(text);
+				if (json_object_object_get_ex(ev, "attachments", &att) &&
+				    svc_agent_attachments_check(att, &images, msg, sizeof msg) == 0 &&
+				    json_object_array_length(images) > 0)
+					json_object_object_add(json_object_array_get_idx(h.arr, json_object_array_length(h.arr) - 1),
+							       "images", json_object_get(images));
+				json_object_put(images);
+			}
+		} else if (json_object_array_length(h.arr) == 0) {
+			/* the page of events began inside a turn: start at its next user message */
+		} else if (strcmp(type, "assistant.message") == 0) {
+			hist_close(&h);
+			if (text && *text) {
+				add_message(h.arr, "assistant", text);
+				h.chars += strlen(text);
+			}
+		} else if (strcmp(type, "tool.call") == 0) {
+			hist_call(&h, ev);
+		} else if (strcmp(type, "tool.result") == 0 || strcmp(type, "tool.error") == 0) {
+			hist_result(&h, ev, strcmp(type, "tool.error") == 0);
+		}
+		json_object_put(ev);
+	}
+	hist_close(&h);
+done:
+	svc_rows_free(rows);
+	h.chars += hist_trim_images(h.arr);
+	*out_chars = h.chars;
+	return h.arr;
+}
+
+/* A chat title from the first message: its first line, at most 60 characters. */
+static void title_from(const char *text, char *out, size_t max)
+{
+	size_t o = 0, cps = 0;
+
+	while (*text == ' ' || *text == '\n' || *text == '\t' || *text == '\r')
+		text++;
+	for (; *text && *text != '\n' && o + 4 < max; text++) {
+		if (((unsigned char)*text & 0xc0) != 0x80 && ++cps > 60)
+			break;
+		out[o++] = *text;
+	}
+	out[o] = '\0';
+}
+
+static int chat_get(struct svc_db *db, const char *chat_id, const char *project_id, struct svc_rows **out)
+{
+	struct svc_dbv p[2] = { svc_dbv_str(chat_id), svc_dbv_str(project_id) };
+	struct svc_rows *rows = NULL;
+	int err = svc_db_run(db, STMT_CHAT_GET, p, 2, &rows, NULL);
+
+	if (err < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_NOT_FOUND;
+	}
+	*out = rows;
+	return 0;
+}
+
+static int chat_in_project(struct svc_req *req, const char *chat_id, const char *project_id, struct svc_rows **out)
+{
+	return chat_get(req->ctx->db, chat_id, project_id, out);
+}
+
+/* A decimal from the database ("12.500000"), 0 when NULL or not a number. */
+static double db_decimal(const char *s, double dflt)
+{
+	char *end;
+	double d;
+
+	if (!s)
+		return dflt;
+	d = strtod(s, &end);
+	return *end ? dflt : d;
+}
+
+/* 1 when the workspace has used its credit (spend >= limit). */
+static int credit_exhausted(struct svc_db *db, const struct svc_config *cfg, const char *wid, double *out_limit)
+{
+	struct svc_dbv p = svc_dbv_str(wid);
+	struct svc_rows *rows = NULL;
+	double limit = cfg->default_credit_usd, spent = 0;
+
+	if (svc_db_run(db, STMT_AGENT_CREDIT_GET, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1) {
+		limit = db_decimal(svc_rows_get(rows, 0, 0), cfg->default_credit_usd);
+		spent = db_decimal(svc_rows_get(rows, 0, 1), 0);
+	}
+	svc_rows_free(rows);
+	*out_limit = limit;
+	return spent >= limit;
+}
+
+static void add_spend(struct svc_db *db, const char *wid, double cost)
+{
+	struct svc_dbv p[2];
+	char text[64];
+
+	if (!(cost > 0))
+		return;
+	snprintf(text, sizeof text, "%.6f", cost);
+	p[0] = svc_dbv_str(wid);
+	p[1] = svc_dbv_str(text);
+	if (svc_db_run(db, STMT_AGENT_CREDIT_ADD, p, 2, NULL, NULL) < 0)
+		svc_log_error("chat: cannot record a spend of %s USD for workspace %s", text, wid);
+}
+
+/* The tokens the last request of the chat used (from its stored session.usage_info after `after`), or -1. */
+static int64_t last_usage(struct svc_db *db, const char *chat_id, int64_t after)
+{
+	struct svc_dbv p[2] = { svc_dbv_str(chat_id), svc_dbv_i64(after) };
+	struct svc_rows *rows = NULL;
+	struct json_object *ev = NULL, *v;
+	const char *payload;
+	int64_t n = -1;
+
+	if (svc_db_run(db, STMT_AGENT_LAST_USAGE, p, 2, &rows, NULL) == 0 && rows && rows->nrows == 1 &&
+	    (payload = svc_rows_get(rows, 0, 0)) && svc_json_parse_object(payload, strlen(payload), &ev) == 0) {
+		n = 0;
+		if (json_object_object_get_ex(ev, "inputTokens", &v))
+			n += json_object_get_int64(v);
+		if (json_object_object_get_ex(ev, "outputTokens", &v))
+			n += json_object_get_int64(v);
+	}
+	json_object_put(ev);
+	svc_rows_free(rows);
+	return n;
+}
+
+static int64_t last_event_id(struct svc_db *db, const char *chat_id)
+{
+	struct svc_dbv p = svc_dbv_str(chat_id);
+	struct svc_rows *rows = NULL;
+	uint64_t id = 0;
+
+	if (svc_db_run(db, STMT_AGENT_LAST_EVENT_ID, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1 &&
+	    svc_parse_u64(svc_rows_get(rows, 0, 0), (uint64_t)INT64_MAX, &id) < 0)
+		id = 0;
+	svc_rows_free(rows);
+	return (int64_t)id;
+}
+
+/*
+ * Compaction: when the next request would not fit the model's context
+ * window, the history is summarised first and replaced by the summary. The
+ * estimate is the larger of the tokens the provider reported for the last
+ * turn and the history's characters / 4 (texts, tool calls and results,
+ * images as IMAGE_TOKENS each: a provider that reports no usage, or a
+ * turn whose tool output the provider's count does not show yet), plus the
+ * new text / 4 and its images. `up_to` is the last event before this turn.
+ */
+static int maybe_compact(struct turn *t, struct svc_agent_turn *at, int64_t window, size_t history_chars,
+			 int64_t up_to, struct json_object **history, struct svc_agent_result *spent, char *msg,
+			 size_t msgmax)
+{
+	struct svc_agent_result r;
+	struct json_object *ev, *fresh;
+	struct svc_dbv p[3];
+	struct svc_buf b;
+	char *summary = NULL, *old = NULL;
+	int64_t after, est;
+	int err;
+
+	if (window <= 0 || json_object_array_length(*history) == 0)
+		return 0;
+	latest_summary(t->db, t->chat_id, &after, &old);
+	free(old);
+	est = last_usage(t->db, t->chat_id, after);
+	if (est < (int64_t)(history_chars / 4))
+		est = (int64_t)(history_chars / 4);
+	est += (int64_t)(strlen(at->user_text) / 4);
+	if (at->images)
+		est += (int64_t)json_object_array_length(at->images) * IMAGE_TOKENS;
+	if (est <= window)
+		return 0;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "estimatedTokens", json_object_new_int64(est));
+	json_object_object_add(ev, "contextWindow", json_object_new_int64(window));
+	err = emit(t, "session.compaction_start", ev);
+	json_object_put(ev);
+	if (err < 0)
+		return err;
+	at->history = *history;
+	err = svc_agent_summarize(at, &summary, &r);
+	spent->input_tokens += r.input_tokens;
+	spent->output_tokens += r.output_tokens;
+	if (err < 0) {
+		snprintf(msg, msgmax, "%s", r.message);
+		return err;
+	}
+	p[0] = svc_dbv_str(t->chat_id);
+	p[1] = svc_dbv_i64(up_to);
+	p[2] = svc_dbv_str(summary);
+	if ((err = svc_db_run(t->db, STMT_AGENT_SUMMARY_INSERT, p, 3, NULL, NULL)) < 0) {
+		free(summary);
+		return err;
+	}
+	fresh = json_object_new_array();
+	svc_buf_init(&b, 8 * 1024 * 1024);
+	if (svc_buf_adds(&b, SUMMARY_PREFIX) == 0 && svc_buf_adds(&b, summary) == 0)
+		add_message(fresh, "user", b.data);
+	svc_buf_dispose(&b);
+	json_object_put(*history);
+	*history = fresh;
+	at->history = fresh;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "summaryChars", json_object_new_int64((int64_t)strlen(summary)));
+	json_object_object_add(ev, "inputTokens", json_object_new_int64(r.input_tokens));
+	json_object_object_add(ev, "outputTokens", json_object_new_int64(r.output_tokens));
+	free(summary);
+	err = emit(t, "session.compaction_complete", ev);
+	json_object_put(ev);
+	return err;
+}
+
+/* Emits the final `error` event {error, message}. */
+static void emit_error(struct turn *t, int code, const char *message)
+{
+	struct json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "error", json_object_new_string(svc_err_code(code)));
+	json_object_object_add(e, "message", json_object_new_string(message && message[0] ? message : svc_err_message(code)));
+	emit(t, "error", e);
+	json_object_put(e);
+}
+
+/*
+ * What the chat's mode means for this turn (SVC_AI_MODES, docs/agent.md
+ * "Custom modes"): sets at->all_tools and, for a custom mode with a prompt
+ * file, *out_extra (malloc'd, at most SVC_AGENT_PROMPT_EXTRA_MAX bytes; the
+ * caller frees it). A malformed table or an unreadable file is logged and the
+ * turn goes on as chat would / without the addition.
+ */
+static void apply_mode(const struct svc_config *cfg, const char *mode, struct svc_agent_turn *at, char **out_extra)
+{
+	struct svc_agent_mode m;
+	char msg[256], *text = NULL;
+	size_t n;
+	FILE *f;
+
+	*out_extra = NULL;
+	if (svc_agent_mode_lookup(svc_config_get(cfg, "SVC_AI_MODES", ""), mode, &m, msg, sizeof msg) < 0) {
+		svc_log_error("chat: %s; mode %s runs as chat", msg, mode ? mode : "(none)");
+		return;
+	}
+	at->all_tools = m.build;
+	if (!m.prompt_file[0])
+		return;
+	if (!(f = fopen(m.prompt_file, "rb")) || !(text = malloc(SVC_AGENT_PROMPT_EXTRA_MAX + 1))) {
+		svc_log_error("chat: cannot read the prompt file %s of mode %s", m.prompt_file, m.name);
+		if (f)
+			fclose(f);
+		return;
+	}
+	n = fread(text, 1, SVC_AGENT_PROMPT_EXTRA_MAX, f);
+	if (ferror(f)) {
+		svc_log_error("chat: cannot read the prompt file %s of mode %s", m.prompt_file, m.name);
+		n = 0;
+	}
+	fclose(f);
+	text[n] = '\0';
+	*out_extra = text;
+}
+
+/*
+ * Everything between "the lock is held and the user message is stored" and
+ * the final event: credits, compaction, the agent, the commit, spend, plan.
+ */
+static void turn_body(struct turn *t, const struct turn_spec *sp, const struct svc_ai_provider *prov,
+		      struct json_object **history, size_t history_chars, int64_t up_to, const char *dir)
+{
+	struct svc_agent_turn at;
+	struct svc_agent_result result, spent;
+	struct json_object *done_ev;
+	const char *model = sp->model ? sp->model : prov->model;
+	char cmsg[200], first[80], sha[41] = "", limit_text[64], *prompt_extra = NULL;
+	double pin, pout, limit;
+	int rc, changed = 0;
+
+	memset(&result, 0, sizeof result);
+	memset(&spent, 0, sizeof spent);
+	if (!prov->base_url[0]) {
+		emit_error(t, SVC_E_NO_PROVIDER, "No AI provider is configured for this workspace.");
+		return;
+	}
+	if (credit_exhausted(t->db, t->cfg, sp->workspace_id, &limit)) {
+		snprintf(limit_text, sizeof limit_text, "The workspace has used its credit of %.2f USD.", limit);
+		emit_error(t, SVC_E_CREDIT, limit_text);
+		return;
+	}
+	svc_config_model_price(t->cfg, model, &pin, &pout);
+	memset(&at, 0, sizeof at);
+	at.provider.protocol = prov->protocol;
+	at.provider.base_url = prov->base_url;
+	at.provider.api_key = prov->api_key;
+	at.provider.model = model;
+	at.provider.price_input_per_mtok = pin;
+	at.provider.price_output_per_mtok = pout;
+	at.project_dir = dir;
+	at.mode = sp->mode;
+	apply_mode(t->cfg, sp->mode, &at, &prompt_extra);
+	at.prompt_extra = prompt_extra;
+	at.history = *history;
+	at.user_text = sp->text;
+	at.images = sp->images;
+	at.retry_max_secs = t->cfg->ai_retry_max_secs > 0 ? t->cfg->ai_retry_max_secs : -1;
+	at.emit = emit;
+	at.tick = tick;
+	at.ctx = t;
+	rc = t->client_gone ? SVC_E_CLIENT_GONE : 0;
+	if (rc == 0)
+		rc = maybe_compact(t, &at, svc_config_model_context(t->cfg, model), history_chars, up_to, history, &spent,
+				   result.message, sizeof result.message);
+	if (rc == 0)
+		rc = svc_agent_run(&at, &result);
+	free(prompt_extra);
+	flush_deltas(t);
+	spent.input_tokens += result.input_tokens;
+	spent.output_tokens += result.output_tokens;
+	add_spend(t->db, sp->workspace_id, (double)spent.input_tokens * pin / 1e6 + (double)spent.output_tokens * pout / 1e6);
+
+	/* Whatever the outcome, files already written become one commit: nothing is lost. */
+	title_from(sp->text, first, sizeof first);
+	snprintf(cmsg, sizeof cmsg, "Agent: %s", first);
+	if (svc_repo_commit_all(dir, cmsg, "svc agent", "agent@svc.invalid", sha, &changed) < 0)
+		svc_log_error("chat: commit of turn %s failed", t->turn_id);
+	if (changed) {
+		struct svc_dbv p = svc_dbv_str(sp->project_id);
+		svc_db_run(t->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
+		svc_internal_notify_files(t->cfg, sp->project_id); /* the live document takes the change (svc-wsd) */
+	}
+	if (rc == 0 && sp->plan) {
+		struct json_object *plan = NULL, *ev;
+		struct svc_dbv p[3];
+
+		if (svc_agent_plan_parse(t->final_text ? t->final_text : "", &plan) == 0) {
+			p[0] = svc_dbv_str(t->chat_id);
+			p[1] = svc_dbv_str(t->turn_id);
+			p[2] = svc_dbv_str(json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+			if (svc_db_run(t->db, STMT_AGENT_PLAN_INSERT, p, 3, NULL, NULL) < 0)
+				svc_log_error("chat: cannot store the plan of turn %s", t->turn_id);
+			ev = json_object_new_object();
+			json_object_object_add(ev, "plan", plan);
+			emit(t, "plan.created", ev);
+			json_object_put(ev);
+		}
+	}
+	if (rc == SVC_E_NO_PROVIDER || rc == SVC_E_MODEL_UNAVAILABLE || rc == SVC_E_CREDIT ||
+	    (rc < 0 && rc != SVC_E_CLIENT_GONE && rc != SVC_E_CANCELLED)) {
+		int code = (rc == SVC_E_NO_PROVIDER || rc == SVC_E_MODEL_UNAVAILABLE || rc == SVC_E_CREDIT) ? rc
+													  : SVC_E_INTERNAL;
+		emit_error(t, code, result.message);
+	} else {
+		/* also after the client left: the timeline records how the turn ended */
+		done_ev = json_object_new_object();
+		json_object_object_add(done_ev, "stopped", json_object_new_boolean(rc == SVC_E_CANCELLED || rc == SVC_E_CLIENT_GONE));
+		if (rc == SVC_E_CLIENT_GONE)
+			json_object_object_add(done_ev, "reason", json_object_new_string("client_gone"));
+		json_object_object_add(done_ev, "filesChanged", json_object_new_boolean(changed));
+		json_object_object_add(done_ev, "commit", changed ? json_object_new_string(sha) : NULL);
+		emit(t, "session.task_complete", done_ev);
+		json_object_put(done_ev);
+	}
+}
+
+/* Checks a model override against the provider's allowed models. Returns 0 or SVC_E_VALIDATION. */
+static int model_allowed(const struct svc_ai_provider *prov, const char *model)
+{
+	if (!model || !prov->base_url[0] || !prov->allowed_models[0])
+		return 0;
+	if (strcmp(model, prov->model) == 0 || svc_config_list_has(prov->allowed_models, model))
+		return 0;
+	return SVC_E_VALIDATION;
+}
+
+/* Takes the chat's generation lock for turn `turn_id`. Returns 0, SVC_E_CONFLICT or a DB error. */
+static int lock_chat(struct svc_db *db, const char *chat_id, const char *turn_id)
+{
+	struct svc_dbv p[2] = { svc_dbv_str(chat_id), svc_dbv_str(turn_id) };
+
+	svc_db_run(db, STMT_GEN_CLEAR_STALE, p, 1, NULL, NULL);
+	return svc_db_run(db, STMT_GEN_INSERT, p, 2, NULL, NULL);
+}
+
+static void unlock_chat(struct svc_db *db, const char *chat_id, const char *turn_id)
+{
+	struct svc_dbv p[2] = { svc_dbv_str(chat_id), svc_dbv_str(turn_id) };
+
+	svc_db_run(db, STMT_GEN_DELETE, p, 2, NULL, NULL);
+}
+
+/* Stores the user.message event and names an untitled chat after it. */
+static int store_user_message(struct turn *t, const struct turn_spec *sp)
+{
+	struct json_object *ev = json_object_new_object();
+	struct svc_dbv p[2];
+	char title[256];
+	int err;
+
+	json_object_object_add(ev, "text", json_object_new_string(sp->text));
+	json_object_object_add(ev, "attachments", sp->attachments ? json_object_get(sp->attachments) : json_object_new_array());
+	json_object_object_add(ev, "type", json_object_new_string("user.message"));
+	err = store_event(t, "user.message", ev);
+	json_object_put(ev);
+	if (err < 0)
+		return err;
+	title_from(sp->text, title, sizeof title);
+	p[0] = svc_dbv_str(title);
+	p[1] = svc_dbv_str(t->chat_id);
+	svc_db_run(t->db, STMT_CHAT_TOUCH, p, 2, NULL, NULL);
+	return 0;
+}
+
+/*
+ * A streamed turn for an HTTP client: everything after the request was
+ * validated and the project and chat found. Answers 400 (model), 409, or the
+ * stream. `set_mode` (may be NULL) becomes the chat's mode once the lock is held.
+ */
+static int stream_turn(struct svc_req *req, struct svc_resp *resp, struct turn_spec *sp, const char *set_mode)
+{
+	const struct svc_config *cfg = &req->ctx->cfg;
+	struct svc_ai_provider prov;
+	struct json_object *history = NULL;
+	struct turn t;
+	char dir[2048];
+	size_t hchars = 0;
+	int64_t up_to;
+	int err, locked = 0, have_prov = 0;
+
+	memset(&t, 0, sizeof t);
+	svc_buf_init(&t.deltas, DELTA_STORE_MAX);
+	t.db = req->ctx->db;
+	t.cfg = cfg;
+	t.resp = resp;
+	t.fcgi_fd = req->fcgi ? req->fcgi->ipcFd : -1;
+	t.chat_id = sp->chat_id;
+	if ((err = svc_project_dir(cfg, sp->project_id, dir, sizeof dir)) < 0 || (err = svc_uuid_v4(t.turn_id)) < 0)
+		goto done;
+	if ((err = svc_ai_provider_resolve(t.db, cfg, sp->workspace_id, &prov)) < 0) {
+		if (err == SVC_E_UNAVAILABLE || err == SVC_E_VALIDATION) {
+			err = SVC_E_UNAVAILABLE;
+			svc_resp_error(resp, err, NULL, "The workspace's AI provider key cannot be read.");
+		}
+		goto done;
+	}
+	have_prov = 1;
+	if (model_allowed(&prov, sp->model) < 0) {
+		err = svc_resp_error(resp, SVC_E_VALIDATION, "model", "model %.200s is not one of the provider's allowed models",
+				     sp->model);
+		goto done;
+	}
+	/* One generation per chat, across every responder process. */
+	if ((err = lock_chat(t.db, t.chat_id, t.turn_id)) < 0) {
+		if (err == SVC_E_CONFLICT)
+			svc_resp_error(resp, err, NULL, "A generation is already running in this chat.");
+		goto done;
+	}
+	locked = 1;
+	if (set_mode) {
+		struct svc_dbv p[2] = { svc_dbv_str(set_mode), svc_dbv_str(t.chat_id) };
+		if ((err = svc_db_run(t.db, STMT_AGENT_CHAT_SET_MODE, p, 2, NULL, NULL)) < 0)
+			goto done;
+	}
+	history = load_history(t.db, t.chat_id, &hchars);
+	up_to = last_event_id(t.db, t.chat_id);
+	if ((err = store_user_message(&t, sp)) < 0)
+		goto done;
+	if (svc_sse_begin(resp) < 0)
+		t.client_gone = 1;
+	t.last_heartbeat_ms = t.last_stop_poll_ms = svc_mono_ms();
+	turn_body(&t, sp, &prov, &history, hchars, up_to, dir);
+	err = 0;
+done:
+	if (locked)
+		unlock_chat(t.db, t.chat_id, t.turn_id);
+	if (have_prov)
+		svc_ai_provider_dispose(&prov);
+	json_object_put(history);
+	free(t.final_text);
+	svc_buf_dispose(&t.deltas);
+	return err;
+}
+
+/* Validates the message fields shared by chat and plan turns; fills sp (text, model, attachments, images). */
+static int message_fields(struct svc_req *req, struct svc_resp *resp, struct turn_spec *sp)
+{
+	static const struct svc_field fields[] = {
+		{ "chatId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
+		{ "text", SVC_V_TEXT, SVC_F_REQUIRED, 1, TEXT_MAX, NULL },
+		{ "model", SVC_V_STR, SVC_F_NULLABLE, 1, 200, NULL },
+		{ "attachments", SVC_V_ARRAY, SVC_F_NULLABLE, 0, 10, NULL },
+	};
+	const char *field;
+	char msg[256];
+	int err;
+
+	if ((err = svc_json_validate(req->json, fields, 4, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	sp->chat_id = svc_json_str(req->json, "chatId");
+	sp->text = svc_json_str(req->json, "text");
+	sp->model = svc_json_str(req->json, "model");
+	sp->attachments = NULL;
+	json_object_object_get_ex(req->json, "attachments", &sp->attachments);
+	if (sp->attachments && json_object_is_type(sp->attachments, json_type_null))
+		sp->attachments = NULL;
+	return 0;
+}
+
+/* The parts of a message turn after its fields: project, chat, attachments, then the stream. */
+static int message_turn(struct svc_req *req, struct svc_resp *resp, int plan)
+{
+	const char *project_id = svc_req_param(req, "projectId");
+	struct svc_rows *project = NULL, *chat = NULL;
+	struct turn_spec sp;
+	char msg[256];
+	int err;
+
+	memset(&sp, 0, sizeof sp);
+	if ((err = message_fields(req, resp, &sp)) < 0)
+		return err;
+	if ((err = svc_project_load(req, project_id, SVC_ACT_WRITE, &project)) < 0)
+		return err;
+	if ((err = chat_in_project(req, sp.chat_id, project_id, &chat)) < 0) {
+		svc_resp_error(resp, err, "chatId", "No chat with this id in this project.");
+		goto done;
+	}
+	if ((err = svc_agent_attachments_check(sp.attachments, &sp.images, msg, sizeof msg)) < 0) {
+		svc_resp_error(resp, err, "attachments", "%s", msg);
+		goto done;
+	}
+	sp.project_id = project_id;
+	sp.workspace_id = svc_rows_get(project, 0, PCOL_WORKSPACE);
+	sp.user_id = req->user_id;
+	sp.plan = plan;
+	sp.mode = plan ? "plan" : svc_rows_get(chat, 0, 2);
+	err = stream_turn(req, resp, &sp, plan ? "plan" : NULL);
+done:
+	json_object_put(sp.images);
+	svc_rows_free(chat);
+	svc_rows_free(project);
+	return err;
+}
+
+/*
+ * POST /chat/:projectId/messages {chatId, text, model?, attachments?}: 200
+ * text/event-stream; before the stream: 400 validation_failed (also a model
+ * the provider does not allow, a bad attachment), 403, 404 (project or
+ * chat), 409 (a generation is already running in this chat), 413 (an image
+ * over 5 MiB).
+ */
+int svc_api_chat_send(struct svc_req *req, struct svc_resp *resp)
+{
+	return message_turn(req, resp, 0);
+}
+
+/* POST /plan/:projectId {chatId, text, model?, attachments?}: as svc_api_chat_send, in plan mode. */
+int svc_api_plan_send(struct svc_req *req, struct svc_resp *resp)
+{
+	return message_turn(req, resp, 1);
+}
+
+/* Loads the newest plan of a chat as a new object. Returns 0, SVC_E_NOT_FOUND or a DB error. */
+static int plan_latest(struct svc_db *db, const char *chat_id, struct json_object **out, char *created, size_t max)
+{
+	struct svc_dbv p = svc_dbv_str(chat_id);
+	struct svc_rows *rows = NULL;
+	const char *text;
+	int err;
+
+	if ((err = svc_db_run(db, STMT_AGENT_PLAN_LATEST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	err = SVC_E_NOT_FOUND;
+	if (rows && rows->nrows == 1 && (text = svc_rows_get(rows, 0, 0)) &&
+	    svc_json_parse_object(text, strlen(text), out) == 0) {
+		snprintf(created, max, "%s", svc_rows_get(rows, 0, 1) ? svc_rows_get(rows, 0, 1) : "");
+		err = 0;
+	}
+	svc_rows_free(rows);
+	return err;
+}
+
+/* GET /plan/:projectId/:chatId: 200 {steps, rawText, chatId, createdAt}; 403; 404 (project, chat, no plan). */
+int svc_api_plan_get(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *project_id = svc_req_param(req, "projectId"), *chat_id = svc_req_param(req, "chatId");
+	struct svc_rows *project = NULL, *chat = NULL;
+	struct json_object *plan = NULL;
+	char created[64];
+	int err;
+
+	if ((err = svc_project_load(req, project_id, SVC_ACT_READ, &project)) < 0)
+		return err;
+	if ((err = chat_in_project(req, chat_id, project_id, &chat)) < 0)
+		goto done;
+	if ((err = plan_latest(req->ctx->db, chat_id, &plan, created, sizeof created)) < 0) {
+		if (err == SVC_E_NOT_FOUND)
+			svc_resp_error(resp, err, NULL, "This chat has no plan yet.");
+		goto done;
+	}
+	svc_json_add_str(plan, "chatId", chat_id);
+	svc_json_add_time(plan, "createdAt", created[0] ? created : NULL);
+	svc_resp_json(resp, 200, plan);
+done:
+	svc_rows_free(chat);
+	svc_rows_free(project);
+	return err;
+}
+
+/*
+ * POST /plan/:projectId/:chatId/run: the chat switches to build mode and the
+ * plan becomes the next user message; 200 stream; 403; 404 (no plan); 409.
+ */
+int svc_api_plan_run(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *project_id = svc_req_param(req, "projectId"), *chat_id = svc_req_param(req, "chatId");
+	struct svc_rows *project = NULL, *chat = NULL;
+	struct json_object *plan = NULL;
+	struct turn_spec sp;
+	char created[64], *text = NULL;
+	int err;
+
+	memset(&sp, 0, sizeof sp);
+	if ((err = svc_project_load(req, project_id, SVC_ACT_WRITE, &project)) < 0)
+		return err;
+	if ((err = chat_in_project(req, chat_id, project_id, &chat)) < 0)
+		goto done;
+	if ((err = plan_latest(req->ctx->db, chat_id, &plan, created, sizeof created)) < 0 ||
+	    (err = svc_agent_plan_message(plan, PLAN_MESSAGE_MAX, &text)) < 0) {
+		if (err == SVC_E_NOT_FOUND || err == SVC_E_TOO_LARGE) {
+			err = SVC_E_NOT_FOUND;
+			svc_resp_error(resp, err, NULL, "This chat has no plan to run.");
+		}
+		goto done;
+	}
+	sp.project_id = project_id;
+	sp.workspace_id = svc_rows_get(project, 0, PCOL_WORKSPACE);
+	sp.chat_id = chat_id;
+	sp.user_id = req->user_id;
+	sp.text = text;
+	sp.mode = "build";
+	err = stream_turn(req, resp, &sp, "build");
+done:
+	free(text);
+	json_object_put(plan);
+	svc_rows_free(chat);
+	svc_rows_free(project);
+	return err;
+}
+
+/* POST /chat/:projectId/stop {chatId}: 200 {chatId, stopRequested}; 400; 403; 404. */
+int svc_api_chat_stop(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "chatId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
+	};
+	const char *project_id = svc_req_param(req, "projectId"), *field, *chat_id;
+	struct svc_rows *project = NULL, *chat = NULL;
+	struct json_object *o;
+	struct svc_dbv p;
+	uint64_t affected = 0;
+	char msg[256];
+	int err;
+
+	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	chat_id = svc_json_str(req->json, "chatId");
+	if ((err = svc_project_load(req, project_id, SVC_ACT_WRITE, &project)) < 0)
+		return err;
+	if ((err = chat_in_project(req, chat_id, project_id, &chat)) < 0) {
+		svc_resp_error(resp, err, "chatId", "No chat with this id in this project.");
+		goto done;
+	}
+	p = svc_dbv_str(chat_id);
+	if ((err = svc_db_run(req->ctx->db, STMT_GEN_REQUEST_STOP, &p, 1, NULL, &affected)) < 0)
+		goto done;
+	o = json_object_new_object();
+	svc_json_add_str(o, "chatId", chat_id);
+	json_object_object_add(o, "stopRequested", json_object_new_boolean(affected > 0));
+	svc_resp_json(resp, 200, o);
+done:
+	svc_rows_free(chat);
+	svc_rows_free(project);
+	return err;
+}
+
+/*
+ * GET /chat/:projectId/messages?chatId&before&limit: 200 {items, nextCursor}
+ * (items oldest first within the page; nextCursor is the `before` of the
+ * next, older page, null at the start); 400; 403; 404.
+ */
+int svc_api_chat_history(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *project_id = svc_req_param(req, "projectId");
+	char chat_id[64], before[32], lim[16];
+	uint64_t limit = 50, before_id = (uint64_t)INT64_MAX;
+	struct svc_rows *project = NULL, *chat = NULL, *rows = NULL;
+	struct json_object *body, *items;
+	struct svc_dbv p[3];
+	size_t shown, i;
+	int err, q;
+
+	if ((q = svc_req_query(req, "chatId", chat_id, sizeof chat_id)) <= 0 || !svc_uuid_valid(chat_id))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "chatId", "chatId must be a UUID");
+	if ((q = svc_req_query(req, "limit", lim, sizeof lim)) < 0 ||
+	    (q && (svc_parse_u64(lim, 200, &limit) < 0 || limit == 0)))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "limit", "limit must be an integer from 1 to 200");
+	if ((q = svc_req_query(req, "before", before, sizeof before)) < 0 ||
+	    (q && svc_parse_u64(before, (uint64_t)INT64_MAX, &before_id) < 0))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "before", "before is not a cursor this API returned");
+	if ((err = svc_project_load(req, project_id, SVC_ACT_READ, &project)) < 0)
+		return err;
+	if ((err = chat_in_project(req, chat_id, project_id, &chat)) < 0)
+		goto done;
+	p[0] = svc_dbv_str(chat_id);
+	p[1] = svc_dbv_i64((int64_t)before_id);
+	p[2] = svc_dbv_i64((int64_t)limit + 1);
+	if ((err = svc_db_run(req->ctx->db, STMT_EVENT_PAGE, p, 3, &rows, NULL)) < 0)
+		goto done;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	shown = rows ? (rows->nrows > limit ? limit : rows->nrows) : 0;
+	for (i = shown; i > 0; i--) {
+		struct json_object *ev = NULL;
+		const char *payload = svc_rows_get(rows, i - 1, 2);
+		if (!payload || svc_json_parse_object(payload, strlen(payload), &ev) < 0)
+			ev = json_object_new_object();
+		json_object_object_add(ev, "type", json_object_new_string(svc_rows_get(rows, i - 1, 1)));
+		json_object_object_add(ev, "id", json_object_new_string(svc_rows_get(rows, i - 1, 0)));
+		svc_json_add_str(ev, "turnId", svc_rows_get(rows, i - 1, 4));
+		svc_json_add_time(ev, "createdAt", svc_rows_get(rows, i - 1, 3));
+		json_object_array_add(items, ev);
+	}
+	json_object_object_add(body, "items", items);
+	if (rows && rows->nrows > limit)
+		json_object_object_add(body, "nextCursor", json_object_new_string(svc_rows_get(rows, shown - 1, 0)));
+	else
+		json_object_object_add(body, "nextCursor", NULL);
+	svc_resp_json(resp, 200, body);
+done:
+	svc_rows_free(rows);
+	svc_rows_free(chat);
+	svc_rows_free(project);
+	return err;
+}
+
+int svc_chat_queue_first_prompt(struct svc_db *db, const char *project_id, const char *chat_id, const char *user_id,
+				const char *text)
+{
+	struct json_object *job = NULL, *ev = NULL;
+	struct turn t;
+	int err;
+
+	if (!text || svc_is_blank(text))
+		return 0;
+	memset(&t, 0, sizeof t);
+	t.db = db;
+	t.chat_id = chat_id;
+	if ((err = svc_uuid_v4(t.turn_id)) < 0)
+		return err;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "text", json_object_new_string(text));
+	json_object_object_add(ev, "attachments", json_object_new_array());
+	json_object_object_add(ev, "type", json_object_new_string("user.message"));
+	if ((err = store_event(&t, "user.message", ev)) < 0)
+		goto done;
+	job = json_object_new_object();
+	svc_json_add_str(job, "projectId", project_id);
+	svc_json_add_str(job, "chatId", chat_id);
+	svc_json_add_str(job, "userId", user_id);
+	svc_json_add_str(job, "turnId", t.turn_id);
+	svc_json_add_str(job, "text", text);
+	err = svc_jobs_enqueue(db, SVC_JOB_FIRST_PROMPT, json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN), 3,
+			       NULL);
+done:
+	json_object_put(ev);
+	json_object_put(job);
+	return err;
+}
+
+int svc_chat_job_first_prompt(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
+{
+	struct svc_ctx *sctx = ctx;
+	struct svc_db *db = sctx->db;
+	struct json_object *payload = NULL, *history = NULL;
+	struct svc_rows *project = NULL, *chat = NULL;
+	struct svc_ai_provider prov;
+	struct turn_spec sp;
+	struct turn t;
+	struct svc_dbv p[5];
+	const char *turn_id;
+	char dir[2048];
+	size_t hchars = 0;
+	int64_t up_to;
+	int err, locked = 0, have_prov = 0;
+
+	memset(&t, 0, sizeof t);
+	memset(&sp, 0, sizeof sp);
+	svc_buf_init(&t.deltas, DELTA_STORE_MAX);
+	t.db = db;
+	t.cfg = &sctx->cfg;
+	t.fcgi_fd = -1;
+	if (svc_json_parse_object(job->payload, strlen(job->payload), &payload) < 0) {
+		snprintf(errmsg, errmax, "the payload is not a JSON object");
+		err = SVC_E_VALIDATION;
+		goto done;
+	}
+	sp.project_id = svc_json_str(payload, "projectId");
+	sp.chat_id = svc_json_str(payload, "chatId");
+	sp.user_id = svc_json_str(payload, "userId");
+	sp.text = svc_json_str(payload, "text");
+	turn_id = svc_json_str(payload, "turnId");
+	if (!sp.project_id || !sp.chat_id || !sp.user_id || !sp.text || !turn_id || !svc_uuid_valid(turn_id)) {
+		snprintf(errmsg, errmax, "the payload lacks projectId, chatId, userId, turnId or text");
+		err = SVC_E_VALIDATION;
+		goto done;
+	}
+	memcpy(t.turn_id, turn_id, 37);
+	t.chat_id = sp.chat_id;
+	p[0] = svc_dbv_str(sp.user_id);
+	p[1] = svc_dbv_str(sp.user_id);
+	p[2] = svc_dbv_str(sp.project_id);
+	p[3] = svc_dbv_i64(0);
+	p[4] = svc_dbv_i64(0);
+	if ((err = svc_db_run(db, STMT_PROJECT_GET_STATE, p, 5, &project, NULL)) < 0)
+		goto done;
+	if (!project || project->nrows != 1 || chat_get(db, sp.chat_id, sp.project_id, &chat) < 0) {
+		err = 0; /* deleted since: nothing to do */
+		goto done;
+	}
+	sp.workspace_id = svc_rows_get(project, 0, PCOL_WORKSPACE);
+	sp.mode = svc_rows_get(chat, 0, 2);
+	sp.user_stored = 1;
+	if ((err = svc_project_dir(t.cfg, sp.project_id, dir, sizeof dir)) < 0)
+		goto done;
+	if ((err = svc_ai_provider_resolve(db, t.cfg, sp.workspace_id, &prov)) < 0) {
+		snprintf(errmsg, errmax, "the workspace's provider cannot be read");
+		goto done;
+	}
+	have_prov = 1;
+	if ((err = lock_chat(db, t.chat_id, t.turn_id)) < 0) {
+		snprintf(errmsg, errmax, "another generation runs in chat %s", t.chat_id);
+		goto done;
+	}
+	locked = 1;
+	history = load_history(db, t.chat_id, &hchars);
+	/* the queued user.message is already stored: it is the last history entry; the agent adds it itself */
+	if (json_object_array_length(history) > 0)
+		json_object_array_del_idx(history, json_object_array_length(history) - 1, 1);
+	up_to = last_event_id(db, t.chat_id);
+	t.last_heartbeat_ms = t.last_stop_poll_ms = svc_mono_ms();
+	turn_body(&t, &sp, &prov, &history, hchars, up_to, dir);
+	err = 0;
+done:
+	if (locked)
+		unlock_chat(db, t.chat_id, t.turn_id);
+	if (have_prov)
+		svc_ai_provider_dispose(&prov);
+	json_object_put(history);
+	json_object_put(payload);
+	free(t.final_text);
+	svc_buf_dispose(&t.deltas);
+	svc_rows_free(chat);
+	svc_rows_free(project);
+	return err;
+}

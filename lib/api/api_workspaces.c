@@ -1,0 +1,608 @@
+/* api_workspaces.c: workspaces, their members and roles, and folders (docs/api.md "Workspaces", "Folders"). */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/log.h"
+
+#define EMAIL_MAX 254
+
+static struct json_object *workspace_json(const struct svc_rows *rows, size_t r)
+{
+	struct json_object *w = json_object_new_object();
+
+	svc_json_add_str(w, "id", svc_rows_get(rows, r, WCOL_ID));
+	svc_json_add_str(w, "name", svc_rows_get(rows, r, WCOL_NAME));
+	svc_json_add_str(w, "kind", svc_rows_get(rows, r, WCOL_KIND));
+	svc_json_add_str(w, "role", svc_rows_get(rows, r, WCOL_ROLE));
+	svc_json_add_time(w, "createdAt", svc_rows_get(rows, r, WCOL_CREATED));
+	svc_json_add_time(w, "updatedAt", svc_rows_get(rows, r, WCOL_UPDATED));
+	return w;
+}
+
+/* STMT_MEMBER_LIST / STMT_MEMBER_GET: user_id, email, display_name, role, created_at. */
+static struct json_object *member_json(const struct svc_rows *rows, size_t r)
+{
+	struct json_object *m = json_object_new_object();
+
+	svc_json_add_str(m, "userId", svc_rows_get(rows, r, 0));
+	svc_json_add_str(m, "email", svc_rows_get(rows, r, 1));
+	svc_json_add_str(m, "displayName", svc_rows_get(rows, r, 2));
+	svc_json_add_str(m, "role", svc_rows_get(rows, r, 3));
+	svc_json_add_time(m, "createdAt", svc_rows_get(rows, r, 4));
+	return m;
+}
+
+/* STMT_FOLDER_*: id, workspace_id, name, created_at, updated_at. */
+static struct json_object *folder_json(const struct svc_rows *rows, size_t r)
+{
+	struct json_object *f = json_object_new_object();
+
+	svc_json_add_str(f, "id", svc_rows_get(rows, r, 0));
+	svc_json_add_str(f, "workspaceId", svc_rows_get(rows, r, 1));
+	svc_json_add_str(f, "name", svc_rows_get(rows, r, 2));
+	svc_json_add_time(f, "createdAt", svc_rows_get(rows, r, 3));
+	svc_json_add_time(f, "updatedAt", svc_rows_get(rows, r, 4));
+	return f;
+}
+
+/* Checks `action` on the workspace of row `ws` (STMT_WS_GET) with object `o`. */
+static int ws_check(struct svc_req *req, const struct svc_rows *ws, enum svc_action action, struct svc_perm_object *o)
+{
+	struct svc_perm_subject s;
+
+	svc_req_subject(req, svc_rows_get(ws, 0, WCOL_ROLE), svc_rows_get(ws, 0, WCOL_ADMIN), &s);
+	o->kind = svc_rows_get(ws, 0, WCOL_KIND);
+	return svc_perm_check(&s, action, o);
+}
+
+/* Answers 200 with the workspace `wid` as the caller sees it now. */
+static int send_workspace(struct svc_req *req, struct svc_resp *resp, const char *wid, int status)
+{
+	struct svc_rows *rows = NULL;
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &rows)) < 0)
+		return err;
+	svc_resp_json(resp, status, workspace_json(rows, 0));
+	svc_rows_free(rows);
+	return 0;
+}
+
+/* ---- workspaces ---- */
+
+/* GET /workspaces: 200 {items: [Workspace + memberCount]}, personal first, then by creation. */
+int svc_api_workspaces_list(struct svc_req *req, struct svc_resp *resp)
+{
+	struct svc_dbv p = svc_dbv_str(req->user_id);
+	struct svc_rows *rows = NULL;
+	struct json_object *body, *items;
+	size_t r;
+	int err;
+
+	if ((err = svc_db_run(req->ctx->db, STMT_WS_LIST_MINE, &p, 1, &rows, NULL)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	for (r = 0; rows && r < rows->nrows; r++) {
+		struct json_object *w = workspace_json(rows, r);
+		uint64_t n = 0;
+		svc_parse_u64(svc_rows_get(rows, r, 6) ? svc_rows_get(rows, r, 6) : "0", UINT64_MAX, &n);
+		json_object_object_add(w, "memberCount", json_object_new_int64((int64_t)n));
+		json_object_array_add(items, w);
+	}
+	json_object_object_add(body, "items", items);
+	svc_rows_free(rows);
+	return svc_resp_json(resp, 200, body);
+}
+
+/* POST /workspaces {name}: 201 Workspace (kind "team", the caller its owner); 400. */
+int svc_api_workspaces_create(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
+	};
+	struct svc_db *db = req->ctx->db;
+	const char *field;
+	char msg[256], wid[37];
+	struct svc_dbv p[4];
+	int err;
+
+	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	if (svc_uuid_v4(wid) < 0)
+		return SVC_E_INTERNAL;
+	if ((err = svc_db_begin(db)) < 0)
+		return err;
+	p[0] = svc_dbv_str(wid);
+	p[1] = svc_dbv_str(svc_json_str(req->json, "name"));
+	p[2] = svc_dbv_str("team");
+	p[3] = svc_dbv_str(req->user_id);
+	if ((err = svc_db_run(db, STMT_WORKSPACE_INSERT, p, 4, NULL, NULL)) < 0)
+		goto fail;
+	p[0] = svc_dbv_str(wid);
+	p[1] = svc_dbv_str(req->user_id);
+	p[2] = svc_dbv_str("owner");
+	if ((err = svc_db_run(db, STMT_MEMBER_INSERT, p, 3, NULL, NULL)) < 0)
+		goto fail;
+	if ((err = svc_db_commit(db)) < 0)
+		goto fail;
+	return send_workspace(req, resp, wid, 201);
+fail:
+	svc_db_rollback(db);
+	return err;
+}
+
+/* GET /workspaces/:wid: 200 Workspace; 403 not a member; 404. */
+int svc_api_workspaces_get(struct svc_req *req, struct svc_resp *resp)
+{
+	return send_workspace(req, resp, svc_req_param(req, "wid"), 200);
+}
+
+/* PATCH /workspaces/:wid {name}: 200 Workspace; 400; 403 (below admin); 404. */
+int svc_api_workspaces_update(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
+	};
+	const char *wid = svc_req_param(req, "wid"), *field;
+	struct svc_rows *ws = NULL;
+	struct svc_dbv p[2];
+	char msg[256];
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0)
+		return err;
+	svc_rows_free(ws);
+	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	p[0] = svc_dbv_str(svc_json_str(req->json, "name"));
+	p[1] = svc_dbv_str(wid);
+	if ((err = svc_db_run(req->ctx->db, STMT_WS_RENAME, p, 2, NULL, NULL)) < 0)
+		return err;
+	return send_workspace(req, resp, wid, 200);
+}
+
+/* ---- members ---- */
+
+/* GET /workspaces/:wid/members: 200 {items: [Member]}; 403; 404. */
+int svc_api_members_list(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *wid = svc_req_param(req, "wid");
+	struct svc_rows *ws = NULL, *rows = NULL;
+	struct json_object *body, *items;
+	struct svc_dbv p;
+	size_t r;
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+		return err;
+	svc_rows_free(ws);
+	p = svc_dbv_str(wid);
+	if ((err = svc_db_run(req->ctx->db, STMT_MEMBER_LIST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	for (r = 0; rows && r < rows->nrows; r++)
+		json_object_array_add(items, member_json(rows, r));
+	json_object_object_add(body, "items", items);
+	svc_rows_free(rows);
+	return svc_resp_json(resp, 200, body);
+}
+
+/* Answers `status` with member `uid` of `wid`. */
+static int send_member(struct svc_req *req, struct svc_resp *resp, const char *wid, const char *uid, int status)
+{
+	struct svc_dbv p[2] = { svc_dbv_str(wid), svc_dbv_str(uid) };
+	struct svc_rows *rows = NULL;
+	int err;
+
+	if ((err = svc_db_run(req->ctx->db, STMT_MEMBER_GET, p, 2, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_NOT_FOUND;
+	}
+	svc_resp_json(resp, status, member_json(rows, 0));
+	svc_rows_free(rows);
+	return 0;
+}
+
+/* POST /workspaces/:wid/members {email, role?}: 201 Member; 400; 403; 404 (workspace; no user with that email); 409 (already a member; personal workspace). */
+int svc_api_members_add(struct svc_req *req, struct svc_resp *resp)
+{
+	static const char *const roles[] = { "member", "admin", "owner", NULL };
+	static const struct svc_field fields[] = {
+		{ "email", SVC_V_TEXT, SVC_F_REQUIRED, 3, EMAIL_MAX, NULL },
+		{ "role", SVC_V_ENUM, 0, 0, 0, roles },
+	};
+	const char *wid = svc_req_param(req, "wid"), *field, *role, *uid;
+	struct svc_rows *ws = NULL, *user = NULL;
+	struct svc_perm_object o = { 0 };
+	struct svc_dbv p[3];
+	char msg[256], email[EMAIL_MAX + 1];
+	size_t i;
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+		return err;
+	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0) {
+		err = svc_resp_error(resp, err, field, "%s", msg);
+		goto done;
+	}
+	role = svc_json_str(req->json, "role");
+	o.new_role = role ? role : "member";
+	if ((err = ws_check(req, ws, SVC_ACT_MEMBER_ADD, &o)) < 0)
+		goto done;
+	if (strcmp(svc_rows_get(ws, 0, WCOL_KIND), "personal") == 0) {
+		err = svc_resp_error(resp, SVC_E_CONFLICT, NULL,
+				     "A personal workspace has one member; create a team workspace to share projects.");
+		goto done;
+	}
+	snprintf(email, sizeof email, "%s", svc_json_str(req->json, "email"));
+	for (i = 0; email[i]; i++)
+		if (email[i] >= 'A' && email[i] <= 'Z')
+			email[i] = (char)(email[i] - 'A' + 'a');
+	p[0] = svc_dbv_str(email);
+	if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_EMAIL, p, 1, &user, NULL)) < 0)
+		goto done;
+	if (!user || user->nrows != 1) {
+		err = svc_resp_error(resp, SVC_E_NOT_FOUND, "email", "No user has this email address.");
+		goto done;
+	}
+	uid = svc_rows_get(user, 0, 0);
+	p[0] = svc_dbv_str(wid);
+	p[1] = svc_dbv_str(uid);
+	p[2] = svc_dbv_str(o.new_role);
+	if ((err = svc_db_run(req->ctx->db, STMT_MEMBER_INSERT, p, 3, NULL, NULL)) < 0) {
+		if (err == SVC_E_CONFLICT)
+			err = svc_resp_error(resp, err, "email", "This user is already a member.");
+		goto done;
+	}
+	svc_log_info("workspaces: member added workspace=%s user=%s role=%s by=%s", wid, uid, o.new_role,
+		     req->user_id);
+	err = send_member(req, resp, wid, uid, 201);
+done:
+	svc_rows_free(user);
+	svc_rows_free(ws);
+	return err;
+}
+
+/*
+ * The one place membership changes: inside a transaction that locks the
+ * workspace's membership rows, checks `action` for member `uid` (new role
+ * `new_role`, NULL to remove) and that an owner remains, then writes.
+ * `also` (may be NULL) is a second member set to `also_role` in the same
+ * transaction (ownership transfer). Errors: SVC_E_NOT_FOUND (not a member),
+ * SVC_E_FORBIDDEN, SVC_E_CONFLICT (no owner would be left), DB errors.
+ */
+static int change_member(struct svc_req *req, struct svc_resp *resp, const struct svc_rows *ws,
+			 enum svc_action action, const char *uid, const char *new_role, const char *also,
+			 const char *also_role)
+{
+	struct svc_db *db = req->ctx->db;
+	const char *wid = svc_rows_get(ws, 0, WCOL_ID), *cur = NULL;
+	struct svc_perm_object o = { 0 };
+	struct svc_rows *locked = NULL;
+	struct svc_dbv p[3];
+	size_t r, owners = 0, owners_after;
+	int err;
+
+	if ((err = svc_db_begin(db)) < 0)
+		return err;
+	p[0] = svc_dbv_str(wid);
+	if ((err = svc_db_run(db, STMT_MEMBER_LOCK, p, 1, &locked, NULL)) < 0)
+		goto done;
+	for (r = 0; locked && r < locked->nrows; r++) {
+		if (strcmp(svc_rows_get(locked, r, 1), "owner") == 0)
+			owners++;
+		if (strcmp(svc_rows_get(locked, r, 0), uid) == 0)
+			cur = svc_rows_get(locked, r, 1);
+	}
+	if (!cur) {
+		err = svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "This user is not a member of the workspace.");
+		goto done;
+	}
+	o.member_id = uid;
+	o.member_role = cur;
+	o.new_role = new_role;
+	if ((err = ws_check(req, ws, action, &o)) < 0)
+		goto done;
+	owners_after = owners - (strcmp(cur, "owner") == 0) + (new_role && strcmp(new_role, "owner") == 0);
+	if (also && also_role && strcmp(also_role, "owner") == 0)
+		owners_after++;
+	if (owners_after == 0) {
+		err = svc_resp_error(resp, SVC_E_CONFLICT, NULL,
+				     "A workspace keeps at least one owner: make another member owner first.");
+		goto done;
+	}
+	p[0] = svc_dbv_str(new_role);
+	p[1] = svc_dbv_str(wid);
+	p[2] = svc_dbv_str(uid);
+	if (new_role)
+		err = svc_db_run(db, STMT_MEMBER_SET_ROLE, p, 3, NULL, NULL);
+	else
+		err = svc_db_run(db, STMT_MEMBER_DELETE, p + 1, 2, NULL, NULL);
+	if (err < 0)
+		goto done;
+	if (also) {
+		p[0] = svc_dbv_str(also_role);
+		p[2] = svc_dbv_str(also);
+		if ((err = svc_db_run(db, STMT_MEMBER_SET_ROLE, p, 3, NULL, NULL)) < 0)
+			goto done;
+	}
+	if ((err = svc_db_commit(db)) < 0)
+		goto done;
+	svc_log_info("workspaces: member %s workspace=%s user=%s role=%s by=%s", new_role ? "changed" : "removed",
+		     wid, uid, new_role ? new_role : "-", req->user_id);
+done:
+	if (err < 0)
+		svc_db_rollback(db);
+	svc_rows_free(locked);
+	return err;
+}
+
+/* PATCH /workspaces/:wid/members/:userId {role}: 200 Member; 400; 403; 404; 409 (last owner). */
+int svc_api_members_update(struct svc_req *req, struct svc_resp *resp)
+{
+	static const char *const roles[] = { "member", "admin", "owner", NULL };
+	static const struct svc_field fields[] = {
+		{ "role", SVC_V_ENUM, SVC_F_REQUIRED, 0, 0, roles },
+	};
+	const char *wid = svc_req_param(req, "wid"), *uid = svc_req_param(req, "userId"), *field;
+	struct svc_rows *ws = NULL;
+	char msg[256];
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+		return err;
+	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
+		err = svc_resp_error(resp, err, field, "%s", msg);
+	else if ((err = change_member(req, resp, ws, SVC_ACT_MEMBER_ROLE, uid, svc_json_str(req->json, "role"),
+				      NULL, NULL)) == 0)
+		err = send_member(req, resp, wid, uid, 200);
+	svc_rows_free(ws);
+	return err;
+}
+
+/* DELETE /workspaces/:wid/members/:userId: 200 {workspaceId, userId, removed}; 403; 404; 409 (last owner). */
+int svc_api_members_remove(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *wid = svc_req_param(req, "wid"), *uid = svc_req_param(req, "userId");
+	struct svc_rows *ws = NULL;
+	struct json_object *body;
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+		return err;
+	err = change_member(req, resp, ws, SVC_ACT_MEMBER_REMOVE, uid, NULL, NULL, NULL);
+	svc_rows_free(ws);
+	if (err < 0)
+		return err;
+	body = json_object_new_object();
+	json_object_object_add(body, "workspaceId", json_object_new_string(wid));
+	json_object_object_add(body, "userId", json_object_new_string(uid));
+	json_object_object_add(body, "removed", json_object_new_boolean(1));
+	return svc_resp_json(resp, 200, body);
+}
+
+/* POST /workspaces/:wid/leave: 200 {workspaceId, userId, removed}; 403 (not a member); 404; 409 (last owner). */
+int svc_api_workspaces_leave(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *wid = svc_req_param(req, "wid");
+	struct svc_rows *ws = NULL;
+	struct json_object *body;
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_LEAVE, NULL, &ws)) < 0)
+		return err;
+	if (!svc_rows_get(ws, 0, WCOL_ROLE)) {
+		/* a platform admin who is not a member has nothing to leave */
+		svc_rows_free(ws);
+		return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL, "You are not a member of this workspace.");
+	}
+	err = change_member(req, resp, ws, SVC_ACT_MEMBER_REMOVE, req->user_id, NULL, NULL, NULL);
+	svc_rows_free(ws);
+	if (err < 0)
+		return err;
+	body = json_object_new_object();
+	json_object_object_add(body, "workspaceId", json_object_new_string(wid));
+	json_object_object_add(body, "userId", json_object_new_string(req->user_id));
+	json_object_object_add(body, "removed", json_object_new_boolean(1));
+	return svc_resp_json(resp, 200, body);
+}
+
+/*
+ * POST /workspaces/:wid/transfer {userId}: the member becomes owner and the
+ * caller (an owner) becomes admin, in one transaction. 200 {items: members};
+ * 400 (userId missing, or the caller); 403 (not owner); 404 (workspace, member).
+ */
+int svc_api_workspaces_transfer(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "userId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
+	};
+	const char *wid = svc_req_param(req, "wid"), *field, *uid;
+	struct svc_rows *ws = NULL;
+	struct svc_perm_object o = { 0 };
+	char msg[256];
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+		return err;
+	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0) {
+		err = svc_resp_error(resp, err, field, "%s", msg);
+		goto done;
+	}
+	if ((err = ws_check(req, ws, SVC_ACT_WS_TRANSFER, &o)) < 0)
+		goto done;
+	uid = svc_json_str(req->json, "userId");
+	if (strcmp(uid, req->user_id) == 0) {
+		err = svc_resp_error(resp, SVC_E_VALIDATION, "userId", "Transfer ownership to another member.");
+		goto done;
+	}
+	if (!svc_rows_get(ws, 0, WCOL_ROLE)) {
+		/* a platform admin hands ownership over without stepping down from a role they do not have */
+		err = change_member(req, resp, ws, SVC_ACT_MEMBER_ROLE, uid, "owner", NULL, NULL);
+	} else {
+		err = change_member(req, resp, ws, SVC_ACT_MEMBER_ROLE, uid, "owner", req->user_id, "admin");
+	}
+	if (err == 0) {
+		svc_rows_free(ws);
+		ws = NULL;
+		return svc_api_members_list(req, resp);
+	}
+done:
+	svc_rows_free(ws);
+	return err;
+}
+
+/* ---- folders ---- */
+
+/* GET /workspaces/:wid/folders: 200 {items: [Folder]} by name; 403; 404. */
+int svc_api_folders_list(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *wid = svc_req_param(req, "wid");
+	struct svc_rows *ws = NULL, *rows = NULL;
+	struct json_object *body, *items;
+	struct svc_dbv p;
+	size_t r;
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+		return err;
+	svc_rows_free(ws);
+	p = svc_dbv_str(wid);
+	if ((err = svc_db_run(req->ctx->db, STMT_FOLDER_LIST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	for (r = 0; rows && r < rows->nrows; r++)
+		json_object_array_add(items, folder_json(rows, r));
+	json_object_object_add(body, "items", items);
+	svc_rows_free(rows);
+	return svc_resp_json(resp, 200, body);
+}
+
+static int send_folder(struct svc_req *req, struct svc_resp *resp, const char *id, int status)
+{
+	struct svc_dbv p = svc_dbv_str(id);
+	struct svc_rows *rows = NULL;
+	int err;
+
+	if ((err = svc_db_run(req->ctx->db, STMT_FOLDER_GET, &p, 1, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_NOT_FOUND;
+	}
+	svc_resp_json(resp, status, folder_json(rows, 0));
+	svc_rows_free(rows);
+	return 0;
+}
+
+static const struct svc_field folder_fields[] = {
+	{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
+};
+
+/* POST /workspaces/:wid/folders {name}: 201 Folder; 400; 403; 404; 409 (name taken in the workspace). */
+int svc_api_folders_create(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *wid = svc_req_param(req, "wid"), *field;
+	struct svc_rows *ws = NULL;
+	struct svc_dbv p[3];
+	char msg[256], id[37];
+	int err;
+
+	if ((err = svc_workspace_load(req, wid, SVC_ACT_FOLDER_WRITE, NULL, &ws)) < 0)
+		return err;
+	svc_rows_free(ws);
+	if ((err = svc_json_validate(req->json, folder_fields, 1, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	if (svc_uuid_v4(id) < 0)
+		return SVC_E_INTERNAL;
+	p[0] = svc_dbv_str(id);
+	p[1] = svc_dbv_str(wid);
+	p[2] = svc_dbv_str(svc_json_str(req->json, "name"));
+	if ((err = svc_db_run(req->ctx->db, STMT_FOLDER_INSERT, p, 3, NULL, NULL)) < 0)
+		return err == SVC_E_CONFLICT ? svc_resp_error(resp, err, "name", "A folder with this name exists.") : err;
+	return send_folder(req, resp, id, 201);
+}
+
+/* Loads folder `id` and checks that the caller may write folders in its workspace. */
+static int folder_load(struct svc_req *req, const char *id, struct svc_rows **out)
+{
+	struct svc_dbv p = svc_dbv_str(id);
+	struct svc_rows *rows = NULL, *ws = NULL;
+	int err;
+
+	if (!svc_uuid_valid(id))
+		return SVC_E_NOT_FOUND;
+	if ((err = svc_db_run(req->ctx->db, STMT_FOLDER_GET, &p, 1, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_NOT_FOUND;
+	}
+	if ((err = svc_workspace_load(req, svc_rows_get(rows, 0, 1), SVC_ACT_FOLDER_WRITE, NULL, &ws)) < 0) {
+		svc_rows_free(rows);
+		return err;
+	}
+	svc_rows_free(ws);
+	*out = rows;
+	return 0;
+}
+
+/* PATCH /folders/:folderId {name}: 200 Folder; 400; 403; 404; 409 (name taken). */
+int svc_api_folders_update(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "folderId"), *field;
+	struct svc_rows *f = NULL;
+	struct svc_dbv p[2];
+	char msg[256];
+	int err;
+
+	if ((err = folder_load(req, id, &f)) < 0)
+		return err;
+	svc_rows_free(f);
+	if ((err = svc_json_validate(req->json, folder_fields, 1, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	p[0] = svc_dbv_str(svc_json_str(req->json, "name"));
+	p[1] = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_FOLDER_RENAME, p, 2, NULL, NULL)) < 0)
+		return err == SVC_E_CONFLICT ? svc_resp_error(resp, err, "name", "A folder with this name exists.") : err;
+	return send_folder(req, resp, id, 200);
+}
+
+/* DELETE /folders/:folderId: 200 {id, deleted, projectsMoved}: its projects (deleted ones too) move to the root; 403; 404. */
+int svc_api_folders_delete(struct svc_req *req, struct svc_resp *resp)
+{
+	struct svc_db *db = req->ctx->db;
+	const char *id = svc_req_param(req, "folderId");
+	struct svc_rows *f = NULL;
+	struct json_object *body;
+	struct svc_dbv p;
+	uint64_t moved = 0, gone = 0;
+	int err;
+
+	if ((err = folder_load(req, id, &f)) < 0)
+		return err;
+	svc_rows_free(f);
+	p = svc_dbv_str(id);
+	if ((err = svc_db_begin(db)) < 0)
+		return err;
+	if ((err = svc_db_run(db, STMT_FOLDER_UNFILE, &p, 1, NULL, &moved)) < 0 ||
+	    (err = svc_db_run(db, STMT_FOLDER_DELETE, &p, 1, NULL, &gone)) < 0 || (err = svc_db_commit(db)) < 0) {
+		svc_db_rollback(db);
+		return err;
+	}
+	if (!gone)
+		return SVC_E_NOT_FOUND;
+	body = json_object_new_object();
+	json_object_object_add(body, "id", json_object_new_string(id));
+	json_object_object_add(body, "deleted", json_object_new_boolean(1));
+	json_object_object_add(body, "projectsMoved", json_object_new_int64((int64_t)moved));
+	return svc_resp_json(resp, 200, body);
+}

@@ -1,0 +1,201 @@
+/* internal.c: signing, verifying and making the HMAC-signed internal calls of DESIGN.md "Internal calls". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <openssl/crypto.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+
+#include "core/err.h"
+#include "auth/internal.h"
+#include "core/log.h"
+#include "core/util.h"
+
+#define PATH_MAX_LEN 2048
+#define ANSWER_MAX (1024 * 1024)
+
+static void hex(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+int svc_internal_sign(const char *secret, size_t secret_len, const char *method, const char *path,
+		      int64_t ts, const void *body, size_t len, char *out)
+{
+	unsigned char digest[SHA256_DIGEST_LENGTH], mac[EVP_MAX_MD_SIZE];
+	char body_hex[2 * SHA256_DIGEST_LENGTH + 1], msg[PATH_MAX_LEN + 128];
+	unsigned int mac_len = 0;
+	int n;
+
+	if (!secret || secret_len < SVC_INTERNAL_SECRET_MIN || !method || !path || !out || (!body && len))
+		return SVC_E_INTERNAL;
+	if (strlen(path) > PATH_MAX_LEN || strlen(method) > 16)
+		return SVC_E_INTERNAL;
+	SHA256(body ? body : (const void *)"", len, digest);
+	hex(digest, sizeof digest, body_hex);
+	n = snprintf(msg, sizeof msg, "%s\n%s\n%lld\n%s", method, path, (long long)ts, body_hex);
+	if (n < 0 || (size_t)n >= sizeof msg)
+		return SVC_E_INTERNAL;
+	if (!HMAC(EVP_sha256(), secret, (int)secret_len, (const unsigned char *)msg, (size_t)n, mac, &mac_len) ||
+	    mac_len != SHA256_DIGEST_LENGTH)
+		return SVC_E_INTERNAL;
+	memcpy(out, "v1=", 3);
+	hex(mac, mac_len, out + 3);
+	OPENSSL_cleanse(mac, sizeof mac);
+	return 0;
+}
+
+int svc_internal_verify(const char *secret, size_t secret_len, const char *method, const char *path,
+			const char *ts_header, const char *sig_header, const void *body, size_t len,
+			int64_t now)
+{
+	char want[SVC_INTERNAL_SIG_MAX];
+	uint64_t ts;
+	int64_t d;
+	int ok;
+
+	if (!ts_header || !sig_header)
+		return SVC_E_UNAUTHORIZED;
+	if (svc_parse_u64(ts_header, (uint64_t)INT64_MAX / 2, &ts) < 0)
+		return SVC_E_UNAUTHORIZED;
+	d = (int64_t)ts - now;
+	if (d > SVC_INTERNAL_WINDOW_SECS || d < -SVC_INTERNAL_WINDOW_SECS)
+		return SVC_E_UNAUTHORIZED;
+	if (svc_internal_sign(secret, secret_len, method, path, (int64_t)ts, body, len, want) < 0)
+		return SVC_E_UNAUTHORIZED;
+	ok = svc_secret_equal(want, strlen(want), sig_header, strlen(sig_header));
+	OPENSSL_cleanse(want, sizeof want);
+	return ok ? 0 : SVC_E_UNAUTHORIZED;
+}
+
+struct answer {
+	struct svc_buf buf;
+	int keep;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct answer *a = arg;
+	size_t n = size * nmemb;
+
+	if (a->keep && svc_buf_add(&a->buf, ptr, n) < 0)
+		return 0;
+	return n;
+}
+
+/* The path part of `url` ("http://h:p/api" -> "/api"; no path -> ""). */
+static const char *url_path(const char *url)
+{
+	const char *s = strstr(url, "://");
+	const char *p = s ? strchr(s + 3, '/') : NULL;
+
+	return p ? p : "";
+}
+
+int svc_internal_call(const struct svc_config *cfg, const char *base, const char *method,
+		      const char *path, const char *body, size_t len, long timeout_ms,
+		      long *out_status, char **out_body)
+{
+	char url[PATH_MAX_LEN + 512], full_path[PATH_MAX_LEN + 1], sig[SVC_INTERNAL_SIG_MAX];
+	char h_ts[64], h_sig[SVC_INTERNAL_SIG_MAX + 32];
+	struct curl_slist *hdrs = NULL;
+	struct answer a;
+	CURL *c = NULL;
+	CURLcode rc;
+	int64_t ts = svc_now_ms() / 1000;
+	long status = 0;
+	int n, err = SVC_E_INTERNAL;
+
+	svc_buf_init(&a.buf, ANSWER_MAX);
+	a.keep = out_body != NULL;
+	if (!cfg || !base || !path || !method)
+		goto done;
+	n = snprintf(url, sizeof url, "%s%s", base, path);
+	if (n < 0 || (size_t)n >= sizeof url)
+		goto done;
+	n = snprintf(full_path, sizeof full_path, "%s%s", url_path(base), path);
+	if (n < 0 || (size_t)n >= sizeof full_path)
+		goto done;
+	if (svc_internal_sign(cfg->internal_secret, strlen(cfg->internal_secret), method, full_path, ts,
+			      body, body ? len : 0, sig) < 0)
+		goto done;
+	snprintf(h_ts, sizeof h_ts, "X-Svc-Timestamp: %lld", (long long)ts);
+	snprintf(h_sig, sizeof h_sig, "X-Svc-Signature: %s", sig);
+	c = curl_easy_init();
+	if (!c)
+		goto done;
+	hdrs = curl_slist_append(hdrs, h_ts);
+	hdrs = curl_slist_append(hdrs, h_sig);
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (!hdrs)
+		goto done;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
+	if (body && len) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	} else if (strcmp(method, "POST") == 0) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+	}
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		err = SVC_E_UNAVAILABLE;
+		goto done;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	*out_status = status;
+	if (out_body) {
+		size_t l;
+		*out_body = svc_buf_detach(&a.buf, &l);
+		if (!*out_body)
+			goto done;
+	}
+	err = 0;
+done:
+	if (c)
+		curl_easy_cleanup(c);
+	curl_slist_free_all(hdrs);
+	svc_buf_dispose(&a.buf);
+	OPENSSL_cleanse(sig, sizeof sig);
+	return err;
+}
+
+int svc_internal_notify_files(const struct svc_config *cfg, const char *project_id)
+{
+	char base[256], path[128];
+	long status = 0;
+	int err;
+
+	if (!svc_uuid_valid(project_id))
+		return SVC_E_INTERNAL;
+	if (cfg->wsd_internal_url && *cfg->wsd_internal_url)
+		snprintf(base, sizeof base, "%s", cfg->wsd_internal_url);
+	else
+		snprintf(base, sizeof base, "http://127.0.0.1:%u", cfg->ws_port);
+	snprintf(path, sizeof path, "/internal/projects/%s/disk-changed", project_id);
+	err = svc_internal_call(cfg, base, "POST", path, NULL, 0, 2000, &status, NULL);
+	if (err < 0)
+		svc_log_warn("svc-wsd not reached for project %s (disk change not pushed live)", project_id);
+	else if (status != 202 && status != 200)
+		svc_log_warn("svc-wsd answered %ld to disk-changed of project %s", status, project_id);
+	return err;
+}

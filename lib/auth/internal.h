@@ -1,0 +1,71 @@
+/* internal.h: HMAC-signed internal calls between svc-wsd and the API (DESIGN.md "Internal calls"). */
+#ifndef SVC_INTERNAL_H
+#define SVC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+
+#define SVC_INTERNAL_SIG_MAX 68      /* "v1=" + 64 hex digits + NUL */
+#define SVC_INTERNAL_WINDOW_SECS 300 /* how far a request's timestamp may be from now, either way */
+#define SVC_INTERNAL_SECRET_MIN 32   /* shortest INTERNAL_SECRET accepted, in bytes */
+
+/*
+ * Computes the signature of one internal request into `out`
+ * (SVC_INTERNAL_SIG_MAX bytes) as "v1=<64 lowercase hex digits>":
+ *
+ *   HMAC-SHA256(secret, method "\n" path "\n" timestamp "\n" hex(sha256(body)))
+ *
+ * `method` is the HTTP method in capitals ("POST"), `path` the request path
+ * as sent, without the query string ("/api/internal/projects/<id>/presence"),
+ * `ts` the request time in seconds since the epoch (sent as X-Svc-Timestamp),
+ * `body`/`len` the raw request body (NULL and 0 for none). `secret` is
+ * INTERNAL_SECRET, `secret_len` bytes, at least SVC_INTERNAL_SECRET_MIN.
+ * Returns 0, or SVC_E_INTERNAL (short secret, NULL argument, OpenSSL
+ * failure). RFC 2104; DESIGN.md "Internal calls".
+ */
+int svc_internal_sign(const char *secret, size_t secret_len, const char *method, const char *path,
+		      int64_t ts, const void *body, size_t len, char *out);
+
+/*
+ * Checks an incoming internal request: `ts_header` (X-Svc-Timestamp, decimal
+ * seconds) must be within SVC_INTERNAL_WINDOW_SECS of `now`, and
+ * `sig_header` (X-Svc-Signature) must equal the signature svc_internal_sign()
+ * computes for the other arguments; the comparison takes constant time
+ * (CRYPTO_memcmp). Either header may be NULL (refused). Returns 0, or
+ * SVC_E_UNAUTHORIZED for anything else, including a short or empty secret.
+ */
+int svc_internal_verify(const char *secret, size_t secret_len, const char *method, const char *path,
+			const char *ts_header, const char *sig_header, const void *body, size_t len,
+			int64_t now);
+
+/*
+ * Makes one signed request with libcurl (blocking; call it off any event
+ * loop): `method` to `base` followed by `path` ("http://127.0.0.1:8080" +
+ * "/api/internal/..."); the signature covers the path part of the final URL
+ * (the path of `base`, then `path`). A non-empty `body` is sent as
+ * application/json. Waits at most `timeout_ms` in total. On success
+ * *out_status holds the HTTP status and, when `out_body` is not NULL,
+ * *out_body a malloc'd NUL-terminated copy of the answer (at most 1 MiB)
+ * that the caller frees. Returns 0 whenever an HTTP answer arrived (whatever
+ * its status), SVC_E_UNAVAILABLE when none did (refused, timed out),
+ * SVC_E_INTERNAL otherwise (no secret, URL too long).
+ */
+int svc_internal_call(const struct svc_config *cfg, const char *base, const char *method,
+		      const char *path, const char *body, size_t len, long timeout_ms,
+		      long *out_status, char **out_body);
+
+/*
+ * Tells svc-wsd that the API changed the files of project `project_id` on
+ * disk (an agent turn, a checkout, a direct save), so a live document takes
+ * the change: a signed POST /internal/projects/<id>/disk-changed to the
+ * daemon's internal listener (SVC_WSD_INTERNAL_URL, default
+ * http://127.0.0.1:<SVC_WS_PORT>), waiting at most 2 s. A daemon that is not
+ * running or has no room for the project is not an error for the caller: the
+ * next load of the room reads the disk anyway. Returns 0, or the error of
+ * svc_internal_call() (logged; callers may ignore it).
+ */
+int svc_internal_notify_files(const struct svc_config *cfg, const char *project_id);
+
+#endif

@@ -1,0 +1,910 @@
+/* fsx.c: path confinement (openat2 RESOLVE_BENEATH) and atomic, symlink-proof file operations in a project directory. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
+#include <openssl/rand.h>
+
+#include "core/err.h"
+#include "core/fsx.h"
+
+#define FSX_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+#define FSX_MAX_DEPTH 64                  /* directory nesting followed by list/copy/remove */
+#define FSX_SEARCH_FILE_MAX (1024 * 1024) /* files larger than this are not searched */
+#define FSX_SEARCH_BINARY_PROBE 8192      /* a NUL in this many leading bytes means binary */
+#define FSX_SEARCH_TEXT_MAX 200           /* bytes of a matching line shown */
+#define FSX_SEARCH_LIST_MAX 100000        /* files looked at by one search */
+#define FSX_TMP_PREFIX ".svc-tmp-"
+
+/* ---- path syntax ---- */
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if invalid (RFC 3629 section 4). */
+static size_t utf8_seq(const unsigned char *s, size_t n, unsigned int *cp)
+{
+	unsigned int c = s[0], min;
+	size_t len, i;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2, c &= 0x1f, min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3, c &= 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4, c &= 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+int svc_fsx_check_path(const char *rel, char *out)
+{
+	char norm[SVC_FSX_PATH_MAX + 1];
+	size_t len, i, o = 0;
+
+	if (!rel)
+		return SVC_E_VALIDATION;
+	len = strnlen(rel, SVC_FSX_PATH_MAX + 1);
+	if (len == 0 || len > SVC_FSX_PATH_MAX || rel[0] == '/')
+		return SVC_E_VALIDATION;
+	for (i = 0; i < len;) {
+		unsigned int cp;
+		size_t n = utf8_seq((const unsigned char *)rel + i, len - i, &cp);
+		if (n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == '\\')
+			return SVC_E_VALIDATION;
+		i += n;
+	}
+	for (i = 0; i < len;) {
+		size_t start = i, seg;
+		while (i < len && rel[i] != '/')
+			i++;
+		seg = i - start;
+		if (i < len)
+			i++; /* the '/' */
+		if (seg == 0 || (seg == 1 && rel[start] == '.'))
+			continue;
+		if (seg == 2 && rel[start] == '.' && rel[start + 1] == '.')
+			return SVC_E_VALIDATION;
+		if (seg == 4 && strncasecmp(rel + start, ".git", 4) == 0)
+			return SVC_E_VALIDATION;
+		if (o)
+			norm[o++] = '/';
+		memcpy(norm + o, rel + start, seg);
+		o += seg;
+	}
+	if (o == 0)
+		return SVC_E_VALIDATION;
+	norm[o] = '\0';
+	memcpy(out, norm, o + 1);
+	return SVC_OK;
+}
+
+/* ---- descriptors ---- */
+
+/* Translates the errno of a failed open/stat inside the root. */
+static int errno_to_err(int e)
+{
+	switch (e) {
+	case ELOOP:        /* a symlink on the way (RESOLVE_NO_SYMLINKS) */
+	case EXDEV:        /* would leave the root (RESOLVE_BENEATH) */
+	case ENAMETOOLONG:
+	case EISDIR:
+		return SVC_E_VALIDATION;
+	case ENOENT:
+	case ENOTDIR:
+		return SVC_E_NOT_FOUND;
+	case EFBIG:
+		return SVC_E_TOO_LARGE;
+	default:
+		return SVC_E_INTERNAL;
+	}
+}
+
+static int openat2_beneath(int dirfd, const char *path, int flags)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof how);
+	how.flags = (unsigned long long)(flags | O_CLOEXEC);
+	how.resolve = FSX_RESOLVE;
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+static int open_root(const char *root, int *out)
+{
+	int fd;
+
+	if (!root || root[0] != '/')
+		return SVC_E_INTERNAL;
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? SVC_E_NOT_FOUND : SVC_E_INTERNAL;
+	*out = fd;
+	return SVC_OK;
+}
+
+/*
+ * Opens the directory that holds the last segment of `norm` (a checked path),
+ * walking one segment at a time with openat2 from `rootfd`; with `create`,
+ * missing directories are made with mkdirat on the parent's descriptor.
+ * *out_dirfd is a descriptor to close; *out_base points into `norm`.
+ */
+static int open_parent(int rootfd, const char *norm, int create, int *out_dirfd, const char **out_base)
+{
+	char seg[SVC_FSX_PATH_MAX + 1];
+	const char *p = norm, *slash;
+	int dirfd, error = SVC_OK;
+
+	dirfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
+	if (dirfd < 0)
+		return SVC_E_INTERNAL;
+	while ((slash = strchr(p, '/')) != NULL) {
+		size_t n = (size_t)(slash - p);
+		int next;
+
+		memcpy(seg, p, n);
+		seg[n] = '\0';
+		next = openat2_beneath(dirfd, seg, O_RDONLY | O_DIRECTORY);
+		if (next < 0 && errno == ENOENT && create) {
+			if (mkdirat(dirfd, seg, 0755) < 0 && errno != EEXIST) {
+				error = errno_to_err(errno);
+				goto done;
+			}
+			next = openat2_beneath(dirfd, seg, O_RDONLY | O_DIRECTORY);
+		}
+		if (next < 0) {
+			/* a file where a directory should be: refused when writing */
+			error = create && errno == ENOTDIR ? SVC_E_VALIDATION : errno_to_err(errno);
+			goto done;
+		}
+		close(dirfd);
+		dirfd = next;
+		p = slash + 1;
+	}
+	*out_dirfd = dirfd;
+	*out_base = p;
+	dirfd = -1;
+done:
+	if (dirfd >= 0)
+		close(dirfd);
+	return error;
+}
+
+/* ---- read, write, delete ---- */
+
+int svc_fsx_read(const char *root, const char *rel, size_t max_bytes, char **out, size_t *out_len)
+{
+	char norm[SVC_FSX_PATH_MAX + 1];
+	char *buf = NULL;
+	size_t cap, len = 0;
+	struct stat st;
+	int rootfd = -1, fd = -1, error;
+
+	if ((error = svc_fsx_check_path(rel, norm)) < 0)
+		return error;
+	if ((error = open_root(root, &rootfd)) < 0)
+		return error;
+	fd = openat2_beneath(rootfd, norm, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		error = errno_to_err(errno);
+		goto done;
+	}
+	if (fstat(fd, &st) < 0) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		error = SVC_E_NOT_FOUND;
+		goto done;
+	}
+	if (max_bytes > SIZE_MAX - 2)
+		max_bytes = SIZE_MAX - 2;
+	if (st.st_size < 0 || (uint64_t)st.st_size > max_bytes) {
+		error = SVC_E_TOO_LARGE;
+		goto done;
+	}
+	/* the file may grow while read: read at most max_bytes + 1 to notice */
+	cap = (size_t)st.st_size + 1;
+	if (!(buf = malloc(cap + 1))) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) { /* grew since fstat: len <= max_bytes < SIZE_MAX - 1 here */
+			size_t ncap = cap / 2 + 1 > max_bytes + 1 - cap ? max_bytes + 1 : cap + cap / 2 + 1;
+			char *nbuf;
+			if (!(nbuf = realloc(buf, ncap + 1))) {
+				error = SVC_E_INTERNAL;
+				goto done;
+			}
+			buf = nbuf;
+			cap = ncap;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error = SVC_E_INTERNAL;
+			goto done;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max_bytes) {
+			error = SVC_E_TOO_LARGE;
+			goto done;
+		}
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*out_len = len;
+	buf = NULL;
+done:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	close(rootfd);
+	return error;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return errno == ENOSPC || errno == EDQUOT || errno == EFBIG ? SVC_E_TOO_LARGE
+										      : SVC_E_INTERNAL;
+		data += n;
+		len -= (size_t)n;
+	}
+	return SVC_OK;
+}
+
+/* Writes a fresh temporary name FSX_TMP_PREFIX + 16 hex digits into tmp (32 bytes). */
+static int tmp_name(char tmp[32])
+{
+	unsigned char rnd[8];
+	int n;
+
+	if (RAND_bytes(rnd, sizeof rnd) != 1)
+		return SVC_E_INTERNAL;
+	n = snprintf(tmp, 32, FSX_TMP_PREFIX "%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
+		     rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	return n > 0 && n < 32 ? SVC_OK : SVC_E_INTERNAL;
+}
+
+int svc_fsx_write(const char *root, const char *rel, const char *data, size_t len)
+{
+	char norm[SVC_FSX_PATH_MAX + 1], tmp[32];
+	const char *base;
+	struct stat st;
+	int rootfd = -1, dirfd = -1, fd = -1, tmp_made = 0, error;
+
+	if ((error = svc_fsx_check_path(rel, norm)) < 0)
+		return error;
+	if ((error = open_root(root, &rootfd)) < 0)
+		return error;
+	if ((error = open_parent(rootfd, norm, 1, &dirfd, &base)) < 0)
+		goto done;
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISREG(st.st_mode)) { /* a directory, a symlink, a device: refused */
+			error = SVC_E_VALIDATION;
+			goto done;
+		}
+	} else if (errno != ENOENT) {
+		error = errno_to_err(errno);
+		goto done;
+	}
+	do {
+		if ((error = tmp_name(tmp)) < 0)
+			goto done;
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	} while (fd < 0 && errno == EEXIST);
+	if (fd < 0) {
+		error = errno_to_err(errno);
+		goto done;
+	}
+	tmp_made = 1;
+	if ((error = write_all(fd, data, len)) < 0)
+		goto done;
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		fd = -1;
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	fd = -1;
+	if (renameat(dirfd, tmp, dirfd, base) < 0) {
+		error = errno_to_err(errno);
+		goto done;
+	}
+	tmp_made = 0;
+	(void)fsync(dirfd); /* make the rename durable; the data already is */
+done:
+	if (fd >= 0)
+		close(fd);
+	if (tmp_made)
+		unlinkat(dirfd, tmp, 0);
+	if (dirfd >= 0)
+		close(dirfd);
+	close(rootfd);
+	return error;
+}
+
+int svc_fsx_delete(const char *root, const char *rel)
+{
+	char norm[SVC_FSX_PATH_MAX + 1];
+	const char *base;
+	struct stat st;
+	int rootfd = -1, dirfd = -1, error;
+
+	if ((error = svc_fsx_check_path(rel, norm)) < 0)
+		return error;
+	if ((error = open_root(root, &rootfd)) < 0)
+		return error;
+	if ((error = open_parent(rootfd, norm, 0, &dirfd, &base)) < 0)
+		goto done;
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		error = errno_to_err(errno);
+		goto done;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		error = SVC_E_VALIDATION;
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		error = SVC_E_NOT_FOUND;
+		goto done;
+	}
+	/* flags 0: never removes a directory; a symlink swapped in is removed itself, never its target */
+	if (unlinkat(dirfd, base, 0) < 0)
+		error = errno_to_err(errno);
+done:
+	if (dirfd >= 0)
+		close(dirfd);
+	close(rootfd);
+	return error;
+}
+
+/* ---- list ---- */
+
+struct entry_vec {
+	struct svc_fsx_entry *v;
+	size_t n, cap, max;
+};
+
+static int vec_push(struct entry_vec *vec, const char *path, const struct stat *st)
+{
+	struct svc_fsx_entry *e;
+
+	if (vec->n == vec->max)
+		return SVC_E_TOO_LARGE;
+	if (vec->n == vec->cap) {
+		size_t ncap = vec->cap ? vec->cap * 2 : 64;
+		struct svc_fsx_entry *nv;
+		if (ncap > vec->max)
+			ncap = vec->max;
+		if (ncap > SIZE_MAX / sizeof *nv)
+			return SVC_E_INTERNAL;
+		if (!(nv = realloc(vec->v, ncap * sizeof *nv)))
+			return SVC_E_INTERNAL;
+		vec->v = nv;
+		vec->cap = ncap;
+	}
+	e = &vec->v[vec->n];
+	if (!(e->path = strdup(path)))
+		return SVC_E_INTERNAL;
+	e->size = (uint64_t)st->st_size;
+	e->mtime_ms = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+	vec->n++;
+	return SVC_OK;
+}
+
+/* Adds the regular files under directory fd `dirfd` (relative path `prefix`, "" at the root). */
+static int list_dir(int dirfd, const char *prefix, int depth, struct entry_vec *vec)
+{
+	DIR *d = NULL;
+	struct dirent *de;
+	int fd, error = SVC_OK;
+
+	if (depth > FSX_MAX_DEPTH)
+		return SVC_OK;
+	if ((fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return SVC_E_INTERNAL;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return SVC_E_INTERNAL;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		char path[SVC_FSX_PATH_MAX + 1], check[SVC_FSX_PATH_MAX + 1];
+		struct stat st;
+		int n;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (strcasecmp(de->d_name, ".git") == 0)
+			continue;
+		if (strncmp(de->d_name, FSX_TMP_PREFIX, strlen(FSX_TMP_PREFIX)) == 0)
+			continue; /* a write in progress, or one that crashed */
+		n = snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
+		if (n < 0 || (size_t)n >= sizeof path)
+			continue; /* too long to be named through this API */
+		if (svc_fsx_check_path(path, check) < 0 || strcmp(path, check) != 0)
+			continue; /* a name the API would refuse (control character, backslash, ...) */
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* vanished meanwhile */
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0)
+				continue;
+			error = list_dir(sub, path, depth + 1, vec);
+			close(sub);
+			if (error < 0)
+				goto done;
+		} else if (S_ISREG(st.st_mode)) {
+			if ((error = vec_push(vec, path, &st)) < 0)
+				goto done;
+		}
+	}
+	if (errno != 0)
+		error = SVC_E_INTERNAL;
+done:
+	closedir(d);
+	return error;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct svc_fsx_entry *)a)->path, ((const struct svc_fsx_entry *)b)->path);
+}
+
+int svc_fsx_list(const char *root, size_t max_entries, struct svc_fsx_entry **out, size_t *out_n)
+{
+	struct entry_vec vec = { NULL, 0, 0, max_entries };
+	int rootfd = -1, error;
+
+	if ((error = open_root(root, &rootfd)) < 0)
+		return error;
+	if ((error = list_dir(rootfd, "", 0, &vec)) < 0)
+		goto done;
+	if (vec.n)
+		qsort(vec.v, vec.n, sizeof *vec.v, entry_cmp);
+	*out = vec.v;
+	*out_n = vec.n;
+	vec.v = NULL;
+	vec.n = 0;
+done:
+	svc_fsx_list_free(vec.v, vec.n);
+	close(rootfd);
+	return error;
+}
+
+void svc_fsx_list_free(struct svc_fsx_entry *list, size_t n)
+{
+	size_t i;
+
+	if (!list)
+		return;
+	for (i = 0; i < n; i++)
+		free(list[i].path);
+	free(list);
+}
+
+/* ---- search ---- */
+
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
+static int text_add(struct text *t, const char *s, size_t n)
+{
+	if (n >= SIZE_MAX - t->len)
+		return SVC_E_INTERNAL;
+	if (t->len + n + 1 > t->cap) {
+		size_t ncap = t->cap ? t->cap : 256;
+		char *ns;
+		while (ncap < t->len + n + 1) {
+			if (ncap > SIZE_MAX / 2)
+				return SVC_E_INTERNAL;
+			ncap *= 2;
+		}
+		if (!(ns = realloc(t->s, ncap)))
+			return SVC_E_INTERNAL;
+		t->s = ns;
+		t->cap = ncap;
+	}
+	memcpy(t->s + t->len, s, n);
+	t->len += n;
+	t->s[t->len] = '\0';
+	return SVC_OK;
+}
+
+/* Cuts n so that s[0..n) does not end inside a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t n)
+{
+	size_t end = n;
+
+	while (end > 0 && ((unsigned char)s[end - 1] & 0xc0) == 0x80)
+		end--;
+	if (end > 0 && (unsigned char)s[end - 1] >= 0xc0) {
+		unsigned char lead = (unsigned char)s[end - 1];
+		size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+		if (n - (end - 1) < need)
+			return end - 1;
+	}
+	return n;
+}
+
+static int search_file(const char *path, char *buf, size_t len, const regex_t *re, size_t max_matches,
+		       size_t *found, struct text *t)
+{
+	size_t probe = len < FSX_SEARCH_BINARY_PROBE ? len : FSX_SEARCH_BINARY_PROBE;
+	size_t lineno = 0, pos = 0;
+	int error;
+
+	if (memchr(buf, '\0', probe))
+		return SVC_OK; /* binary */
+	while (pos < len && *found < max_matches) {
+		char *line = buf + pos, *nl = memchr(line, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - line) : len - pos;
+		char num[24];
+		int k;
+
+		pos += n + 1;
+		lineno++;
+		line[n] = '\0'; /* buf has a NUL at len, so this is in bounds */
+		if (n > 0 && line[n - 1] == '\r')
+			line[--n] = '\0';
+		if (regexec(re, line, 0, NULL, 0) != 0)
+			continue;
+		if (n > FSX_SEARCH_TEXT_MAX)
+			n = utf8_cut(line, FSX_SEARCH_TEXT_MAX);
+		k = snprintf(num, sizeof num, ":%zu: ", lineno);
+		if (k < 0 || (size_t)k >= sizeof num)
+			return SVC_E_INTERNAL;
+		if ((error = text_add(t, path, strlen(path))) < 0 || (error = text_add(t, num, (size_t)k)) < 0 ||
+		    (error = text_add(t, line, strnlen(line, n))) < 0 || (error = text_add(t, "\n", 1)) < 0)
+			return error;
+		(*found)++;
+	}
+	return SVC_OK;
+}
+
+int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, char **out)
+{
+	struct svc_fsx_entry *list = NULL;
+	struct text t = { NULL, 0, 0 };
+	size_t n = 0, i, found = 0;
+	regex_t re;
+	int compiled = 0, error;
+
+	if (!pattern || regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE | REG_NOSUB) != 0)
+		return SVC_E_VALIDATION;
+	compiled = 1;
+	if ((error = svc_fsx_list(root, FSX_SEARCH_LIST_MAX, &list, &n)) < 0)
+		goto done;
+	if ((error = text_add(&t, "", 0)) < 0)
+		goto done;
+	for (i = 0; i < n && found < max_matches; i++) {
+		char *buf = NULL;
+		size_t len;
+		int rerr;
+
+		if (list[i].size > FSX_SEARCH_FILE_MAX)
+			continue;
+		rerr = svc_fsx_read(root, list[i].path, FSX_SEARCH_FILE_MAX, &buf, &len);
+		if (rerr == SVC_E_INTERNAL) {
+			error = rerr;
+			goto done;
+		}
+		if (rerr < 0)
+			continue; /* vanished, grew or replaced by a symlink meanwhile */
+		error = search_file(list[i].path, buf, len, &re, max_matches, &found, &t);
+		free(buf);
+		if (error < 0)
+			goto done;
+	}
+	*out = t.s;
+	t.s = NULL;
+done:
+	free(t.s);
+	svc_fsx_list_free(list, n);
+	if (compiled)
+		regfree(&re);
+	return error;
+}
+
+/* ---- copy and remove trees ---- */
+
+static int copy_file(int sfd, int dfd, const char *name, mode_t mode)
+{
+	char buf[65536];
+	int in, outfd, error = SVC_OK;
+
+	in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (in < 0)
+		return errno == ENOENT ? SVC_OK : SVC_E_INTERNAL;
+	outfd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0777);
+	if (outfd < 0) {
+		close(in);
+		return SVC_E_INTERNAL;
+	}
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error = SVC_E_INTERNAL;
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((error = write_all(outfd, buf, (size_t)n)) < 0)
+			break;
+	}
+	close(in);
+	if (close(outfd) < 0 && error == SVC_OK)
+		error = SVC_E_INTERNAL;
+	return error;
+}
+
+static int copy_dir(int sfd, int dfd, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd, error = SVC_OK;
+
+	if (depth > FSX_MAX_DEPTH)
+		return SVC_E_TOO_LARGE;
+	if ((fd = fcntl(sfd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return SVC_E_INTERNAL;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return SVC_E_INTERNAL;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			int s2, d2;
+			if (mkdirat(dfd, de->d_name, (st.st_mode & 0777) | 0700) < 0) {
+				error = SVC_E_INTERNAL;
+				goto done;
+			}
+			s2 = openat(sfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			d2 = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (s2 < 0 || d2 < 0)
+				error = SVC_E_INTERNAL;
+			else
+				error = copy_dir(s2, d2, depth + 1);
+			if (s2 >= 0)
+				close(s2);
+			if (d2 >= 0)
+				close(d2);
+			if (error < 0)
+				goto done;
+		} else if (S_ISREG(st.st_mode)) {
+			if ((error = copy_file(sfd, dfd, de->d_name, st.st_mode)) < 0)
+				goto done;
+		}
+	}
+	if (errno != 0)
+		error = SVC_E_INTERNAL;
+done:
+	closedir(d);
+	return error;
+}
+
+/* mkdir -p of every directory above `path` (trusted, absolute). */
+static int make_parents(const char *path)
+{
+	char buf[4096];
+	size_t len = strlen(path), i;
+
+	if (len >= sizeof buf)
+		return SVC_E_VALIDATION;
+	memcpy(buf, path, len + 1);
+	for (i = 1; i < len; i++) {
+		if (buf[i] != '/')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+			buf[i] = '/';
+			return SVC_E_INTERNAL;
+		}
+		buf[i] = '/';
+	}
+	return SVC_OK;
+}
+
+int svc_fsx_copy_tree(const char *src, const char *dst)
+{
+	struct stat st;
+	int sfd = -1, dfd = -1, made = 0, error;
+
+	if (!src || !dst || src[0] != '/' || dst[0] != '/')
+		return SVC_E_INTERNAL;
+	sfd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sfd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? SVC_E_NOT_FOUND : SVC_E_INTERNAL;
+	if (lstat(dst, &st) == 0) {
+		error = SVC_E_CONFLICT;
+		goto done;
+	}
+	if ((error = make_parents(dst)) < 0)
+		goto done;
+	if (mkdir(dst, 0755) < 0) {
+		error = errno == EEXIST ? SVC_E_CONFLICT : SVC_E_INTERNAL;
+		goto done;
+	}
+	made = 1;
+	dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	error = copy_dir(sfd, dfd, 0);
+done:
+	if (dfd >= 0)
+		close(dfd);
+	close(sfd);
+	if (error < 0 && made)
+		svc_fsx_remove_tree(dst);
+	return error;
+}
+
+static int remove_dir_contents(int dirfd, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd, error = SVC_OK;
+
+	if (depth > FSX_MAX_DEPTH * 4)
+		return SVC_E_INTERNAL;
+	if ((fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return SVC_E_INTERNAL;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return SVC_E_INTERNAL;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0) {
+				error = SVC_E_INTERNAL;
+				goto done;
+			}
+			error = remove_dir_contents(sub, depth + 1);
+			close(sub);
+			if (error < 0)
+				goto done;
+			if (unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0) {
+				error = SVC_E_INTERNAL;
+				goto done;
+			}
+		} else if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT) {
+			error = SVC_E_INTERNAL;
+			goto done;
+		}
+	}
+	if (errno != 0)
+		error = SVC_E_INTERNAL;
+done:
+	closedir(d);
+	return error;
+}
+
+int svc_fsx_remove_tree(const char *path)
+{
+	struct stat st;
+	int fd, error;
+
+	if (!path || !*path)
+		return SVC_E_INTERNAL;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? SVC_OK : SVC_E_INTERNAL;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path) < 0 && errno != ENOENT ? SVC_E_INTERNAL : SVC_OK;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return SVC_E_INTERNAL;
+	error = remove_dir_contents(fd, 0);
+	close(fd);
+	if (error < 0)
+		return error;
+	if (rmdir(path) < 0 && errno != ENOENT)
+		return SVC_E_INTERNAL;
+	return SVC_OK;
+}
+
+/* ---- content types ---- */
+
+static const struct {
+	const char *ext;
+	const char *type;
+} content_types[] = {
+	{ "html", "text/html; charset=utf-8" },
+	{ "htm", "text/html; charset=utf-8" },
+	{ "css", "text/css; charset=utf-8" },
+	{ "js", "text/javascript; charset=utf-8" },
+	{ "mjs", "text/javascript; charset=utf-8" },
+	{ "json", "application/json" },
+	{ "map", "application/json" },
+	{ "webmanifest", "application/manifest+json" },
+	{ "txt", "text/plain; charset=utf-8" },
+	{ "md", "text/markdown; charset=utf-8" },
+	{ "csv", "text/csv; charset=utf-8" },
+	{ "xml", "application/xml" },
+	{ "svg", "image/svg+xml" },
+	{ "png", "image/png" },
+	{ "jpg", "image/jpeg" },
+	{ "jpeg", "image/jpeg" },
+	{ "gif", "image/gif" },
+	{ "webp", "image/webp" },
+	{ "avif", "image/avif" },
+	{ "ico", "image/x-icon" },
+	{ "woff", "font/woff" },
+	{ "woff2", "font/woff2" },
+	{ "ttf", "font/ttf" },
+	{ "otf", "font/otf" },
+	{ "wasm", "application/wasm" },
+	{ "pdf", "application/pdf" },
+	{ "mp4", "video/mp4" },
+	{ "webm", "video/webm" },
+	{ "mp3", "audio/mpeg" },
+	{ "wav", "audio/wav" },
+};
+
+const char *svc_fsx_content_type(const char *path)
+{
+	const char *slash, *dot;
+	size_t i;
+
+	if (!path)
+		return "application/octet-stream";
+	slash = strrchr(path, '/');
+	dot = strrchr(slash ? slash + 1 : path, '.');
+	if (dot && dot[1]) {
+		for (i = 0; i < sizeof content_types / sizeof content_types[0]; i++)
+			if (strcasecmp(dot + 1, content_types[i].ext) == 0)
+				return content_types[i].type;
+	}
+	return "application/octet-stream";
+}

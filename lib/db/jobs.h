@@ -1,0 +1,99 @@
+/* jobs.h: background jobs in MariaDB, taken by any number of svc-worker processes with SELECT ... FOR UPDATE SKIP LOCKED. */
+#ifndef SVC_JOBS_H
+#define SVC_JOBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+
+/*
+ * A job is a row of table `jobs` (schema/003_agent.sql): a kind ("chat.first_prompt",
+ * "thumbnail.regenerate", ...), a JSON payload, a state (queued, running, done,
+ * failed) and a count of attempts. A worker takes the oldest ready job in a
+ * short transaction (SELECT ... FOR UPDATE SKIP LOCKED, then a lease:
+ * state running, locked_until = now + lease), commits, runs it outside any
+ * transaction, and marks it done, or queued again after a delay, or failed
+ * when its attempts are used up. A job whose lease ran out (its worker died)
+ * is ready again. So a job runs at least once; handlers must be safe to run
+ * twice.
+ *
+ * Adding a kind: write a svc_job_fn, add { "kind", fn } to the table the
+ * worker passes to svc_jobs_run_once() (tools/svc-worker.c), and enqueue
+ * with svc_jobs_enqueue() from wherever the work arises (inside the caller's
+ * transaction when it belongs to other writes).
+ */
+
+#define SVC_JOB_KIND_MAX 64
+
+/* One taken job. */
+struct svc_job {
+	int64_t id;
+	char kind[SVC_JOB_KIND_MAX];
+	char *payload;        /* the JSON text as enqueued, malloc'd */
+	unsigned attempts;    /* including this one (1 on the first run) */
+	unsigned max_attempts;
+};
+
+/*
+ * Runs one job. `ctx` is what the worker passed to svc_jobs_run_once().
+ * Returns 0 when done, SVC_E_CANCELLED or another negative svc_err when it
+ * failed (retried while attempts remain), with a message for the log and
+ * the job's last_error in `errmsg` (`errmax` bytes, may be left empty).
+ */
+typedef int (*svc_job_fn)(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
+
+/* One entry of a worker's dispatch table. */
+struct svc_job_handler {
+	const char *kind;
+	svc_job_fn run;
+};
+
+/*
+ * Queues a job of `kind` (1 to 63 bytes) with `payload` (JSON text) that
+ * may run `max_attempts` times (1 to 100). Runs in the caller's transaction
+ * when one is open. *out_id (may be NULL) gets the new id. Errors:
+ * SVC_E_VALIDATION (kind or max_attempts out of range), DB errors.
+ */
+int svc_jobs_enqueue(struct svc_db *db, const char *kind, const char *payload, unsigned max_attempts,
+		     int64_t *out_id);
+
+/*
+ * Takes the oldest ready job (queued and due, or running with an expired
+ * lease) in its own transaction, leasing it for `lease_secs` seconds.
+ * Returns 1 with *out filled (free with svc_job_dispose()), 0 when no job
+ * is ready, or a DB error. Must not be called inside a transaction.
+ */
+int svc_jobs_take(struct svc_db *db, unsigned lease_secs, struct svc_job *out);
+
+/* Marks job `id` done. Errors: DB errors. */
+int svc_jobs_finish(struct svc_db *db, int64_t id);
+
+/*
+ * Records a failure of `job` with `message` (cut to 1000 bytes): queued
+ * again after `retry_secs` seconds when attempts remain, failed for good
+ * otherwise. Errors: DB errors.
+ */
+int svc_jobs_fail(struct svc_db *db, const struct svc_job *job, const char *message, unsigned retry_secs);
+
+/* Frees what svc_jobs_take() filled in; the struct may be reused. */
+void svc_job_dispose(struct svc_job *job);
+
+/*
+ * Finds job->kind in `table` (`n` entries) and runs it. Returns the
+ * handler's result, or SVC_E_NOT_FOUND (with errmsg set) for a kind no
+ * entry names.
+ */
+int svc_jobs_dispatch(const struct svc_job_handler *table, size_t n, void *ctx, const struct svc_job *job,
+		      char *errmsg, size_t errmax);
+
+/*
+ * The worker's step: takes one job, dispatches it, and finishes or fails
+ * it (retry delay 5 s times the attempt number; a job of an unknown kind
+ * fails for good). Returns 1 when a job ran (whatever its outcome), 0 when
+ * none was ready, or a DB error.
+ */
+int svc_jobs_run_once(struct svc_db *db, const struct svc_job_handler *table, size_t n, void *ctx,
+		      unsigned lease_secs);
+
+#endif

@@ -1,0 +1,970 @@
+/* http.c: the FastCGI responder loop, the router, request accessors, responses and server-sent events. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <mysql.h>
+
+#include "auth/auth.h"
+#include "core/err.h"
+#include "http/http.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "auth/perm.h"
+
+#define DEFAULT_MAX_BODY (1024 * 1024)
+#define PATH_MAX_LEN 4096
+
+/* ---- request accessors ---- */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes `len` bytes of `s` into a new string; '+' becomes ' ' when `plus`. NULL on a bad escape or NUL. */
+static char *pct_decode(const char *s, size_t len, int plus)
+{
+	char *out = malloc(len + 1);
+	size_t i, o = 0;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+		if (c == '%') {
+			int h, l;
+			if (i + 2 >= len) {
+				free(out);
+				return NULL;
+			}
+			h = hexval(s[i + 1]);
+			l = hexval(s[i + 2]);
+			if (h < 0 || l < 0 || (h == 0 && l == 0)) {
+				free(out);
+				return NULL;
+			}
+			out[o++] = (char)(h * 16 + l);
+			i += 2;
+		} else if (c == '+' && plus) {
+			out[o++] = ' ';
+		} else {
+			out[o++] = c;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+const char *svc_req_param(const struct svc_req *req, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < req->nparams; i++)
+		if (strcmp(req->param_names[i], name) == 0)
+			return req->param_values[i];
+	return NULL;
+}
+
+const char *svc_req_header(const struct svc_req *req, const char *name)
+{
+	char var[128] = "HTTP_";
+	size_t i, o = 5;
+
+	if (strcmp(name, "Content-Type") == 0)
+		return FCGX_GetParam("CONTENT_TYPE", req->fcgi->envp);
+	if (strcmp(name, "Content-Length") == 0)
+		return FCGX_GetParam("CONTENT_LENGTH", req->fcgi->envp);
+	for (i = 0; name[i] && o < sizeof var - 1; i++) {
+		char c = name[i];
+		var[o++] = c == '-' ? '_' : (c >= 'a' && c <= 'z') ? (char)(c - 32) : c;
+	}
+	var[o] = '\0';
+	return FCGX_GetParam(var, req->fcgi->envp);
+}
+
+int svc_req_query(const struct svc_req *req, const char *name, char *out, size_t max)
+{
+	const char *p = req->query;
+	size_t nlen = strlen(name);
+
+	while (p && *p) {
+		const char *amp = strchr(p, '&');
+		const char *end = amp ? amp : p + strlen(p);
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+		const char *kend = eq ? eq : end;
+		char *key = pct_decode(p, (size_t)(kend - p), 1);
+
+		if (key && strlen(key) == nlen && memcmp(key, name, nlen) == 0) {
+			char *val = eq ? pct_decode(eq + 1, (size_t)(end - eq - 1), 1) : strdup("");
+			size_t vl;
+			free(key);
+			if (!val)
+				return SVC_E_VALIDATION;
+			vl = strlen(val);
+			if (vl >= max || !svc_utf8_valid(val, vl)) {
+				free(val);
+				return SVC_E_VALIDATION;
+			}
+			memcpy(out, val, vl + 1);
+			free(val);
+			return 1;
+		}
+		free(key);
+		p = amp ? amp + 1 : NULL;
+	}
+	return 0;
+}
+
+int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_t max)
+{
+	const char *h = svc_req_header(req, "Cookie");
+	size_t nlen = strlen(name);
+
+	while (h && *h) {
+		const char *semi, *end;
+		while (*h == ' ' || *h == '\t')
+			h++;
+		semi = strchr(h, ';');
+		end = semi ? semi : h + strlen(h);
+		if ((size_t)(end - h) > nlen && strncmp(h, name, nlen) == 0 && h[nlen] == '=') {
+			const char *v = h + nlen + 1;
+			size_t vl = (size_t)(end - v);
+			while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+				vl--;
+			if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+				v++;
+				vl -= 2;
+			}
+			if (vl >= max)
+				return 0;
+			memcpy(out, v, vl);
+			out[vl] = '\0';
+			return 1;
+		}
+		h = semi ? semi + 1 : NULL;
+	}
+	return 0;
+}
+
+int svc_req_authenticate(struct svc_req *req, char *out_user_id)
+{
+	const struct svc_config *c = &req->ctx->cfg;
+	const char *auth = svc_req_header(req, "Authorization");
+	char token[SVC_AUTH_TOKEN_MAX + 1];
+	const char *t = NULL;
+
+	if (auth && strncasecmp(auth, "Bearer ", 7) == 0) {
+		t = auth + 7;
+		while (*t == ' ')
+			t++;
+	} else if (svc_req_cookie(req, "svc_access_token", token, sizeof token) == 1) {
+		t = token;
+	}
+	if (!t || !*t)
+		return SVC_E_UNAUTHORIZED;
+	req->token_id[0] = '\0';
+	req->token_scopes = 0;
+	req->scopes = 0;
+	if (t != token && strncmp(t, SVC_PAT_PREFIX, sizeof(SVC_PAT_PREFIX) - 1) == 0) {
+		/* a per-user API token: only as a Bearer header, never as the cookie */
+		if (!req->ctx->db)
+			return SVC_E_UNAVAILABLE;
+		return svc_pat_authenticate(req->ctx->db, t, out_user_id, req->token_id, &req->token_scopes);
+	}
+	if (svc_auth_jwt_verify(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
+				t, svc_now_ms() / 1000, out_user_id) < 0)
+		return SVC_E_UNAUTHORIZED;
+	req->scopes = SVC_SCOPE_ALL;
+	return 0;
+}
+
+/* ---- responses ---- */
+
+int svc_resp_after(struct svc_resp *resp, void (*fn)(struct svc_ctx *ctx, void *arg), void *arg)
+{
+	if (resp->after)
+		resp->after(NULL, resp->after_arg);
+	resp->after = fn;
+	resp->after_arg = arg;
+	return 0;
+}
+
+int svc_resp_rate_limited(struct svc_resp *resp, int64_t retry_after)
+{
+	char secs[24];
+
+	if (retry_after < 1)
+		retry_after = 1;
+	snprintf(secs, sizeof secs, "%lld", (long long)retry_after);
+	svc_resp_header(resp, "Retry-After", secs);
+	return svc_resp_error(resp, SVC_E_RATE_LIMITED, NULL, "Too many requests; try again in %lld seconds.",
+			      (long long)retry_after);
+}
+
+int svc_resp_json(struct svc_resp *resp, int status, struct json_object *body)
+{
+	json_object_put(resp->json);
+	resp->json = body;
+	resp->status = status;
+	return 0;
+}
+
+int svc_resp_raw(struct svc_resp *resp, int status, const char *type, const char *data, size_t len)
+{
+	char *copy = malloc(len + 1);
+
+	if (!copy)
+		return SVC_E_INTERNAL;
+	memcpy(copy, data, len);
+	copy[len] = '\0';
+	free(resp->raw);
+	resp->raw = copy;
+	resp->raw_len = len;
+	resp->raw_type = type;
+	resp->status = status;
+	return 0;
+}
+
+static int header_safe(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '\r' || *s == '\n')
+			return 0;
+	return 1;
+}
+
+int svc_resp_header(struct svc_resp *resp, const char *name, const char *value)
+{
+	if (!header_safe(name) || !header_safe(value) || strchr(name, ':'))
+		return SVC_E_INTERNAL;
+	return svc_buf_addf(&resp->headers, "%s: %s\r\n", name, value);
+}
+
+int svc_resp_cookie(struct svc_resp *resp, const char *name, const char *value,
+		    const char *path, int64_t max_age)
+{
+	struct svc_buf b;
+	int err;
+
+	svc_buf_init(&b, 8192);
+	err = svc_buf_addf(&b, "%s=%s; Path=%s; HttpOnly; SameSite=Lax; Max-Age=%lld", name, value,
+			   path, (long long)max_age);
+	if (err == 0 && max_age == 0)
+		err = svc_buf_adds(&b, "; Expires=Thu, 01 Jan 1970 00:00:00 GMT");
+	if (err == 0 && resp->cfg->secure_cookies)
+		err = svc_buf_adds(&b, "; Secure");
+	if (err == 0)
+		err = svc_resp_header(resp, "Set-Cookie", b.data);
+	svc_buf_dispose(&b);
+	return err;
+}
+
+int svc_resp_error(struct svc_resp *resp, int err, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	resp->field = field;
+	resp->message[0] = '\0';
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(resp->message, sizeof resp->message, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 302: return "Found";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 402: return "Payment Required";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 413: return "Payload Too Large";
+	case 415: return "Unsupported Media Type";
+	case 429: return "Too Many Requests";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	default: return status >= 500 ? "Internal Server Error" : "Error";
+	}
+}
+
+/* Writes the status line and headers: the security headers every response carries, then the handler's. */
+static void write_head(struct svc_resp *resp, const char *type, size_t len, int with_len)
+{
+	FCGX_Stream *out = resp->fcgi->out;
+
+	char line[160];
+
+	/* libfcgi's FCGX_FPrintF has its own, partial format parser: format here. */
+	snprintf(line, sizeof line, "Status: %d %s\r\n", resp->status, reason(resp->status));
+	FCGX_PutS(line, out);
+	if (type) {
+		snprintf(line, sizeof line, "Content-Type: %s\r\n", type);
+		FCGX_PutS(line, out);
+	}
+	if (with_len) {
+		snprintf(line, sizeof line, "Content-Length: %zu\r\n", len);
+		FCGX_PutS(line, out);
+	}
+	FCGX_PutS("X-Content-Type-Options: nosniff\r\n"
+		  "X-Frame-Options: DENY\r\n"
+		  "Referrer-Policy: no-referrer\r\n"
+		  "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n", out);
+	/* API answers are not cached unless the handler says otherwise (thumbnails do) */
+	if (!resp->headers.data || strncasecmp(resp->headers.data, "Cache-Control:", 14) != 0) {
+		if (!resp->headers.data || !strcasestr(resp->headers.data, "\r\nCache-Control:"))
+			FCGX_PutS("Cache-Control: no-store\r\n", out);
+	}
+	if (resp->headers.len)
+		FCGX_PutStr(resp->headers.data, (int)resp->headers.len, out);
+	FCGX_PutS("\r\n", out);
+	resp->started = 1;
+}
+
+static void send_error(struct svc_resp *resp, int err)
+{
+	struct json_object *o = json_object_new_object();
+	const char *body;
+
+	resp->status = svc_err_status(err);
+	json_object_object_add(o, "error", json_object_new_string(svc_err_code(err)));
+	json_object_object_add(o, "message", json_object_new_string(
+		resp->message[0] ? resp->message : svc_err_message(err)));
+	if (resp->field)
+		json_object_object_add(o, "field", json_object_new_string(resp->field));
+	body = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	write_head(resp, "application/json", strlen(body), 1);
+	FCGX_PutS(body, resp->fcgi->out);
+	json_object_put(o);
+}
+
+static void send_response(struct svc_resp *resp, enum svc_method method)
+{
+	if (resp->json) {
+		const char *body = json_object_to_json_string_ext(resp->json, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		size_t len = strlen(body);
+		write_head(resp, "application/json", len, 1);
+		if (method != SVC_OPTIONS)
+			FCGX_PutStr(body, (int)len, resp->fcgi->out);
+	} else if (resp->raw) {
+		write_head(resp, resp->raw_type, resp->raw_len, 1);
+		FCGX_PutStr(resp->raw, (int)resp->raw_len, resp->fcgi->out);
+	} else {
+		if (resp->status == 0)
+			resp->status = 204;
+		write_head(resp, NULL, 0, resp->status != 204);
+	}
+}
+
+int svc_sse_begin(struct svc_resp *resp)
+{
+	resp->status = 200;
+	svc_resp_header(resp, "X-Accel-Buffering", "no");
+	write_head(resp, "text/event-stream; charset=utf-8", 0, 0);
+	resp->last_write_ms = svc_mono_ms();
+	if (FCGX_FFlush(resp->fcgi->out) < 0)
+		return SVC_E_CLIENT_GONE;
+	return 0;
+}
+
+int svc_sse_event(struct svc_resp *resp, const char *type, struct json_object *payload)
+{
+	const char *text;
+
+	json_object_object_add(payload, "type", json_object_new_string(type));
+	text = json_object_to_json_string_ext(payload, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	FCGX_PutS("data: ", resp->fcgi->out);
+	FCGX_PutS(text, resp->fcgi->out);
+	FCGX_PutS("\n\n", resp->fcgi->out);
+	resp->last_write_ms = svc_mono_ms();
+	if (FCGX_FFlush(resp->fcgi->out) < 0 || FCGX_GetError(resp->fcgi->out) != 0)
+		return SVC_E_CLIENT_GONE;
+	return 0;
+}
+
+int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms)
+{
+	if (svc_mono_ms() - resp->last_write_ms < idle_ms)
+		return FCGX_GetError(resp->fcgi->out) != 0 ? SVC_E_CLIENT_GONE : 0;
+	FCGX_PutS(": ping\n\n", resp->fcgi->out);
+	resp->last_write_ms = svc_mono_ms();
+	if (FCGX_FFlush(resp->fcgi->out) < 0 || FCGX_GetError(resp->fcgi->out) != 0)
+		return SVC_E_CLIENT_GONE;
+	return 0;
+}
+
+/* ---- router ---- */
+
+static enum svc_method parse_method(const char *m)
+{
+	if (!m)
+		return 0;
+	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
+		return SVC_GET;
+	if (strcmp(m, "POST") == 0)
+		return SVC_POST;
+	if (strcmp(m, "PUT") == 0)
+		return SVC_PUT;
+	if (strcmp(m, "PATCH") == 0)
+		return SVC_PATCH;
+	if (strcmp(m, "DELETE") == 0)
+		return SVC_DELETE;
+	if (strcmp(m, "OPTIONS") == 0)
+		return SVC_OPTIONS;
+	return 0;
+}
+
+static void clear_params(struct svc_req *req)
+{
+	size_t i;
+
+	for (i = 0; i < req->nparams; i++)
+		free(req->param_values[i]);
+	req->nparams = 0;
+}
+
+static int is_id_name(const char *name, size_t len)
+{
+	return len >= 2 && (strncmp(name + len - 2, "id", 2) == 0 || strncmp(name + len - 2, "Id", 2) == 0);
+}
+
+/*
+ * Matches `path` against `pattern`, filling req's parameters. Returns 1 on a
+ * match, 0 otherwise, -1 when it matched but an id parameter is not a UUID.
+ */
+static int match(struct svc_req *req, const char *pattern, const char *path)
+{
+	const char *p = pattern, *s = path;
+	int bad_id = 0;
+
+	clear_params(req);
+	while (*p) {
+		if (*p == '*') {
+			if (req->nparams == SVC_MAX_PARAMS || !*s)
+				return 0;
+			req->param_names[req->nparams] = "*";
+			req->param_values[req->nparams++] = strdup(s);
+			return bad_id ? -1 : 1;
+		}
+		if (*p == ':') {
+			const char *name = p + 1, *ne = name, *se = s;
+			size_t nlen;
+			while (*ne && *ne != '/')
+				ne++;
+			while (*se && *se != '/')
+				se++;
+			nlen = (size_t)(ne - name);
+			if (se == s || req->nparams == SVC_MAX_PARAMS)
+				return 0;
+			req->param_names[req->nparams] = NULL;
+			req->param_values[req->nparams] = strndup(s, (size_t)(se - s));
+			if (!req->param_values[req->nparams])
+				return 0;
+			/* Names are stored by pointer into the pattern; terminate by copying. */
+			req->param_names[req->nparams] = strndup(name, nlen);
+			req->nparams++;
+			if (is_id_name(name, nlen) && !svc_uuid_valid(req->param_values[req->nparams - 1]))
+				bad_id = 1;
+			p = ne;
+			s = se;
+			continue;
+		}
+		if (*p != *s)
+			return 0;
+		p++;
+		s++;
+	}
+	if (*s)
+		return 0;
+	return bad_id ? -1 : 1;
+}
+
+static void free_param_names(struct svc_req *req)
+{
+	size_t i;
+
+	for (i = 0; i < req->nparams; i++)
+		if (strcmp(req->param_names[i], "*") != 0)
+			free((char *)req->param_names[i]);
+}
+
+static const char *methods_allowed(unsigned m, char *buf, size_t max)
+{
+	static const struct { unsigned bit; const char *name; } names[] = {
+		{ SVC_GET, "GET, HEAD" }, { SVC_POST, "POST" }, { SVC_PUT, "PUT" },
+		{ SVC_PATCH, "PATCH" }, { SVC_DELETE, "DELETE" },
+	};
+	size_t i, o = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (m & names[i].bit) {
+			int n = snprintf(buf + o, max - o, "%s%s", o ? ", " : "", names[i].name);
+			if (n < 0 || (size_t)n >= max - o)
+				break;
+			o += (size_t)n;
+		}
+	}
+	return buf;
+}
+
+/* CORS: only listed origins get the headers (DESIGN.md "CORS"). Returns 1 when the origin is allowed. */
+static int cors(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *origin = svc_req_header(req, "Origin");
+	const char *list = req->ctx->cfg.cors_origins;
+	size_t olen;
+
+	if (!origin || !*origin)
+		return 0;
+	olen = strlen(origin);
+	while (list && *list) {
+		const char *comma = strchr(list, ',');
+		const char *end = comma ? comma : list + strlen(list);
+		while (*list == ' ')
+			list++;
+		if ((size_t)(end - list) == olen && memcmp(list, origin, olen) == 0) {
+			svc_resp_header(resp, "Access-Control-Allow-Origin", origin);
+			svc_resp_header(resp, "Access-Control-Allow-Credentials", "true");
+			svc_resp_header(resp, "Vary", "Origin");
+			return 1;
+		}
+		list = comma ? comma + 1 : NULL;
+	}
+	return 0;
+}
+
+static int read_body(struct svc_req *req, size_t max)
+{
+	const char *cl = FCGX_GetParam("CONTENT_LENGTH", req->fcgi->envp);
+	uint64_t len = 0;
+	size_t got = 0;
+
+	if (cl && *cl && svc_parse_u64(cl, UINT64_MAX, &len) < 0)
+		return SVC_E_VALIDATION;
+	if (len > max)
+		return SVC_E_TOO_LARGE;
+	req->body = malloc((size_t)len + 1);
+	if (!req->body)
+		return SVC_E_INTERNAL;
+	while (got < len) {
+		int n = FCGX_GetStr(req->body + got, (int)(len - got), req->fcgi->in);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got != len)
+		return SVC_E_VALIDATION;
+	req->body[got] = '\0';
+	req->body_len = got;
+	return 0;
+}
+
+static int is_json_type(const char *ct)
+{
+	size_t n = strlen("application/json");
+
+	if (!ct)
+		return 0;
+	while (*ct == ' ')
+		ct++;
+	return strncasecmp(ct, "application/json", n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* Writes the origin ("scheme://host[:port]") of `url` into out (max bytes). Returns its length, 0 when none. */
+static size_t origin_of(const char *url, char *out, size_t max)
+{
+	const char *s = url ? strstr(url, "://") : NULL;
+	size_t n;
+
+	if (!s)
+		return 0;
+	s += 3;
+	while (*s && *s != '/' && *s != '?' && *s != '#')
+		s++;
+	n = (size_t)(s - url);
+	if (n >= max)
+		return 0;
+	memcpy(out, url, n);
+	out[n] = '\0';
+	return n;
+}
+
+/* 1 when `value` (an Origin, or a Referer when `referer`) is app_url's or base_url's origin. */
+static int same_origin(const struct svc_config *c, const char *value, int referer)
+{
+	char o[512];
+	const char *urls[2] = { c->app_url, c->base_url };
+	size_t i, n;
+
+	for (i = 0; i < 2; i++) {
+		n = origin_of(urls[i], o, sizeof o);
+		if (!n || strncmp(value, o, n) != 0)
+			continue;
+		if (value[n] == '\0' || (referer && value[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * CSRF (docs/api.md "Cross-site requests"): an unsafe request that is not
+ * Bearer-authenticated and carries a session cookie, or any Origin at all,
+ * must come from app_url's or base_url's origin (Origin, else Referer).
+ * Returns 0 or SVC_E_FORBIDDEN.
+ */
+static int csrf_check(struct svc_req *req)
+{
+	const char *auth = svc_req_header(req, "Authorization");
+	const char *origin = svc_req_header(req, "Origin"), *referer = svc_req_header(req, "Referer");
+	char cookie[SVC_AUTH_TOKEN_MAX + 1];
+	int with_cookie;
+
+	if (req->method == SVC_GET || req->method == SVC_OPTIONS)
+		return 0;
+	if (auth && strncasecmp(auth, "Bearer ", 7) == 0)
+		return 0;
+	with_cookie = svc_req_cookie(req, "svc_access_token", cookie, sizeof cookie) == 1 ||
+		      svc_req_cookie(req, "svc_refresh_token", cookie, sizeof cookie) == 1;
+	if (!with_cookie && !(origin && *origin))
+		return 0;
+	if (origin && *origin)
+		return same_origin(&req->ctx->cfg, origin, 0) ? 0 : SVC_E_FORBIDDEN;
+	if (referer && *referer)
+		return same_origin(&req->ctx->cfg, referer, 1) ? 0 : SVC_E_FORBIDDEN;
+	return SVC_E_FORBIDDEN;
+}
+
+static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc_route *routes,
+		    size_t nroutes)
+{
+	const char *uri = FCGX_GetParam("REQUEST_URI", req->fcgi->envp);
+	const char *qmark;
+	const struct svc_route *route = NULL;
+	unsigned allowed = 0;
+	int bad_id = 0, err, preflight;
+	size_t i, max;
+	char allow[64];
+
+	req->method = parse_method(FCGX_GetParam("REQUEST_METHOD", req->fcgi->envp));
+	svc_auth_client_addr(FCGX_GetParam("REMOTE_ADDR", req->fcgi->envp), svc_req_header(req, "X-Forwarded-For"),
+			     req->ctx->auth.trusted_proxies, req->client_addr, sizeof req->client_addr);
+	req->remote_addr = req->client_addr;
+	/* the global limit; internal calls (HMAC-signed, from svc-wsd and svc-worker) are not counted */
+	if (req->ctx->auth.rl_global.limit && req->ctx->db && uri && strncmp(uri, "/api/internal/", 14) != 0 &&
+	    !svc_auth_addr_in_list(req->client_addr, req->ctx->auth.rate_limit_exempt)) {
+		int64_t retry = 0;
+		err = svc_ratelimit_hit(req->ctx->db, "global", req->client_addr, &req->ctx->auth.rl_global,
+					svc_now_ms() / 1000, &retry);
+		if (err == SVC_E_RATE_LIMITED) {
+			svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "rate_limited", req->client_addr,
+				     "limit=global");
+			return svc_resp_rate_limited(resp, retry);
+		}
+		if (err < 0)
+			return err;
+	}
+	if (!uri || strlen(uri) > PATH_MAX_LEN)
+		return SVC_E_NOT_FOUND;
+	qmark = strchr(uri, '?');
+	req->query = qmark ? qmark + 1 : "";
+	req->path = pct_decode(uri, qmark ? (size_t)(qmark - uri) : strlen(uri), 0);
+	if (!req->path)
+		return SVC_E_NOT_FOUND;
+	preflight = req->method == SVC_OPTIONS;
+	cors(req, resp);
+
+	for (i = 0; i < nroutes; i++) {
+		int m = match(req, routes[i].pattern, req->path);
+		if (m == 0) {
+			free_param_names(req);
+			clear_params(req);
+			continue;
+		}
+		if (m < 0) {
+			bad_id = 1;
+			free_param_names(req);
+			clear_params(req);
+			continue;
+		}
+		allowed |= routes[i].methods;
+		if (!route && (routes[i].methods & req->method)) {
+			route = &routes[i];
+			break;
+		}
+		free_param_names(req);
+		clear_params(req);
+	}
+	if (!route) {
+		if (allowed && preflight) {
+			svc_resp_header(resp, "Access-Control-Allow-Methods", methods_allowed(allowed, allow, sizeof allow));
+			svc_resp_header(resp, "Access-Control-Allow-Headers", "Content-Type, Authorization");
+			svc_resp_header(resp, "Access-Control-Max-Age", "600");
+			resp->status = 204;
+			return 0;
+		}
+		if (allowed && !bad_id) {
+			svc_resp_header(resp, "Allow", methods_allowed(allowed, allow, sizeof allow));
+			return SVC_E_METHOD;
+		}
+		return SVC_E_NOT_FOUND;
+	}
+	if (csrf_check(req) < 0) {
+		svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "csrf_refused", req->client_addr, NULL);
+		return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL,
+				      "Cross-site request refused: the Origin is not this site's.");
+	}
+	if (route->flags & (SVC_R_AUTH | SVC_R_OPTAUTH)) {
+		char cookie[SVC_AUTH_TOKEN_MAX + 1];
+		int presented = svc_req_header(req, "Authorization") != NULL ||
+				svc_req_cookie(req, "svc_access_token", cookie, sizeof cookie) == 1;
+		err = svc_req_authenticate(req, req->user_id);
+		if (err < 0 && err != SVC_E_UNAUTHORIZED)
+			return err;
+		if (err < 0) {
+			req->user_id[0] = '\0';
+			req->token_id[0] = '\0';
+			req->scopes = 0;
+			if (presented)
+				svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "token_rejected", req->client_addr,
+					     "route=%s", route->pattern);
+			/* anonymous is fine on SVC_R_OPTAUTH routes; a token that fails never is */
+			if ((route->flags & SVC_R_AUTH) || presented) {
+				svc_resp_header(resp, "WWW-Authenticate", "Bearer");
+				return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL,
+						      "A valid access token is required.");
+			}
+		} else if (req->token_id[0]) {
+			const char *needed = NULL;
+			if (svc_pat_route_scopes(req->token_scopes, req->method == SVC_GET, route->pattern,
+						 &req->scopes, &needed) < 0)
+				return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL,
+						      "This API token cannot do this: it needs %s.", needed);
+		}
+	}
+	max = route->max_body ? route->max_body : DEFAULT_MAX_BODY;
+	if (req->method == SVC_POST || req->method == SVC_PUT || req->method == SVC_PATCH ||
+	    req->method == SVC_DELETE) {
+		if ((err = read_body(req, max)) < 0)
+			return err == SVC_E_VALIDATION ? svc_resp_error(resp, SVC_E_INVALID_JSON, NULL,
+									 "The request body is incomplete.") : err;
+		if (route->flags & SVC_R_JSON) {
+			if (req->body_len == 0 && req->method == SVC_DELETE) {
+				/* a DELETE without a body is fine */
+			} else {
+				if (!is_json_type(svc_req_header(req, "Content-Type")))
+					return SVC_E_MEDIA_TYPE;
+				if ((err = svc_json_parse_object(req->body, req->body_len, &req->json)) < 0)
+					return err;
+			}
+		}
+	}
+	return route->handler(req, resp);
+}
+
+static void handle(struct svc_ctx *ctx, FCGX_Request *r, const struct svc_route *routes, size_t nroutes)
+{
+	struct svc_req req;
+	struct svc_resp resp;
+	int err;
+
+	memset(&req, 0, sizeof req);
+	memset(&resp, 0, sizeof resp);
+	req.ctx = ctx;
+	req.fcgi = r;
+	resp.fcgi = r;
+	resp.cfg = &ctx->cfg;
+	svc_buf_init(&resp.headers, 16 * 1024);
+
+	err = dispatch(&req, &resp, routes, nroutes);
+	if (!resp.started) {
+		if (err < 0)
+			send_error(&resp, err);
+		else
+			send_response(&resp, req.method);
+	}
+	/* queued work runs once the request is finished (serve()) */
+	ctx->after = resp.after;
+	ctx->after_arg = resp.after_arg;
+	if (err == SVC_E_INTERNAL)
+		svc_log_error("%s %s: internal error", FCGX_GetParam("REQUEST_METHOD", r->envp), req.path ? req.path : "?");
+
+	free_param_names(&req);
+	clear_params(&req);
+	free(req.path);
+	free(req.body);
+	json_object_put(req.json);
+	json_object_put(resp.json);
+	free(resp.raw);
+	svc_buf_dispose(&resp.headers);
+}
+
+/* ---- process management ---- */
+
+static volatile sig_atomic_t stopping;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *routes, size_t nroutes)
+{
+	FCGX_Request r;
+
+	if (FCGX_InitRequest(&r, listen_fd, 0) != 0)
+		return 1;
+	while (!stopping && FCGX_Accept_r(&r) >= 0) {
+		if (!ctx->db && svc_db_open(&ctx->cfg, &ctx->db) < 0) {
+			/* Answer 503 and try again with the next request. */
+			struct svc_resp resp;
+			memset(&resp, 0, sizeof resp);
+			resp.fcgi = &r;
+			resp.cfg = &ctx->cfg;
+			svc_buf_init(&resp.headers, 1024);
+			send_error(&resp, SVC_E_UNAVAILABLE);
+			svc_buf_dispose(&resp.headers);
+			FCGX_Finish_r(&r);
+			continue;
+		}
+		handle(ctx, &r, routes, nroutes);
+		FCGX_Finish_r(&r);
+		if (ctx->after) {
+			void (*fn)(struct svc_ctx *, void *) = ctx->after;
+			ctx->after = NULL;
+			fn(ctx, ctx->after_arg);
+			ctx->after_arg = NULL;
+		}
+	}
+	return 0;
+}
+
+static int prefork(struct svc_ctx *ctx, const char *path, long procs, const struct svc_route *routes,
+		   size_t nroutes)
+{
+	pid_t *kids;
+	int fd;
+	long i;
+	struct sigaction sa;
+
+	unlink(path);
+	fd = FCGX_OpenSocket(path, 128);
+	if (fd < 0) {
+		svc_log_error("cannot listen on %s", path);
+		return 1;
+	}
+	chmod(path, 0666);
+	kids = calloc((size_t)procs, sizeof *kids);
+	if (!kids)
+		return 1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	while (!stopping) {
+		int status;
+		pid_t dead;
+
+		for (i = 0; i < procs; i++) {
+			if (kids[i] > 0)
+				continue;
+			kids[i] = fork();
+			if (kids[i] == 0) {
+				signal(SIGTERM, SIG_DFL);
+				signal(SIGINT, SIG_DFL);
+				_exit(serve(ctx, fd, routes, nroutes));
+			}
+			if (kids[i] < 0) {
+				kids[i] = 0;
+				sleep(1);
+			}
+		}
+		dead = wait(&status);
+		if (dead < 0) {
+			if (errno == EINTR)
+				continue;
+			sleep(1);
+			continue;
+		}
+		for (i = 0; i < procs; i++)
+			if (kids[i] == dead)
+				kids[i] = 0;
+	}
+	for (i = 0; i < procs; i++)
+		if (kids[i] > 0)
+			kill(kids[i], SIGTERM);
+	for (i = 0; i < procs; i++)
+		if (kids[i] > 0)
+			waitpid(kids[i], NULL, 0);
+	free(kids);
+	unlink(path);
+	return 0;
+}
+
+int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_route *routes,
+		  size_t nroutes)
+{
+	struct svc_ctx ctx;
+	char errbuf[256];
+	const char *listen_path = NULL;
+	uint64_t procs = 4;
+	int i, rc;
+
+	memset(&ctx, 0, sizeof ctx);
+	ctx.name = name;
+	svc_log_init(name);
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
+			listen_path = argv[++i];
+		} else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
+			if (svc_parse_u64(argv[++i], 512, &procs) < 0 || procs == 0) {
+				fprintf(stderr, "%s: --procs needs a number from 1 to 512\n", name);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "usage: %s [--listen SOCKET_PATH [--procs N]]\n", name);
+			return 2;
+		}
+	}
+	if (svc_config_load(&ctx.cfg, errbuf, sizeof errbuf) < 0 ||
+	    svc_auth_config_load(&ctx.cfg, &ctx.auth, errbuf, sizeof errbuf) < 0) {
+		svc_log_error("configuration: %s", errbuf);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (mysql_library_init(0, NULL, NULL) || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    FCGX_Init() != 0) {
+		svc_log_error("library initialisation failed");
+		return 1;
+	}
+	if (listen_path)
+		rc = prefork(&ctx, listen_path, (long)procs, routes, nroutes);
+	else
+		rc = serve(&ctx, 0, routes, nroutes);
+	svc_db_close(ctx.db);
+	svc_config_dispose(&ctx.cfg);
+	return rc;
+}

@@ -1,0 +1,213 @@
+/* http.h: FastCGI requests and responses, the router, cookies, server-sent events, the responder main loop. */
+#ifndef SVC_HTTP_H
+#define SVC_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fcgiapp.h>
+#include <json-c/json.h>
+
+#include "auth/auth.h"
+#include "core/config.h"
+#include "db/db.h"
+#include "core/util.h"
+
+enum svc_method {
+	SVC_GET = 1,
+	SVC_POST = 2,
+	SVC_PUT = 4,
+	SVC_PATCH = 8,
+	SVC_DELETE = 16,
+	SVC_OPTIONS = 32,
+};
+
+/* Route flags. */
+#define SVC_R_AUTH 1u     /* a valid access token is required (401 otherwise) */
+#define SVC_R_JSON 2u     /* the body must be a JSON object (415, 400 invalid_json) */
+#define SVC_R_OPTAUTH 4u  /* a token is read when present and valid; anonymous requests go through */
+
+#define SVC_MAX_PARAMS 6
+
+/* Per-process state: settings and the database connection, created once by svc_fcgi_main(). */
+struct svc_ctx {
+	const char *name;        /* responder name, "svc-auth" */
+	struct svc_config cfg;
+	struct svc_auth_config auth; /* sign-in, rate-limit and auth-log settings (lib/auth.h) */
+	struct svc_db *db;
+	void (*after)(struct svc_ctx *ctx, void *arg); /* work queued by svc_resp_after() */
+	void *after_arg;
+};
+
+/* One request, valid until the handler returns. */
+struct svc_req {
+	struct svc_ctx *ctx;
+	FCGX_Request *fcgi;
+	enum svc_method method;
+	char *path;                          /* percent-decoded path, without query */
+	const char *query;                   /* raw query string, "" when none */
+	const char *param_names[SVC_MAX_PARAMS];
+	char *param_values[SVC_MAX_PARAMS];  /* decoded ":name" and "*" route parameters */
+	size_t nparams;
+	char *body;                          /* raw body (NUL-terminated), NULL when none */
+	size_t body_len;
+	struct json_object *json;            /* the parsed body for SVC_R_JSON routes, else NULL */
+	char user_id[37];                    /* the authenticated user, "" when anonymous */
+	const char *remote_addr;             /* the client's address (points at client_addr) */
+	char client_addr[SVC_ADDR_MAX];      /* REMOTE_ADDR, or X-Forwarded-For from SVC_TRUSTED_PROXIES; "-" if none */
+	unsigned scopes;                     /* perm.h SVC_SCOPE_* of the credential: all for a session */
+	char token_id[37];                   /* the API token used, "" for a session or anonymous */
+	unsigned token_scopes;               /* lib/auth.h SVC_PAT_* scopes of that API token */
+};
+
+/* The response being built. Handlers fill it with the functions below. */
+struct svc_resp {
+	FCGX_Request *fcgi;
+	const struct svc_config *cfg;
+	int status;
+	struct svc_buf headers;   /* extra header lines, "Name: value\r\n" */
+	struct json_object *json; /* body to send as JSON (owned) */
+	char *raw;                /* or a raw body (owned) */
+	size_t raw_len;
+	const char *raw_type;
+	const char *field;        /* for validation_failed errors */
+	char message[512];        /* message for an error body; "" = the default one */
+	int started;              /* headers already written (streaming) */
+	int64_t last_write_ms;    /* monotonic time of the last streamed write */
+	void (*after)(struct svc_ctx *ctx, void *arg); /* see svc_resp_after() */
+	void *after_arg;
+};
+
+/*
+ * A handler: reads its input from `req`, fills `resp` and returns 0, or a
+ * negative svc_err that the router turns into the JSON error body (with
+ * resp->field and resp->message when set) unless the response has already
+ * started streaming.
+ */
+typedef int (*svc_handler)(struct svc_req *req, struct svc_resp *resp);
+
+/* One route: methods (an OR of enum svc_method), a pattern, the handler, flags and the body cap in bytes. */
+struct svc_route {
+	unsigned methods;
+	const char *pattern;  /* "/api/projects/:id/versions/:sha/checkout"; a final "*" takes the rest; parameters whose
+			       * names end in "id" or "Id" must be UUIDs (404 otherwise) */
+	svc_handler handler;
+	unsigned flags;
+	size_t max_body;      /* 0 = 1 MiB */
+};
+
+/*
+ * Runs a responder: loads the settings (exits 1 naming a missing one),
+ * initialises libraries, and serves FastCGI requests with `routes`. With no
+ * arguments it serves the listening socket on fd 0 (lighttpd's bin-path,
+ * mod_fcgid). With "--listen PATH --procs N" it creates the unix socket PATH
+ * (mode 0666), pre-forks N workers that share it, replaces workers that die
+ * and stops them all on SIGTERM or SIGINT (Apache mod_proxy_fcgi, systemd).
+ * The router answers, before any handler and in this order: over the
+ * global rate limit 429 (SVC_RATE_LIMIT_GLOBAL, per client address), unknown
+ * path 404, wrong method 405 with Allow, a cross-site unsafe request 403
+ * (POST/PUT/PATCH/DELETE without a Bearer token that carries a session
+ * cookie or an Origin, whose Origin or Referer is not app_url's or
+ * base_url's origin), missing or invalid token 401, an API token without
+ * the route's scope 403, body over the route's cap 413, non-JSON content
+ * type 415, unparsable JSON 400 invalid_json. Returns the process exit
+ * status.
+ */
+int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_route *routes,
+		  size_t nroutes);
+
+/* Returns route parameter `name` (without ':'; "*" for the rest of the path), or NULL. */
+const char *svc_req_param(const struct svc_req *req, const char *name);
+
+/* Returns the value of request header `name` ("Authorization", "Cookie", ...) or NULL. */
+const char *svc_req_header(const struct svc_req *req, const char *name);
+
+/*
+ * Copies the percent-decoded value of query parameter `name` into out
+ * (max bytes including NUL). Returns 1 when present, 0 when absent, or
+ * SVC_E_VALIDATION when it is longer than max-1 bytes or not valid UTF-8.
+ */
+int svc_req_query(const struct svc_req *req, const char *name, char *out, size_t max);
+
+/* Copies cookie `name` (RFC 6265 §5.4) into out (max bytes). Returns 1 when present, else 0. */
+int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_t max);
+
+/*
+ * Queues `fn(ctx, arg)` to run after the response has been sent in full
+ * and the request finished (the client no longer waits for it): mail that
+ * must not make a response slower for some inputs than for others. `arg` is
+ * owned by fn, which frees it; a job already queued on this response is
+ * replaced (and its fn is called with ctx NULL so it frees its arg).
+ * Returns 0.
+ */
+int svc_resp_after(struct svc_resp *resp, void (*fn)(struct svc_ctx *ctx, void *arg), void *arg);
+
+/*
+ * Records a 429 rate_limited answer: sets Retry-After to `retry_after`
+ * seconds (at least 1) and a message, and returns SVC_E_RATE_LIMITED for
+ * the handler to return. RFC 6585 §4, RFC 9110 §10.2.3.
+ */
+int svc_resp_rate_limited(struct svc_resp *resp, int64_t retry_after);
+
+/* Sets a JSON response: `status` and `body` (ownership moves to the response). Returns 0. */
+int svc_resp_json(struct svc_resp *resp, int status, struct json_object *body);
+
+/* Sets a raw response: status, content type, and a copy of `len` bytes. Returns 0 or SVC_E_INTERNAL. */
+int svc_resp_raw(struct svc_resp *resp, int status, const char *type, const char *data, size_t len);
+
+/*
+ * Adds a response header. Refuses (SVC_E_INTERNAL) a name or value with CR,
+ * LF or NUL, so no request data can split the response.
+ */
+int svc_resp_header(struct svc_resp *resp, const char *name, const char *value);
+
+/*
+ * Sets cookie `name` to `value` with Path `path`, HttpOnly, SameSite=Lax,
+ * Secure when the base URL is https, and Max-Age `max_age` seconds
+ * (0 clears it: Max-Age=0 and an expiry in the past). RFC 6265 §4.1.
+ */
+int svc_resp_cookie(struct svc_resp *resp, const char *name, const char *value,
+		    const char *path, int64_t max_age);
+
+/*
+ * Records an error for the router to send: returns `err` so a handler can
+ * `return svc_resp_error(resp, SVC_E_VALIDATION, "name", "name is required")`.
+ * `field` and the formatted message may be NULL.
+ */
+int svc_resp_error(struct svc_resp *resp, int err, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * Starts a server-sent event stream (text/event-stream, no caching, no
+ * proxy buffering) with status 200 and flushes the headers. Returns 0 or
+ * SVC_E_CLIENT_GONE. WHATWG HTML "Server-sent events".
+ */
+int svc_sse_begin(struct svc_resp *resp);
+
+/*
+ * Sends one event: "data: <json>\n\n" where <json> is `payload` with "type"
+ * set to `type` (payload is borrowed and gets the "type" key added), and
+ * flushes it (FCGX_FFlush: the only call that reports a vanished client).
+ * Returns 0, or SVC_E_CLIENT_GONE when the client went away.
+ */
+int svc_sse_event(struct svc_resp *resp, const char *type, struct json_object *payload);
+
+/*
+ * Sends a comment line ": ping\n\n" when more than `idle_ms` passed since
+ * the last write (keeps lighttpd's max-write-idle and proxies from ending a
+ * quiet stream) and flushes. Returns 0 or SVC_E_CLIENT_GONE.
+ */
+int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
+
+/*
+ * Reads the caller's credential from "Authorization: Bearer" (an access
+ * token, or a per-user API token "svc_pat_...") or the svc_access_token
+ * cookie and verifies it. Writes the user id into out_user_id (37 bytes);
+ * sets req->scopes to SVC_SCOPE_ALL for a session, or req->token_id and
+ * req->token_scopes for an API token (the router then checks them against
+ * the route and sets req->scopes: svc_pat_route_scopes()).
+ * Returns 0, SVC_E_UNAUTHORIZED, or a DB error for an API token.
+ */
+int svc_req_authenticate(struct svc_req *req, char *out_user_id);
+
+#endif

@@ -1,0 +1,87 @@
+/* thumbnail.h: project thumbnails: a headless Chromium screenshot of index.html, or a generated PNG when Chromium cannot. */
+#ifndef SVC_THUMBNAIL_H
+#define SVC_THUMBNAIL_H
+
+#include <stddef.h>
+
+#include "core/config.h"
+#include "db/db.h"
+#include "db/jobs.h"
+
+#define SVC_THUMB_SHOT_W 1200   /* the page is rendered at this size, in CSS pixels */
+#define SVC_THUMB_SHOT_H 630
+#define SVC_THUMB_W 600         /* and scaled down to the thumbnail, in pixels */
+#define SVC_THUMB_H 315
+#define SVC_THUMB_TIMEOUT_MS 20000
+#define SVC_JOB_THUMBNAIL "thumbnail.regenerate"
+
+/* Where a thumbnail came from. */
+enum svc_thumb_source { SVC_THUMB_CHROMIUM, SVC_THUMB_FALLBACK };
+
+/* Returns "chromium" or "fallback". */
+const char *svc_thumbnail_source_name(enum svc_thumb_source s);
+
+/*
+ * Makes the generated thumbnail: SVC_THUMB_W x SVC_THUMB_H, the project's
+ * `name` (UTF-8, cut with an ellipsis when too wide) in white, centred, on a
+ * colour derived from `id` (the hue from SHA-256 of the id), drawn with
+ * FreeType from the TrueType font `font_path` (no text when the font cannot
+ * be loaded). *out is a malloc'd PNG of *out_len bytes (caller frees).
+ * Errors: SVC_E_INTERNAL.
+ */
+int svc_thumbnail_fallback(const char *id, const char *name, const char *font_path, unsigned char **out,
+			   size_t *out_len);
+
+/*
+ * Screenshots `dir`/index.html with headless Chromium (`chromium`, a program
+ * name looked up in PATH or a path) at SVC_THUMB_SHOT_W x SVC_THUMB_SHOT_H
+ * and scales it to SVC_THUMB_W x SVC_THUMB_H (box filter). The page is
+ * served to Chromium over HTTP by a child process on 127.0.0.1 that is also
+ * Chromium's proxy for every request, loopback included: it answers only the
+ * files of `dir` (lib/fsx confinement), so a page can reach neither the
+ * network nor the host's files (file:// is not reachable from an http page).
+ * Chromium gets a fresh profile in a temporary directory, no sandbox when
+ * running as root, and `timeout_ms` in total before it and its children are
+ * killed. *out is a malloc'd PNG of *out_len bytes. Errors: SVC_E_NOT_FOUND
+ * (no index.html), SVC_E_UNAVAILABLE (Chromium missing, failed or timed out;
+ * `why` says which, whymax bytes), SVC_E_INTERNAL.
+ */
+int svc_thumbnail_chromium(const char *chromium, const char *dir, long timeout_ms, unsigned char **out,
+			   size_t *out_len, char *why, size_t whymax);
+
+/* Writes SVC_DATA_DIR/thumbnails/<id>.png into out (max bytes). Returns 0 or SVC_E_INTERNAL. */
+int svc_thumbnail_path(const struct svc_config *cfg, const char *id, char *out, size_t max);
+
+/*
+ * Renders project `id` (named `name`, files in `dir`) and stores the PNG at
+ * svc_thumbnail_path() with a sidecar "<id>.source" naming its source, each
+ * written to a temporary file and renamed. Chromium (setting SVC_CHROMIUM,
+ * default "chromium"; "" turns it off) is tried first unless
+ * `allow_chromium` is 0; the generated PNG (font SVC_THUMBNAIL_FONT) is
+ * written when it is off, missing or fails. *out_source says which;
+ * `why` (whymax bytes) the reason for a fallback, "" otherwise.
+ * Errors: SVC_E_INTERNAL.
+ */
+int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const char *name, const char *dir,
+			 int allow_chromium, enum svc_thumb_source *out_source, char *why, size_t whymax);
+
+/*
+ * Queues a SVC_JOB_THUMBNAIL job {projectId} for svc-worker, unless one for
+ * this project is already waiting (the queue debounces a burst of changes
+ * into one render). Runs in the caller's transaction when one is open.
+ * Errors: DB errors.
+ */
+int svc_thumbnail_request(struct svc_db *db, const char *project_id);
+
+/* Sets the project's thumbnailUrl to {SVC_BASE_URL}/thumbnails/<id>.png. Errors: DB errors. */
+int svc_thumbnail_set_url(struct svc_db *db, const struct svc_config *cfg, const char *id);
+
+/*
+ * The svc_job_fn of SVC_JOB_THUMBNAIL (payload {"projectId": "<uuid>"});
+ * `ctx` is the worker's struct svc_ctx. Renders as svc_thumbnail_render()
+ * with Chromium allowed and sets the thumbnailUrl. A project deleted since is
+ * done (0). Errors: SVC_E_VALIDATION (payload), SVC_E_INTERNAL, DB errors.
+ */
+int svc_thumbnail_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
+
+#endif
