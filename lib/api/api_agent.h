@@ -40,21 +40,9 @@ int svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp);
 int svc_api_credits_get(struct svc_req *req, struct svc_resp *resp);
 int svc_api_credits_put(struct svc_req *req, struct svc_resp *resp);
 
-/* The job kind of a project's first prompt, run by svc-worker. */
-#define SVC_JOB_FIRST_PROMPT "chat.first_prompt"
-
 /*
- * Queues the first prompt of a new project (spec "Project endpoints" rule 2):
- * stores `text` as the chat's user.message event, so the timeline shows it at
- * once, and enqueues a SVC_JOB_FIRST_PROMPT job {projectId, chatId, userId,
- * turnId, text}. Call it inside the transaction that creates the project.
- * Blank text queues nothing and returns 0. Errors: DB errors.
- */
-int svc_chat_queue_first_prompt(struct svc_db *db, const char *project_id, const char *chat_id, const char *user_id,
-				const char *text);
-
-/*
- * The svc_job_fn of SVC_JOB_FIRST_PROMPT; `ctx` is the worker's struct
+ * The svc_job_fn of SVC_JOB_FIRST_PROMPT (lib/project/project.h, queued by
+ * svc_project_queue_first_prompt()); `ctx` is the worker's struct
  * svc_ctx. Runs the turn as a chat message would (same timeline, lock,
  * credits, provider, commit) without a client. Returns 0 once the turn ran,
  * whatever its outcome (a model error is in the timeline), SVC_E_CONFLICT

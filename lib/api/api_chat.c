@@ -1,4 +1,4 @@
-/* api_chat.c: chat and plan turns answered as server-sent event streams by the agent, stop, the timeline, and the queued first prompt. */
+/* api_chat.c: chat and plan turns answered as server-sent event streams by the agent, stop, the timeline, and the queued first prompt's turn. */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,13 +59,7 @@ struct turn_spec {
 
 static int store_event(struct turn *t, const char *type, struct json_object *event)
 {
-	struct svc_dbv p[4];
-
-	p[0] = svc_dbv_str(t->chat_id);
-	p[1] = svc_dbv_str(t->turn_id);
-	p[2] = svc_dbv_str(type);
-	p[3] = svc_dbv_str(json_object_to_json_string_ext(event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-	return svc_db_run(t->db, STMT_EVENT_INSERT, p, 4, NULL, NULL);
+	return svc_chat_event_store(t->db, t->chat_id, t->turn_id, type, event);
 }
 
 /* Stores the text deltas gathered so far as one assistant.message_delta event of the timeline. */
@@ -1121,40 +1115,6 @@ done:
 	svc_rows_free(rows);
 	svc_rows_free(chat);
 	svc_rows_free(project);
-	return err;
-}
-
-int svc_chat_queue_first_prompt(struct svc_db *db, const char *project_id, const char *chat_id, const char *user_id,
-				const char *text)
-{
-	struct json_object *job = NULL, *ev = NULL;
-	struct turn t;
-	int err;
-
-	if (!text || svc_is_blank(text))
-		return 0;
-	memset(&t, 0, sizeof t);
-	t.db = db;
-	t.chat_id = chat_id;
-	if ((err = svc_uuid_v4(t.turn_id)) < 0)
-		return err;
-	ev = json_object_new_object();
-	json_object_object_add(ev, "text", json_object_new_string(text));
-	json_object_object_add(ev, "attachments", json_object_new_array());
-	json_object_object_add(ev, "type", json_object_new_string("user.message"));
-	if ((err = store_event(&t, "user.message", ev)) < 0)
-		goto done;
-	job = json_object_new_object();
-	svc_json_add_str(job, "projectId", project_id);
-	svc_json_add_str(job, "chatId", chat_id);
-	svc_json_add_str(job, "userId", user_id);
-	svc_json_add_str(job, "turnId", t.turn_id);
-	svc_json_add_str(job, "text", text);
-	err = svc_jobs_enqueue(db, SVC_JOB_FIRST_PROMPT, json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN), 3,
-			       NULL);
-done:
-	json_object_put(ev);
-	json_object_put(job);
 	return err;
 }
 

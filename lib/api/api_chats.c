@@ -1,0 +1,95 @@
+/* api_chats.c: a project's chats: list and create (spec "Project endpoints"); their turns are in api_chat.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "core/err.h"
+#include "core/json.h"
+
+static struct json_object *chat_json(const struct svc_rows *rows, size_t r, const char *project_id)
+{
+	struct json_object *c = json_object_new_object();
+
+	svc_json_add_str(c, "id", svc_rows_get(rows, r, 0));
+	svc_json_add_str(c, "projectId", project_id);
+	svc_json_add_str(c, "title", svc_rows_get(rows, r, 1));
+	svc_json_add_str(c, "mode", svc_rows_get(rows, r, 2));
+	svc_json_add_time(c, "createdAt", svc_rows_get(rows, r, 3));
+	svc_json_add_time(c, "updatedAt", svc_rows_get(rows, r, 4));
+	return c;
+}
+
+/* GET /projects/:projectId/chats: 200 {items} newest first; 403; 404. */
+int svc_api_chats_list(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "projectId");
+	struct svc_rows *rows = NULL;
+	struct json_object *body, *items;
+	struct svc_dbv p;
+	size_t r;
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	rows = NULL;
+	p = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_CHAT_LIST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	for (r = 0; rows && r < rows->nrows; r++)
+		json_object_array_add(items, chat_json(rows, r, id));
+	json_object_object_add(body, "items", items);
+	svc_rows_free(rows);
+	return svc_resp_json(resp, 200, body);
+}
+
+/* POST /projects/:projectId/chats {mode, title?}: 201 chat; 400; 403; 404. */
+int svc_api_chats_create(struct svc_req *req, struct svc_resp *resp)
+{
+	static const struct svc_field fields[] = {
+		{ "mode", SVC_V_TEXT, SVC_F_REQUIRED, 1, 32, NULL },
+		{ "title", SVC_V_STR, SVC_F_NULLABLE, 0, 200, NULL },
+	};
+	const char *id = svc_req_param(req, "projectId"), *field, *mode, *title, *m;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[5];
+	char msg[256], chat_id[37];
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	rows = NULL;
+	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	mode = svc_json_str(req->json, "mode");
+	for (m = mode; *m; m++)
+		if (!((*m >= 'a' && *m <= 'z') || (*m >= '0' && *m <= '9') || *m == '-' || *m == '_'))
+			return svc_resp_error(resp, SVC_E_VALIDATION, "mode",
+					      "mode may hold only a-z, 0-9, '-' and '_'");
+	title = svc_json_str(req->json, "title");
+	if (title && svc_is_blank(title))
+		title = NULL;
+	if (svc_uuid_v4(chat_id) < 0)
+		return SVC_E_INTERNAL;
+	p[0] = svc_dbv_str(chat_id);
+	p[1] = svc_dbv_str(id);
+	p[2] = svc_dbv_str(title);
+	p[3] = svc_dbv_str(mode);
+	p[4] = svc_dbv_str(req->user_id);
+	if ((err = svc_db_run(req->ctx->db, STMT_CHAT_INSERT, p, 5, NULL, NULL)) < 0)
+		return err;
+	p[0] = svc_dbv_str(chat_id);
+	p[1] = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_CHAT_GET, p, 2, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_INTERNAL;
+	}
+	svc_resp_json(resp, 201, chat_json(rows, 0, id));
+	svc_rows_free(rows);
+	return 0;
+}

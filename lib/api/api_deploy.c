@@ -1,0 +1,89 @@
+/* api_deploy.c: publishing a project: its files copied into the published site, swapped in with one rename. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/json.h"
+#include "core/log.h"
+
+/* The public URL of a published site: app_url's scheme, <slug>.<SVC_DOMAIN>, and the HTTP port when not default. */
+static void site_url(const struct svc_config *cfg, const char *slug, char *out, size_t max)
+{
+	const char *scheme = strncmp(cfg->app_url, "https:", 6) == 0 ? "https" : "http";
+	const char *port = cfg->http_port;
+	char guessed[8] = "";
+
+	if (!*port) {
+		/* take the port from app_url, "http://127.0.0.1:8080" */
+		const char *hp = strstr(cfg->app_url, "://");
+		const char *colon = hp ? strchr(hp + 3, ':') : NULL;
+		if (colon) {
+			size_t i;
+			for (i = 0; i < sizeof guessed - 1 && colon[1 + i] >= '0' && colon[1 + i] <= '9'; i++)
+				guessed[i] = colon[1 + i];
+			guessed[i] = '\0';
+		}
+		port = guessed;
+	}
+	if (*port && strcmp(port, "80") != 0 && strcmp(port, "443") != 0)
+		snprintf(out, max, "%s://%s.%s:%s/", scheme, slug, cfg->domain, port);
+	else
+		snprintf(out, max, "%s://%s.%s/", scheme, slug, cfg->domain);
+}
+
+/* POST /deploy/:projectId: 200 {url, slug, publishedAt}; 403; 404. Swaps the new site in with one rename. */
+int svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_config *cfg = &req->ctx->cfg;
+	const char *id = svc_req_param(req, "projectId");
+	struct svc_rows *rows = NULL, *after = NULL;
+	char pdir[2048], pub[2048], final[2048], tmp[2100], git[2200], url[512], rnd[17];
+	struct json_object *body;
+	const char *slug;
+	struct svc_dbv p;
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+		return err;
+	slug = svc_rows_get(rows, 0, PCOL_SLUG);
+	snprintf(pub, sizeof pub, "%s/published", cfg->data_dir);
+	if ((err = svc_project_dir(cfg, id, pdir, sizeof pdir)) < 0 || (err = svc_project_mkdirs(pub)) < 0 ||
+	    (err = svc_project_published_dir(cfg, slug, final, sizeof final)) < 0 || (err = svc_random_hex(rnd, 8)) < 0)
+		goto done;
+	snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%s", pub, slug, rnd);
+	if ((err = svc_fsx_copy_tree(pdir, tmp)) < 0)
+		goto done;
+	snprintf(git, sizeof git, "%s/.git", tmp);
+	svc_fsx_remove_tree(git);
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
+		svc_fsx_remove_tree(tmp); /* now holds the previous site */
+	} else if (errno == ENOENT && rename(tmp, final) == 0) {
+		/* first publication */
+	} else {
+		svc_log_error("deploy: swap %s: %s", final, strerror(errno));
+		svc_fsx_remove_tree(tmp);
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	p = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_SET_PUBLISHED, &p, 1, NULL, NULL)) < 0)
+		goto done;
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+		goto done;
+	site_url(cfg, slug, url, sizeof url);
+	body = json_object_new_object();
+	json_object_object_add(body, "url", json_object_new_string(url));
+	svc_json_add_str(body, "slug", slug);
+	svc_json_add_time(body, "publishedAt", svc_rows_get(after, 0, PCOL_PUBLISHED));
+	json_object_object_add(body, "project", svc_project_json(after, 0));
+	svc_resp_json(resp, 200, body);
+done:
+	svc_rows_free(after);
+	svc_rows_free(rows);
+	return err;
+}

@@ -1,0 +1,145 @@
+/* api_thumbnails.c: a project's thumbnail image, served with its ETag, and its regeneration. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/sha.h>
+
+#include "api/api.h"
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/json.h"
+#include "project/thumbnail.h"
+
+#define THUMB_READ_MAX (5u * 1024 * 1024)
+
+/* Reads the stored thumbnail of `id` and its source name (source: 16 bytes). */
+static int thumb_read(const struct svc_config *cfg, const char *id, char **data, size_t *len, char *source)
+{
+	char dir[2048], rel[64], *side = NULL;
+	size_t slen = 0;
+	int err;
+
+	snprintf(dir, sizeof dir, "%s/thumbnails", cfg->data_dir);
+	snprintf(rel, sizeof rel, "%s.png", id);
+	if ((err = svc_fsx_read(dir, rel, THUMB_READ_MAX, data, len)) < 0)
+		return err;
+	snprintf(rel, sizeof rel, "%s.source", id);
+	snprintf(source, 16, "fallback");
+	if (svc_fsx_read(dir, rel, 15, &side, &slen) == 0 && strcmp(side, "chromium") == 0)
+		snprintf(source, 16, "chromium");
+	free(side);
+	return 0;
+}
+
+/* A strong ETag of the image bytes: the first 128 bits of their SHA-256, quoted (RFC 9110 §8.8.3). */
+static void thumb_etag(const char *data, size_t len, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char d[SHA256_DIGEST_LENGTH];
+	size_t i;
+
+	SHA256((const unsigned char *)data, len, d);
+	out[0] = '"';
+	for (i = 0; i < 16; i++) {
+		out[1 + 2 * i] = hex[d[i] >> 4];
+		out[2 + 2 * i] = hex[d[i] & 15];
+	}
+	out[33] = '"';
+	out[34] = '\0';
+}
+
+/*
+ * GET /thumbnails/:projectId.png: 200 image/png with ETag, Cache-Control and
+ * X-Thumbnail-Source (chromium or fallback); 304 when If-None-Match matches;
+ * 401; 403; 404. A project without a thumbnail gets the generated one at once
+ * and a Chromium render queued for svc-worker.
+ */
+int svc_api_thumbnails_get(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_config *cfg = &req->ctx->cfg;
+	const char *file = svc_req_param(req, "file"), *inm;
+	struct svc_rows *rows = NULL;
+	char id[37], source[16], etag[35], pdir[2048], why[256], *data = NULL;
+	size_t len = 0;
+	enum svc_thumb_source src;
+	int err, public_;
+
+	if (!file || strlen(file) != 40 || strcmp(file + 36, ".png") != 0)
+		return SVC_E_NOT_FOUND;
+	memcpy(id, file, 36);
+	id[36] = '\0';
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+		return err;
+	public_ = strcmp(svc_rows_get(rows, 0, PCOL_VISIBILITY), "public") == 0;
+	err = thumb_read(cfg, id, &data, &len, source);
+	if (err == SVC_E_NOT_FOUND) {
+		if ((err = svc_project_dir(cfg, id, pdir, sizeof pdir)) < 0 ||
+		    (err = svc_thumbnail_render(cfg, id, svc_rows_get(rows, 0, PCOL_NAME), pdir, 0, &src, why,
+						sizeof why)) < 0)
+			goto done;
+		svc_thumbnail_set_url(req->ctx->db, cfg, id);
+		svc_thumbnail_request(req->ctx->db, id);
+		err = thumb_read(cfg, id, &data, &len, source);
+	}
+	if (err < 0)
+		goto done;
+	thumb_etag(data, len, etag);
+	inm = svc_req_header(req, "If-None-Match");
+	if (inm && (strstr(inm, etag) || strcmp(inm, "*") == 0))
+		err = svc_resp_raw(resp, 304, "image/png", "", 0);
+	else
+		err = svc_resp_raw(resp, 200, "image/png", data, len);
+	if (err == 0 && (err = svc_resp_header(resp, "ETag", etag)) == 0 &&
+	    (err = svc_resp_header(resp, "Cache-Control", public_ ? "public, max-age=60" : "private, max-age=60")) == 0)
+		err = svc_resp_header(resp, "X-Thumbnail-Source", source);
+done:
+	free(data);
+	svc_rows_free(rows);
+	return err;
+}
+
+/*
+ * POST /thumbnails/:projectId/regenerate[?renderer=auto|fallback]: renders now
+ * (Chromium unless renderer=fallback, the generated image when it fails):
+ * 200 {projectId, source, reason, etag, url, width, height}; 400 renderer; 401; 403; 404.
+ */
+int svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_config *cfg = &req->ctx->cfg;
+	const char *id = svc_req_param(req, "projectId");
+	struct svc_rows *rows = NULL, *after = NULL;
+	struct json_object *body;
+	char renderer[16] = "auto", pdir[2048], why[256], source[16], etag[35], *data = NULL;
+	size_t len = 0;
+	enum svc_thumb_source src;
+	int err, q;
+
+	if ((q = svc_req_query(req, "renderer", renderer, sizeof renderer)) < 0 ||
+	    (q && strcmp(renderer, "auto") != 0 && strcmp(renderer, "fallback") != 0))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "renderer", "renderer must be auto or fallback");
+	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+		return err;
+	if ((err = svc_project_dir(cfg, id, pdir, sizeof pdir)) < 0 ||
+	    (err = svc_thumbnail_render(cfg, id, svc_rows_get(rows, 0, PCOL_NAME), pdir, strcmp(renderer, "auto") == 0,
+					&src, why, sizeof why)) < 0 ||
+	    (err = svc_thumbnail_set_url(req->ctx->db, cfg, id)) < 0 ||
+	    (err = thumb_read(cfg, id, &data, &len, source)) < 0 ||
+	    (err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+		goto done;
+	thumb_etag(data, len, etag);
+	body = json_object_new_object();
+	json_object_object_add(body, "projectId", json_object_new_string(id));
+	json_object_object_add(body, "source", json_object_new_string(svc_thumbnail_source_name(src)));
+	svc_json_add_str(body, "reason", src == SVC_THUMB_FALLBACK ? why : NULL);
+	json_object_object_add(body, "etag", json_object_new_string(etag));
+	svc_json_add_str(body, "url", svc_rows_get(after, 0, PCOL_THUMBNAIL));
+	json_object_object_add(body, "width", json_object_new_int(SVC_THUMB_W));
+	json_object_object_add(body, "height", json_object_new_int(SVC_THUMB_H));
+	svc_resp_json(resp, 200, body);
+done:
+	free(data);
+	svc_rows_free(after);
+	svc_rows_free(rows);
+	return err;
+}

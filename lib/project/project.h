@@ -1,0 +1,153 @@
+/* project.h: loading a project or workspace for a caller with its permission check, its JSON and directory, creating a project, queuing its first prompt. */
+#ifndef SVC_PROJECT_H
+#define SVC_PROJECT_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "auth/perm.h"
+#include "core/config.h"
+#include "db/db.h"
+#include "http/http.h"
+
+/* Column indexes of a project row (lib/db/db_stmts.h PROJECT_COLS). */
+enum {
+	PCOL_ID, PCOL_WORKSPACE, PCOL_FOLDER, PCOL_SLUG, PCOL_NAME, PCOL_DESCRIPTION,
+	PCOL_TEMPLATE, PCOL_VISIBILITY, PCOL_THUMBNAIL, PCOL_PUBLISHED, PCOL_DOMAIN,
+	PCOL_CREATED, PCOL_UPDATED, PCOL_CREATED_BY, PCOL_EXTRA, PCOL_ADMIN
+};
+
+/*
+ * Loads project `id` (a well-formed UUID) for the caller and checks `action`
+ * with svc_perm_check(). On success *out holds one row (PCOL_* columns, with
+ * the caller's role in PCOL_EXTRA, NULL for none, and "1" in PCOL_ADMIN for
+ * a platform admin) that the caller frees with svc_rows_free().
+ * Errors: SVC_E_NOT_FOUND (unknown or soft-deleted), SVC_E_UNAUTHORIZED
+ * (anonymous and not allowed), SVC_E_FORBIDDEN, DB errors.
+ */
+int svc_project_load(struct svc_req *req, const char *id, enum svc_action action, struct svc_rows **out);
+
+/*
+ * As svc_project_load(), for a soft-deleted project when `deleted` is 1, or
+ * for either state when `deleted` is -1.
+ */
+int svc_project_load_state(struct svc_req *req, const char *id, enum svc_action action, int deleted,
+			   struct svc_rows **out);
+
+/*
+ * Checks `action` for the caller on the project in row 0 of `rows` (as
+ * svc_project_load() returns it). Returns 0, SVC_E_UNAUTHORIZED or SVC_E_FORBIDDEN.
+ */
+int svc_project_check(struct svc_req *req, const struct svc_rows *rows, enum svc_action action);
+
+/*
+ * Fills `s` for the caller of `req`: user id, the platform-admin flag from
+ * `admin_flag` ("1" when set, as the statements return it), `role` (borrowed,
+ * NULL for none) and the scopes of the credential (SVC_SCOPE_ALL for a session).
+ */
+void svc_req_subject(struct svc_req *req, const char *role, const char *admin_flag, struct svc_perm_subject *s);
+
+/* Builds the Project JSON of the spec's Project table from row `r` of `rows`. */
+struct json_object *svc_project_json(const struct svc_rows *rows, size_t r);
+
+/* Writes the absolute directory of project `id` into out (max bytes). Returns 0 or SVC_E_INTERNAL. */
+int svc_project_dir(const struct svc_config *cfg, const char *id, char *out, size_t max);
+
+/*
+ * Writes the directory of the published site of the project with slug `slug`
+ * (<data_dir>/published/<slug>) into out (max bytes). Returns 0 or SVC_E_INTERNAL.
+ */
+int svc_project_published_dir(const struct svc_config *cfg, const char *slug, char *out, size_t max);
+
+/* Column indexes of a workspace row (STMT_WS_GET). */
+enum { WCOL_ID, WCOL_NAME, WCOL_KIND, WCOL_CREATED, WCOL_UPDATED, WCOL_ROLE, WCOL_ADMIN };
+
+/*
+ * Loads workspace `wid` for the caller and checks `action` (with `o` as the
+ * object, or only the workspace's kind when o is NULL). *out holds one row
+ * (WCOL_* columns) freed with svc_rows_free(). Errors: SVC_E_NOT_FOUND (no
+ * such workspace, or `wid` not a UUID), SVC_E_FORBIDDEN, DB errors.
+ */
+int svc_workspace_load(struct svc_req *req, const char *wid, enum svc_action action,
+		       const struct svc_perm_object *o, struct svc_rows **out);
+
+/*
+ * Looks up the caller's role in workspace `wid` and checks that the caller
+ * may create projects there. Writes "member", "admin" or "owner" into role
+ * (16 bytes; "" for a platform admin who is not a member). Errors:
+ * SVC_E_NOT_FOUND (no such workspace), SVC_E_FORBIDDEN (not allowed).
+ */
+int svc_workspace_role(struct svc_req *req, const char *wid, char *role);
+
+/*
+ * The name and e-mail of user `user_id` for Git commits: the display name
+ * (else the e-mail) into name (nmax bytes) and the e-mail into email (emax
+ * bytes), both cut to fit; "svc" and "svc@localhost" when the user cannot be
+ * read. Never fails.
+ */
+void svc_project_author(struct svc_db *db, const char *user_id, char *name, size_t nmax, char *email, size_t emax);
+
+/*
+ * Makes a URL-safe slug from `name` (UTF-8) into out (max bytes): runs of
+ * [a-z0-9] (ASCII letters lowered) joined by single '-', at most 40
+ * characters, "project" when nothing is left.
+ */
+void svc_project_slug(const char *name, char *out, size_t max);
+
+/*
+ * Creates directory `path` (absolute, under 4096 bytes) and its missing
+ * parents with mode 0755; existing ones are fine. Returns 0 or SVC_E_INTERNAL.
+ */
+int svc_project_mkdirs(const char *path);
+
+/* A new project, as svc_project_create() takes it. Strings are borrowed. */
+struct svc_project_new {
+	const char *workspace_id;   /* the workspace, already checked for SVC_ACT_PROJECT_CREATE */
+	const char *user_id;        /* the creator */
+	const char *name;           /* 1 to 128 characters */
+	const char *description;    /* NULL for none */
+	const char *template_name;  /* a directory of SVC_TEMPLATES_DIR: [a-z0-9-], 1 to 64 bytes */
+	const char *folder_id;      /* a folder of the workspace, NULL for none */
+	const char *visibility;     /* "private", "workspace" or "public" */
+	const char *prompt;         /* the first prompt, NULL or blank for none */
+};
+
+/*
+ * Creates project `np` (spec "Project endpoints" rule 2): copies the
+ * template into <data_dir>/projects/<id> with a first Git commit by the
+ * creator, inserts the project row (a free slug made from the name; a short
+ * random suffix when taken) and its "Main chat" in build mode, and queues the
+ * first prompt (svc_project_queue_first_prompt()), all in one transaction;
+ * the directory appears only once the rows are in. Writes the new project's
+ * id and the chat's id (37 bytes each) into out_id and out_chat_id.
+ * Errors: SVC_E_VALIDATION with *out_field ("template", "folderId") and msg
+ * (msgmax bytes) saying why, for an unknown template or a folder not of the
+ * workspace; SVC_E_INTERNAL (files); DB errors. On error nothing is left
+ * behind.
+ */
+int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const struct svc_project_new *np,
+		       const char **out_field, char *msg, size_t msgmax, char *out_id, char *out_chat_id);
+
+/* The job kind of a project's first prompt, run by svc-worker (lib/api/api_agent.h svc_chat_job_first_prompt()). */
+#define SVC_JOB_FIRST_PROMPT "chat.first_prompt"
+
+/*
+ * Queues the first prompt of a new project (spec "Project endpoints" rule 2):
+ * stores `text` as the chat's user.message event, so the timeline shows it at
+ * once, and enqueues a SVC_JOB_FIRST_PROMPT job {projectId, chatId, userId,
+ * turnId, text}. Call it inside the transaction that creates the project.
+ * Blank text queues nothing and returns 0. Errors: DB errors.
+ */
+int svc_project_queue_first_prompt(struct svc_db *db, const char *project_id, const char *chat_id,
+				   const char *user_id, const char *text);
+
+/*
+ * Stores one event of a chat's timeline: `event` (serialised as plain JSON)
+ * of `type` for turn `turn_id` (a UUID) of chat `chat_id` (STMT_EVENT_INSERT).
+ * Returns 0 or DB errors.
+ */
+int svc_chat_event_store(struct svc_db *db, const char *chat_id, const char *turn_id, const char *type,
+			 struct json_object *event);
+
+#endif
