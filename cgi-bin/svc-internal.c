@@ -3,13 +3,13 @@
 #include "api/api_internal.h"
 
 static const struct svc_route routes[] = {
-	{ SVC_POST, "/api/internal/projects/:id/files-changed", svc_api_internal_files_changed, 0, 256 * 1024 },
-	{ SVC_POST, "/api/internal/projects/:id/presence", svc_api_internal_presence, 0, 256 * 1024 },
-	{ SVC_POST, "/api/internal/design-comments/:id", svc_api_internal_comment_add, 0, 64 * 1024 },
-	{ SVC_POST, "/api/internal/design-comments/:id/resolve", svc_api_internal_comment_resolve, 0, 4096 },
-	{ SVC_POST, "/api/internal/design-comments/:id/unresolve", svc_api_internal_comment_unresolve, 0, 4096 },
-	{ SVC_POST, "/api/internal/design-comments/:id/delete", svc_api_internal_comment_delete, 0, 4096 },
-	{ SVC_GET, "/api/projects/:id/design-comments", svc_api_design_comments_list, SVC_R_OPTAUTH, 0 },
+	{ SVC_POST, "/api/internal/projects/:id/files-changed", svc_api_internal_files_changed, SVC_R_INTERNAL, 256 * 1024, NULL },
+	{ SVC_POST, "/api/internal/projects/:id/presence", svc_api_internal_presence, SVC_R_INTERNAL, 256 * 1024, NULL },
+	{ SVC_POST, "/api/internal/design-comments/:id", svc_api_internal_comment_add, SVC_R_INTERNAL, 64 * 1024, NULL },
+	{ SVC_POST, "/api/internal/design-comments/:id/resolve", svc_api_internal_comment_resolve, SVC_R_INTERNAL, 4096, NULL },
+	{ SVC_POST, "/api/internal/design-comments/:id/unresolve", svc_api_internal_comment_unresolve, SVC_R_INTERNAL, 4096, NULL },
+	{ SVC_POST, "/api/internal/design-comments/:id/delete", svc_api_internal_comment_delete, SVC_R_INTERNAL, 4096, NULL },
+	{ SVC_GET, "/api/projects/:id/design-comments", svc_api_design_comments_list, SVC_R_OPTAUTH, 0, NULL },
 };
 
 int main(int argc, char **argv)

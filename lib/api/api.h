@@ -9,13 +9,30 @@
 /*
  * Handlers. Each answers as described in docs/api.md; the statuses each can
  * give besides the router's (404 unknown route, 405, 401, 413, 415,
- * 400 invalid_json) are listed at its definition.
+ * 400 invalid_json, 400 validation_failed from its fields) are listed at its
+ * definition. A handler that reads a JSON body names its fields in
+ * svc_api_<handler>_body, which its route row carries (lib/http/http.h
+ * struct svc_body): the router checks them before the handler runs.
  */
-int svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_login(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_logout(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_me(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_login(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_logout(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_tokens_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_tokens_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_oauth_start(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_assistant_callback(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_auth_signup_body;
+extern const struct svc_body svc_api_auth_login_body;
+extern const struct svc_body svc_api_auth_tokens_create_body;
+extern const struct svc_body svc_api_auth_forgot_body;
+extern const struct svc_body svc_api_auth_reset_body;
 
 int svc_api_projects_create(struct svc_req *req, struct svc_resp *resp);
 int svc_api_projects_list(struct svc_req *req, struct svc_resp *resp);
@@ -32,20 +49,27 @@ int svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *resp);
 int svc_api_chats_list(struct svc_req *req, struct svc_resp *resp);
 int svc_api_chats_create(struct svc_req *req, struct svc_resp *resp);
 
-int svc_api_workspaces_list(struct svc_req *req, struct svc_resp *resp);
-int svc_api_workspaces_create(struct svc_req *req, struct svc_resp *resp);
-int svc_api_workspaces_get(struct svc_req *req, struct svc_resp *resp);
-int svc_api_workspaces_update(struct svc_req *req, struct svc_resp *resp);
-int svc_api_workspaces_leave(struct svc_req *req, struct svc_resp *resp);
-int svc_api_workspaces_transfer(struct svc_req *req, struct svc_resp *resp);
-int svc_api_members_list(struct svc_req *req, struct svc_resp *resp);
-int svc_api_members_add(struct svc_req *req, struct svc_resp *resp);
-int svc_api_members_update(struct svc_req *req, struct svc_resp *resp);
-int svc_api_members_remove(struct svc_req *req, struct svc_resp *resp);
-int svc_api_folders_list(struct svc_req *req, struct svc_resp *resp);
-int svc_api_folders_create(struct svc_req *req, struct svc_resp *resp);
-int svc_api_folders_update(struct svc_req *req, struct svc_resp *resp);
-int svc_api_folders_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_workspaces_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_workspaces_create(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_workspaces_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_workspaces_update(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_workspaces_leave(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_workspaces_transfer(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_members_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_members_add(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_members_update(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_members_remove(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_folders_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_folders_create(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_folders_update(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_folders_delete(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_workspaces_create_body;
+extern const struct svc_body svc_api_workspaces_update_body;
+extern const struct svc_body svc_api_workspaces_transfer_body;
+extern const struct svc_body svc_api_members_add_body;
+extern const struct svc_body svc_api_members_update_body;
+extern const struct svc_body svc_api_folders_create_body;
+extern const struct svc_body svc_api_folders_update_body;
 
 int svc_api_thumbnails_get(struct svc_req *req, struct svc_resp *resp);
 int svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp *resp);

@@ -35,10 +35,11 @@ int svc_api_chat_stop(struct svc_req *req, struct svc_resp *resp);
 int svc_api_plan_send(struct svc_req *req, struct svc_resp *resp);
 int svc_api_plan_get(struct svc_req *req, struct svc_resp *resp);
 int svc_api_plan_run(struct svc_req *req, struct svc_resp *resp);
-int svc_api_ai_provider_get(struct svc_req *req, struct svc_resp *resp);
-int svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp);
-int svc_api_credits_get(struct svc_req *req, struct svc_resp *resp);
-int svc_api_credits_put(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_ai_provider_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_ai_provider_put_body;
+enum svc_err svc_api_credits_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_credits_put(struct svc_req *req, struct svc_resp *resp);
 
 /*
  * The svc_job_fn of SVC_JOB_FIRST_PROMPT (lib/project/project.h, queued by

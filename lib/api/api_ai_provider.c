@@ -141,7 +141,7 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 }
 
 /* GET /workspaces/:wid/ai-provider: 200; 403; 404. */
-int svc_api_ai_provider_get(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_ai_provider_get(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid");
 	int err;
@@ -177,30 +177,30 @@ static int token_ok(const char *s, int allow_comma)
 	return 1;
 }
 
+static const char *const protocols[] = { "openai", "anthropic", NULL };
+static const struct svc_field provider_fields[] = {
+	{ "protocol", SVC_V_ENUM, SVC_F_REQUIRED, 0, 0, protocols },
+	{ "baseUrl", SVC_V_TEXT, SVC_F_REQUIRED, 1, 2000, NULL },
+	{ "model", SVC_V_TEXT, SVC_F_REQUIRED, 1, 200, NULL },
+	{ "apiKey", SVC_V_STR, SVC_F_NULLABLE, 0, 4096, NULL },
+	{ "allowedModels", SVC_V_ARRAY, SVC_F_NULLABLE, 0, MAX_ALLOWED, NULL },
+};
+const struct svc_body svc_api_ai_provider_put_body = SVC_BODY(provider_fields);
+
 /* PUT /workspaces/:wid/ai-provider: 200; 400 validation_failed; 403; 404; 503 without ENCRYPTION_KEY. */
-int svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
 {
-	static const char *const protocols[] = { "openai", "anthropic", NULL };
-	static const struct svc_field fields[] = {
-		{ "protocol", SVC_V_ENUM, SVC_F_REQUIRED, 0, 0, protocols },
-		{ "baseUrl", SVC_V_TEXT, SVC_F_REQUIRED, 1, 2000, NULL },
-		{ "model", SVC_V_TEXT, SVC_F_REQUIRED, 1, 200, NULL },
-		{ "apiKey", SVC_V_STR, SVC_F_NULLABLE, 0, 4096, NULL },
-		{ "allowedModels", SVC_V_ARRAY, SVC_F_NULLABLE, 0, MAX_ALLOWED, NULL },
-	};
-	const char *wid = svc_req_param(req, "wid"), *field, *url, *model, *key;
+	const char *wid = svc_req_param(req, "wid"), *url, *model, *key;
 	struct json_object *allowed = NULL, *v;
 	struct svc_buf list;
 	struct svc_dbv p[7];
-	char msg[256], *sealed = NULL;
+	char *sealed = NULL;
 	int err, has_key_field;
 	size_t i, n;
 
 	svc_buf_init(&list, 64 * 1024);
 	if ((err = admin_only(req, resp, wid)) < 0)
 		return err;
-	if ((err = svc_json_validate(req->json, fields, 5, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	url = svc_json_str(req->json, "baseUrl");
 	model = svc_json_str(req->json, "model");
 	key = svc_json_str(req->json, "apiKey");

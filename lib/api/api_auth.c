@@ -190,25 +190,25 @@ static int create_user(struct svc_db *db, const char *uid, const char *email, co
 	return svc_db_run(db, STMT_MEMBER_INSERT, p, 3, NULL, NULL);
 }
 
+static const struct svc_field signup_fields[] = {
+	{ "email", SVC_V_STR, SVC_F_REQUIRED, 3, 254, NULL },
+	{ "password", SVC_V_STR, SVC_F_REQUIRED, 8, 1024, NULL },
+	{ "displayName", SVC_V_STR, SVC_F_NULLABLE, 0, 128, NULL },
+};
+const struct svc_body svc_api_auth_signup_body = SVC_BODY(signup_fields);
+
 /* POST /auth/signup: 201; 400 validation_failed; 409 conflict (email taken); 429 rate_limited. */
-int svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "email", SVC_V_STR, SVC_F_REQUIRED, 3, 254, NULL },
-		{ "password", SVC_V_STR, SVC_F_REQUIRED, 8, 1024, NULL },
-		{ "displayName", SVC_V_STR, SVC_F_NULLABLE, 0, 128, NULL },
-	};
 	struct svc_db *db = req->ctx->db;
-	const char *field, *password, *display;
-	char msg[256], email[256], uid[37], hash[SVC_AUTH_HASH_MAX];
+	const char *password, *display;
+	char email[256], uid[37], hash[SVC_AUTH_HASH_MAX];
 	struct svc_rows *user = NULL;
 	struct json_object *body = NULL, *def = NULL;
 	int err;
 
 	if ((err = limit_hit(req, resp, "signup_ip", req->remote_addr, &req->ctx->auth.rl_signup_ip)) < 0)
 		return err;
-	if ((err = svc_json_validate(req->json, fields, 3, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	if (normalise_email(svc_json_str(req->json, "email"), email) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "email", "email is not a valid address");
 	password = svc_json_str(req->json, "password");
@@ -247,19 +247,21 @@ fail:
 	return err;
 }
 
+static const struct svc_field login_fields[] = {
+	{ "email", SVC_V_STR, SVC_F_REQUIRED, 1, 254, NULL },
+	{ "password", SVC_V_STR, SVC_F_REQUIRED, 1, 1024, NULL },
+};
+const struct svc_body svc_api_auth_login_body = SVC_BODY(login_fields);
+
 /*
  * POST /auth/login: 200; 400 validation_failed; 401 unauthorized (wrong email or password); 429
  * rate_limited (SVC_RATE_LIMIT_LOGIN_IP attempts per address, or SVC_RATE_LIMIT_LOGIN_ACCOUNT
  * failures on the account: then even the right password waits for Retry-After).
  */
-int svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "email", SVC_V_STR, SVC_F_REQUIRED, 1, 254, NULL },
-		{ "password", SVC_V_STR, SVC_F_REQUIRED, 1, 1024, NULL },
-	};
-	const char *field, *password, *hash = NULL, *uid = NULL;
-	char msg[256], email[256], safe[256];
+	const char *password, *hash = NULL, *uid = NULL;
+	char email[256], safe[256];
 	struct svc_rows *rows = NULL, *user = NULL;
 	struct json_object *body;
 	struct svc_dbv p;
@@ -267,8 +269,6 @@ int svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
 
 	if ((err = limit_hit(req, resp, "login_ip", req->remote_addr, &req->ctx->auth.rl_login_ip)) < 0)
 		return err;
-	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	password = svc_json_str(req->json, "password");
 	bad_email = normalise_email(svc_json_str(req->json, "email"), email) < 0;
 	exempt = svc_auth_addr_in_list(req->remote_addr, req->ctx->auth.rate_limit_exempt);
@@ -327,7 +327,7 @@ done:
  * POST /auth/refresh: 200 {user, accessToken, refreshToken, expiresIn} and both cookies; 401 when
  * the refresh token (cookie or body refreshToken) is missing or invalid; 429 rate_limited.
  */
-int svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *c = &req->ctx->cfg;
 	char token[SVC_AUTH_TOKEN_MAX + 1], uid[37];
@@ -369,7 +369,7 @@ int svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp)
 }
 
 /* POST /auth/logout: 200; clears both cookies (tokens are not revoked: spec "Authentication" 2). */
-int svc_api_auth_logout(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_logout(struct svc_req *req, struct svc_resp *resp)
 {
 	struct json_object *body = json_object_new_object();
 
@@ -381,7 +381,7 @@ int svc_api_auth_logout(struct svc_req *req, struct svc_resp *resp)
 }
 
 /* GET /auth/me: 200 {user, workspace, workspaces, features, credential, assistant}; 401. */
-int svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_auth_config *a = &req->ctx->auth;
 	struct svc_rows *user = NULL, *rows = NULL;
@@ -450,7 +450,7 @@ static struct json_object *token_json(const struct svc_rows *rows, size_t r)
 }
 
 /* GET /auth/tokens: 200 {items: [{id, name, scopes, prefix, createdAt, lastUsedAt}]}, newest first; 401; 403 for an API token. */
-int svc_api_auth_tokens_list(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_tokens_list(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_dbv p = svc_dbv_str(req->user_id);
 	struct svc_rows *rows = NULL;
@@ -469,20 +469,21 @@ int svc_api_auth_tokens_list(struct svc_req *req, struct svc_resp *resp)
 	return svc_resp_json(resp, 200, body);
 }
 
+static const struct svc_field token_fields[] = {
+	{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
+	{ "scopes", SVC_V_ARRAY, SVC_F_REQUIRED, 0, 16, NULL },
+};
+const struct svc_body svc_api_auth_tokens_create_body = SVC_BODY(token_fields);
+
 /*
  * POST /auth/tokens {name, scopes}: 201 with the token's fields and "token", the secret, shown
  * this once; 400 validation_failed (name 1-128 characters; scopes a non-empty array of known
  * names); 401; 403 for an API token; 409 conflict (SVC_API_TOKENS_MAX reached).
  */
-int svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
-		{ "scopes", SVC_V_ARRAY, SVC_F_REQUIRED, 0, 16, NULL },
-	};
 	struct svc_db *db = req->ctx->db;
-	const char *field;
-	char msg[256], token[SVC_PAT_LEN + 1], hash[65], prefix[SVC_PAT_SHOWN + 1], id[37], scopes_text[128];
+	char token[SVC_PAT_LEN + 1], hash[65], prefix[SVC_PAT_SHOWN + 1], id[37], scopes_text[128];
 	struct json_object *arr, *body = NULL;
 	struct svc_rows *rows = NULL;
 	struct svc_dbv p[6];
@@ -491,8 +492,6 @@ int svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *resp)
 	size_t i, n;
 	int err;
 
-	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	json_object_object_get_ex(req->json, "scopes", &arr);
 	n = json_object_array_length(arr);
 	if (n == 0)
@@ -549,7 +548,7 @@ done:
 }
 
 /* DELETE /auth/tokens/:tokenId: 204 (the token stops working at once); 401; 403 for an API token; 404. */
-int svc_api_auth_tokens_delete(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_tokens_delete(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_dbv p[2];
 	uint64_t affected = 0;
@@ -616,20 +615,21 @@ done:
 	free(m);
 }
 
+static const struct svc_field forgot_fields[] = {
+	{ "email", SVC_V_STR, SVC_F_REQUIRED, 1, 254, NULL },
+};
+const struct svc_body svc_api_auth_forgot_body = SVC_BODY(forgot_fields);
+
 /*
  * POST /auth/forgot-password {email}: always 202 {ok, message} with the same body whether or not
  * an account has that address (the message is sent after the answer); 400 validation_failed
  * (email missing or not an address); 429 rate_limited (SVC_RATE_LIMIT_RESET_IP,
  * SVC_RATE_LIMIT_RESET_ACCOUNT).
  */
-int svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "email", SVC_V_STR, SVC_F_REQUIRED, 1, 254, NULL },
-	};
 	const struct svc_auth_config *a = &req->ctx->auth;
-	const char *field;
-	char msg[256], email[256], safe[256], token[2 * RESET_TOKEN_BYTES + 1], hash[65];
+	char email[256], safe[256], token[2 * RESET_TOKEN_BYTES + 1], hash[65];
 	struct svc_rows *rows = NULL;
 	struct json_object *body;
 	struct svc_dbv p[3];
@@ -637,8 +637,6 @@ int svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
 
 	if ((err = limit_hit(req, resp, "reset_ip", req->remote_addr, &a->rl_reset_ip)) < 0)
 		return err;
-	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	if (normalise_email(svc_json_str(req->json, "email"), email) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "email", "email is not a valid address");
 	if ((err = limit_hit(req, resp, "reset_account", email, &a->rl_reset_account)) < 0)
@@ -709,21 +707,23 @@ static int is_lower_hex(const char *s, size_t n)
 	return s[n] == '\0';
 }
 
+static const struct svc_field reset_fields[] = {
+	{ "token", SVC_V_STR, SVC_F_REQUIRED, 1, 256, NULL },
+	{ "password", SVC_V_STR, SVC_F_REQUIRED, 8, 1024, NULL },
+};
+const struct svc_body svc_api_auth_reset_body = SVC_BODY(reset_fields);
+
 /*
  * POST /auth/reset-password {token, password}: 200 {ok}; the token is used up and every other
  * outstanding reset token of the account stops working; 400 validation_failed (password shorter
  * than 8 or longer than 1024 characters, token missing); 400 invalid_token (used, expired,
  * unknown); 429 rate_limited (SVC_RATE_LIMIT_RESET_IP).
  */
-int svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "token", SVC_V_STR, SVC_F_REQUIRED, 1, 256, NULL },
-		{ "password", SVC_V_STR, SVC_F_REQUIRED, 8, 1024, NULL },
-	};
 	struct svc_db *db = req->ctx->db;
-	const char *field, *token, *password;
-	char msg[256], hash[65], pwhash[SVC_AUTH_HASH_MAX], uid[37];
+	const char *token, *password;
+	char hash[65], pwhash[SVC_AUTH_HASH_MAX], uid[37];
 	struct svc_rows *rows = NULL;
 	struct json_object *body;
 	struct svc_dbv p[2];
@@ -732,8 +732,6 @@ int svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 
 	if ((err = limit_hit(req, resp, "reset_ip", req->remote_addr, &req->ctx->auth.rl_reset_ip)) < 0)
 		return err;
-	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	token = svc_json_str(req->json, "token");
 	password = svc_json_str(req->json, "password");
 	if (strlen(token) != 2 * RESET_TOKEN_BYTES || !is_lower_hex(token, 2 * RESET_TOKEN_BYTES))
@@ -859,7 +857,7 @@ done:
 }
 
 /* GET /auth/github, /auth/google: 302 to the provider (sets the svc_oauth cookie); 404 not configured; 429. */
-int svc_api_auth_oauth_start(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_oauth_start(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_oauth_provider *p = path_provider(req);
 
@@ -949,7 +947,7 @@ fail:
  * {app_url}/login?error=<code>: access_denied, provider_error, invalid_state, exchange_failed,
  * profile_failed, email_not_verified, server_error. 404 when the provider is not configured; 429.
  */
-int svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_oauth_provider *p = path_provider(req);
 	const struct svc_config *c = &req->ctx->cfg;
@@ -991,7 +989,7 @@ int svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp)
 }
 
 /* GET /auth/github/assistant: (signed in) 302 to GitHub for the member's own assistant token; 404 not configured; 429. */
-int svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_oauth_provider *p = svc_oauth_provider_get(SVC_OAUTH_GITHUB);
 
@@ -1007,7 +1005,7 @@ int svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *resp)
  * {app_url}/settings?error=<code>: session_required, access_denied, provider_error,
  * invalid_state, exchange_failed, encryption_unavailable, server_error. 404 not configured.
  */
-int svc_api_auth_assistant_callback(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_assistant_callback(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_oauth_provider *p = svc_oauth_provider_get(SVC_OAUTH_GITHUB);
 	const struct svc_config *c = &req->ctx->cfg;

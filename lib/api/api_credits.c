@@ -61,7 +61,7 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 }
 
 /* GET /workspaces/:wid/credits: 200; 403 (not a member); 404. */
-int svc_api_credits_get(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_credits_get(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid");
 	struct svc_rows *ws = NULL;
@@ -74,7 +74,7 @@ int svc_api_credits_get(struct svc_req *req, struct svc_resp *resp)
 }
 
 /* PUT /workspaces/:wid/credits {limitUsd}: 200 as GET; 400 validation_failed; 403 (not a platform admin); 404. */
-int svc_api_credits_put(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_credits_put(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid");
 	struct svc_rows *ws = NULL;

@@ -7,7 +7,6 @@
 #include "api/api.h"
 #include "api/api_internal.h"
 #include "core/err.h"
-#include "auth/internal.h"
 #include "project/thumbnail.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -16,36 +15,6 @@
 #define PRESENCE_USERS_MAX 1000
 #define COMMENT_CONTENT_MAX 10000
 #define COMMENT_FIELD_MAX 1024
-
-static const char *method_name(enum svc_method m)
-{
-	switch (m) {
-	case SVC_GET: return "GET";
-	case SVC_POST: return "POST";
-	case SVC_PUT: return "PUT";
-	case SVC_PATCH: return "PATCH";
-	case SVC_DELETE: return "DELETE";
-	case SVC_OPTIONS: return "OPTIONS";
-	}
-	return "";
-}
-
-/* Checks the signature, then parses the body (a JSON object) into *out. 401, 400. */
-static int internal_begin(struct svc_req *req, struct svc_resp *resp, struct json_object **out)
-{
-	const struct svc_config *cfg = &req->ctx->cfg;
-	int err;
-
-	err = svc_internal_verify(cfg->internal_secret, strlen(cfg->internal_secret), method_name(req->method),
-				  req->path, svc_req_header(req, "X-Svc-Timestamp"),
-				  svc_req_header(req, "X-Svc-Signature"), req->body, req->body ? req->body_len : 0,
-				  svc_now_ms() / 1000);
-	if (err < 0)
-		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "Bad or missing internal signature.");
-	if (svc_json_parse_object(req->body ? req->body : "{}", req->body ? req->body_len : 2, out) < 0)
-		return svc_resp_error(resp, SVC_E_INVALID_JSON, NULL, "The body is not a JSON object.");
-	return 0;
-}
 
 static int project_exists(struct svc_req *req, const char *id)
 {
@@ -63,17 +32,15 @@ static int project_exists(struct svc_req *req, const char *id)
 }
 
 /* POST /api/internal/projects/:id/files-changed: 200 {committed, sha}; 401; 400; 404. */
-int svc_api_internal_files_changed(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_internal_files_changed(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
-	struct json_object *body = NULL, *users, *out;
+	struct json_object *body = req->json, *users, *out;
 	char dir[2048], sha[41], name[256] = "svc collaboration", email[256] = "collab@svc.invalid";
 	int err, changed = 0;
 
-	if ((err = internal_begin(req, resp, &body)) < 0)
-		return err;
 	if ((err = project_exists(req, id)) < 0)
-		goto done;
+		return err;
 	if (json_object_object_get_ex(body, "userIds", &users) && json_object_is_type(users, json_type_array)) {
 		size_t i, n = json_object_array_length(users);
 		for (i = 0; i < n && i < 50; i++) {
@@ -93,13 +60,13 @@ int svc_api_internal_files_changed(struct svc_req *req, struct svc_resp *resp)
 		}
 	}
 	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0)
-		goto done;
+		return err;
 	if ((err = svc_repo_commit_all(dir, "Collaborative edits", name, email, sha, &changed)) < 0) {
 		if (err == SVC_E_VALIDATION) /* an author Git cannot hold: commit as the service */
 			err = svc_repo_commit_all(dir, "Collaborative edits", "svc collaboration", "collab@svc.invalid",
 						  sha, &changed);
 		if (err < 0)
-			goto done;
+			return err;
 	}
 	if (changed) {
 		struct svc_dbv p = svc_dbv_str(id);
@@ -111,39 +78,29 @@ int svc_api_internal_files_changed(struct svc_req *req, struct svc_resp *resp)
 	out = json_object_new_object();
 	json_object_object_add(out, "committed", json_object_new_boolean(changed));
 	json_object_object_add(out, "sha", changed ? json_object_new_string(sha) : NULL);
-	err = svc_resp_json(resp, 200, out);
-done:
-	json_object_put(body);
-	return err;
+	return svc_resp_json(resp, 200, out);
 }
 
 /* POST /api/internal/projects/:id/presence: 200 {}; 401; 400; 404. */
-int svc_api_internal_presence(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_internal_presence(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
-	struct json_object *body = NULL, *users;
+	struct json_object *body = req->json, *users;
 	struct svc_dbv p[2];
 	const char *text;
 	int err;
 
-	if ((err = internal_begin(req, resp, &body)) < 0)
-		return err;
 	if ((err = project_exists(req, id)) < 0)
-		goto done;
+		return err;
 	if (!json_object_object_get_ex(body, "users", &users) || !json_object_is_type(users, json_type_array) ||
-	    json_object_array_length(users) > PRESENCE_USERS_MAX) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "users", "users must be an array of at most 1000 users.");
-		goto done;
-	}
+	    json_object_array_length(users) > PRESENCE_USERS_MAX)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "users", "users must be an array of at most 1000 users.");
 	text = json_object_to_json_string_ext(users, JSON_C_TO_STRING_PLAIN);
 	p[0] = svc_dbv_str(id);
 	p[1] = svc_dbv_str(text);
 	if ((err = svc_db_run(req->ctx->db, STMT_PRESENCE_PUT, p, 2, NULL, NULL)) < 0)
-		goto done;
-	err = svc_resp_json(resp, 200, json_object_new_object());
-done:
-	json_object_put(body);
-	return err;
+		return err;
+	return svc_resp_json(resp, 200, json_object_new_object());
 }
 
 /* A string field of at most `maxb` bytes, or NULL when absent or null; SVC_E_VALIDATION otherwise. */
@@ -191,60 +148,44 @@ static int rfc3339_ms(const char *s)
 }
 
 /* POST /api/internal/design-comments/:id: 201 {id}; 401; 400; 404; 409. */
-int svc_api_internal_comment_add(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_internal_comment_add(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
-	struct json_object *body = NULL, *out;
+	struct json_object *body = req->json, *out;
 	const char *project, *user, *content, *selector, *page, *parent, *created;
 	char x[40], y[40];
 	struct svc_dbv p[11];
 	int err;
 
-	if ((err = internal_begin(req, resp, &body)) < 0)
-		return err;
 	project = svc_json_str(body, "projectId");
 	user = svc_json_str(body, "userId");
 	content = svc_json_str(body, "content");
 	created = svc_json_str(body, "createdAt");
 	if ((err = project_exists(req, project)) < 0)
-		goto done;
-	if (!user || !svc_uuid_valid(user)) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "userId", "userId must be a user id.");
-		goto done;
-	}
+		return err;
+	if (!user || !svc_uuid_valid(user))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "userId", "userId must be a user id.");
 	if (!content || svc_is_blank(content) || !svc_utf8_valid(content, strlen(content)) ||
-	    svc_utf8_count(content, strlen(content)) > COMMENT_CONTENT_MAX) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "content", "content must be 1 to 10000 characters of text.");
-		goto done;
-	}
-	if (percent(body, "xPercent", x, sizeof x) < 0 || percent(body, "yPercent", y, sizeof y) < 0) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "xPercent", "xPercent and yPercent must be numbers from 0 to 100.");
-		goto done;
-	}
+	    svc_utf8_count(content, strlen(content)) > COMMENT_CONTENT_MAX)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "content", "content must be 1 to 10000 characters of text.");
+	if (percent(body, "xPercent", x, sizeof x) < 0 || percent(body, "yPercent", y, sizeof y) < 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "xPercent", "xPercent and yPercent must be numbers from 0 to 100.");
 	if (opt_string(body, "selector", COMMENT_FIELD_MAX, &selector) < 0 ||
-	    opt_string(body, "pagePath", COMMENT_FIELD_MAX, &page) < 0) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "selector", "selector and pagePath must be short strings.");
-		goto done;
-	}
-	if (opt_string(body, "parentId", 36, &parent) < 0 || (parent && !svc_uuid_valid(parent))) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "parentId", "parentId must be a comment id.");
-		goto done;
-	}
-	if (!rfc3339_ms(created)) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "createdAt", "createdAt must be an RFC 3339 UTC time with milliseconds.");
-		goto done;
-	}
+	    opt_string(body, "pagePath", COMMENT_FIELD_MAX, &page) < 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "selector", "selector and pagePath must be short strings.");
+	if (opt_string(body, "parentId", 36, &parent) < 0 || (parent && !svc_uuid_valid(parent)))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "parentId", "parentId must be a comment id.");
+	if (!rfc3339_ms(created))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "createdAt", "createdAt must be an RFC 3339 UTC time with milliseconds.");
 	if (parent) {
 		struct svc_dbv q = svc_dbv_str(parent);
 		struct svc_rows *rows = NULL;
 		if ((err = svc_db_run(req->ctx->db, STMT_COMMENT_GET, &q, 1, &rows, NULL)) < 0)
-			goto done;
+			return err;
 		err = rows && rows->nrows == 1 && strcmp(svc_rows_get(rows, 0, 1), project) == 0 ? 0 : SVC_E_NOT_FOUND;
 		svc_rows_free(rows);
-		if (err < 0) {
-			err = svc_resp_error(resp, err, "parentId", "parentId is not a comment of this project.");
-			goto done;
-		}
+		if (err < 0)
+			return svc_resp_error(resp, err, "parentId", "parentId is not a comment of this project.");
 	}
 	p[0] = svc_dbv_str(id);
 	p[1] = svc_dbv_str(project);
@@ -258,74 +199,60 @@ int svc_api_internal_comment_add(struct svc_req *req, struct svc_resp *resp)
 	p[9] = svc_dbv_str(created);
 	p[10] = svc_dbv_str(created);
 	if ((err = svc_db_run(req->ctx->db, STMT_COMMENT_INSERT, p, 11, NULL, NULL)) < 0)
-		goto done;
+		return err;
 	out = json_object_new_object();
 	json_object_object_add(out, "id", json_object_new_string(id));
-	err = svc_resp_json(resp, 201, out);
-done:
-	json_object_put(body);
-	return err;
+	return svc_resp_json(resp, 201, out);
 }
 
 /* The three state moves: 200 {}; 401; 400; 404. */
-static int comment_move(struct svc_req *req, struct svc_resp *resp, enum svc_stmt stmt)
+static enum svc_err comment_move(struct svc_req *req, struct svc_resp *resp, enum svc_stmt stmt)
 {
 	const char *id = svc_req_param(req, "id");
-	struct json_object *body = NULL;
+	struct json_object *body = req->json;
 	const char *project, *user = NULL, *at = NULL;
 	struct svc_dbv p[4];
 	uint64_t affected = 0;
 	size_t n = 0;
 	int err;
 
-	if ((err = internal_begin(req, resp, &body)) < 0)
-		return err;
 	project = svc_json_str(body, "projectId");
-	if (!project || !svc_uuid_valid(project)) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "projectId", "projectId must be a project id.");
-		goto done;
-	}
+	if (!project || !svc_uuid_valid(project))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "projectId", "projectId must be a project id.");
 	if (stmt == STMT_COMMENT_RESOLVE) {
 		user = svc_json_str(body, "userId");
 		at = svc_json_str(body, "resolvedAt");
-		if (!user || !svc_uuid_valid(user) || !rfc3339_ms(at)) {
-			err = svc_resp_error(resp, SVC_E_VALIDATION, "userId", "userId and resolvedAt are required.");
-			goto done;
-		}
+		if (!user || !svc_uuid_valid(user) || !rfc3339_ms(at))
+			return svc_resp_error(resp, SVC_E_VALIDATION, "userId", "userId and resolvedAt are required.");
 		p[n++] = svc_dbv_str(user);
 		p[n++] = svc_dbv_str(at);
 	}
 	p[n++] = svc_dbv_str(id);
 	p[n++] = svc_dbv_str(project);
 	if ((err = svc_db_run(req->ctx->db, stmt, p, n, NULL, &affected)) < 0)
-		goto done;
-	if (affected == 0) {
-		err = svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "No comment with this id in this project.");
-		goto done;
-	}
-	err = svc_resp_json(resp, 200, json_object_new_object());
-done:
-	json_object_put(body);
-	return err;
+		return err;
+	if (affected == 0)
+		return svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "No comment with this id in this project.");
+	return svc_resp_json(resp, 200, json_object_new_object());
 }
 
-int svc_api_internal_comment_resolve(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_internal_comment_resolve(struct svc_req *req, struct svc_resp *resp)
 {
 	return comment_move(req, resp, STMT_COMMENT_RESOLVE);
 }
 
-int svc_api_internal_comment_unresolve(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_internal_comment_unresolve(struct svc_req *req, struct svc_resp *resp)
 {
 	return comment_move(req, resp, STMT_COMMENT_UNRESOLVE);
 }
 
-int svc_api_internal_comment_delete(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_internal_comment_delete(struct svc_req *req, struct svc_resp *resp)
 {
 	return comment_move(req, resp, STMT_COMMENT_DELETE);
 }
 
 /* GET /api/projects/:id/design-comments: 200 {items}; 401; 403; 404. */
-int svc_api_design_comments_list(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_design_comments_list(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
 	struct svc_rows *rows = NULL, *project = NULL;

@@ -6,9 +6,11 @@
 
 /*
  * Internal endpoints (spec "Internal endpoints"), signed by svc-wsd with
- * INTERNAL_SECRET (lib/internal.h). Every one first checks X-Svc-Timestamp
- * and X-Svc-Signature over the method, the request path and the body: 401
- * when they do not match or are older than 300 s. Then, each:
+ * INTERNAL_SECRET (lib/auth/internal.h). Their routes are SVC_R_INTERNAL: the
+ * router checks X-Svc-Timestamp and X-Svc-Signature over the method, the
+ * request path and the body (401 when they do not match or are older than
+ * 300 s) and parses the body into req->json (400 invalid_json) before the
+ * handler runs. Then, each:
  *
  * POST /api/internal/projects/:id/files-changed {paths?: [string], userIds?: [uuid]}
  *   commits the project's working tree as "Collaborative edits" (author: the
@@ -28,12 +30,12 @@
  *   move the comment through its states (spec "Design comment" states).
  *   200 {}; 404 (no such comment in this project); 400.
  */
-int svc_api_internal_files_changed(struct svc_req *req, struct svc_resp *resp);
-int svc_api_internal_presence(struct svc_req *req, struct svc_resp *resp);
-int svc_api_internal_comment_add(struct svc_req *req, struct svc_resp *resp);
-int svc_api_internal_comment_resolve(struct svc_req *req, struct svc_resp *resp);
-int svc_api_internal_comment_unresolve(struct svc_req *req, struct svc_resp *resp);
-int svc_api_internal_comment_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_internal_files_changed(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_internal_presence(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_internal_comment_add(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_internal_comment_resolve(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_internal_comment_unresolve(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_internal_comment_delete(struct svc_req *req, struct svc_resp *resp);
 
 /*
  * GET /api/projects/:id/design-comments (our addition): the project's
@@ -43,6 +45,6 @@ int svc_api_internal_comment_delete(struct svc_req *req, struct svc_resp *resp);
  * resolvedBy: {id}|null, resolvedAt, createdAt, updatedAt}]}. Read access
  * as for the project (members, or anyone for a public project): 401, 403, 404.
  */
-int svc_api_design_comments_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_design_comments_list(struct svc_req *req, struct svc_resp *resp);
 
 #endif

@@ -74,7 +74,7 @@ static int send_workspace(struct svc_req *req, struct svc_resp *resp, const char
 /* ---- workspaces ---- */
 
 /* GET /workspaces: 200 {items: [Workspace + memberCount]}, personal first, then by creation. */
-int svc_api_workspaces_list(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_workspaces_list(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_dbv p = svc_dbv_str(req->user_id);
 	struct svc_rows *rows = NULL;
@@ -98,20 +98,20 @@ int svc_api_workspaces_list(struct svc_req *req, struct svc_resp *resp)
 	return svc_resp_json(resp, 200, body);
 }
 
+/* {name}: the body of creating or renaming a workspace or a folder. */
+static const struct svc_field name_fields[] = {
+	{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
+};
+const struct svc_body svc_api_workspaces_create_body = SVC_BODY(name_fields);
+
 /* POST /workspaces {name}: 201 Workspace (kind "team", the caller its owner); 400. */
-int svc_api_workspaces_create(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_workspaces_create(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
-	};
 	struct svc_db *db = req->ctx->db;
-	const char *field;
-	char msg[256], wid[37];
+	char wid[37];
 	struct svc_dbv p[4];
 	int err;
 
-	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	if (svc_uuid_v4(wid) < 0)
 		return SVC_E_INTERNAL;
 	if ((err = svc_db_begin(db)) < 0)
@@ -136,28 +136,24 @@ fail:
 }
 
 /* GET /workspaces/:wid: 200 Workspace; 403 not a member; 404. */
-int svc_api_workspaces_get(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_workspaces_get(struct svc_req *req, struct svc_resp *resp)
 {
 	return send_workspace(req, resp, svc_req_param(req, "wid"), 200);
 }
 
+const struct svc_body svc_api_workspaces_update_body = SVC_BODY(name_fields);
+
 /* PATCH /workspaces/:wid {name}: 200 Workspace; 400; 403 (below admin); 404. */
-int svc_api_workspaces_update(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_workspaces_update(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
-	};
-	const char *wid = svc_req_param(req, "wid"), *field;
+	const char *wid = svc_req_param(req, "wid");
 	struct svc_rows *ws = NULL;
 	struct svc_dbv p[2];
-	char msg[256];
 	int err;
 
 	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0)
 		return err;
 	svc_rows_free(ws);
-	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	p[0] = svc_dbv_str(svc_json_str(req->json, "name"));
 	p[1] = svc_dbv_str(wid);
 	if ((err = svc_db_run(req->ctx->db, STMT_WS_RENAME, p, 2, NULL, NULL)) < 0)
@@ -168,7 +164,7 @@ int svc_api_workspaces_update(struct svc_req *req, struct svc_resp *resp)
 /* ---- members ---- */
 
 /* GET /workspaces/:wid/members: 200 {items: [Member]}; 403; 404. */
-int svc_api_members_list(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_members_list(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid");
 	struct svc_rows *ws = NULL, *rows = NULL;
@@ -210,28 +206,27 @@ static int send_member(struct svc_req *req, struct svc_resp *resp, const char *w
 	return 0;
 }
 
+static const char *const roles[] = { "member", "admin", "owner", NULL };
+
+static const struct svc_field member_fields[] = {
+	{ "email", SVC_V_TEXT, SVC_F_REQUIRED, 3, EMAIL_MAX, NULL },
+	{ "role", SVC_V_ENUM, 0, 0, 0, roles },
+};
+const struct svc_body svc_api_members_add_body = SVC_BODY(member_fields);
+
 /* POST /workspaces/:wid/members {email, role?}: 201 Member; 400; 403; 404 (workspace; no user with that email); 409 (already a member; personal workspace). */
-int svc_api_members_add(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_members_add(struct svc_req *req, struct svc_resp *resp)
 {
-	static const char *const roles[] = { "member", "admin", "owner", NULL };
-	static const struct svc_field fields[] = {
-		{ "email", SVC_V_TEXT, SVC_F_REQUIRED, 3, EMAIL_MAX, NULL },
-		{ "role", SVC_V_ENUM, 0, 0, 0, roles },
-	};
-	const char *wid = svc_req_param(req, "wid"), *field, *role, *uid;
+	const char *wid = svc_req_param(req, "wid"), *role, *uid;
 	struct svc_rows *ws = NULL, *user = NULL;
 	struct svc_perm_object o = { 0 };
 	struct svc_dbv p[3];
-	char msg[256], email[EMAIL_MAX + 1];
+	char email[EMAIL_MAX + 1];
 	size_t i;
 	int err;
 
 	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
 		return err;
-	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0) {
-		err = svc_resp_error(resp, err, field, "%s", msg);
-		goto done;
-	}
 	role = svc_json_str(req->json, "role");
 	o.new_role = role ? role : "member";
 	if ((err = ws_check(req, ws, SVC_ACT_MEMBER_ADD, &o)) < 0)
@@ -344,31 +339,29 @@ done:
 	return err;
 }
 
+static const struct svc_field role_fields[] = {
+	{ "role", SVC_V_ENUM, SVC_F_REQUIRED, 0, 0, roles },
+};
+const struct svc_body svc_api_members_update_body = SVC_BODY(role_fields);
+
 /* PATCH /workspaces/:wid/members/:userId {role}: 200 Member; 400; 403; 404; 409 (last owner). */
-int svc_api_members_update(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_members_update(struct svc_req *req, struct svc_resp *resp)
 {
-	static const char *const roles[] = { "member", "admin", "owner", NULL };
-	static const struct svc_field fields[] = {
-		{ "role", SVC_V_ENUM, SVC_F_REQUIRED, 0, 0, roles },
-	};
-	const char *wid = svc_req_param(req, "wid"), *uid = svc_req_param(req, "userId"), *field;
+	const char *wid = svc_req_param(req, "wid"), *uid = svc_req_param(req, "userId");
 	struct svc_rows *ws = NULL;
-	char msg[256];
 	int err;
 
 	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
 		return err;
-	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
-		err = svc_resp_error(resp, err, field, "%s", msg);
-	else if ((err = change_member(req, resp, ws, SVC_ACT_MEMBER_ROLE, uid, svc_json_str(req->json, "role"),
-				      NULL, NULL)) == 0)
+	if ((err = change_member(req, resp, ws, SVC_ACT_MEMBER_ROLE, uid, svc_json_str(req->json, "role"),
+				 NULL, NULL)) == 0)
 		err = send_member(req, resp, wid, uid, 200);
 	svc_rows_free(ws);
 	return err;
 }
 
 /* DELETE /workspaces/:wid/members/:userId: 200 {workspaceId, userId, removed}; 403; 404; 409 (last owner). */
-int svc_api_members_remove(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_members_remove(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid"), *uid = svc_req_param(req, "userId");
 	struct svc_rows *ws = NULL;
@@ -389,7 +382,7 @@ int svc_api_members_remove(struct svc_req *req, struct svc_resp *resp)
 }
 
 /* POST /workspaces/:wid/leave: 200 {workspaceId, userId, removed}; 403 (not a member); 404; 409 (last owner). */
-int svc_api_workspaces_leave(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_workspaces_leave(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid");
 	struct svc_rows *ws = NULL;
@@ -414,28 +407,25 @@ int svc_api_workspaces_leave(struct svc_req *req, struct svc_resp *resp)
 	return svc_resp_json(resp, 200, body);
 }
 
+static const struct svc_field transfer_fields[] = {
+	{ "userId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
+};
+const struct svc_body svc_api_workspaces_transfer_body = SVC_BODY(transfer_fields);
+
 /*
  * POST /workspaces/:wid/transfer {userId}: the member becomes owner and the
  * caller (an owner) becomes admin, in one transaction. 200 {items: members};
  * 400 (userId missing, or the caller); 403 (not owner); 404 (workspace, member).
  */
-int svc_api_workspaces_transfer(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_workspaces_transfer(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "userId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
-	};
-	const char *wid = svc_req_param(req, "wid"), *field, *uid;
+	const char *wid = svc_req_param(req, "wid"), *uid;
 	struct svc_rows *ws = NULL;
 	struct svc_perm_object o = { 0 };
-	char msg[256];
 	int err;
 
 	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
 		return err;
-	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0) {
-		err = svc_resp_error(resp, err, field, "%s", msg);
-		goto done;
-	}
 	if ((err = ws_check(req, ws, SVC_ACT_WS_TRANSFER, &o)) < 0)
 		goto done;
 	uid = svc_json_str(req->json, "userId");
@@ -462,7 +452,7 @@ done:
 /* ---- folders ---- */
 
 /* GET /workspaces/:wid/folders: 200 {items: [Folder]} by name; 403; 404. */
-int svc_api_folders_list(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_folders_list(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid");
 	struct svc_rows *ws = NULL, *rows = NULL;
@@ -503,24 +493,20 @@ static int send_folder(struct svc_req *req, struct svc_resp *resp, const char *i
 	return 0;
 }
 
-static const struct svc_field folder_fields[] = {
-	{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
-};
+const struct svc_body svc_api_folders_create_body = SVC_BODY(name_fields);
 
 /* POST /workspaces/:wid/folders {name}: 201 Folder; 400; 403; 404; 409 (name taken in the workspace). */
-int svc_api_folders_create(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_folders_create(struct svc_req *req, struct svc_resp *resp)
 {
-	const char *wid = svc_req_param(req, "wid"), *field;
+	const char *wid = svc_req_param(req, "wid");
 	struct svc_rows *ws = NULL;
 	struct svc_dbv p[3];
-	char msg[256], id[37];
+	char id[37];
 	int err;
 
 	if ((err = svc_workspace_load(req, wid, SVC_ACT_FOLDER_WRITE, NULL, &ws)) < 0)
 		return err;
 	svc_rows_free(ws);
-	if ((err = svc_json_validate(req->json, folder_fields, 1, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	if (svc_uuid_v4(id) < 0)
 		return SVC_E_INTERNAL;
 	p[0] = svc_dbv_str(id);
@@ -555,20 +541,19 @@ static int folder_load(struct svc_req *req, const char *id, struct svc_rows **ou
 	return 0;
 }
 
+const struct svc_body svc_api_folders_update_body = SVC_BODY(name_fields);
+
 /* PATCH /folders/:folderId {name}: 200 Folder; 400; 403; 404; 409 (name taken). */
-int svc_api_folders_update(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_folders_update(struct svc_req *req, struct svc_resp *resp)
 {
-	const char *id = svc_req_param(req, "folderId"), *field;
+	const char *id = svc_req_param(req, "folderId");
 	struct svc_rows *f = NULL;
 	struct svc_dbv p[2];
-	char msg[256];
 	int err;
 
 	if ((err = folder_load(req, id, &f)) < 0)
 		return err;
 	svc_rows_free(f);
-	if ((err = svc_json_validate(req->json, folder_fields, 1, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	p[0] = svc_dbv_str(svc_json_str(req->json, "name"));
 	p[1] = svc_dbv_str(id);
 	if ((err = svc_db_run(req->ctx->db, STMT_FOLDER_RENAME, p, 2, NULL, NULL)) < 0)
@@ -577,7 +562,7 @@ int svc_api_folders_update(struct svc_req *req, struct svc_resp *resp)
 }
 
 /* DELETE /folders/:folderId: 200 {id, deleted, projectsMoved}: its projects (deleted ones too) move to the root; 403; 404. */
-int svc_api_folders_delete(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_folders_delete(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_db *db = req->ctx->db;
 	const char *id = svc_req_param(req, "folderId");

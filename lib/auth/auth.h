@@ -377,18 +377,4 @@ int svc_oauth_fetch_profile(const struct svc_oauth_provider *p, const struct svc
 /* Cleanses and frees a token returned by svc_oauth_exchange(); NULL is allowed. */
 void svc_oauth_free_token(char *token);
 
-/* ---- HTTP handlers of the auth responder (lib/api_auth.c; docs/api.md "Authentication") ---- */
-
-struct svc_req;
-struct svc_resp;
-int svc_api_auth_tokens_list(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_tokens_delete(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_oauth_start(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_assistant_callback(struct svc_req *req, struct svc_resp *resp);
-
 #endif

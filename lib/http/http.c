@@ -13,6 +13,7 @@
 #include <mysql.h>
 
 #include "auth/auth.h"
+#include "auth/internal.h"
 #include "core/err.h"
 #include "http/http.h"
 #include "core/json.h"
@@ -657,6 +658,50 @@ static int csrf_check(struct svc_req *req)
 	return SVC_E_FORBIDDEN;
 }
 
+static const char *method_name(enum svc_method m)
+{
+	switch (m) {
+	case SVC_GET: return "GET";
+	case SVC_POST: return "POST";
+	case SVC_PUT: return "PUT";
+	case SVC_PATCH: return "PATCH";
+	case SVC_DELETE: return "DELETE";
+	case SVC_OPTIONS: return "OPTIONS";
+	}
+	return "";
+}
+
+/*
+ * SVC_R_INTERNAL: checks X-Svc-Timestamp and X-Svc-Signature over the
+ * method, the decoded path and the raw body (lib/auth/internal.h), then parses
+ * the body (none counts as "{}") into req->json. 401, 400 invalid_json.
+ */
+static int internal_check(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_config *cfg = &req->ctx->cfg;
+
+	if (svc_internal_verify(cfg->internal_secret, strlen(cfg->internal_secret), method_name(req->method),
+				req->path, svc_req_header(req, "X-Svc-Timestamp"), svc_req_header(req, "X-Svc-Signature"),
+				req->body, req->body ? req->body_len : 0, svc_now_ms() / 1000) < 0)
+		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "Bad or missing internal signature.");
+	if (!req->json && svc_json_parse_object(req->body ? req->body : "{}", req->body ? req->body_len : 2,
+						&req->json) < 0)
+		return svc_resp_error(resp, SVC_E_INVALID_JSON, NULL, "The body is not a JSON object.");
+	return 0;
+}
+
+/* The route's fields (struct svc_body): 400 validation_failed naming the first field that fails. */
+static int body_check(struct svc_req *req, struct svc_resp *resp, const struct svc_body *body)
+{
+	const char *field = NULL;
+	char msg[256];
+	int err;
+
+	if ((err = svc_json_validate(req->json, body->fields, body->nfields, &field, msg, sizeof msg)) < 0)
+		return svc_resp_error(resp, err, field, "%s", msg);
+	return 0;
+}
+
 static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc_route *routes,
 		    size_t nroutes)
 {
@@ -781,6 +826,10 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 			}
 		}
 	}
+	if ((route->flags & SVC_R_INTERNAL) && (err = internal_check(req, resp)) < 0)
+		return err;
+	if (route->body && (err = body_check(req, resp, route->body)) < 0)
+		return err;
 	return route->handler(req, resp);
 }
 

@@ -10,6 +10,8 @@
 
 #include "auth/auth.h"
 #include "core/config.h"
+#include "core/err.h"
+#include "core/json.h"
 #include "db/db.h"
 #include "core/util.h"
 
@@ -26,6 +28,9 @@ enum svc_method {
 #define SVC_R_AUTH 1u     /* a valid access token is required (401 otherwise) */
 #define SVC_R_JSON 2u     /* the body must be a JSON object (415, 400 invalid_json) */
 #define SVC_R_OPTAUTH 4u  /* a token is read when present and valid; anonymous requests go through */
+#define SVC_R_INTERNAL 8u /* signed with INTERNAL_SECRET (lib/auth/internal.h): 401 unless X-Svc-Timestamp and
+			   * X-Svc-Signature match; the body, whatever its content type, must then be a JSON
+			   * object (400 invalid_json) */
 
 #define SVC_MAX_PARAMS 6
 
@@ -79,14 +84,31 @@ struct svc_resp {
 };
 
 /*
- * A handler: reads its input from `req`, fills `resp` and returns 0, or a
- * negative svc_err that the router turns into the JSON error body (with
- * resp->field and resp->message when set) unless the response has already
- * started streaming.
+ * A handler: reads its input from `req` (the body already checked against the
+ * route's fields), fills `resp` and returns SVC_OK, or an svc_err that the
+ * router turns into the JSON error body {error, message, field?} (with
+ * resp->field and resp->message when set, svc_resp_error()) unless the
+ * response has already started streaming.
  */
-typedef int (*svc_handler)(struct svc_req *req, struct svc_resp *resp);
+typedef enum svc_err (*svc_handler)(struct svc_req *req, struct svc_resp *resp);
 
-/* One route: methods (an OR of enum svc_method), a pattern, the handler, flags and the body cap in bytes. */
+/*
+ * The fields a route's JSON body may carry (lib/core/json.h), checked with
+ * svc_json_validate() before the handler runs. Build one with SVC_BODY() next
+ * to the handler that relies on it, so the count is never written by hand:
+ *
+ *   static const struct svc_field create_fields[] = { { "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL } };
+ *   const struct svc_body svc_api_workspaces_create_body = SVC_BODY(create_fields);
+ */
+struct svc_body {
+	const struct svc_field *fields;
+	size_t nfields;
+};
+
+/* Initialises a struct svc_body from a field array (not a pointer: the count comes from its size). */
+#define SVC_BODY(table) { (table), sizeof(table) / sizeof((table)[0]) }
+
+/* One route: methods (an OR of enum svc_method), a pattern, the handler, flags, the body cap in bytes, the body's fields. */
 struct svc_route {
 	unsigned methods;
 	const char *pattern;  /* "/api/projects/:id/versions/:sha/checkout"; a final "*" takes the rest; parameters whose
@@ -94,6 +116,7 @@ struct svc_route {
 	svc_handler handler;
 	unsigned flags;
 	size_t max_body;      /* 0 = 1 MiB */
+	const struct svc_body *body; /* SVC_R_JSON routes: the fields of the body (400 validation_failed), NULL = any */
 };
 
 /*
@@ -110,8 +133,10 @@ struct svc_route {
  * cookie or an Origin, whose Origin or Referer is not app_url's or
  * base_url's origin), missing or invalid token 401, an API token without
  * the route's scope 403, body over the route's cap 413, non-JSON content
- * type 415, unparsable JSON 400 invalid_json. Returns the process exit
- * status.
+ * type 415, unparsable JSON 400 invalid_json, on SVC_R_INTERNAL routes a
+ * bad or missing internal signature 401 (then a body that is not a JSON
+ * object 400 invalid_json), a body that does not match the route's fields
+ * 400 validation_failed with the field. Returns the process exit status.
  */
 int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_route *routes,
 		  size_t nroutes);

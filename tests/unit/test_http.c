@@ -1,4 +1,4 @@
-/* test_http.c: the router's path matching, query and cookie parsing, and header safety (lib/http.c). */
+/* test_http.c: the router's path matching, query and cookie parsing, header safety, and what dispatch() checks before a handler (lib/http/http.c). */
 #include <CUnit/CUnit.h>
 
 #include "unit.h"
@@ -145,6 +145,243 @@ static void test_http_methods_allowed(void)
 	CU_ASSERT_EQUAL(parse_method(NULL), 0);
 }
 
+/* ---- dispatch: one request through handle(), on in-memory FastCGI streams ---- */
+
+#define TEST_SECRET "0123456789abcdef0123456789abcdef"
+
+/* A stream over a fixed buffer: a reader ends where its bytes end, a writer fails when full. */
+struct mem_stream {
+	FCGX_Stream s;
+	unsigned char buf[16384];
+};
+
+static void mem_fill(FCGX_Stream *s)
+{
+	s->isClosed = 1;
+}
+
+static void mem_empty(FCGX_Stream *s, int do_close)
+{
+	(void)do_close;
+	s->isClosed = 1;
+	s->FCGI_errno = -1;
+}
+
+static void mem_init(struct mem_stream *m, int reader, const char *data)
+{
+	size_t n = data ? strlen(data) : 0;
+
+	memset(m, 0, sizeof *m);
+	memcpy(m->buf, data ? data : "", n);
+	m->s.isReader = reader;
+	m->s.fillBuffProc = mem_fill;
+	m->s.emptyBuffProc = mem_empty;
+	m->s.rdNext = m->s.stopUnget = m->buf;
+	m->s.stop = reader ? m->buf + n : m->buf + sizeof m->buf - 1;
+	m->s.wrNext = reader ? m->s.stop : m->buf;
+}
+
+/* What the handlers under test saw: calls, and the body's "name" (req->json is gone after the request). */
+static int handler_calls;
+static char handler_name[64];
+
+static enum svc_err h_ok(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *name = svc_json_str(req->json, "name");
+
+	handler_calls++;
+	snprintf(handler_name, sizeof handler_name, "%s", name ? name : "");
+	return svc_resp_json(resp, 200, json_object_new_object());
+}
+
+static enum svc_err h_conflict(struct svc_req *req, struct svc_resp *resp)
+{
+	handler_calls++;
+	return svc_resp_error(resp, SVC_E_CONFLICT, "name", "A thing with this name exists.");
+}
+
+static enum svc_err h_not_found(struct svc_req *req, struct svc_resp *resp)
+{
+	handler_calls++;
+	return SVC_E_NOT_FOUND;
+}
+
+static const char *const test_kinds[] = { "a", "b", NULL };
+static const struct svc_field test_fields[] = {
+	{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 8, NULL },
+	{ "kind", SVC_V_ENUM, 0, 0, 0, test_kinds },
+	{ "limit", SVC_V_UINT, SVC_F_NULLABLE, 0, 100, NULL },
+};
+static const struct svc_body test_body = SVC_BODY(test_fields);
+
+static const struct svc_route test_routes[] = {
+	{ SVC_POST, "/api/things", h_ok, SVC_R_JSON, 0, &test_body },
+	{ SVC_POST, "/api/things/conflict", h_conflict, SVC_R_JSON, 0, NULL },
+	{ SVC_GET, "/api/things/missing", h_not_found, 0, 0, NULL },
+	{ SVC_POST, "/api/internal/things/:id", h_ok, SVC_R_INTERNAL, 4096, NULL },
+};
+
+/*
+ * Runs one request through handle() with `headers` (extra "NAME=value" FastCGI
+ * parameters, NULL-terminated, or NULL) and writes the whole answer (status
+ * line, headers, body) into out. Returns the number of handler calls.
+ */
+static int run(const char *method, const char *uri, const char *body, const char *const *headers, char *out,
+	       size_t max)
+{
+	static struct mem_stream in, wr;
+	char cl[64], m[64], u[256];
+	char *env[16];
+	size_t n = 0, len;
+	FCGX_Request r;
+	struct svc_ctx ctx;
+	int before = handler_calls;
+
+	snprintf(m, sizeof m, "REQUEST_METHOD=%s", method);
+	snprintf(u, sizeof u, "REQUEST_URI=%s", uri);
+	snprintf(cl, sizeof cl, "CONTENT_LENGTH=%zu", body ? strlen(body) : 0);
+	env[n++] = m;
+	env[n++] = u;
+	env[n++] = cl;
+	env[n++] = "REMOTE_ADDR=127.0.0.1";
+	env[n++] = "CONTENT_TYPE=application/json";
+	while (headers && *headers && n < 15)
+		env[n++] = (char *)*headers++;
+	env[n] = NULL;
+	mem_init(&in, 1, body);
+	mem_init(&wr, 0, NULL);
+	memset(&r, 0, sizeof r);
+	r.envp = env;
+	r.in = &in.s;
+	r.out = &wr.s;
+	memset(&ctx, 0, sizeof ctx);
+	ctx.name = "svc-test";
+	ctx.cfg.internal_secret = TEST_SECRET;
+	handler_name[0] = '\0';
+	handle(&ctx, &r, test_routes, sizeof test_routes / sizeof test_routes[0]);
+	len = (size_t)(wr.s.wrNext - wr.buf);
+	if (len >= max)
+		len = max - 1;
+	memcpy(out, wr.buf, len);
+	out[len] = '\0';
+	return handler_calls - before;
+}
+
+/* The body of an answer (after the blank line), or "". */
+static const char *answer_body(const char *out)
+{
+	const char *b = strstr(out, "\r\n\r\n");
+	return b ? b + 4 : "";
+}
+
+static void test_http_dispatch_fields_missing(void)
+{
+	char out[4096];
+
+	CU_ASSERT_EQUAL(run("POST", "/api/things", "{\"kind\":\"a\"}", NULL, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(strncmp(out, "Status: 400 Bad Request\r\n", 25), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out),
+			       "{\"error\":\"validation_failed\",\"message\":\"name is required\",\"field\":\"name\"}");
+	/* a body that is not an object never reaches the fields: 400 invalid_json */
+	CU_ASSERT_EQUAL(run("POST", "/api/things", "[1]", NULL, out, sizeof out), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(answer_body(out), "\"error\":\"invalid_json\""));
+}
+
+static void test_http_dispatch_fields_wrong_type(void)
+{
+	char out[4096];
+
+	CU_ASSERT_EQUAL(run("POST", "/api/things", "{\"name\":7}", NULL, out, sizeof out), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out),
+			       "{\"error\":\"validation_failed\",\"message\":\"name must be a string\",\"field\":\"name\"}");
+	CU_ASSERT_EQUAL(run("POST", "/api/things", "{\"name\":\"ok\",\"kind\":\"c\"}", NULL, out, sizeof out), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out), "{\"error\":\"validation_failed\",\"message\":"
+			       "\"kind has a value that is not allowed\",\"field\":\"kind\"}");
+	CU_ASSERT_EQUAL(run("POST", "/api/things", "{\"name\":\"ok\",\"limit\":101}", NULL, out, sizeof out), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out),
+			       "{\"error\":\"validation_failed\",\"message\":\"limit is out of range\",\"field\":\"limit\"}");
+	CU_ASSERT_EQUAL(run("POST", "/api/things", "{\"name\":\"123456789\"}", NULL, out, sizeof out), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(answer_body(out), "\"message\":\"name must be at most 8 characters\""));
+
+	/* a body that matches reaches the handler, with unknown fields ignored */
+	CU_ASSERT_EQUAL(run("POST", "/api/things", "{\"name\":\"ok\",\"kind\":\"b\",\"limit\":null,\"x\":[]}", NULL,
+			    out, sizeof out), 1);
+	CU_ASSERT_EQUAL(strncmp(out, "Status: 200 OK\r\n", 16), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out), "{}");
+}
+
+/* The two FastCGI parameters of a signed internal request. */
+struct signed_headers {
+	char ts[64], sig[128];
+	const char *list[3];
+};
+
+/* Signs `body` for POST `path` at time `ts` (seconds) into h; h->list is the parameter list for run(). */
+static void sign(const char *path, const char *body, int64_t ts, struct signed_headers *h)
+{
+	char sig[SVC_INTERNAL_SIG_MAX];
+
+	CU_ASSERT_EQUAL(svc_internal_sign(TEST_SECRET, strlen(TEST_SECRET), "POST", path, ts, body, strlen(body), sig), 0);
+	snprintf(h->ts, sizeof h->ts, "HTTP_X_SVC_TIMESTAMP=%lld", (long long)ts);
+	snprintf(h->sig, sizeof h->sig, "HTTP_X_SVC_SIGNATURE=%s", sig);
+	h->list[0] = h->ts;
+	h->list[1] = h->sig;
+	h->list[2] = NULL;
+}
+
+static void test_http_dispatch_internal_signature(void)
+{
+	const char *path = "/api/internal/things/123e4567-e89b-42d3-a456-426614174000";
+	const char *body = "{\"name\":\"signed\"}";
+	const char *unauthorized = "{\"error\":\"unauthorized\",\"message\":\"Bad or missing internal signature.\"}";
+	struct signed_headers h;
+	char out[4096];
+	int64_t now = svc_now_ms() / 1000;
+
+	/* none, or one for another body, path or time: 401 and the handler never runs */
+	CU_ASSERT_EQUAL(run("POST", path, body, NULL, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(strncmp(out, "Status: 401 Unauthorized\r\n", 26), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out), unauthorized);
+	sign(path, "{\"name\":\"other\"}", now, &h);
+	CU_ASSERT_EQUAL(run("POST", path, body, h.list, out, sizeof out), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out), unauthorized);
+	sign("/api/internal/things/223e4567-e89b-42d3-a456-426614174000", body, now, &h);
+	CU_ASSERT_EQUAL(run("POST", path, body, h.list, out, sizeof out), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out), unauthorized);
+	sign(path, body, now - SVC_INTERNAL_WINDOW_SECS - 5, &h);
+	CU_ASSERT_EQUAL(run("POST", path, body, h.list, out, sizeof out), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out), unauthorized);
+
+	/* signed: the body is parsed for the handler, whatever the content type */
+	sign(path, body, now, &h);
+	CU_ASSERT_EQUAL(run("POST", path, body, h.list, out, sizeof out), 1);
+	CU_ASSERT_EQUAL(strncmp(out, "Status: 200 OK\r\n", 16), 0);
+	CU_ASSERT_STRING_EQUAL(handler_name, "signed");
+
+	/* signed but not a JSON object: 400 invalid_json after the signature */
+	sign(path, "[]", now, &h);
+	CU_ASSERT_EQUAL(run("POST", path, "[]", h.list, out, sizeof out), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out),
+			       "{\"error\":\"invalid_json\",\"message\":\"The body is not a JSON object.\"}");
+}
+
+static void test_http_dispatch_handler_error_is_json(void)
+{
+	char out[4096];
+
+	/* the handler's field and message */
+	CU_ASSERT_EQUAL(run("POST", "/api/things/conflict", "{}", NULL, out, sizeof out), 1);
+	CU_ASSERT_EQUAL(strncmp(out, "Status: 409 Conflict\r\n", 22), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Content-Type: application/json\r\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "X-Content-Type-Options: nosniff\r\n"));
+	CU_ASSERT_STRING_EQUAL(answer_body(out), "{\"error\":\"conflict\",\"message\":\"A thing with this name exists.\","
+			       "\"field\":\"name\"}");
+	/* a bare svc_err: the default message of its code */
+	CU_ASSERT_EQUAL(run("GET", "/api/things/missing", NULL, NULL, out, sizeof out), 1);
+	CU_ASSERT_EQUAL(strncmp(out, "Status: 404 Not Found\r\n", 23), 0);
+	CU_ASSERT_STRING_EQUAL(answer_body(out), "{\"error\":\"not_found\",\"message\":\"Not found.\"}");
+}
+
 SVC_TEST_SUITE(http_suite)
 {
 	CU_pSuite s = CU_add_suite("http", NULL, NULL);
@@ -153,4 +390,8 @@ SVC_TEST_SUITE(http_suite)
 	CU_add_test(s, "test_http_query_and_cookies", test_http_query_and_cookies);
 	CU_add_test(s, "test_http_header_injection_refused", test_http_header_injection_refused);
 	CU_add_test(s, "test_http_methods_allowed", test_http_methods_allowed);
+	CU_add_test(s, "test_http_dispatch_fields_missing", test_http_dispatch_fields_missing);
+	CU_add_test(s, "test_http_dispatch_fields_wrong_type", test_http_dispatch_fields_wrong_type);
+	CU_add_test(s, "test_http_dispatch_internal_signature", test_http_dispatch_internal_signature);
+	CU_add_test(s, "test_http_dispatch_handler_error_is_json", test_http_dispatch_handler_error_is_json);
 }
