@@ -490,7 +490,7 @@ static struct wsd_room *room_create(const char *id)
 	room_list = r;
 	wsd_g->nrooms++;
 	r->jobs++;
-	wsd_store_load(r->project_id, r, room_load_done);
+	wsd_store_load(&wsd_g->db_worker, r->project_id, r, room_load_done);
 	return r;
 }
 
@@ -766,7 +766,7 @@ static void base_want(struct wsd_room *r, const char *key, size_t key_len)
 		abort();
 	b->reading = 1;
 	r->jobs++;
-	wsd_store_read_base(r, path, base_read_done);
+	wsd_store_read_base(&wsd_g->io_worker, r->project_id, r, path, base_read_done);
 }
 
 /* ------------------------------------------------------------------ document changes */
@@ -1084,7 +1084,8 @@ static void handle_comment(struct wsd_sess *s, const uint8_t *json, size_t len)
 		c->busy = 1;
 	}
 	r->jobs++;
-	wsd_store_comment(r, s->id, s->user_id, s->user_name, &req, comment_done);
+	wsd_store_comment(&wsd_g->io_worker, r->project_id, r, s->id, s->user_id, s->user_name, &req,
+			  comment_done);
 done:
 	wsd_comment_req_dispose(&req);
 }
@@ -1253,7 +1254,7 @@ int wsd_sess_open(struct wsd_sess *s, struct lws *wsi)
 		sess_deny(s, "permission-denied: too many connections");
 		return 0;
 	}
-	wsd_store_access(s->id, s->user_id, s->project_id, access_done);
+	wsd_store_access(&wsd_g->db_worker, s->id, s->user_id, s->project_id, access_done);
 	return 0;
 }
 
@@ -1452,7 +1453,7 @@ int wsd_room_disk_changed(const char *project_id)
 	if (r->state != R_READY)
 		return SVC_E_NOT_FOUND;
 	r->jobs++;
-	wsd_store_rescan(r, &r->known, rescan_done);
+	wsd_store_rescan(&wsd_g->io_worker, r->project_id, r, &r->known, rescan_done);
 	return 0;
 }
 
@@ -1617,7 +1618,7 @@ static void start_save(struct wsd_room *r)
 	}
 	r->save_inflight = 1;
 	r->jobs++;
-	wsd_store_save(r, files, n, save_done);
+	wsd_store_save(&wsd_g->io_worker, r->project_id, r, files, n, save_done);
 }
 
 static void start_commit(struct wsd_room *r)
@@ -1627,7 +1628,8 @@ static void start_commit(struct wsd_room *r)
 		return;
 	r->commit_inflight = 1;
 	r->jobs++;
-	wsd_store_files_changed(r, r->changed, r->nchanged, r->editors, r->neditors, commit_done);
+	wsd_store_files_changed(&wsd_g->io_worker, r->project_id, r, r->changed, r->nchanged, r->editors,
+				r->neditors, commit_done);
 	r->changed = NULL;
 	r->nchanged = r->capchanged = 0;
 	r->editors = NULL;
@@ -1659,7 +1661,7 @@ static void start_presence(struct wsd_room *r)
 	}
 	r->presence_inflight = 1;
 	r->jobs++;
-	wsd_store_presence(r, users, presence_done);
+	wsd_store_presence(&wsd_g->io_worker, r->project_id, r, users, presence_done);
 }
 
 static size_t pack_budget; /* left in this tick */
@@ -1715,7 +1717,7 @@ static void room_tick(struct wsd_room *r, int64_t now)
 		for (i = 0; i < r->npending; i++)
 			r->log_bytes += r->pending[i].len;
 		r->jobs++;
-		wsd_store_persist(r, r->pending, r->npending, persist_done);
+		wsd_store_persist(r->project_id, r, r->pending, r->npending, persist_done);
 		r->since_snapshot += r->npending;
 		r->pending = NULL;
 		r->npending = r->cappending = 0;
@@ -1727,7 +1729,7 @@ static void room_tick(struct wsd_room *r, int64_t now)
 			r->log_bytes = 0;
 			r->snapshot_bytes = state.len;
 			r->jobs++;
-			wsd_store_compact(r, r->next_seq - 1, &state, compact_done);
+			wsd_store_compact(&wsd_g->db_worker, r->project_id, r, r->next_seq - 1, &state, compact_done);
 		}
 	}
 	/* 2. files to disk once edits settle */
@@ -1788,7 +1790,7 @@ void wsd_tick(void)
 		next = r->next;
 		room_tick(r, now);
 	}
-	wsd_store_persist_flush();
+	wsd_store_persist_flush(&wsd_g->db_worker);
 	keepalive(now);
 }
 
@@ -1827,9 +1829,4 @@ void wsd_text_stats(struct svc_yjs_mem *sum)
 		sum->packed_bytes += m.packed_bytes;
 		sum->hot_items += m.hot_items;
 	}
-}
-
-const char *wsd_room_id(const struct wsd_room *r)
-{
-	return r->project_id;
 }

@@ -212,7 +212,7 @@ static void access_done(struct wsd_job *jb)
 	free(j);
 }
 
-void wsd_store_access(uint64_t sess_id, const char *user_id, const char *project_id,
+void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const char *user_id, const char *project_id,
 		      void (*cb)(struct wsd_access_job *j))
 {
 	struct wsd_access_job *j = job_alloc(sizeof *j);
@@ -222,7 +222,7 @@ void wsd_store_access(uint64_t sess_id, const char *user_id, const char *project
 	snprintf(j->user_id, sizeof j->user_id, "%s", user_id);
 	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->cb = cb;
-	wsd_worker_push(&wsd_g->db_worker, &j->base);
+	wsd_worker_push(w, &j->base);
 }
 
 /* ------------------------------------------------------------------ load */
@@ -570,7 +570,7 @@ static void load_done(struct wsd_job *jb)
 	free(j);
 }
 
-void wsd_store_load(const char *project_id, struct wsd_room *r,
+void wsd_store_load(struct wsd_worker *w, const char *project_id, struct wsd_room *r,
 		    void (*cb)(struct wsd_room *r, struct wsd_load_result *res))
 {
 	struct wsd_load_job *j = job_alloc(sizeof *j);
@@ -579,7 +579,7 @@ void wsd_store_load(const char *project_id, struct wsd_room *r,
 	j->room = r;
 	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->cb = cb;
-	wsd_worker_push(&wsd_g->db_worker, &j->base);
+	wsd_worker_push(w, &j->base);
 }
 
 /* ------------------------------------------------------------------ persist and compact */
@@ -645,7 +645,7 @@ static void persist_done(struct wsd_job *jb)
 	free(b);
 }
 
-void wsd_store_persist(struct wsd_room *r, struct wsd_update *updates, size_t n,
+void wsd_store_persist(const char *project_id, struct wsd_room *r, struct wsd_update *updates, size_t n,
 		       void (*cb)(struct wsd_persist_job *j))
 {
 	struct wsd_persist_job *j = calloc(1, sizeof *j);
@@ -653,7 +653,7 @@ void wsd_store_persist(struct wsd_room *r, struct wsd_update *updates, size_t n,
 	if (!j)
 		abort();
 	j->room = r;
-	snprintf(j->project_id, sizeof j->project_id, "%s", wsd_room_id(r));
+	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->updates = updates;
 	j->n = n;
 	j->cb = cb;
@@ -661,7 +661,7 @@ void wsd_store_persist(struct wsd_room *r, struct wsd_update *updates, size_t n,
 	batch_tail = &j->next;
 }
 
-void wsd_store_persist_flush(void)
+void wsd_store_persist_flush(struct wsd_worker *w)
 {
 	struct persist_batch *b;
 
@@ -672,7 +672,7 @@ void wsd_store_persist_flush(void)
 	b->list = batch_head;
 	batch_head = NULL;
 	batch_tail = &batch_head;
-	wsd_worker_push(&wsd_g->db_worker, &b->base);
+	wsd_worker_push(w, &b->base);
 }
 
 static void compact_run(struct wsd_job *jb, struct wsd_worker *w)
@@ -715,21 +715,21 @@ static void compact_done(struct wsd_job *jb)
 	free(j);
 }
 
-void wsd_store_compact(struct wsd_room *r, uint64_t seq, struct svc_yjs_buf *state,
-		       void (*cb)(struct wsd_compact_job *j))
+void wsd_store_compact(struct wsd_worker *w, const char *project_id, struct wsd_room *r, uint64_t seq,
+		       struct svc_yjs_buf *state, void (*cb)(struct wsd_compact_job *j))
 {
 	struct wsd_compact_job *j = job_alloc(sizeof *j);
 
 	/* the updates the snapshot covers go in first (the worker runs jobs in order) */
-	wsd_store_persist_flush();
+	wsd_store_persist_flush(w);
 	job_init(&j->base, compact_run, compact_done);
 	j->room = r;
-	snprintf(j->project_id, sizeof j->project_id, "%s", wsd_room_id(r));
+	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->seq = seq;
 	j->state = *state;
 	memset(state, 0, sizeof *state);
 	j->cb = cb;
-	wsd_worker_push(&wsd_g->db_worker, &j->base);
+	wsd_worker_push(w, &j->base);
 }
 
 /* ------------------------------------------------------------------ save */
@@ -844,17 +844,18 @@ static void save_done(struct wsd_job *jb)
 	free(j);
 }
 
-void wsd_store_save(struct wsd_room *r, struct wsd_save_file *files, size_t n, void (*cb)(struct wsd_save_job *j))
+void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
+		    size_t n, void (*cb)(struct wsd_save_job *j))
 {
 	struct wsd_save_job *j = job_alloc(sizeof *j);
 
 	job_init(&j->base, save_run, save_done);
 	j->room = r;
-	snprintf(j->project_id, sizeof j->project_id, "%s", wsd_room_id(r));
+	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->files = files;
 	j->nfiles = n;
 	j->cb = cb;
-	wsd_worker_push(&wsd_g->io_worker, &j->base);
+	wsd_worker_push(w, &j->base);
 }
 
 /* ------------------------------------------------------------------ rescan */
@@ -973,30 +974,32 @@ static void base_done(struct wsd_job *jb)
 	free(j);
 }
 
-void wsd_store_read_base(struct wsd_room *r, const char *path, void (*cb)(struct wsd_base_job *j))
+void wsd_store_read_base(struct wsd_worker *w, const char *project_id, struct wsd_room *r, const char *path,
+			 void (*cb)(struct wsd_base_job *j))
 {
 	struct wsd_base_job *j = job_alloc(sizeof *j);
 
 	job_init(&j->base, base_run, base_done);
 	j->room = r;
-	snprintf(j->project_id, sizeof j->project_id, "%s", wsd_room_id(r));
+	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->path = strdup(path);
 	if (!j->path)
 		abort();
 	j->cb = cb;
-	wsd_worker_push(&wsd_g->io_worker, &j->base);
+	wsd_worker_push(w, &j->base);
 }
 
-void wsd_store_rescan(struct wsd_room *r, const struct wsd_known *known, void (*cb)(struct wsd_rescan_job *j))
+void wsd_store_rescan(struct wsd_worker *w, const char *project_id, struct wsd_room *r, const struct wsd_known *known,
+		      void (*cb)(struct wsd_rescan_job *j))
 {
 	struct wsd_rescan_job *j = job_alloc(sizeof *j);
 
 	job_init(&j->base, rescan_run, rescan_done);
 	j->room = r;
-	snprintf(j->project_id, sizeof j->project_id, "%s", wsd_room_id(r));
+	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	known_copy(&j->known, known);
 	j->cb = cb;
-	wsd_worker_push(&wsd_g->io_worker, &j->base);
+	wsd_worker_push(w, &j->base);
 }
 
 /* ------------------------------------------------------------------ calls to the API */
@@ -1038,8 +1041,8 @@ static char *json_take(struct json_object *o)
 	return s;
 }
 
-void wsd_store_files_changed(struct wsd_room *r, char **paths, size_t npaths, char **users, size_t nusers,
-			     void (*cb)(struct wsd_call_job *j))
+void wsd_store_files_changed(struct wsd_worker *w, const char *project_id, struct wsd_room *r, char **paths,
+			     size_t npaths, char **users, size_t nusers, void (*cb)(struct wsd_call_job *j))
 {
 	struct wsd_call_job *j = job_alloc(sizeof *j);
 	struct json_object *o = json_object_new_object(), *a = json_object_new_array(), *u = json_object_new_array();
@@ -1047,7 +1050,7 @@ void wsd_store_files_changed(struct wsd_room *r, char **paths, size_t npaths, ch
 
 	job_init(&j->base, call_run, call_done);
 	j->room = r;
-	snprintf(j->path, sizeof j->path, "/internal/projects/%s/files-changed", wsd_room_id(r));
+	snprintf(j->path, sizeof j->path, "/internal/projects/%s/files-changed", project_id);
 	for (i = 0; i < npaths; i++)
 		json_object_array_add(a, json_object_new_string(paths[i]));
 	for (i = 0; i < nusers; i++)
@@ -1060,21 +1063,22 @@ void wsd_store_files_changed(struct wsd_room *r, char **paths, size_t npaths, ch
 	j->users = users;
 	j->nusers = nusers;
 	j->cb = cb;
-	wsd_worker_push(&wsd_g->io_worker, &j->base);
+	wsd_worker_push(w, &j->base);
 }
 
-void wsd_store_presence(struct wsd_room *r, struct json_object *users, void (*cb)(struct wsd_call_job *j))
+void wsd_store_presence(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct json_object *users,
+			void (*cb)(struct wsd_call_job *j))
 {
 	struct wsd_call_job *j = job_alloc(sizeof *j);
 	struct json_object *o = json_object_new_object();
 
 	job_init(&j->base, call_run, call_done);
 	j->room = r;
-	snprintf(j->path, sizeof j->path, "/internal/projects/%s/presence", wsd_room_id(r));
+	snprintf(j->path, sizeof j->path, "/internal/projects/%s/presence", project_id);
 	json_object_object_add(o, "users", users);
 	j->body = json_take(o);
 	j->cb = cb;
-	wsd_worker_push(&wsd_g->io_worker, &j->base);
+	wsd_worker_push(w, &j->base);
 }
 
 static void comment_run(struct wsd_job *jb, struct wsd_worker *w)
@@ -1098,8 +1102,9 @@ static void comment_done(struct wsd_job *jb)
 	free(j);
 }
 
-void wsd_store_comment(struct wsd_room *r, uint64_t sess_id, const char *user_id, const char *user_name,
-		       const struct wsd_comment_req *req, void (*cb)(struct wsd_comment_job *j))
+void wsd_store_comment(struct wsd_worker *w, const char *project_id, struct wsd_room *r, uint64_t sess_id,
+		       const char *user_id, const char *user_name, const struct wsd_comment_req *req,
+		       void (*cb)(struct wsd_comment_job *j))
 {
 	struct wsd_comment_job *j = job_alloc(sizeof *j);
 	struct json_object *body = json_object_new_object(), *out = json_object_new_object();
@@ -1111,7 +1116,7 @@ void wsd_store_comment(struct wsd_room *r, uint64_t sess_id, const char *user_id
 	j->op = req->op;
 	j->cb = cb;
 	svc_time_format(svc_now_ms(), now);
-	json_object_object_add(body, "projectId", json_object_new_string(wsd_room_id(r)));
+	json_object_object_add(body, "projectId", json_object_new_string(project_id));
 	json_object_object_add(body, "userId", json_object_new_string(user_id));
 	if (req->op == WSD_C_ADD) {
 		struct json_object *c = json_object_new_object(), *u = json_object_new_object();
@@ -1162,5 +1167,5 @@ void wsd_store_comment(struct wsd_room *r, uint64_t sess_id, const char *user_id
 	}
 	j->body = json_take(body);
 	j->broadcast = json_take(out);
-	wsd_worker_push(&wsd_g->io_worker, &j->base);
+	wsd_worker_push(w, &j->base);
 }

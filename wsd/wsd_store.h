@@ -1,4 +1,14 @@
-/* wsd_store.h: svc-wsd's jobs for MariaDB, the disk and the API, run on the worker threads (store.c). */
+/*
+ * wsd_store.h: svc-wsd's jobs for MariaDB, the disk and the API, run on the worker threads (store.c).
+ *
+ * Every wsd_store_*() is called on the event loop and takes what its job
+ * needs: the worker that runs it (svc-wsd's db worker for MariaDB, its io
+ * worker for files and calls to the API), the project id, and `r`, the
+ * caller's room, which the job hands back to `cb` as j->room without
+ * looking at it. store.c knows nothing of rooms and calls nothing of
+ * room.c. `cb` runs on the event loop once the job ran; the job and what it
+ * owns are freed after `cb` returns.
+ */
 #ifndef SVC_WSD_STORE_H
 #define SVC_WSD_STORE_H
 
@@ -39,9 +49,6 @@ struct wsd_disk_file {
 	int deleted;
 };
 
-/* The project id of a room (room.c). */
-const char *wsd_room_id(const struct wsd_room *r);
-
 /* --- who may join: the role lookup --- */
 struct wsd_access_job {
 	struct wsd_job base;
@@ -53,7 +60,8 @@ struct wsd_access_job {
 	char user_name[160];
 	void (*cb)(struct wsd_access_job *j);
 };
-void wsd_store_access(uint64_t sess_id, const char *user_id, const char *project_id,
+/* Looks up user_id's role in project_id (lib/auth/perm.h rules) on `w` (the db worker); sess_id goes back in j. */
+void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const char *user_id, const char *project_id,
 		      void (*cb)(struct wsd_access_job *j));
 
 /* --- loading a room's document --- */
@@ -76,12 +84,13 @@ struct wsd_load_result {
 	char *binary_json;         /* meta.binaryFiles as set (JSON array text, owned) */
 };
 /*
- * Loads the room's document: the snapshot and the update log from MariaDB,
- * then brings it in line with the disk (files changed on disk since svc-wsd
- * last saw them replace the document's text; documents that never existed
- * are built from the files). Calls `cb` on the event loop.
+ * Loads the room's document on `w` (the db worker): the snapshot and the
+ * update log from MariaDB, then brings it in line with the disk (files
+ * changed on disk since svc-wsd last saw them replace the document's text;
+ * documents that never existed are built from the files). Calls `cb` on the
+ * event loop; what it takes out of `res` it sets to NULL.
  */
-void wsd_store_load(const char *project_id, struct wsd_room *r,
+void wsd_store_load(struct wsd_worker *w, const char *project_id, struct wsd_room *r,
 		    void (*cb)(struct wsd_room *r, struct wsd_load_result *res));
 
 /* --- the update log --- */
@@ -95,20 +104,20 @@ struct wsd_persist_job {
 	void (*cb)(struct wsd_persist_job *j);
 };
 /*
- * Queues room r's `n` updates (takes `updates` and their data) for the next
- * wsd_store_persist_flush(). Event loop only. `cb` runs on the event loop
- * once the batch ran, with j->error 0 or the batch's error (then none of
- * the batch's updates is stored; the caller queues them again).
+ * Queues project_id's `n` updates (takes `updates` and their data) for the
+ * next wsd_store_persist_flush(). Event loop only. `cb` runs on the event
+ * loop once the batch ran, with j->error 0 or the batch's error (then none
+ * of the batch's updates is stored; the caller queues them again).
  */
-void wsd_store_persist(struct wsd_room *r, struct wsd_update *updates, size_t n,
+void wsd_store_persist(const char *project_id, struct wsd_room *r, struct wsd_update *updates, size_t n,
 		       void (*cb)(struct wsd_persist_job *j));
 /*
  * Writes every queued room's updates to the update log in one transaction
- * (one prepared INSERT per update, one COMMIT), as one job of the database
- * worker. Called once per tick, and before a compaction is queued so that
- * the worker stores the updates a snapshot covers before the snapshot.
+ * (one prepared INSERT per update, one COMMIT), as one job of `w` (the db
+ * worker). Called once per tick, and by wsd_store_compact() so that the
+ * worker stores the updates a snapshot covers before the snapshot.
  */
-void wsd_store_persist_flush(void);
+void wsd_store_persist_flush(struct wsd_worker *w);
 
 struct wsd_compact_job {
 	struct wsd_job base;
@@ -119,9 +128,13 @@ struct wsd_compact_job {
 	int error;
 	void (*cb)(struct wsd_compact_job *j);
 };
-/* Stores `state` (taken) as the snapshot covering updates up to `seq`, and drops those updates. */
-void wsd_store_compact(struct wsd_room *r, uint64_t seq, struct svc_yjs_buf *state,
-		       void (*cb)(struct wsd_compact_job *j));
+/*
+ * Stores `state` (taken) as project_id's snapshot covering updates up to
+ * `seq`, and drops those updates, on `w` (the db worker), after flushing
+ * the queued updates to the same worker.
+ */
+void wsd_store_compact(struct wsd_worker *w, const char *project_id, struct wsd_room *r, uint64_t seq,
+		       struct svc_yjs_buf *state, void (*cb)(struct wsd_compact_job *j));
 
 /* --- document -> disk --- */
 enum { WSD_SAVE_SKIPPED, WSD_SAVE_WRITTEN, WSD_SAVE_DELETED, WSD_SAVE_UNCHANGED, WSD_SAVE_CONFLICT };
@@ -145,8 +158,12 @@ struct wsd_save_job {
 	int error;
 	void (*cb)(struct wsd_save_job *j);
 };
-/* Writes the files (temporary file + rename) unless the disk changed under them; takes `files`. */
-void wsd_store_save(struct wsd_room *r, struct wsd_save_file *files, size_t n, void (*cb)(struct wsd_save_job *j));
+/*
+ * Writes project_id's `n` files (temporary file + rename) on `w` (the io
+ * worker) unless the disk changed under them; takes `files`.
+ */
+void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
+		    size_t n, void (*cb)(struct wsd_save_job *j));
 
 /* --- disk -> document --- */
 struct wsd_rescan_job {
@@ -161,11 +178,13 @@ struct wsd_rescan_job {
 	void (*cb)(struct wsd_rescan_job *j);
 };
 /*
- * Reads the project's files and reports those that differ from `known`
- * (copied); a known text file that is now binary or too large is reported
- * deleted (it leaves the document), and binary_json lists the files left out.
+ * Reads the project's files on `w` (the io worker) and reports those that
+ * differ from `known` (copied); a known text file that is now binary or too
+ * large is reported deleted (it leaves the document), and binary_json lists
+ * the files left out.
  */
-void wsd_store_rescan(struct wsd_room *r, const struct wsd_known *known, void (*cb)(struct wsd_rescan_job *j));
+void wsd_store_rescan(struct wsd_worker *w, const char *project_id, struct wsd_room *r, const struct wsd_known *known,
+		      void (*cb)(struct wsd_rescan_job *j));
 
 /* --- the base of a three-way merge --- */
 struct wsd_base_job {
@@ -180,11 +199,12 @@ struct wsd_base_job {
 	void (*cb)(struct wsd_base_job *j);
 };
 /*
- * Reads one file (text only) on the I/O worker: the merge base of a file that
- * just got its first unsaved edit, valid when its hash is still the one
- * svc-wsd knows (room.c checks).
+ * Reads one file of project_id (text only) on `w` (the io worker): the merge
+ * base of a file that just got its first unsaved edit, valid when its hash
+ * is still the one svc-wsd knows (the caller checks).
  */
-void wsd_store_read_base(struct wsd_room *r, const char *path, void (*cb)(struct wsd_base_job *j));
+void wsd_store_read_base(struct wsd_worker *w, const char *project_id, struct wsd_room *r, const char *path,
+			 void (*cb)(struct wsd_base_job *j));
 
 /* --- calls to the API --- */
 struct wsd_call_job {
@@ -197,11 +217,12 @@ struct wsd_call_job {
 	long status;
 	void (*cb)(struct wsd_call_job *j);
 };
-/* POST /internal/projects/:id/files-changed {paths, userIds}; takes both lists. */
-void wsd_store_files_changed(struct wsd_room *r, char **paths, size_t npaths, char **users, size_t nusers,
-			     void (*cb)(struct wsd_call_job *j));
-/* POST /internal/projects/:id/presence {users}; takes `users`. */
-void wsd_store_presence(struct wsd_room *r, struct json_object *users, void (*cb)(struct wsd_call_job *j));
+/* POST /internal/projects/:id/files-changed {paths, userIds} on `w` (the io worker); takes both lists. */
+void wsd_store_files_changed(struct wsd_worker *w, const char *project_id, struct wsd_room *r, char **paths,
+			     size_t npaths, char **users, size_t nusers, void (*cb)(struct wsd_call_job *j));
+/* POST /internal/projects/:id/presence {users} on `w` (the io worker); takes `users`. */
+void wsd_store_presence(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct json_object *users,
+			void (*cb)(struct wsd_call_job *j));
 
 struct wsd_comment_job {
 	struct wsd_job base;
@@ -215,8 +236,13 @@ struct wsd_comment_job {
 	long status;
 	void (*cb)(struct wsd_comment_job *j);
 };
-/* Stores a comment change through the API's /internal/design-comments/ endpoints. */
-void wsd_store_comment(struct wsd_room *r, uint64_t sess_id, const char *user_id, const char *user_name,
-		       const struct wsd_comment_req *req, void (*cb)(struct wsd_comment_job *j));
+/*
+ * Stores a comment change of user_id (named user_name) in project_id
+ * through the API's /internal/design-comments/ endpoints, on `w` (the io
+ * worker); j->broadcast is the message for the room once stored.
+ */
+void wsd_store_comment(struct wsd_worker *w, const char *project_id, struct wsd_room *r, uint64_t sess_id,
+		       const char *user_id, const char *user_name, const struct wsd_comment_req *req,
+		       void (*cb)(struct wsd_comment_job *j));
 
 #endif
