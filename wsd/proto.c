@@ -6,7 +6,6 @@
 #include <strings.h>
 
 #include <json-c/json.h>
-#include <openssl/sha.h>
 
 #include "core/err.h"
 #include "core/json.h"
@@ -409,23 +408,4 @@ done:
 	wsd_comment_req_dispose(&r);
 	json_object_put(o);
 	return err;
-}
-
-void wsd_sha256_hex(const void *data, size_t len, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	unsigned char d[SHA256_DIGEST_LENGTH];
-	size_t i;
-
-	SHA256(len ? data : (const void *)"", len, d);
-	for (i = 0; i < sizeof d; i++) {
-		out[2 * i] = digits[d[i] >> 4];
-		out[2 * i + 1] = digits[d[i] & 15];
-	}
-	out[64] = '\0';
-}
-
-int wsd_is_text(const char *data, size_t len)
-{
-	return memchr(data, '\0', len) == NULL && svc_utf8_valid(data, len);
 }

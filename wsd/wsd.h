@@ -102,6 +102,8 @@ struct wsd_comment_req {
 int wsd_comment_parse(const char *json, size_t len, struct wsd_comment_req *out, char *msg, size_t msgmax);
 void wsd_comment_req_dispose(struct wsd_comment_req *r);
 
+/* ------------------------------------------------------------------ file content (content.c) */
+
 /* SHA-256 of `len` bytes as 64 lower-case hex digits and a NUL (out: 65 bytes). */
 void wsd_sha256_hex(const void *data, size_t len, char *out);
 

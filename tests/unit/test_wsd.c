@@ -1,7 +1,8 @@
-/* test_wsd.c: CUnit suite "wsd": svc-wsd's codec (lib0 varints, awareness updates, Origin, socket paths, cookies, design-comment requests) and its three-way merge. */
+/* test_wsd.c: CUnit suite "wsd": svc-wsd's codec (lib0 varints, awareness updates, Origin, socket paths, cookies, design-comment requests), its three-way merge and the checks of file content (text, SHA-256). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../wsd/content.c"
 #include "../../wsd/merge.c"
 #include "../../wsd/proto.c"
 #include "unit.h"
