@@ -44,6 +44,7 @@ struct pss {
 };
 
 static struct wsd g;
+struct wsd *wsd_g;
 static volatile sig_atomic_t got_signal;
 static lws_sorted_usec_list_t tick_sul;
 

@@ -190,7 +190,8 @@ size_t wsd_worker_drain_done(void);
 /* Set by main: called (from any thread) when a job finished, to wake the event loop. */
 extern void (*wsd_wake)(void);
 
-/* ------------------------------------------------------------------ rooms and sessions (room.c) */
+/* ------------------------------------------------------------------ rooms and sessions */
+/* room.c (rooms, batching, the tick), session.c, awareness.c, comments.c, disk.c; room.h: what they share. */
 
 struct wsd_msg {
 	unsigned refs;
@@ -248,15 +249,30 @@ struct wsd {
 	int trim_wanted;              /* big buffers were freed: hand free pages back (malloc_trim) */
 	int64_t trimmed_ms;
 };
-extern struct wsd *wsd_g;
+extern struct wsd *wsd_g; /* set by main (wsd.c) */
 
-/* Session life (called from the protocol callback). */
+/*
+ * Session life (session.c, called from the protocol callback). `s` lives in
+ * the connection's per-session data, filled by the upgrade filter.
+ *
+ * wsd_sess_open: the socket is open; registers the session, stops reading
+ * from it and looks up the role off the loop (denied at once for a bad
+ * token or too many connections of the user). Returns 0.
+ * wsd_sess_rx: `len` bytes of a frame (first / final fragment, binary or
+ * text); a whole message is handled, too big closes with 1009, text or
+ * malformed with 1003.
+ * wsd_sess_writeable: sends queued messages (up to 32 per call while the
+ * socket takes them), or the close frame. Returns -1 when lws is to close
+ * the connection, else 0.
+ * wsd_sess_closed: the connection is gone; the session leaves its room and
+ * its buffers are freed (the struct itself is the caller's).
+ */
 int wsd_sess_open(struct wsd_sess *s, struct lws *wsi);
 void wsd_sess_rx(struct wsd_sess *s, const void *in, size_t len, int first, int final, int binary);
 int wsd_sess_writeable(struct wsd_sess *s);
 void wsd_sess_closed(struct wsd_sess *s);
 
-/* Internal endpoint: the API changed a project's files on disk. Returns 0 or SVC_E_NOT_FOUND (no room). */
+/* Internal endpoint (disk.c): the API changed a project's files on disk. Returns 0 or SVC_E_NOT_FOUND (no room). */
 int wsd_room_disk_changed(const char *project_id);
 
 /*

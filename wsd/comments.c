@@ -1,0 +1,190 @@
+/* comments.c: svc-wsd's design comments of a room (message 100): requests checked against the room's comments, stored through the API, then broadcast. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "room.h"
+#include "wsd.h"
+#include "wsd_store.h"
+
+/* A comment of the room, as the API stored it. */
+struct wsd_comment {
+	char id[37];
+	char parent_id[37];
+	int resolved;
+	int busy;            /* an internal call for it is running */
+	char *added_json;    /* the design-comment:added message, sent to joiners while open */
+};
+
+static struct wsd_comment *comment_find(struct wsd_room *r, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncomments; i++)
+		if (strcmp(r->comments[i].id, id) == 0)
+			return &r->comments[i];
+	return NULL;
+}
+
+/* Appends a comment to the room's list; takes added_json (the design-comment:added message). */
+static struct wsd_comment *comment_add(struct wsd_room *r, const char *id, const char *parent_id, char *added_json)
+{
+	struct wsd_comment *c;
+
+	r->comments = wsd_grow(r->comments, &r->capcomments, r->ncomments + 1, sizeof *r->comments);
+	c = &r->comments[r->ncomments++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->id, sizeof c->id, "%s", id);
+	snprintf(c->parent_id, sizeof c->parent_id, "%s", parent_id);
+	c->added_json = added_json;
+	return c;
+}
+
+/* [100, varString(json)] */
+static struct wsd_msg *comment_msg(const char *json)
+{
+	struct svc_yjs_buf b = { 0 };
+	struct wsd_msg *m;
+
+	wsd_write_varuint(&b, WSD_MSG_DESIGN_COMMENT);
+	wsd_write_varbytes(&b, json, strlen(json));
+	m = wsd_msg_new(b.data, b.len);
+	svc_yjs_buf_dispose(&b);
+	return m;
+}
+
+static void comment_error(struct wsd_sess *s, const char *code, const char *message)
+{
+	struct json_object *o = json_object_new_object();
+	struct wsd_msg *m;
+
+	json_object_object_add(o, "type", json_object_new_string("error"));
+	json_object_object_add(o, "error", json_object_new_string(code));
+	json_object_object_add(o, "message", json_object_new_string(message));
+	m = comment_msg(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	wsd_sess_send(s, m);
+	wsd_msg_release_if_unused(m);
+}
+
+static void comment_done(struct wsd_comment_job *j)
+{
+	struct wsd_room *r = j->room;
+	struct wsd_sess *s = wsd_sess_find(j->sess_id);
+	struct wsd_comment *c;
+
+	r->jobs--;
+	c = comment_find(r, j->comment_id);
+	if (c)
+		c->busy = 0;
+	if (j->status < 200 || j->status > 299) {
+		if (s && s->state == WSD_S_OPEN)
+			comment_error(s, j->status == 404 ? "not_found" : "internal_error",
+				      j->status == 404 ? "No comment with this id in this project."
+						       : "The comment could not be stored; try again.");
+		return;
+	}
+	switch (j->op) {
+	case WSD_C_ADD:
+		c = comment_add(r, j->comment_id, j->parent_id, j->broadcast);
+		j->broadcast = NULL;
+		wsd_room_broadcast(r, comment_msg(c->added_json));
+		return;
+	case WSD_C_RESOLVE:
+	case WSD_C_UNRESOLVE:
+		if (c)
+			c->resolved = j->op == WSD_C_RESOLVE;
+		break;
+	case WSD_C_DELETE:
+		if (c) {
+			free(c->added_json);
+			*c = r->comments[--r->ncomments];
+		}
+		break;
+	}
+	wsd_room_broadcast(r, comment_msg(j->broadcast));
+}
+
+void wsd_comments_rx(struct wsd_sess *s, const uint8_t *json, size_t len)
+{
+	struct wsd_room *r = s->room;
+	struct wsd_comment_req req;
+	struct wsd_comment *c = NULL;
+	char msg[200];
+
+	if (wsd_comment_parse((const char *)json, len, &req, msg, sizeof msg) < 0) {
+		comment_error(s, "validation_failed", msg);
+		return;
+	}
+	if (!s->can_write) {
+		comment_error(s, "forbidden", "Only members of the project's workspace can comment.");
+		goto done;
+	}
+	if (req.op == WSD_C_ADD) {
+		if (req.parent_id[0] && !comment_find(r, req.parent_id)) {
+			comment_error(s, "validation_failed", "parentId must be the id of a comment of this project.");
+			goto done;
+		}
+	} else {
+		c = comment_find(r, req.comment_id);
+		if (!c) {
+			comment_error(s, "not_found", "No comment with this id in this project.");
+			goto done;
+		}
+		if (c->busy) {
+			comment_error(s, "conflict", "The comment is being changed; try again.");
+			goto done;
+		}
+		if (req.op == WSD_C_RESOLVE && c->resolved) {
+			comment_error(s, "conflict", "The comment is already resolved.");
+			goto done;
+		}
+		if (req.op == WSD_C_UNRESOLVE && !c->resolved) {
+			comment_error(s, "conflict", "The comment is not resolved.");
+			goto done;
+		}
+		c->busy = 1;
+	}
+	r->jobs++;
+	wsd_store_comment(&wsd_g->io_worker, r->project_id, r, s->id, s->user_id, s->user_name, &req,
+			  comment_done);
+done:
+	wsd_comment_req_dispose(&req);
+}
+
+void wsd_comments_load(struct wsd_room *r, struct wsd_load_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->ncomments; i++) {
+		struct wsd_loaded_comment *lc = &res->comments[i];
+		struct wsd_comment *c = comment_add(r, lc->id, lc->parent_id, lc->added_json);
+		c->resolved = lc->resolved;
+		lc->added_json = NULL;
+	}
+}
+
+void wsd_comments_welcome(struct wsd_room *r, struct wsd_sess *s)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncomments; i++)
+		if (!r->comments[i].resolved && r->comments[i].added_json) {
+			struct wsd_msg *cm = comment_msg(r->comments[i].added_json);
+			wsd_sess_send(s, cm);
+			wsd_msg_release_if_unused(cm);
+		}
+}
+
+void wsd_comments_dispose(struct wsd_room *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncomments; i++)
+		free(r->comments[i].added_json);
+	free(r->comments);
+	r->comments = NULL;
+	r->ncomments = r->capcomments = 0;
+}

@@ -1,0 +1,212 @@
+/* room.h: what svc-wsd's room files share (room.c, session.c, awareness.c, comments.c, disk.c); nothing outside wsd/ uses it. */
+#ifndef SVC_WSD_ROOM_H
+#define SVC_WSD_ROOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wsd.h"
+#include "wsd_store.h"
+
+#define WSD_HASH_BUCKETS 4096 /* of the session, user and room hash tables */
+
+enum wsd_room_state { WSD_R_LOADING, WSD_R_READY, WSD_R_FAILED };
+
+/*
+ * One open project: its document and everything the daemon keeps for it.
+ * Event loop only. Each group of fields belongs to the file named beside
+ * it; the others read them, and change them only through that file's
+ * functions below (but room.c adds a batch's editors to `editors`).
+ */
+struct wsd_room {
+	char project_id[37];
+	enum wsd_room_state state;
+	struct svc_yjs_doc *doc;
+	struct wsd_room *hnext, *next, *prev;
+	struct wsd_sess **sess;
+	size_t nsess, capsess;
+	/* awareness (awareness.c) */
+	struct wsd_aw_state *aw;
+	size_t naw, capaw;
+	int64_t aw_checked_ms;
+	/* persistence (room.c) */
+	struct wsd_update *pending;
+	size_t npending, cappending;
+	uint64_t next_seq;
+	uint64_t since_snapshot;       /* updates stored since the snapshot */
+	uint64_t log_bytes;            /* their bytes */
+	uint64_t snapshot_bytes;       /* the snapshot's size */
+	int64_t persist_fail_ms;
+	/* disk (disk.c) */
+	struct wsd_known known;
+	char **dirty;
+	size_t ndirty, capdirty;
+	int64_t first_dirty_ms, last_change_ms;
+	int save_inflight;
+	int rescan_wanted;
+	struct wsd_base_text *bases;
+	size_t nbases, capbases;
+	char *binary_json;   /* meta.binaryFiles as last set */
+	/* files-changed call (disk.c) */
+	char **changed;
+	size_t nchanged, capchanged;
+	char **editors;
+	size_t neditors, capeditors;
+	int64_t commit_due_ms, commit_first_ms;
+	int commit_inflight;
+	int commit_failures;
+	/* memory: the last completed svc_yjs_doc_pack() pass (room.c) */
+	int64_t pack_ms;
+	/* presence (room.c) */
+	int64_t presence_due_ms;
+	int presence_inflight;
+	/* comments (comments.c) */
+	struct wsd_comment *comments;
+	size_t ncomments, capcomments;
+	/* jobs running for this room: it is not freed before they are back */
+	unsigned jobs;
+	/* a remote batch is open in doc (wsd_flush() commits it after this loop iteration) */
+	struct wsd_room *flush_next;
+	int in_flush;
+};
+
+/* ------------------------------------------------------------------ helpers (room.c) */
+
+/* FNV-1a of a NUL-terminated string, reduced to a bucket of WSD_HASH_BUCKETS. */
+size_t wsd_hash_str(const char *s);
+
+/*
+ * Returns `arr` (elements of `elem` bytes, *cap of them allocated) with room
+ * for at least `need`, doubling from 4; updates *cap. Aborts on no memory.
+ */
+void *wsd_grow(void *arr, size_t *cap, size_t need, size_t elem);
+
+/* Appends a copy of s[0, len) to the string list unless it holds it already. Aborts on no memory. */
+void wsd_strlist_add_unique(char ***list, size_t *n, size_t *cap, const char *s, size_t len);
+
+/* Frees the `n` strings of `list` and the list. */
+void wsd_strlist_free(char **list, size_t n);
+
+/* ------------------------------------------------------------------ rooms (room.c) */
+
+/* The open room of project `id`, or NULL. */
+struct wsd_room *wsd_room_find(const char *id);
+
+/*
+ * Puts an authorised session (state WSD_S_AUTH, role known) into its
+ * project's room, opening the room and loading its document when none is
+ * open; the session waits (WSD_S_WAIT_ROOM) until the document is there.
+ * Denies it when the server is at SVC_WSD_MAX_ROOMS or stopping, closes it
+ * (1011) when the room's document could not be loaded.
+ */
+void wsd_room_join(struct wsd_sess *s);
+
+/* Takes a closing session out of its room: its awareness states are removed and presence is posted soon. */
+void wsd_room_leave(struct wsd_room *r, struct wsd_sess *s);
+
+/* Queues `m` for every open session of the room; frees it when none took it. */
+void wsd_room_broadcast(struct wsd_room *r, struct wsd_msg *m);
+
+/*
+ * y-protocols sync message `sub` (WSD_SYNC_*) with its payload from session
+ * s: step 1 is answered with step 2, step 2 and updates of a writer join the
+ * room's batch of this round (read-only sessions' are dropped). Returns 0 or
+ * the error of lib/yjs (the caller closes the session).
+ */
+int wsd_room_sync_rx(struct wsd_sess *s, uint64_t sub, const uint8_t *payload, size_t len);
+
+/*
+ * Commits the room's open batch of clients' updates: marks the changed files
+ * dirty, broadcasts and queues the update. Called before any server-side
+ * edit, so that a batch never holds a local edit.
+ */
+void wsd_room_flush(struct wsd_room *r);
+
+/*
+ * A server-side edit (disk -> document, meta) whose update is `update`:
+ * broadcast and persisted, but the files it touches are not dirty. Resets
+ * update->len to 0 so the buffer can be reused.
+ */
+void wsd_room_server_edit(struct wsd_room *r, struct svc_yjs_buf *update);
+
+/* ------------------------------------------------------------------ sessions (session.c) */
+
+/* A message of `len` bytes (copied) with WSD_PRE bytes before it for the frame header; no reference yet. Aborts on no memory. */
+struct wsd_msg *wsd_msg_new(const void *data, size_t len);
+
+/* Frees a message that no session took (refs 0); NULL is ignored. */
+void wsd_msg_release_if_unused(struct wsd_msg *m);
+
+/* The session with id `id`, or NULL when it is gone. */
+struct wsd_sess *wsd_sess_find(uint64_t id);
+
+/* Queues `m` for `s` (a reference); a client whose queue is over SVC_WSD_SEND_QUEUE_MAX is dropped (1013). */
+void wsd_sess_send(struct wsd_sess *s, struct wsd_msg *m);
+
+/* Queues a copy of `len` bytes for `s`. */
+void wsd_sess_send_bytes(struct wsd_sess *s, const void *data, size_t len);
+
+/* Ends a session: what is queued is still sent (unless code is 1013: a laggard), then a close frame with code and reason. */
+void wsd_sess_close(struct wsd_sess *s, int code, const char *reason);
+
+/* y-protocols auth.js writePermissionDenied: [2, 0, varString(reason)], then the close (1008). */
+void wsd_sess_deny(struct wsd_sess *s, const char *reason);
+
+/* ------------------------------------------------------------------ awareness (awareness.c) */
+
+/*
+ * An awareness update (y-protocols awareness.js applyAwarenessUpdate) from
+ * session s: the states whose clock moves on are kept and relayed to the
+ * room, sender included. Returns 0 or SVC_E_VALIDATION.
+ */
+int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len);
+
+/* Sends `s` every known state of room r, nothing when there is none: the answer to query-awareness, and a joiner's welcome. */
+void wsd_aw_send_all(struct wsd_room *r, struct wsd_sess *s);
+
+/* Removes the states session `sess_id` added (awareness.js removeAwarenessStates) and tells the room. */
+void wsd_aw_sess_left(struct wsd_room *r, uint64_t sess_id);
+
+/* Times out states not renewed for SVC_WSD_AWARENESS_TIMEOUT_MS (checked every few seconds). */
+void wsd_aw_check(struct wsd_room *r, int64_t now);
+
+/* Frees the room's awareness states. */
+void wsd_aw_dispose(struct wsd_room *r);
+
+/* ------------------------------------------------------------------ design comments (comments.c) */
+
+/* A design-comment request (message 100, its JSON text) from session s: checked, then stored through the API. */
+void wsd_comments_rx(struct wsd_sess *s, const uint8_t *json, size_t len);
+
+/* Takes the comments a load found (res->comments' JSON, set to NULL). */
+void wsd_comments_load(struct wsd_room *r, struct wsd_load_result *res);
+
+/* Sends a joining session every open comment as design-comment:added. */
+void wsd_comments_welcome(struct wsd_room *r, struct wsd_sess *s);
+
+/* Frees the room's comments. */
+void wsd_comments_dispose(struct wsd_room *r);
+
+/* ------------------------------------------------------------------ disk (disk.c) */
+
+/* Takes the disk state a load found: the known hashes, meta.binaryFiles, the files with unsaved edits. */
+void wsd_disk_load(struct wsd_room *r, struct wsd_load_result *res);
+
+/*
+ * The files of the document a committed batch changed (`rep`) get unsaved
+ * edits: they are saved once edits settle, and their text on disk is read
+ * as a merge base when they had none.
+ */
+void wsd_disk_edited(struct wsd_room *r, const struct svc_yjs_report *rep);
+
+/*
+ * Saves the dirty files once edits settle (SVC_WSD_SAVE_DELAY_MS, at most
+ * ten times that during continuous edits, at once when `empty` or the daemon
+ * stops), then calls files-changed once per burst of saves.
+ */
+void wsd_disk_tick(struct wsd_room *r, int64_t now, int empty);
+
+/* Frees the room's disk state. */
+void wsd_disk_dispose(struct wsd_room *r);
+
+#endif

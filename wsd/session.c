@@ -1,0 +1,436 @@
+/* session.c: svc-wsd's sessions: the registry of sessions and users, send queues, joining, receiving and leaving. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libwebsockets.h>
+
+#include "core/err.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "room.h"
+#include "wsd.h"
+#include "wsd_store.h"
+
+#define CLOSE_KILL_S 10          /* a close frame that cannot be sent this long: the socket is dropped */
+#define WRITE_BURST 32           /* messages sent per writeable callback at most */
+
+/* A user's sessions: the per-user limits count them. */
+struct wsd_user {
+	char id[37];
+	size_t nconns;
+	struct wsd_sess **sess;
+	size_t nsess, cap;
+	struct wsd_user *hnext;
+};
+
+static struct wsd_sess *sess_hash[WSD_HASH_BUCKETS];
+static struct wsd_user *user_hash[WSD_HASH_BUCKETS];
+
+/* ------------------------------------------------------------------ messages */
+
+struct wsd_msg *wsd_msg_new(const void *data, size_t len)
+{
+	struct wsd_msg *m = malloc(sizeof *m + WSD_PRE + len);
+
+	if (!m)
+		abort();
+	m->refs = 0;
+	m->len = len;
+	memcpy(m->buf + WSD_PRE, data, len);
+	return m;
+}
+
+static void msg_ref(struct wsd_msg *m)
+{
+	m->refs++;
+}
+
+static void msg_unref(struct wsd_msg *m)
+{
+	if (m && --m->refs == 0)
+		free(m);
+}
+
+/* Frees a message nobody took. */
+void wsd_msg_release_if_unused(struct wsd_msg *m)
+{
+	if (m && m->refs == 0)
+		free(m);
+}
+
+/* ------------------------------------------------------------------ registry and users */
+
+struct wsd_sess *wsd_sess_find(uint64_t id)
+{
+	struct wsd_sess *s;
+
+	for (s = sess_hash[id % WSD_HASH_BUCKETS]; s; s = s->hnext)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static void sess_unhash(struct wsd_sess *s)
+{
+	struct wsd_sess **pp;
+
+	for (pp = &sess_hash[s->id % WSD_HASH_BUCKETS]; *pp; pp = &(*pp)->hnext)
+		if (*pp == s) {
+			*pp = s->hnext;
+			return;
+		}
+}
+
+static struct wsd_user *user_get(const char *id)
+{
+	size_t h = wsd_hash_str(id);
+	struct wsd_user *u;
+
+	for (u = user_hash[h]; u; u = u->hnext)
+		if (strcmp(u->id, id) == 0)
+			return u;
+	u = calloc(1, sizeof *u);
+	if (!u)
+		abort();
+	snprintf(u->id, sizeof u->id, "%s", id);
+	u->hnext = user_hash[h];
+	user_hash[h] = u;
+	return u;
+}
+
+static void user_drop_sess(struct wsd_user *u, struct wsd_sess *s)
+{
+	size_t i;
+
+	for (i = 0; i < u->nsess; i++)
+		if (u->sess[i] == s) {
+			u->sess[i] = u->sess[--u->nsess];
+			break;
+		}
+	if (u->nconns)
+		u->nconns--;
+	if (u->nconns == 0) {
+		size_t h = wsd_hash_str(u->id);
+		struct wsd_user **pp;
+		for (pp = &user_hash[h]; *pp; pp = &(*pp)->hnext)
+			if (*pp == u) {
+				*pp = u->hnext;
+				break;
+			}
+		free(u->sess);
+		free(u);
+	}
+}
+
+/* Distinct rooms the user's other sessions are in, not counting `project_id`. */
+static size_t user_rooms_besides(struct wsd_user *u, const char *project_id)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < u->nsess; i++) {
+		struct wsd_sess *s = u->sess[i];
+		int seen = 0;
+		if (!s->room || strcmp(s->project_id, project_id) == 0)
+			continue;
+		for (j = 0; j < i; j++)
+			if (u->sess[j]->room && strcmp(u->sess[j]->project_id, s->project_id) == 0)
+				seen = 1;
+		n += !seen;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ sending */
+
+static void sess_want_write(struct wsd_sess *s)
+{
+	if (s->wsi)
+		lws_callback_on_writable(s->wsi);
+}
+
+/* Queues `m` for `s`; a client whose queue is over SVC_WSD_SEND_QUEUE_MAX is dropped (1013). */
+void wsd_sess_send(struct wsd_sess *s, struct wsd_msg *m)
+{
+	if (s->state == WSD_S_CLOSING)
+		return;
+	if (s->q_bytes + m->len > wsd_g->cfg.wsd_send_queue_max) {
+		svc_log_warn("dropping a client of project %s that does not keep up", s->project_id);
+		wsd_sess_close(s, 1013, "too slow");
+		return;
+	}
+	if (s->q_n == s->q_cap) {
+		size_t i, cap = s->q_cap ? s->q_cap * 2 : 16;
+		struct wsd_msg **q = malloc(cap * sizeof *q);
+		if (!q)
+			abort();
+		for (i = 0; i < s->q_n; i++)
+			q[i] = s->q[(s->q_head + i) % s->q_cap];
+		free(s->q);
+		s->q = q;
+		s->q_cap = cap;
+		s->q_head = 0;
+	}
+	s->q[(s->q_head + s->q_n) % s->q_cap] = m;
+	s->q_n++;
+	s->q_bytes += m->len;
+	msg_ref(m);
+	sess_want_write(s);
+}
+
+void wsd_sess_send_bytes(struct wsd_sess *s, const void *data, size_t len)
+{
+	struct wsd_msg *m = wsd_msg_new(data, len);
+
+	wsd_sess_send(s, m);
+	wsd_msg_release_if_unused(m);
+}
+
+static void queue_clear(struct wsd_sess *s)
+{
+	while (s->q_n) {
+		msg_unref(s->q[s->q_head]);
+		s->q_head = (s->q_head + 1) % s->q_cap;
+		s->q_n--;
+	}
+	s->q_bytes = 0;
+}
+
+/* Ends a session: what is queued is still sent (unless it was a laggard), then a close frame. */
+void wsd_sess_close(struct wsd_sess *s, int code, const char *reason)
+{
+	if (s->state == WSD_S_CLOSING)
+		return;
+	if (code == 1013)
+		queue_clear(s);
+	s->state = WSD_S_CLOSING;
+	s->close_code = code;
+	snprintf(s->close_reason, sizeof s->close_reason, "%s", reason);
+	if (s->wsi) {
+		lws_rx_flow_control(s->wsi, 0);
+		/* a client that stopped reading never makes the socket writeable again */
+		lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, CLOSE_KILL_S);
+	}
+	sess_want_write(s);
+}
+
+/* y-protocols auth.js writePermissionDenied: [2, 0, varString(reason)], then the close. */
+void wsd_sess_deny(struct wsd_sess *s, const char *reason)
+{
+	struct svc_yjs_buf b = { 0 };
+
+	wsd_write_varuint(&b, WSD_MSG_AUTH);
+	wsd_write_varuint(&b, 0);
+	wsd_write_varbytes(&b, reason, strlen(reason));
+	wsd_sess_send_bytes(s, b.data, b.len);
+	svc_yjs_buf_dispose(&b);
+	wsd_sess_close(s, 1008, reason);
+}
+
+/*
+ * Sends queued messages: the first one because the socket is writeable, more
+ * (up to WRITE_BURST) while lws_send_pipe_choked() says the socket takes
+ * them and nothing is left over from a partial write, so that a busy room
+ * costs one poll round per burst, not per message (libwebsockets issue 852).
+ */
+int wsd_sess_writeable(struct wsd_sess *s)
+{
+	unsigned sent = 0;
+
+	while (s->q_n && sent < WRITE_BURST && (sent == 0 || !lws_send_pipe_choked(s->wsi))) {
+		struct wsd_msg *m = s->q[s->q_head];
+		int n;
+		s->q_head = (s->q_head + 1) % s->q_cap;
+		s->q_n--;
+		s->q_bytes -= m->len;
+		/* lws writes the frame header into the WSD_PRE bytes before the payload: the
+		 * same bytes for every connection (server frames are not masked) */
+		n = lws_write(s->wsi, m->buf + WSD_PRE, m->len, LWS_WRITE_BINARY);
+		msg_unref(m);
+		if (n < 0)
+			return -1;
+		sent++;
+	}
+	if (sent) {
+		s->last_tx_ms = svc_mono_ms();
+		if (s->q_n || s->state == WSD_S_CLOSING)
+			lws_callback_on_writable(s->wsi);
+		return 0;
+	}
+	if (s->state == WSD_S_CLOSING) {
+		lws_close_reason(s->wsi, (enum lws_close_status)s->close_code, (unsigned char *)s->close_reason,
+				 strlen(s->close_reason));
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ joining */
+
+/* The role is known: the session is denied, or joins its room (the per-user room limit checked first). */
+static void access_done(struct wsd_access_job *j)
+{
+	struct wsd_sess *s = wsd_sess_find(j->sess_id);
+	const char *reason = NULL;
+
+	if (!s || s->state != WSD_S_AUTH)
+		return;
+	if (j->error < 0)
+		reason = j->error == SVC_E_NOT_FOUND ? "permission-denied: no such project"
+						     : "permission-denied: service unavailable";
+	else if (j->member)
+		s->can_write = 1;
+	else if (!j->public_read)
+		reason = "permission-denied: not a member of this project's workspace";
+	if (reason) {
+		wsd_sess_deny(s, reason);
+		return;
+	}
+	snprintf(s->user_name, sizeof s->user_name, "%s", j->user_name);
+	if (user_rooms_besides(s->user, s->project_id) >= wsd_g->cfg.wsd_max_rooms_per_user) {
+		wsd_sess_deny(s, "permission-denied: too many rooms open");
+		return;
+	}
+	wsd_room_join(s);
+}
+
+int wsd_sess_open(struct wsd_sess *s, struct lws *wsi)
+{
+	size_t h;
+
+	s->wsi = wsi;
+	s->id = ++wsd_g->next_sess_id;
+	s->state = WSD_S_AUTH;
+	s->connected_ms = s->last_tx_ms = svc_mono_ms();
+	h = s->id % WSD_HASH_BUCKETS;
+	s->hnext = sess_hash[h];
+	sess_hash[h] = s;
+	wsd_g->nsess++;
+	/* nothing the client sends is read before it is authorised */
+	lws_rx_flow_control(wsi, 0);
+	if (!s->token_ok) {
+		wsd_sess_deny(s, "permission-denied: invalid or expired token");
+		return 0;
+	}
+	s->user = user_get(s->user_id);
+	s->user->sess = wsd_grow(s->user->sess, &s->user->cap, s->user->nsess + 1, sizeof *s->user->sess);
+	s->user->sess[s->user->nsess++] = s;
+	s->user->nconns++;
+	if (s->user->nconns > wsd_g->cfg.wsd_max_conns_per_user) {
+		wsd_sess_deny(s, "permission-denied: too many connections");
+		return 0;
+	}
+	wsd_store_access(&wsd_g->db_worker, s->id, s->user_id, s->project_id, access_done);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ receiving */
+
+/* Handles one whole binary message (several y-protocols messages may follow each other). */
+static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
+{
+	struct wsd_reader rd = { data, data + len };
+
+	while (rd.p < rd.end && s->state == WSD_S_OPEN) {
+		uint64_t type, sub;
+		const uint8_t *payload;
+		size_t plen;
+		int err;
+
+		if (wsd_read_varuint(&rd, &type) < 0)
+			return SVC_E_VALIDATION;
+		switch (type) {
+		case WSD_MSG_SYNC:
+			if (wsd_read_varuint(&rd, &sub) < 0 || wsd_read_varbytes(&rd, &payload, &plen) < 0)
+				return SVC_E_VALIDATION;
+			if ((err = wsd_room_sync_rx(s, sub, payload, plen)) < 0)
+				return err;
+			break;
+		case WSD_MSG_AWARENESS:
+			if (wsd_read_varbytes(&rd, &payload, &plen) < 0)
+				return SVC_E_VALIDATION;
+			if (wsd_aw_rx(s, payload, plen) < 0)
+				return SVC_E_VALIDATION;
+			break;
+		case WSD_MSG_AUTH:
+			/* clients do not send these; skip it as the reference does */
+			if (wsd_read_varuint(&rd, &sub) < 0 || wsd_read_varbytes(&rd, &payload, &plen) < 0)
+				return SVC_E_VALIDATION;
+			break;
+		case WSD_MSG_QUERY_AWARENESS:
+			wsd_aw_send_all(s->room, s);
+			break;
+		case WSD_MSG_DESIGN_COMMENT:
+			if (wsd_read_varbytes(&rd, &payload, &plen) < 0)
+				return SVC_E_VALIDATION;
+			wsd_comments_rx(s, payload, plen);
+			break;
+		default:
+			/* an unknown message type: its length is unknown, so the rest of the frame is skipped */
+			return 0;
+		}
+	}
+	return 0;
+}
+
+void wsd_sess_rx(struct wsd_sess *s, const void *in, size_t len, int first, int final, int binary)
+{
+	if (s->state != WSD_S_OPEN)
+		return;
+	if (first) {
+		s->rx_len = 0;
+		s->rx_binary = binary;
+	}
+	if (len > wsd_g->cfg.wsd_max_message - s->rx_len) {
+		s->rx_len = 0;
+		wsd_sess_close(s, 1009, "message too big");
+		return;
+	}
+	if (s->rx_len + len > s->rx_cap) {
+		size_t cap = s->rx_cap ? s->rx_cap : 4096;
+		uint8_t *p;
+		while (cap < s->rx_len + len)
+			cap *= 2;
+		p = realloc(s->rx, cap);
+		if (!p)
+			abort();
+		s->rx = p;
+		s->rx_cap = cap;
+	}
+	memcpy(s->rx + s->rx_len, in, len);
+	s->rx_len += len;
+	if (!final)
+		return;
+	if (!s->rx_binary) {
+		wsd_sess_close(s, 1003, "text frames are not supported");
+	} else if (handle_message(s, s->rx, s->rx_len) < 0) {
+		wsd_sess_close(s, 1003, "malformed message");
+	}
+	s->rx_len = 0;
+	/* a big buffer is not kept for a client that sent one big message */
+	if (s->rx_cap > 65536) {
+		free(s->rx);
+		s->rx = NULL;
+		s->rx_cap = 0;
+	}
+}
+
+/* ------------------------------------------------------------------ leaving */
+
+void wsd_sess_closed(struct wsd_sess *s)
+{
+	struct wsd_room *r = s->room;
+
+	sess_unhash(s);
+	wsd_g->nsess--;
+	if (r)
+		wsd_room_leave(r, s);
+	if (s->user)
+		user_drop_sess(s->user, s);
+	queue_clear(s);
+	free(s->q);
+	free(s->rx);
+	s->q = NULL;
+	s->rx = NULL;
+	s->wsi = NULL;
+}
