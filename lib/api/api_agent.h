@@ -42,6 +42,18 @@ enum svc_err svc_api_credits_get(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_credits_put(struct svc_req *req, struct svc_resp *resp);
 
 /*
+ * Spend accounting of a workspace's AI credit (lib/api/api_credits.c; US
+ * dollars, stored with 6 decimals). svc_credit_exhausted() returns 1 when
+ * workspace `wid` has spent its limit or more, else 0, and writes the limit
+ * into *out_limit (SVC_DEFAULT_CREDIT_USD when the workspace has none, or
+ * when the credit cannot be read, which counts as nothing spent).
+ * svc_credit_add_spend() adds `cost` to what `wid` spent (nothing for 0 or
+ * less; a failure is logged, never returned).
+ */
+int svc_credit_exhausted(struct svc_db *db, const struct svc_config *cfg, const char *wid, double *out_limit);
+void svc_credit_add_spend(struct svc_db *db, const char *wid, double cost);
+
+/*
  * The svc_job_fn of SVC_JOB_FIRST_PROMPT (lib/project/project.h, queued by
  * svc_project_queue_first_prompt()); `ctx` is the worker's struct
  * svc_ctx. Runs the turn as a chat message would (same timeline, lock,

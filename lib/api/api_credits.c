@@ -1,4 +1,4 @@
-/* api_credits.c: a workspace's AI credit: what its turns spent, its limit, what remains (GET/PUT /workspaces/:wid/credits). */
+/* api_credits.c: a workspace's AI credit: what its turns spent (their accounting), its limit, what remains (GET/PUT /workspaces/:wid/credits). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +28,39 @@ static double micro(double usd)
 {
 	return round(usd * 1e6) / 1e6;
 }
+
+/* ---- spend accounting of the agent's turns ---- */
+
+int svc_credit_exhausted(struct svc_db *db, const struct svc_config *cfg, const char *wid, double *out_limit)
+{
+	struct svc_dbv p = svc_dbv_str(wid);
+	struct svc_rows *rows = NULL;
+	double limit = cfg->default_credit_usd, spent = 0;
+
+	if (svc_db_run(db, STMT_AGENT_CREDIT_GET, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1) {
+		limit = decimal(svc_rows_get(rows, 0, 0), cfg->default_credit_usd);
+		spent = decimal(svc_rows_get(rows, 0, 1), 0);
+	}
+	svc_rows_free(rows);
+	*out_limit = limit;
+	return spent >= limit;
+}
+
+void svc_credit_add_spend(struct svc_db *db, const char *wid, double cost)
+{
+	struct svc_dbv p[2];
+	char text[64];
+
+	if (!(cost > 0))
+		return;
+	snprintf(text, sizeof text, "%.6f", cost);
+	p[0] = svc_dbv_str(wid);
+	p[1] = svc_dbv_str(text);
+	if (svc_db_run(db, STMT_AGENT_CREDIT_ADD, p, 2, NULL, NULL) < 0)
+		svc_log_error("chat: cannot record a spend of %s USD for workspace %s", text, wid);
+}
+
+/* ---- GET/PUT /workspaces/:wid/credits ---- */
 
 /* Answers the credit of workspace `wid` (already checked): 200 {workspaceId, limitUsd, spentUsd, remainingUsd, ...}. */
 static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
