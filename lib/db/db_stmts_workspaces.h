@@ -62,7 +62,7 @@ SVC_STMT(STMT_CHAT_EVENTS_COPY,
 	"INSERT INTO chat_events (chat_id, turn_id, type, payload, created_at) "
 	"SELECT ?, turn_id, type, payload, created_at FROM chat_events WHERE chat_id = ? ORDER BY id")
 
-/* Workspaces. Columns of STMT_WS_GET: lib/api.h WCOL_*. Parameters: user, user, workspace. */
+/* Workspaces. Columns of STMT_WS_GET: lib/project/project.h WCOL_*. Parameters: user, user, workspace. */
 SVC_STMT(STMT_WS_GET,
 	"SELECT w.id, w.name, w.kind, " TS("w.created_at") ", " TS("w.updated_at") ", m.role, "
 	"COALESCE((SELECT u.is_platform_admin FROM users u WHERE u.id = ?), 0) FROM workspaces w "
