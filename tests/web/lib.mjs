@@ -1,0 +1,92 @@
+// lib.mjs: what the browser tests share: Debian's chromium through playwright-core, the stack's
+// URLs, screenshots under the test logs, and API calls for setting up data.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export const APP = (process.env.SVC_APP_URL || 'http://127.0.0.1:18080').replace(/\/$/, '');
+export const BASE = (process.env.SVC_BASE_URL || APP + '/api').replace(/\/$/, '');
+export const SHOTS = join(process.env.SVC_TEST_LOGS || 'var-test/logs', 'web');
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+// The flags every run uses (docs/web.md "Tests"). Playwright adds --headless and its own
+// fresh --user-data-dir (a new temporary profile per launch) and --remote-debugging-pipe.
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** launch(): a headless Debian chromium (SVC_CHROMIUM, default /usr/bin/chromium) with a fresh profile. */
+export function launch() {
+	return chromium.launch({ executablePath: process.env.SVC_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS, timeout: 60000 });
+}
+
+/** newPage(browser, viewport): a page in a new context (its own cookies) on app_url. */
+export async function newPage(browser, viewport = DESKTOP) {
+	const context = await browser.newContext({ viewport, baseURL: APP, locale: 'en-US', timezoneId: 'UTC' });
+	context.setDefaultTimeout(20000);
+	const page = await context.newPage();
+	page.on('pageerror', (e) => console.log(`page error: ${e.message}`));
+	return page;
+}
+
+/** shot(page, name): saves the page as <logs>/web/<name>-<width>x<height>.png. */
+export async function shot(page, name) {
+	mkdirSync(SHOTS, { recursive: true });
+	const v = page.viewportSize();
+	await page.screenshot({ path: join(SHOTS, `${name}-${v.width}x${v.height}.png`) });
+}
+
+/** shotBoth(page, name): the screenshot at 1280x800 and at 390x844, back to the size it had. */
+export async function shotBoth(page, name) {
+	const v = page.viewportSize();
+	for (const size of [DESKTOP, PHONE]) {
+		await page.setViewportSize(size);
+		await page.waitForTimeout(150);
+		await shot(page, name);
+	}
+	await page.setViewportSize(v);
+}
+
+/** email(tag): a new address for a test user. */
+export const email = (tag) => `web-${tag}-${randomBytes(4).toString('hex')}@example.test`;
+export const PASSWORD = 'correct horse battery';
+
+/** api(method, path, {token, body}): one API call from node; resolves {status, json}. */
+export async function api(method, path, { token, body } = {}) {
+	const headers = { Accept: 'application/json' };
+	if (token) headers.Authorization = `Bearer ${token}`;
+	if (body !== undefined) headers['Content-Type'] = 'application/json';
+	else if (method !== 'GET') headers['Content-Length'] = '0';
+	const r = await fetch(BASE + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+	const t = await r.text();
+	let json = null;
+	try {
+		json = t ? JSON.parse(t) : null;
+	} catch (e) {
+		json = { raw: t };
+	}
+	return { status: r.status, json };
+}
+
+/** signUpApi(tag): a user made through the API; resolves {email, token, workspaceId}. */
+export async function signUpApi(tag) {
+	const e = email(tag);
+	const r = await api('POST', '/auth/signup', { body: { email: e, password: PASSWORD, displayName: `Web ${tag}` } });
+	if (r.status !== 201) throw new Error(`signup: ${r.status} ${JSON.stringify(r.json)}`);
+	return { email: e, token: r.json.accessToken, workspaceId: r.json.workspace.id };
+}
+
+/** signIn(page, email): signs in through /login and waits for the dashboard. */
+export async function signIn(page, e, next) {
+	await page.goto(next ? `/login?next=${encodeURIComponent(next)}` : '/login');
+	await page.getByRole('textbox', { name: 'Email' }).fill(e);
+	await page.getByLabel('Password').fill(PASSWORD);
+	await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+	await page.waitForURL(next ? (u) => u.pathname === next.split('?')[0] : '**/dashboard');
+}
+
+/** hasEndpoint(method, path, token): false when the router does not know the route (404 "Not found."). */
+export async function hasEndpoint(method, path, token) {
+	const r = await api(method, path, { token });
+	return !(r.status === 404 && r.json && r.json.message === 'Not found.');
+}

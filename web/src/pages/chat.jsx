@@ -1,0 +1,492 @@
+// chat.jsx: the project page's chat: chat switcher, mode, the timeline (paged upward), the live
+// turn streamed from POST /chat/:projectId/messages (or /plan), Stop, images, plans.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { get, post, request, enc, ApiError } from '../lib/api.js';
+import { readEventStream } from '../lib/sse.js';
+import { renderMarkdown } from '../lib/markdown.js';
+import { withQuery } from '../lib/router.js';
+import { usd, when } from '../lib/format.js';
+import { ErrorNote, Field } from '../ui.jsx';
+
+const MODES = [
+	['build', 'Build: the agent changes files'],
+	['plan', 'Plan: the agent proposes steps'],
+	['chat', 'Chat: questions, no changes'],
+];
+const MAX_IMAGES = 10;
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/** errorText(code, message): what an error event or answer means, for people. */
+export function errorText(code, message) {
+	switch (code) {
+		case 'no_provider':
+			return 'No AI model is set up for this workspace yet. A workspace admin can add one, or the operator can set the instance default (SVC_AI_* settings).';
+		case 'model_unavailable':
+			return `The AI model is not available right now${message ? ` (${message})` : ''}. Try again in a moment.`;
+		case 'credit_exhausted':
+			return 'This workspace has used all of its AI credit. A platform admin can raise its limit.';
+		case 'conflict':
+			return 'This chat is already answering a message. Wait for it to finish, or press Stop.';
+		case 'rate_limited':
+			return 'Too many requests. Wait a moment and try again.';
+		case 'network':
+			return 'The connection to svc was lost before the answer was complete.';
+		case 'payload_too_large':
+			return 'The message or its images are too large (5 MB an image, 8 MB in all).';
+		default:
+			return message || 'Something went wrong. What was answered so far is kept; try again.';
+	}
+}
+
+/** toolTarget(args): the path or pattern a tool call works on, for its one-line summary. */
+function toolTarget(args) {
+	if (!args || typeof args !== 'object') return '';
+	return args.path || args.pattern || args.query || args.dir || '';
+}
+
+/**
+ * buildTurns(events): the timeline grouped into turns, each
+ * {id, user, blocks: [{kind: text|thinking|tool|note|plan|error, …}], usage, end}.
+ * Consecutive deltas join; the final assistant.message only counts when no delta came.
+ */
+export function buildTurns(events) {
+	const turns = [];
+	const byId = new Map();
+	for (const e of events) {
+		const key = e.turnId || 'none';
+		let t = byId.get(key);
+		if (!t) {
+			t = { id: key, user: null, blocks: [], usage: null, end: null, sawText: false, tools: new Map() };
+			byId.set(key, t);
+			turns.push(t);
+		}
+		const last = t.blocks[t.blocks.length - 1];
+		switch (e.type) {
+			case 'user.message':
+				t.user = e;
+				break;
+			case 'assistant.message_delta':
+				t.sawText = true;
+				if (last && last.kind === 'text') last.text += e.delta || '';
+				else t.blocks.push({ kind: 'text', text: e.delta || '' });
+				break;
+			case 'assistant.reasoning_delta':
+				if (last && last.kind === 'thinking') last.text += e.delta || '';
+				else t.blocks.push({ kind: 'thinking', text: e.delta || '' });
+				break;
+			case 'assistant.message':
+				if (!t.sawText && e.text) t.blocks.push({ kind: 'text', text: e.text });
+				break;
+			case 'tool.call': {
+				const b = { kind: 'tool', id: e.id, tool: e.tool, target: toolTarget(e.args), result: null, error: null };
+				t.tools.set(e.id, b);
+				t.blocks.push(b);
+				break;
+			}
+			case 'tool.result':
+			case 'tool.error': {
+				let b = t.tools.get(e.id);
+				if (!b) {
+					b = { kind: 'tool', id: e.id, tool: 'tool', target: '', result: null, error: null };
+					t.blocks.push(b);
+				}
+				if (e.type === 'tool.result') b.result = typeof e.result === 'string' ? e.result : JSON.stringify(e.result);
+				else b.error = typeof e.error === 'string' ? e.error : JSON.stringify(e.error);
+				break;
+			}
+			case 'session.compaction_start':
+				t.blocks.push({ kind: 'note', text: 'Summarising the earlier conversation to make room…' });
+				break;
+			case 'session.compaction_complete':
+				t.blocks.push({ kind: 'note', text: 'Summarised the earlier conversation.' });
+				break;
+			case 'plan.created':
+				if (e.plan) t.blocks.push({ kind: 'plan', plan: e.plan });
+				break;
+			case 'session.usage_info':
+				t.usage = e;
+				break;
+			case 'session.task_complete':
+				t.end = e;
+				break;
+			case 'error':
+				t.blocks.push({ kind: 'error', code: e.error, text: errorText(e.error, e.message) });
+				t.end = t.end || { error: true };
+				break;
+			default:
+				break;
+		}
+	}
+	return turns;
+}
+
+function readImage(file) {
+	return new Promise((resolve, reject) => {
+		const r = new FileReader();
+		r.onload = () => resolve({ name: file.name, url: r.result });
+		r.onerror = () => reject(r.error);
+		r.readAsDataURL(file);
+	});
+}
+
+let liveSeq = 0;
+
+export function Chat({ project, onFilesChanged }) {
+	const pid = project.id;
+	const [chats, setChats] = useState([]);
+	const [chatId, setChatId] = useState(null);
+	const [mode, setMode] = useState('build');
+	const [events, setEvents] = useState(null);
+	const [older, setOlder] = useState(null);
+	const [text, setText] = useState('');
+	const [images, setImages] = useState([]);
+	const [running, setRunning] = useState(null); // {chatId}
+	const [error, setError] = useState(null);
+	const [status, setStatus] = useState('');
+	const logRef = useRef(null);
+	const atBottom = useRef(true);
+	const fileRef = useRef(null);
+	const current = useRef(null);
+	const fresh = useRef(null); // a chat made for the message being sent: nothing to load
+	current.current = chatId;
+	const chat = chats.find((c) => c.id === chatId);
+
+	async function loadChats(select) {
+		const r = await get(`/projects/${enc(pid)}/chats`);
+		setChats(r.items);
+		if (select) setChatId(select);
+		else setChatId((id) => id || (r.items[0] && r.items[0].id));
+		return r.items;
+	}
+	useEffect(() => {
+		loadChats().catch(setError);
+	}, [pid]);
+	useEffect(() => {
+		if (chat) setMode(chat.mode);
+	}, [chatId, chat && chat.mode]);
+	useEffect(() => {
+		if (!chatId) return undefined;
+		if (fresh.current === chatId) {
+			fresh.current = null;
+			return undefined;
+		}
+		let live = true;
+		setEvents(null);
+		setOlder(null);
+		atBottom.current = true;
+		get(withQuery(`/chat/${enc(pid)}/messages`, { chatId, limit: 50 })).then(
+			(r) => {
+				if (!live) return;
+				setEvents(r.items);
+				setOlder(r.nextCursor);
+			},
+			(e) => live && setError(e),
+		);
+		return () => (live = false);
+	}, [chatId]);
+	useEffect(() => {
+		const el = logRef.current;
+		if (el && atBottom.current) el.scrollTop = el.scrollHeight;
+	}, [events]);
+
+	async function loadOlder() {
+		const el = logRef.current;
+		const before = el ? el.scrollHeight - el.scrollTop : 0;
+		const r = await get(withQuery(`/chat/${enc(pid)}/messages`, { chatId, limit: 50, before: older }));
+		atBottom.current = false;
+		setEvents((l) => [...r.items, ...(l || [])]);
+		setOlder(r.nextCursor);
+		requestAnimationFrame(() => el && (el.scrollTop = el.scrollHeight - before));
+	}
+
+	/** stream(path, body, userText): runs one turn and shows it as it arrives. */
+	async function stream(targetChat, path, body, userEvent) {
+		const turnId = `live-${++liveSeq}`;
+		const push = (e) => {
+			if (current.current === targetChat) setEvents((l) => [...(l || []), { ...e, turnId }]);
+		};
+		atBottom.current = true;
+		if (userEvent) push(userEvent);
+		setRunning({ chatId: targetChat });
+		setStatus('The agent is working…');
+		let ended = false;
+		try {
+			const r = await request(path, { method: 'POST', body, raw: true, accept: 'text/event-stream' });
+			await readEventStream(r.body, (e) => {
+				if (e.type === 'session.task_complete' || e.type === 'error') ended = true;
+				if (e.type === 'session.task_complete' && e.filesChanged) onFilesChanged();
+				push(e);
+			});
+			if (!ended) push({ type: 'error', error: 'network' });
+		} catch (e) {
+			if (e instanceof ApiError) push({ type: 'error', error: e.code, message: e.message });
+			else push({ type: 'error', error: 'network' });
+		}
+		setRunning(null);
+		setStatus('The agent finished.');
+		loadChats().catch(() => {});
+	}
+
+	async function send() {
+		const t = text.trim();
+		if (!t || running) return;
+		setError(null);
+		let target = chatId;
+		try {
+			if (mode !== 'plan' && chat && chat.mode !== mode) {
+				const c = await post(`/projects/${enc(pid)}/chats`, { mode });
+				fresh.current = c.id;
+				await loadChats(c.id);
+				target = c.id;
+				current.current = c.id;
+				setEvents([]);
+				setStatus(`Started a new chat in ${mode} mode.`);
+			}
+		} catch (e) {
+			setError(e);
+			return;
+		}
+		const attachments = images.map((i) => ({ type: 'image', url: i.url }));
+		setText('');
+		setImages([]);
+		const body = { chatId: target, text: t, attachments: attachments.length ? attachments : null };
+		const path = mode === 'plan' ? `/plan/${enc(pid)}` : `/chat/${enc(pid)}/messages`;
+		await stream(target, path, body, { type: 'user.message', text: t, attachments });
+	}
+
+	async function runPlan() {
+		if (running) return;
+		await stream(chatId, `/plan/${enc(pid)}/${enc(chatId)}/run`, undefined, { type: 'user.message', text: 'Carry out the plan.', attachments: [] });
+	}
+
+	async function stop() {
+		if (!running) return;
+		try {
+			await post(`/chat/${enc(pid)}/stop`, { chatId: running.chatId });
+			setStatus('Stopping…');
+		} catch (e) {
+			setError(e);
+		}
+	}
+
+	async function newChat() {
+		try {
+			const c = await post(`/projects/${enc(pid)}/chats`, { mode: mode === 'plan' ? 'plan' : mode });
+			await loadChats(c.id);
+			setStatus('Started a new chat.');
+		} catch (e) {
+			setError(e);
+		}
+	}
+
+	async function attach(files) {
+		const list = [...files].filter((f) => /^image\/(png|jpeg|webp|gif)$/.test(f.type));
+		if (list.some((f) => f.size > MAX_IMAGE_BYTES)) setError(new Error('An image may be 5 MB at most.'));
+		const ok = list.filter((f) => f.size <= MAX_IMAGE_BYTES).slice(0, MAX_IMAGES - images.length);
+		const read = await Promise.all(ok.map(readImage));
+		setImages((l) => [...l, ...read]);
+	}
+
+	const turns = events ? buildTurns(events) : [];
+	let lastPlan = null;
+	for (const t of turns) for (const b of t.blocks) if (b.kind === 'plan') lastPlan = b;
+	const modes = chat && !MODES.some(([m]) => m === chat.mode) ? [...MODES, [chat.mode, `${chat.mode} (custom)`]] : MODES;
+
+	return (
+		<div class="chat">
+			<div class="chat-bar">
+				<Field label="Chat" as="select" value={chatId || ''} onChange={(e) => setChatId(e.currentTarget.value)}>
+					{chats.map((c) => (
+						<option value={c.id} key={c.id}>
+							{c.title} ({c.mode})
+						</option>
+					))}
+				</Field>
+				<Field label="Mode" as="select" value={mode} onChange={(e) => setMode(e.currentTarget.value)}>
+					{modes.map(([m, label]) => (
+						<option value={m} key={m}>
+							{label}
+						</option>
+					))}
+				</Field>
+				<button type="button" class="secondary" onClick={newChat}>
+					New chat
+				</button>
+			</div>
+			{chat && mode !== 'plan' && chat.mode !== mode && <p class="hint">Sending starts a new chat in {mode} mode.</p>}
+			<ErrorNote error={error} />
+			<div class="log" ref={logRef} tabIndex={0} aria-label="Conversation" role="region" onScroll={(e) => {
+				const el = e.currentTarget;
+				atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+			}}>
+				{older && (
+					<button type="button" class="ghost more" onClick={() => loadOlder().catch(setError)}>
+						Load earlier messages
+					</button>
+				)}
+				{events === null ? (
+					<p class="loading">Loading the conversation…</p>
+				) : turns.length === 0 ? (
+					<p class="empty">Ask the agent for a change: "add a footer", "make the buttons blue"…</p>
+				) : (
+					<ol class="turns">
+						{turns.map((t) => (
+							<Turn t={t} key={t.id} plan={lastPlan} canRun={!running && chat && chat.mode === 'plan'} onRun={runPlan} />
+						))}
+					</ol>
+				)}
+				{running && running.chatId === chatId && (
+					<p class="working" aria-hidden="true">
+						<span class="dot" /> Working…
+					</p>
+				)}
+			</div>
+			<p class="sr-only" role="status">
+				{status}
+			</p>
+			<form
+				class="composer"
+				onSubmit={(e) => {
+					e.preventDefault();
+					send();
+				}}
+			>
+				{images.length > 0 && (
+					<ul class="attachments" aria-label="Attached images">
+						{images.map((im, i) => (
+							<li key={i}>
+								<img src={im.url} alt={im.name} />
+								<button type="button" class="icon" aria-label={`Remove ${im.name}`} onClick={() => setImages((l) => l.filter((_, j) => j !== i))}>
+									×
+								</button>
+							</li>
+						))}
+					</ul>
+				)}
+				<Field
+					label="Message"
+					as="textarea"
+					rows={3}
+					value={text}
+					placeholder="Describe a change. Enter sends, Shift+Enter starts a new line."
+					onInput={(e) => setText(e.currentTarget.value)}
+					onKeyDown={(e) => {
+						if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+							e.preventDefault();
+							send();
+						}
+					}}
+				/>
+				<div class="composer-actions">
+					<input ref={fileRef} type="file" accept="image/png,image/jpeg,image/webp,image/gif" multiple hidden onChange={(e) => {
+						attach(e.currentTarget.files).catch(setError);
+						e.currentTarget.value = '';
+					}} />
+					<button type="button" class="ghost" onClick={() => fileRef.current.click()} disabled={images.length >= MAX_IMAGES}>
+						Attach image
+					</button>
+					{running ? (
+						<button type="button" class="danger" onClick={stop}>
+							Stop
+						</button>
+					) : (
+						<button type="submit" class="primary" disabled={!text.trim()}>
+							Send
+						</button>
+					)}
+				</div>
+			</form>
+		</div>
+	);
+}
+
+function Turn({ t, plan, canRun, onRun }) {
+	return (
+		<li class="turn">
+			{t.user && (
+				<div class="msg user">
+					<p class="who">You</p>
+					<p class="text">{t.user.text}</p>
+					{t.user.attachments && t.user.attachments.length > 0 && (
+						<div class="thumbs">
+							{t.user.attachments.map((a, i) => (
+								<img src={a.url} alt={`Attached image ${i + 1}`} key={i} />
+							))}
+						</div>
+					)}
+					{t.user.createdAt && <time dateTime={t.user.createdAt}>{when(t.user.createdAt)}</time>}
+				</div>
+			)}
+			{(t.blocks.length > 0 || t.usage || t.end) && (
+				<div class="msg agent">
+					<p class="who">Agent</p>
+					{t.blocks.map((b, i) => (
+						<Block b={b} key={i} canRun={canRun && b === plan} onRun={onRun} />
+					))}
+					{t.end && t.end.stopped && <p class="note">Stopped.</p>}
+					{t.end && t.end.filesChanged && (
+						<p class="note">
+							Changed files{t.end.commit ? ` (version ${String(t.end.commit).slice(0, 7)})` : ''}.
+						</p>
+					)}
+					{t.usage && (
+						<p class="usage">
+							{t.usage.inputTokens} tokens in · {t.usage.outputTokens} out · {usd(t.usage.cost)}
+						</p>
+					)}
+				</div>
+			)}
+		</li>
+	);
+}
+
+function Block({ b, canRun, onRun }) {
+	switch (b.kind) {
+		case 'text':
+			return <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(b.text) }} />;
+		case 'thinking':
+			return (
+				<details class="thinking">
+					<summary>Thinking</summary>
+					<p>{b.text}</p>
+				</details>
+			);
+		case 'tool':
+			return (
+				<div class={'tool' + (b.error ? ' failed' : '')}>
+					<span class="tool-name">{b.tool}</span> {b.target && <code>{b.target}</code>}{' '}
+					{b.error ? <span class="tool-out">failed: {b.error}</span> : b.result !== null ? <span class="tool-out">{b.result.length > 160 ? b.result.slice(0, 160) + '…' : b.result}</span> : <span class="tool-out">…</span>}
+				</div>
+			);
+		case 'note':
+			return <p class="note">{b.text}</p>;
+		case 'error':
+			return (
+				<p class="chat-error" role="alert">
+					{b.text}
+				</p>
+			);
+		case 'plan':
+			return (
+				<div class="plan">
+					<h3>Plan</h3>
+					<ol>
+						{b.plan.steps.map((s, i) => (
+							<li key={i}>
+								<strong>{s.title}</strong> <span class={'risk ' + s.risk}>{s.risk} risk</span>
+								{s.description && <p>{s.description}</p>}
+								{s.files && s.files.length > 0 && <p class="files">Files: {s.files.join(', ')}</p>}
+							</li>
+						))}
+					</ol>
+					{canRun && (
+						<button type="button" class="primary" onClick={onRun}>
+							Run plan
+						</button>
+					)}
+				</div>
+			);
+		default:
+			return null;
+	}
+}

@@ -1,0 +1,199 @@
+// project.jsx: /projects/:id, the project page: chat on the left, Preview / Files / Versions on
+// the right (one column of tabs below 900 px), Publish in the header. Its own chunk (main.jsx).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { get, post, enc, connectivity } from '../lib/api.js';
+import { me } from '../lib/session.js';
+import { useStore } from '../lib/store.js';
+import { Link } from '../lib/router.js';
+import { ago, when } from '../lib/format.js';
+import { connectPresence } from '../lib/collab.js';
+import { ErrorNote, Loading, useAsync, useTitle } from '../ui.jsx';
+import { ErrorPage } from './errors.jsx';
+import { Chat } from './chat.jsx';
+import { Files } from './files.jsx';
+import { Preview, Versions } from './versions.jsx';
+
+const NARROW = '(max-width: 899px)';
+
+function useNarrow() {
+	const mq = useRef(window.matchMedia(NARROW));
+	const [narrow, setNarrow] = useState(mq.current.matches);
+	useEffect(() => {
+		const f = () => setNarrow(mq.current.matches);
+		mq.current.addEventListener('change', f);
+		return () => mq.current.removeEventListener('change', f);
+	}, []);
+	return narrow;
+}
+
+export function ProjectPage({ id }) {
+	const user = useStore(me);
+	const project = useAsync(() => get(`/projects/${enc(id)}`), [id]);
+	const [tick, setTick] = useState(0); // bumped whenever the project's files changed
+	const [people, setPeople] = useState([]);
+	const [previewUrl, setPreviewUrl] = useState(null);
+	const narrow = useNarrow();
+	const [tab, setTab] = useState('preview');
+	const p = project.data;
+	useTitle(p ? p.name : 'Project');
+	const changed = useRef(0);
+	const filesChanged = () => {
+		clearTimeout(changed.current);
+		changed.current = setTimeout(() => setTick((t) => t + 1), 300);
+	};
+
+	useEffect(() => {
+		if (!p || !user.features || !user.features.collaboration) return undefined;
+		return connectPresence({
+			projectId: p.id,
+			user: { id: user.user.id, name: user.user.displayName || user.user.email, color: '#2f6fdf', avatarUrl: null },
+			onPeople: setPeople,
+			onChange: filesChanged,
+			onStatus: (up) => connectivity.set((c) => (c.socket === up ? c : { ...c, socket: up })),
+		});
+	}, [p && p.id]);
+
+	if (project.error) {
+		const s = project.error.status;
+		if (s === 404) return <ErrorPage code="404" title="Project not found" message="This project does not exist, or it was deleted (look in the Trash)." />;
+		if (s === 403) return <ErrorPage code="403" title="You cannot see this project" message="It belongs to a workspace you are not a member of, or it is private. Ask its owner to share it." />;
+		return <ErrorPage title="The project did not load" message={project.error.message} />;
+	}
+	if (!p) return <Loading label="Loading the project…" />;
+
+	const tabs = [...(narrow ? [['chat', 'Chat']] : []), ['preview', 'Preview'], ['files', 'Files'], ['versions', 'Versions']];
+	const current = !narrow && tab === 'chat' ? 'preview' : tab;
+	return (
+		<div class="project">
+			<div class="proj-head">
+				<Link href="/dashboard" class="back">
+					← Projects
+				</Link>
+				<h1 tabIndex={-1}>{p.name}</h1>
+				<span class={'badge ' + p.visibility}>{p.visibility}</span>
+				{people.length > 0 && (
+					<p class="people" aria-label="Also here">
+						{people.map((u) => (
+							<span class="avatar" title={u.name} key={u.id} style={{ background: u.color }}>
+								{(u.name || '?')[0].toUpperCase()}
+							</span>
+						))}
+						<span class="sr-only">{people.map((u) => u.name).join(', ')}</span>
+					</p>
+				)}
+				<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} />
+			</div>
+			<div class="proj-body">
+				{narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
+				<section class="chat-pane" id="panel-chat" role={narrow ? 'tabpanel' : undefined} aria-label="Chat" hidden={narrow && current !== 'chat'}>
+					<Chat project={p} onFilesChanged={filesChanged} />
+				</section>
+				<section class="work-pane" aria-label="Workspace" hidden={narrow && current === 'chat'}>
+					{!narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
+					<div role="tabpanel" id="panel-preview" aria-labelledby="tab-preview" hidden={current !== 'preview'} class="panel">
+						<Preview project={p} tick={tick} onUrl={setPreviewUrl} />
+					</div>
+					<div role="tabpanel" id="panel-files" aria-labelledby="tab-files" hidden={current !== 'files'} class="panel">
+						<Files project={p} tick={tick} />
+					</div>
+					<div role="tabpanel" id="panel-versions" aria-labelledby="tab-versions" hidden={current !== 'versions'} class="panel">
+						<Versions project={p} tick={tick} onRestored={filesChanged} />
+					</div>
+				</section>
+			</div>
+		</div>
+	);
+}
+
+/** Tabs: a tablist (arrow keys, Home, End move between tabs; WAI-ARIA APG "Tabs"). */
+function Tabs({ tabs, current, onSelect }) {
+	const ref = useRef(null);
+	function key(e) {
+		const i = tabs.findIndex(([k]) => k === current);
+		let j = -1;
+		if (e.key === 'ArrowRight') j = (i + 1) % tabs.length;
+		else if (e.key === 'ArrowLeft') j = (i - 1 + tabs.length) % tabs.length;
+		else if (e.key === 'Home') j = 0;
+		else if (e.key === 'End') j = tabs.length - 1;
+		if (j < 0) return;
+		e.preventDefault();
+		onSelect(tabs[j][0]);
+		setTimeout(() => ref.current && ref.current.querySelector(`#tab-${tabs[j][0]}`).focus(), 0);
+	}
+	return (
+		<div role="tablist" aria-label="Project views" class="tabs" ref={ref} onKeyDown={key}>
+			{tabs.map(([k, label]) => (
+				<button
+					type="button"
+					role="tab"
+					id={'tab-' + k}
+					key={k}
+					aria-selected={k === current ? 'true' : 'false'}
+					aria-controls={'panel-' + k}
+					tabIndex={k === current ? 0 : -1}
+					onClick={() => onSelect(k)}
+				>
+					{label}
+				</button>
+			))}
+		</div>
+	);
+}
+
+/**
+ * publishedUrl(project, previewUrl): where the site is published: <slug>.<SVC_DOMAIN>[:port],
+ * SVC_DOMAIN and port read from the preview URL (<token>.preview.<SVC_DOMAIN>:<port>).
+ */
+export function publishedUrl(p, previewUrl) {
+	if (!previewUrl) return null;
+	try {
+		const u = new URL(previewUrl);
+		const labels = u.hostname.split('.');
+		const i = labels.indexOf('preview');
+		if (i < 0) return null;
+		return `${u.protocol}//${p.slug}.${labels.slice(i + 1).join('.')}${u.port ? ':' + u.port : ''}/`;
+	} catch (e) {
+		return null;
+	}
+}
+
+function Publish({ project, previewUrl, onPublished }) {
+	const [state, setState] = useState({ busy: false, url: null, error: null });
+	const url = state.url || (project.publishedAt ? publishedUrl(project, previewUrl) : null);
+	async function publish() {
+		setState({ busy: true, url: state.url, error: null });
+		try {
+			const r = await post(`/deploy/${enc(project.id)}`);
+			setState({ busy: false, url: r.url, error: null });
+			if (r.project) onPublished(r.project);
+		} catch (e) {
+			setState({ busy: false, url: state.url, error: e });
+		}
+	}
+	return (
+		<div class="publish">
+			<button type="button" class="primary" onClick={publish} disabled={state.busy}>
+				Publish
+			</button>
+			<div role="status" class="publish-status">
+				{state.busy ? (
+					<>
+						<progress aria-label="Publishing" /> Publishing…
+					</>
+				) : project.publishedAt ? (
+					<>
+						<span>
+							Published <time dateTime={project.publishedAt} title={when(project.publishedAt)}>{ago(project.publishedAt)}</time>
+						</span>
+						{url && (
+							<a href={url} target="_blank" rel="noopener noreferrer">
+								Open published site
+							</a>
+						)}
+					</>
+				) : null}
+			</div>
+			<ErrorNote error={state.error} />
+		</div>
+	);
+}
