@@ -33,19 +33,25 @@ after(async () => {
 	writeFileSync(join(SHOTS, 'budgets.json'), JSON.stringify(figures, null, 1) + '\n');
 });
 
-/** jsOf(page, go): gzipped bytes of every script the page loads while go() runs. */
+/** jsOf(page, go): gzipped bytes of every script the page loads while go() runs, with the cache off. */
 async function jsOf(page, go) {
+	// every byte counts as if the cache were empty (a first visit)
+	const cdp = await page.context().newCDPSession(page);
+	await cdp.send('Network.enable');
+	await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
 	const bodies = [];
 	const seen = new Set();
 	page.on('response', (r) => {
-		if (r.request().resourceType() === 'script' && !seen.has(r.url())) {
+		if (r.request().resourceType() === 'script' && r.status() < 300 && !seen.has(r.url())) {
 			seen.add(r.url());
-			bodies.push(r.body().then((b) => ({ url: r.url(), gz: gzipSync(b).length })));
+			bodies.push(r.body().then((b) => ({ url: r.url(), gz: gzipSync(b).length }), () => ({ url: r.url(), gz: 0 })));
 		}
 	});
 	await go();
 	await page.waitForLoadState('networkidle');
 	const all = await Promise.all(bodies);
+	await cdp.send('Network.setCacheDisabled', { cacheDisabled: false });
+	await cdp.detach();
 	return { bytes: all.reduce((n, x) => n + x.gz, 0), files: all.map((x) => x.url.replace(/^.*\//, '')) };
 }
 

@@ -193,6 +193,29 @@ test('Publish shows progress, then a link to the published site, which has the c
 	await site.close();
 });
 
+test('plan mode shows the plan as steps, and Run plan carries it out', async () => {
+	await role('combobox', 'Mode').selectOption('plan');
+	const box = role('textbox', 'Message');
+	await box.fill('plan please');
+	await role('button', 'Send').click();
+	const plan = role('heading', 'Plan');
+	await plan.waitFor({ timeout: 60000 });
+	await page.getByText('Style the footer').waitFor();
+	await role('button', 'Run plan').click();
+	await page.getByText('Plan carried out.').waitFor({ timeout: 60000 });
+	await role('button', 'Send').waitFor();
+});
+
+test('when the API cannot be reached a banner says so, and goes away by itself when it answers', async () => {
+	await role('tab', 'Preview').click();
+	await page.route('**/api/**', (r) => r.abort('connectionrefused'));
+	await role('button', 'Reload preview').click();
+	const banner = role('alert').filter({ hasText: 'cannot be reached' });
+	await banner.waitFor();
+	await page.unroute('**/api/**');
+	await banner.waitFor({ state: 'detached', timeout: 20000 });
+});
+
 test('sign out, sign in again: the project is still there', async () => {
 	await role('link', '← Projects').click();
 	await role('link', NAME).waitFor();
