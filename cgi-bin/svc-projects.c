@@ -3,20 +3,20 @@
 #include "api/api_agent.h"
 
 static const struct svc_route routes[] = {
-	{ SVC_POST, "/api/workspaces/:wid/projects", svc_api_projects_create, SVC_R_AUTH | SVC_R_JSON, 0, NULL },
+	{ SVC_POST, "/api/workspaces/:wid/projects", svc_api_projects_create, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_projects_create_body },
 	{ SVC_GET, "/api/projects", svc_api_projects_list, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id", svc_api_projects_get, SVC_R_OPTAUTH, 0, NULL },
-	{ SVC_PATCH, "/api/projects/:id", svc_api_projects_update, SVC_R_AUTH | SVC_R_JSON, 0, NULL },
+	{ SVC_PATCH, "/api/projects/:id", svc_api_projects_update, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_projects_update_body },
 	{ SVC_DELETE, "/api/projects/:id", svc_api_projects_delete, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/files", svc_api_projects_files, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/files/*", svc_api_projects_file, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions", svc_api_projects_versions, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/versions/:sha/checkout", svc_api_projects_checkout, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:projectId/chats", svc_api_chats_list, SVC_R_OPTAUTH, 0, NULL },
-	{ SVC_POST, "/api/projects/:projectId/chats", svc_api_chats_create, SVC_R_AUTH | SVC_R_JSON, 0, NULL },
+	{ SVC_POST, "/api/projects/:projectId/chats", svc_api_chats_create, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_chats_create_body },
 	{ SVC_POST, "/api/deploy/:projectId", svc_api_projects_deploy, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/restore", svc_api_projects_restore, SVC_R_AUTH, 0, NULL },
-	{ SVC_POST, "/api/projects/:id/duplicate", svc_api_projects_duplicate, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, NULL },
+	{ SVC_POST, "/api/projects/:id/duplicate", svc_api_projects_duplicate, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_projects_duplicate_body },
 	{ SVC_GET, "/api/workspaces", svc_api_workspaces_list, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/workspaces", svc_api_workspaces_create, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_workspaces_create_body },
 	{ SVC_GET, "/api/workspaces/:wid", svc_api_workspaces_get, SVC_R_AUTH, 0, NULL },
@@ -35,7 +35,7 @@ static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/workspaces/:wid/folders", svc_api_folders_create, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_folders_create_body },
 	{ SVC_PATCH, "/api/folders/:folderId", svc_api_folders_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_folders_update_body },
 	{ SVC_DELETE, "/api/folders/:folderId", svc_api_folders_delete, SVC_R_AUTH, 0, NULL },
-	{ SVC_POST, "/api/direct-save/:projectId", svc_api_direct_save, SVC_R_AUTH | SVC_R_JSON, 0, NULL },
+	{ SVC_POST, "/api/direct-save/:projectId", svc_api_direct_save, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_direct_save_body },
 	{ SVC_GET, "/api/thumbnails/:file", svc_api_thumbnails_get, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/thumbnails/:projectId/regenerate", svc_api_thumbnails_regenerate, SVC_R_AUTH, 0, NULL },
 };

@@ -20,7 +20,7 @@ static struct json_object *chat_json(const struct svc_rows *rows, size_t r, cons
 }
 
 /* GET /projects/:projectId/chats: 200 {items} newest first; 403; 404. */
-int svc_api_chats_list(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_chats_list(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "projectId");
 	struct svc_rows *rows = NULL;
@@ -45,25 +45,25 @@ int svc_api_chats_list(struct svc_req *req, struct svc_resp *resp)
 	return svc_resp_json(resp, 200, body);
 }
 
+static const struct svc_field chat_fields[] = {
+	{ "mode", SVC_V_TEXT, SVC_F_REQUIRED, 1, 32, NULL },
+	{ "title", SVC_V_STR, SVC_F_NULLABLE, 0, 200, NULL },
+};
+const struct svc_body svc_api_chats_create_body = SVC_BODY(chat_fields);
+
 /* POST /projects/:projectId/chats {mode, title?}: 201 chat; 400; 403; 404. */
-int svc_api_chats_create(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_chats_create(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "mode", SVC_V_TEXT, SVC_F_REQUIRED, 1, 32, NULL },
-		{ "title", SVC_V_STR, SVC_F_NULLABLE, 0, 200, NULL },
-	};
-	const char *id = svc_req_param(req, "projectId"), *field, *mode, *title, *m;
+	const char *id = svc_req_param(req, "projectId"), *mode, *title, *m;
 	struct svc_rows *rows = NULL;
 	struct svc_dbv p[5];
-	char msg[256], chat_id[37];
+	char chat_id[37];
 	int err;
 
 	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
 	svc_rows_free(rows);
 	rows = NULL;
-	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	mode = svc_json_str(req->json, "mode");
 	for (m = mode; *m; m++)
 		if (!((*m >= 'a' && *m <= 'z') || (*m >= '0' && *m <= '9') || *m == '-' || *m == '_'))

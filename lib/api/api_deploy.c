@@ -37,7 +37,7 @@ static void site_url(const struct svc_config *cfg, const char *slug, char *out, 
 }
 
 /* POST /deploy/:projectId: 200 {url, slug, publishedAt}; 403; 404. Swaps the new site in with one rename. */
-int svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
 	const char *id = svc_req_param(req, "projectId");

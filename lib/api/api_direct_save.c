@@ -29,19 +29,21 @@ static int patch_refused(struct svc_resp *resp, size_t index, const char *messag
 	return svc_resp_json(resp, 422, o);
 }
 
+static const struct svc_field save_fields[] = {
+	{ "filePath", SVC_V_STR, SVC_F_REQUIRED, 1, SVC_FSX_PATH_MAX, NULL },
+	{ "patches", SVC_V_ARRAY, SVC_F_REQUIRED, 0, SVC_DS_PATCHES_MAX, NULL },
+};
+const struct svc_body svc_api_direct_save_body = SVC_BODY(save_fields);
+
 /*
  * POST /direct-save/:projectId {filePath, patches: [{selector, property, value}]}:
  * 200 {filePath, sha, changed, changes: [{index, selector, property, oldValue, newValue}]};
  * 400 validation_failed (filePath, patches); 403; 404 (project, file); 413 (file over 5 MiB);
  * 422 a patch that cannot be applied (patchIndex names it; the file is untouched).
  */
-int svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "filePath", SVC_V_STR, SVC_F_REQUIRED, 1, SVC_FSX_PATH_MAX, NULL },
-		{ "patches", SVC_V_ARRAY, SVC_F_REQUIRED, 0, SVC_DS_PATCHES_MAX, NULL },
-	};
-	const char *id = svc_req_param(req, "projectId"), *field;
+	const char *id = svc_req_param(req, "projectId");
 	struct svc_ds_patch patches[SVC_DS_PATCHES_MAX];
 	struct svc_ds_change changes[SVC_DS_PATCHES_MAX];
 	struct svc_rows *rows = NULL;
@@ -56,8 +58,6 @@ int svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
 	svc_rows_free(rows);
-	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	if (svc_fsx_check_path(svc_json_str(req->json, "filePath"), norm) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "filePath", "the file path is not allowed");
 	kind = svc_ds_kind_of(norm);

@@ -31,7 +31,7 @@ static int project_dir_for(struct svc_req *req, const char *id, enum svc_action 
 }
 
 /* GET /projects/:id/files: 200 {items: [{path, size, updatedAt}]}; 403; 404. */
-int svc_api_projects_files(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_files(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
 	struct svc_fsx_entry *list = NULL;
@@ -60,7 +60,7 @@ int svc_api_projects_files(struct svc_req *req, struct svc_resp *resp)
 }
 
 /* GET /projects/:id/files/<path>: 200 raw content; 400 refused path; 403; 404; 413 over 10 MiB. */
-int svc_api_projects_file(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_file(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id"), *path = svc_req_param(req, "*");
 	char dir[2048], norm[SVC_FSX_PATH_MAX + 1], *data = NULL;
@@ -81,7 +81,7 @@ int svc_api_projects_file(struct svc_req *req, struct svc_resp *resp)
 }
 
 /* GET /projects/:id/versions: 200 {items: [{sha, message, author, authorEmail, createdAt}]} newest first; 403; 404. */
-int svc_api_projects_versions(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_versions(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
 	struct svc_repo_commit *log = NULL;
@@ -147,7 +147,7 @@ static int full_sha(const char *dir, const char *sha, char *out)
 }
 
 /* POST /projects/:id/versions/:sha/checkout: 200 {sha, restoredFrom}; 403; 404 (unknown project or sha). */
-int svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id"), *sha = svc_req_param(req, "sha");
 	struct svc_rows *rows = NULL;

@@ -14,26 +14,26 @@
 
 /* ---- create, list, get, update, delete ---- */
 
+static const char *const visibilities[] = { "private", "workspace", "public", NULL };
+static const struct svc_field create_fields[] = {
+	{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
+	{ "description", SVC_V_STR, SVC_F_NULLABLE, 0, 2000, NULL },
+	{ "template", SVC_V_STR, 0, 1, 64, NULL },
+	{ "folderId", SVC_V_UUID, SVC_F_NULLABLE, 0, 0, NULL },
+	{ "prompt", SVC_V_STR, SVC_F_NULLABLE, 0, 100000, NULL },
+	{ "visibility", SVC_V_ENUM, 0, 0, 0, visibilities },
+};
+const struct svc_body svc_api_projects_create_body = SVC_BODY(create_fields);
+
 /* POST /workspaces/:wid/projects {name, template?, description?, folderId?, prompt?, visibility?}: 201; 400 validation_failed; 403 not a member; 404 unknown workspace. */
-int svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
 {
-	static const char *const visibilities[] = { "private", "workspace", "public", NULL };
-	static const struct svc_field fields[] = {
-		{ "name", SVC_V_TEXT, SVC_F_REQUIRED, 1, 128, NULL },
-		{ "description", SVC_V_STR, SVC_F_NULLABLE, 0, 2000, NULL },
-		{ "template", SVC_V_STR, 0, 1, 64, NULL },
-		{ "folderId", SVC_V_UUID, SVC_F_NULLABLE, 0, 0, NULL },
-		{ "prompt", SVC_V_STR, SVC_F_NULLABLE, 0, 100000, NULL },
-		{ "visibility", SVC_V_ENUM, 0, 0, 0, visibilities },
-	};
 	const char *wid = svc_req_param(req, "wid"), *field;
 	struct svc_project_new np;
 	char msg[256], role[16], id[37], chat_id[37];
 	struct svc_rows *rows = NULL;
 	int err;
 
-	if ((err = svc_json_validate(req->json, fields, 6, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	if ((err = svc_workspace_role(req, wid, role)) < 0)
 		return err;
 	memset(&np, 0, sizeof np);
@@ -198,7 +198,7 @@ static int admin_flag(struct svc_req *req, char *flag)
  * Lists only what the caller may read (lib/perm.c): in a workspace the caller
  * is not a member of, only its public projects.
  */
-int svc_api_projects_list(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_list(struct svc_req *req, struct svc_resp *resp)
 {
 	char wid[64], cur[256], lim[16], ts[128] = "9999-12-31 23:59:59.999999", cid[37] = "";
 	char folder[64], vis[16], q[512], query[1024], admin[2];
@@ -276,7 +276,7 @@ int svc_api_projects_list(struct svc_req *req, struct svc_resp *resp)
 }
 
 /* GET /projects/:id: 200 Project; 403; 404. */
-int svc_api_projects_get(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_get(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_rows *rows = NULL;
 	int err = svc_project_load(req, svc_req_param(req, "id"), SVC_ACT_READ, &rows);
@@ -288,29 +288,25 @@ int svc_api_projects_get(struct svc_req *req, struct svc_resp *resp)
 	return 0;
 }
 
+static const struct svc_field update_fields[] = {
+	{ "name", SVC_V_TEXT, 0, 1, 128, NULL },
+	{ "description", SVC_V_STR, SVC_F_NULLABLE, 0, 2000, NULL },
+	{ "visibility", SVC_V_ENUM, 0, 0, 0, visibilities },
+	{ "folderId", SVC_V_UUID, SVC_F_NULLABLE, 0, 0, NULL },
+};
+const struct svc_body svc_api_projects_update_body = SVC_BODY(update_fields);
+
 /* PATCH /projects/:id {name?, description?, visibility?, folderId?}: 200 Project; 400; 403 (also: visibility by a member who is not the creator); 404. */
-int svc_api_projects_update(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_update(struct svc_req *req, struct svc_resp *resp)
 {
-	static const char *const visibilities[] = { "private", "workspace", "public", NULL };
-	static const struct svc_field fields[] = {
-		{ "name", SVC_V_TEXT, 0, 1, 128, NULL },
-		{ "description", SVC_V_STR, SVC_F_NULLABLE, 0, 2000, NULL },
-		{ "visibility", SVC_V_ENUM, 0, 0, 0, visibilities },
-		{ "folderId", SVC_V_UUID, SVC_F_NULLABLE, 0, 0, NULL },
-	};
-	const char *id = svc_req_param(req, "id"), *field;
+	const char *id = svc_req_param(req, "id");
 	struct svc_rows *rows = NULL, *after = NULL, *frows = NULL;
 	struct json_object *v;
 	struct svc_dbv p[5];
-	char msg[256];
 	int err;
 
 	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
-	if ((err = svc_json_validate(req->json, fields, 4, &field, msg, sizeof msg)) < 0) {
-		svc_rows_free(rows);
-		return svc_resp_error(resp, err, field, "%s", msg);
-	}
 	p[0] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_NAME));
 	p[1] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_DESCRIPTION));
 	p[2] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_VISIBILITY));
@@ -353,7 +349,7 @@ done:
 }
 
 /* DELETE /projects/:id[?hard=true]: 200 {id, deleted, hard}; 400 bad hard; 403 (hard: owner only); 404. */
-int svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
 	struct svc_rows *rows = NULL;
@@ -402,7 +398,7 @@ done:
 }
 
 /* POST /projects/:id/restore: 200 Project; 403 (as soft delete); 404 (unknown, hard-deleted); 409 (not deleted). */
-int svc_api_projects_restore(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_restore(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id");
 	struct svc_rows *rows = NULL, *after = NULL;
@@ -462,27 +458,27 @@ static int insert_duplicate(struct svc_db *db, const char *id, const char *wid, 
 	return err;
 }
 
+static const struct svc_field duplicate_fields[] = {
+	{ "workspaceId", SVC_V_UUID, 0, 0, 0, NULL },
+	{ "name", SVC_V_TEXT, 0, 1, 128, NULL },
+};
+const struct svc_body svc_api_projects_duplicate_body = SVC_BODY(duplicate_fields);
+
 /*
  * POST /projects/:id/duplicate {workspaceId?, name?}: 201 Project + defaultChatId + duplicatedFrom;
  * 400 validation_failed; 403 (no read access to the source, not a member of the target); 404.
  */
-int svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "workspaceId", SVC_V_UUID, 0, 0, 0, NULL },
-		{ "name", SVC_V_TEXT, 0, 1, 128, NULL },
-	};
 	const struct svc_config *cfg = &req->ctx->cfg;
 	struct svc_db *db = req->ctx->db;
-	const char *src_id = svc_req_param(req, "id"), *field, *wid, *name;
-	char msg[256], role[16], id[37], chat_id[37], copy_name[160];
+	const char *src_id = svc_req_param(req, "id"), *wid, *name;
+	char role[16], id[37], chat_id[37], copy_name[160];
 	char sdir[2048], pdir[2048], tmpdir[2100];
 	struct svc_rows *src = NULL, *chat = NULL, *after = NULL;
 	struct svc_dbv p[5];
 	int err, in_tx = 0, moved = 0, copied = 0;
 
-	if ((err = svc_json_validate(req->json, fields, 2, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	if ((err = svc_project_load(req, src_id, SVC_ACT_READ, &src)) < 0)
 		return err;
 	wid = svc_json_str(req->json, "workspaceId");

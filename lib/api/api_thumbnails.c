@@ -55,7 +55,7 @@ static void thumb_etag(const char *data, size_t len, char *out)
  * 401; 403; 404. A project without a thumbnail gets the generated one at once
  * and a Chromium render queued for svc-worker.
  */
-int svc_api_thumbnails_get(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_thumbnails_get(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
 	const char *file = svc_req_param(req, "file"), *inm;
@@ -104,7 +104,7 @@ done:
  * (Chromium unless renderer=fallback, the generated image when it fails):
  * 200 {projectId, source, reason, etag, url, width, height}; 400 renderer; 401; 403; 404.
  */
-int svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
 	const char *id = svc_req_param(req, "projectId");
