@@ -2,23 +2,18 @@
 import json as jsonlib
 import time
 
-from svclib import PROVIDER_URL, api, create_project, default_chat_id, items_of, provider, sse_all
-
-
-def types_of(events):
-    return [e.get("type") for e in events]
+from svclib import (PROVIDER_URL, api, create_project, created_id, default_chat_id, provider, sse_all,
+                    stream_in_thread)
 
 
 def fresh_project(acct, template="blank", base=None):
     """Creates a project; returns (project_id, default_chat_id) or (None, None)."""
-    r = create_project(acct, template, base=base)
-    pid = r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    pid = created_id(create_project(acct, template, base=base))
     return pid, (default_chat_id(acct, pid, base=base) if pid else None)
 
 
 def new_chat(acct, pid, mode, base=None):
-    r = api("POST", "/projects/%s/chats" % pid, {"mode": mode}, token=acct.token, base=base)
-    return r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    return created_id(api("POST", "/projects/%s/chats" % pid, {"mode": mode}, token=acct.token, base=base))
 
 
 def send(acct, pid, chat_id, text, base=None, **extra):
@@ -28,9 +23,12 @@ def send(acct, pid, chat_id, text, base=None, **extra):
     return sse_all("/chat/%s/messages" % pid, body, token=acct.token, base=base)
 
 
-def timeline(acct, pid, chat_id, base=None, limit=200):
-    r = api("GET", "/chat/%s/messages?chatId=%s&limit=%d" % (pid, chat_id, limit), token=acct.token, base=base)
-    return items_of(r.body) if r.status == 200 else None
+def send_in_thread(acct, pid, chat_id, text, until_delta=False, daemon=False, base=None):
+    """One chat message streamed in a thread of its own: svclib.stream_in_thread(), whose `started`
+    is set at the first event, or with until_delta at the first assistant.message_delta."""
+    ready = (lambda ev: ev.get("type") == "assistant.message_delta") if until_delta else None
+    return stream_in_thread("/chat/%s/messages" % pid, {"chatId": chat_id, "text": text}, acct.token, ready, base,
+                            daemon)
 
 
 def reset_double():

@@ -10,16 +10,24 @@ The stack's addresses come from the environment that ./svc-dev test exports:
   SVC_PROVIDER_URL         http://127.0.0.1:<port>      (the provider double; /_requests, /_reset, /_stats)
   SVC_NOPROVIDER_BASE_URL  the API of a second front end with no provider configured
   SVC_TEST_PREFIX          prefix for every check name ("apache: " when run through Apache)
+  SVC_TEST_CONFIG          the stack's settings file (read by setting() and sql())
+  SVC_ADMIN_TOOL           the built tools/svc-admin (svc-worker is next to it)
+
+agentlib.py adds the helpers of the agent tests (the provider double, chat turns),
+wslib.py those of workspaces, teams and platform admins; each helper lives in one place.
 
 Every check prints "ok - <name>" or "not ok - <name>" (plus indented detail);
 finish() prints a one-line summary and returns the exit status.
 """
 
+import base64
 import http.client
 import json as jsonlib
 import os
 import secrets
+import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -31,9 +39,12 @@ DATA_DIR = os.environ.get("SVC_DATA_DIR", "")
 PROVIDER_URL = os.environ.get("SVC_PROVIDER_URL", "").rstrip("/")
 NOPROVIDER_BASE_URL = os.environ.get("SVC_NOPROVIDER_BASE_URL", "").rstrip("/")
 PREFIX = os.environ.get("SVC_TEST_PREFIX", "")
+TEST_CONFIG = os.environ.get("SVC_TEST_CONFIG", "")
+ADMIN_TOOL = os.environ.get("SVC_ADMIN_TOOL", "")
 
 UUID_RE = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
 TIME_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
+UNKNOWN_ID = "6f1c2b9e-3d4a-4b5c-8d6e-7f8091a2b3c4"   # a well-formed id that names nothing
 PROJECT_FIELDS = ("id", "workspaceId", "folderId", "slug", "name", "description", "template",
                   "visibility", "thumbnailUrl", "publishedAt", "customDomain", "createdAt", "updatedAt")
 
@@ -124,6 +135,22 @@ def api(method, path, json=None, token=None, headers=None, raw=None, base=None, 
     return request(method, _url(path, base), body, h, timeout)
 
 
+def is_error(r, status, code, field=None):
+    """True when r is `status` with the JSON error body {error: code, message, [field]}
+    (message a non-empty string; field checked only when given)."""
+    b = r.body if isinstance(r.body, dict) else {}
+    ok = (r.status == status and b.get("error") == code and isinstance(b.get("message"), str)
+          and bool(b.get("message")))
+    if field is not None:
+        ok = ok and b.get("field") == field
+    return ok
+
+
+def created_id(r, key="id"):
+    """body[key] of a 201 answer with a JSON object body, else None."""
+    return r.body.get(key) if r.status == 201 and isinstance(r.body, dict) else None
+
+
 class SSEError(Exception):
     """The stream endpoint answered with something other than a 200 event stream."""
 
@@ -193,6 +220,51 @@ def sse_all(path, body, token=None, base=None, timeout=120):
     except Exception as e:  # the check that follows reports it
         return events, times, e
     return events, times, None
+
+
+def types_of(events):
+    """The "type" of each event, in order."""
+    return [e.get("type") for e in events]
+
+
+def stream_in_thread(path, body, token=None, ready=None, base=None, daemon=False):
+    """Runs sse(path, body) in a thread of its own. Returns (thread, state, started): state["events"]
+    and state["times"] grow as events arrive, state["err"] is set to the exception that ended the
+    stream when one did; started (a threading.Event) is set at the first event for which ready(event)
+    is true (the first event at all when ready is None), and when the stream ends."""
+    state = {"events": [], "times": []}
+    started = threading.Event()
+
+    def run():
+        try:
+            for t, ev in sse(path, body, token, base):
+                state["events"].append(ev)
+                state["times"].append(t)
+                if ready is None or ready(ev):
+                    started.set()
+        except Exception as e:  # the check that follows reports it
+            state["err"] = e
+        started.set()
+
+    th = threading.Thread(target=run, daemon=daemon)
+    th.start()
+    return th, state, started
+
+
+def at_once(calls):
+    """Runs every function of `calls` (no arguments) in a thread of its own, all started before any
+    is waited for. Returns their results in the order of `calls`."""
+    results = [None] * len(calls)
+
+    def run(i):
+        results[i] = calls[i]()
+
+    ths = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for th in ths:
+        th.start()
+    for th in ths:
+        th.join()
+    return results
 
 
 def random_email(tag="e2e"):
@@ -275,6 +347,18 @@ def default_chat_id(acct, project_id, base=None):
     return items[0].get("id")
 
 
+def timeline_page(acct, pid, chat_id, query="", base=None):
+    """GET /chat/:pid/messages?chatId=<chat_id><query> as acct; query is "" or "&limit=..."
+    etc. Returns the Response."""
+    return api("GET", "/chat/%s/messages?chatId=%s%s" % (pid, chat_id, query), token=acct.token, base=base)
+
+
+def timeline(acct, pid, chat_id, base=None, limit=200):
+    """The newest `limit` stored events of a chat, oldest first, or None on an error status."""
+    r = timeline_page(acct, pid, chat_id, "&limit=%d" % limit, base)
+    return items_of(r.body) if r.status == 200 else None
+
+
 def site_get(slug, path="/", host_port=True, port=None, headers=None):
     """GETs a published site through the front end: the request goes to
     127.0.0.1:<port> with Host <slug>.<SVC_DOMAIN>[:port]."""
@@ -293,6 +377,40 @@ def provider(method, path, json=None):
         raise AssertionError("SVC_PROVIDER_URL is not set")
     body = jsonlib.dumps(json).encode() if json is not None else None
     return request(method, PROVIDER_URL + path, body, {"Content-Type": "application/json"})
+
+
+def setting(name):
+    """A value from the stack's settings file (SVC_TEST_CONFIG), or None."""
+    try:
+        with open(TEST_CONFIG) as f:
+            for line in f:
+                if line.startswith(name + "="):
+                    return line.rstrip("\n").split("=", 1)[1]
+    except OSError:
+        return None
+    return None
+
+
+def sql(query):
+    """Runs SQL against the stack's database (the settings file names its socket). Returns stdout
+    (tab-separated, no column names); raises AssertionError when mariadb fails."""
+    sock = setting("SVC_DB_SOCKET")
+    db = setting("SVC_DB_NAME") or "svc"
+    out = subprocess.run(["mariadb", "--no-defaults", "--socket=" + (sock or ""), "-uroot", "-N", "-B", db,
+                          "-e", query], capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise AssertionError("mariadb failed: " + out.stderr)
+    return out.stdout
+
+
+def b64url(data):
+    """base64url of bytes without padding (RFC 4648 section 5), as text."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def b64url_decode(s):
+    """The bytes of unpadded base64url text."""
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
 
 
 def _short(x, n=600):

@@ -7,9 +7,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agentlib import (body_text, double_requests, fresh_project, last_user_text, reset_double, send,  # noqa: E402
-                      timeline, types_of)
-from svclib import PROVIDER_URL, api, check, finish, items_of, signup  # noqa: E402
+from agentlib import body_text, double_requests, fresh_project, last_user_text, reset_double, send  # noqa: E402
+from svclib import (PROVIDER_URL, api, check, created_id, finish, items_of, signup, timeline,  # noqa: E402
+                    timeline_page, types_of)
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
 
@@ -29,8 +29,7 @@ def test_history_paging(acct):
           and all(isinstance(e.get("attachments"), list) for e in full if e.get("type") == "user.message"), full)
     seen, cursor, pages = [], None, 0
     while pages < 100:
-        q = "/chat/%s/messages?chatId=%s&limit=3%s" % (pid, chat_id, "&before=" + cursor if cursor else "")
-        r = api("GET", q, token=acct.token)
+        r = timeline_page(acct, pid, chat_id, "&limit=3" + ("&before=" + cursor if cursor else ""))
         if r.status != 200:
             break
         pages += 1
@@ -83,7 +82,7 @@ def test_compaction(acct):
           and "hello after the long one" in text and "long answer please" not in text, (types_of(events), text[:1500]))
     items = timeline(acct, pid, chat_id) or []
     check("test_agent_compaction_events_are_in_the_timeline",
-          [e.get("type") for e in items].count("session.compaction_complete") == 1, [e.get("type") for e in items])
+          types_of(items).count("session.compaction_complete") == 1, types_of(items))
 
 
 def test_attachments(acct):
@@ -207,7 +206,7 @@ def test_compaction_counts_tool_traffic(acct):
     events, _, err = send(acct, pid, chat_id, "big tool output please")
     check("test_agent_big_tool_output_turn_runs",
           types_of(events)[-1:] == ["session.task_complete"]
-          and [e.get("type") for e in events].count("tool.result") == 2, (err, types_of(events)))
+          and types_of(events).count("tool.result") == 2, (err, types_of(events)))
     reset_double()
     events, _, err = send(acct, pid, chat_id, "hello after the big output", model="small-ctx")
     types = types_of(events)
@@ -296,7 +295,7 @@ def test_first_prompt(acct):
     r = api("POST", "/workspaces/%s/projects" % acct.workspace_id,
             {"name": "First prompt", "template": "blank", "prompt": "write a file please"}, token=acct.token)
     took = time.monotonic() - start
-    pid = r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    pid = created_id(r)
     check("test_agent_first_prompt_project_is_201_at_once (%.2f s)" % took, pid is not None and took < 5, r)
     if not pid:
         return
@@ -311,7 +310,7 @@ def test_first_prompt(acct):
         if items and items[-1].get("type") in ("session.task_complete", "error"):
             break
         time.sleep(0.3)
-    types = [e.get("type") for e in items]
+    types = types_of(items)
     check("test_agent_first_prompt_runs_in_the_worker",
           types[:1] == ["user.message"] and "tool.result" in types and types[-1] == "session.task_complete"
           and types.count("user.message") == 1, types)
@@ -321,14 +320,14 @@ def test_first_prompt(acct):
     check("test_agent_first_prompt_is_committed", done.get("filesChanged") is True and done.get("commit"), done)
     r = api("POST", "/workspaces/%s/projects" % acct.workspace_id, {"name": "No prompt", "template": "blank"},
             token=acct.token)
-    pid2 = r.body.get("id") if r.status == 201 else None
+    pid2 = created_id(r)
     r = api("GET", "/projects/%s/chats" % pid2, token=acct.token)
     chat2 = (items_of(r.body) or [{}])[0].get("id")
     time.sleep(1.0)
     check("test_agent_no_prompt_queues_nothing", timeline(acct, pid2, chat2) == [], timeline(acct, pid2, chat2))
     r = api("POST", "/workspaces/%s/projects" % acct.workspace_id,
             {"name": "Blank prompt", "template": "blank", "prompt": "   "}, token=acct.token)
-    pid3 = r.body.get("id") if r.status == 201 else None
+    pid3 = created_id(r)
     r = api("GET", "/projects/%s/chats" % pid3, token=acct.token)
     chat3 = (items_of(r.body) or [{}])[0].get("id")
     check("test_agent_blank_prompt_queues_nothing", timeline(acct, pid3, chat3) == [], json.dumps(r.body)[:300])

@@ -4,9 +4,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agentlib import double_stats, fresh_project, reset_double, send, types_of  # noqa: E402
-from svclib import PROVIDER_URL, api, check, finish, signup  # noqa: E402
-from wslib import UNKNOWN_ID, Team, is_error, platform_admin  # noqa: E402
+from agentlib import double_stats, fresh_project, reset_double, send  # noqa: E402
+from svclib import PROVIDER_URL, UNKNOWN_ID, api, check, finish, is_error, signup, types_of  # noqa: E402
+from wslib import Team, platform_admin  # noqa: E402
 
 DEFAULT_LIMIT = 10.0  # SVC_DEFAULT_CREDIT_USD's default; ./svc-dev test does not set it
 

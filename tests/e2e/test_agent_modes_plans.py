@@ -5,8 +5,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agentlib import (double_requests, fresh_project, last_user_text, new_chat, reset_double, send,  # noqa: E402
-                      tool_names, types_of)
-from svclib import TIME_RE, api, check, finish, items_of, signup, sse_all  # noqa: E402
+                      tool_names)
+from svclib import TIME_RE, api, check, finish, items_of, signup, sse_all, timeline, types_of  # noqa: E402
 import re  # noqa: E402
 
 
@@ -154,8 +154,7 @@ def test_plans(acct, pid, chat_id):
     r = api("GET", "/projects/%s/chats" % pid, token=acct.token)
     mode = next((c.get("mode") for c in items_of(r.body) or [] if c.get("id") == chat_id), None)
     check("test_agent_plan_run_switches_the_chat_to_build", mode == "build", mode)
-    r = api("GET", "/chat/%s/messages?chatId=%s&limit=200" % (pid, chat_id), token=acct.token)
-    users = [e for e in items_of(r.body) or [] if e.get("type") == "user.message"]
+    users = [e for e in timeline(acct, pid, chat_id) or [] if e.get("type") == "user.message"]
     check("test_agent_plan_run_message_is_in_the_timeline",
           len(users) == 2 and users[-1].get("text", "").startswith("Carry out this plan now"), users)
 

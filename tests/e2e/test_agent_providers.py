@@ -5,9 +5,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agentlib import (double_requests, double_stats, fresh_project, reset_double, send, timeline,  # noqa: E402
-                      types_of)
-from svclib import NOPROVIDER_BASE_URL, PROVIDER_URL, api, check, finish, signup  # noqa: E402
+from agentlib import double_requests, double_stats, fresh_project, reset_double, send  # noqa: E402
+from svclib import NOPROVIDER_BASE_URL, PROVIDER_URL, api, check, finish, signup, timeline, types_of  # noqa: E402
 
 KEY = "ws-secret-key-4711"
 

@@ -4,41 +4,18 @@ import http.client
 import json
 import os
 import sys
-import threading
 import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agentlib import (double_stats, fresh_project, reset_double, send, timeline, types_of,  # noqa: E402
-                      wait_closed_early)
-from svclib import BASE_URL, api, check, finish, signup, sse  # noqa: E402
-
-
-def stream_in_thread(acct, pid, chat_id, text):
-    """Starts a message in a thread; returns (thread, state, first_delta_event)."""
-    state = {"events": [], "times": []}
-    first = threading.Event()
-
-    def run():
-        try:
-            for t, ev in sse("/chat/%s/messages" % pid, {"chatId": chat_id, "text": text}, token=acct.token):
-                state["events"].append(ev)
-                state["times"].append(t)
-                if ev.get("type") == "assistant.message_delta":
-                    first.set()
-        except Exception as e:
-            state["err"] = e
-        first.set()
-
-    th = threading.Thread(target=run)
-    th.start()
-    return th, state, first
+from agentlib import double_stats, fresh_project, reset_double, send, send_in_thread, wait_closed_early  # noqa: E402
+from svclib import BASE_URL, api, check, finish, signup, timeline, types_of  # noqa: E402
 
 
 def test_stop(acct):
     pid, chat_id = fresh_project(acct)
     reset_double()
-    th, state, first = stream_in_thread(acct, pid, chat_id, "very slow please")
+    th, state, first = send_in_thread(acct, pid, chat_id, "very slow please", until_delta=True)
     first.wait(30)
     r = api("POST", "/chat/%s/stop" % pid, {"chatId": chat_id}, token=acct.token)
     stopped_at = time.monotonic()
@@ -70,7 +47,7 @@ def test_stop(acct):
 def test_stop_keeps_written_files(acct):
     pid, chat_id = fresh_project(acct)
     reset_double()
-    th, state, first = stream_in_thread(acct, pid, chat_id, "write then slow")
+    th, state, first = send_in_thread(acct, pid, chat_id, "write then slow", until_delta=True)
     first.wait(30)
     r = api("POST", "/chat/%s/stop" % pid, {"chatId": chat_id}, token=acct.token)
     th.join(30)
@@ -189,7 +166,7 @@ def test_client_close_cancels(acct):
 
 def test_busy_chat_409(acct):
     pid, chat_id = fresh_project(acct)
-    th, state, first = stream_in_thread(acct, pid, chat_id, "slow please")
+    th, state, first = send_in_thread(acct, pid, chat_id, "slow please", until_delta=True)
     first.wait(30)
     r = api("POST", "/chat/%s/messages" % pid, {"chatId": chat_id, "text": "hello"}, token=acct.token,
             headers={"Accept": "text/event-stream"})

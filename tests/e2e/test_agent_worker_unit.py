@@ -9,12 +9,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import check, finish  # noqa: E402
+from svclib import ADMIN_TOOL, TEST_CONFIG, check, finish  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UNIT = os.path.join(ROOT, "httpd-conf", "svc-worker@.service")
-ADMIN_TOOL = os.environ.get("SVC_ADMIN_TOOL", "")   # <build>/tools/svc-admin: svc-worker is next to it
-TEST_CONFIG = os.environ.get("SVC_TEST_CONFIG", "")
 
 
 def service_lines(text):

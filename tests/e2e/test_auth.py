@@ -9,21 +9,10 @@ import os
 import re
 import secrets
 import sys
-import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (APP_URL, TIME_RE, UUID_RE, api, check, finish, random_email, signup,  # noqa: E402
-                    skip_rest)
-
-
-def is_error(r, status, code, field=None):
-    """True when r is `status` with the JSON error body {error: code, message, [field]}."""
-    b = r.body if isinstance(r.body, dict) else {}
-    ok = (r.status == status and b.get("error") == code and isinstance(b.get("message"), str)
-          and bool(b.get("message")))
-    if field is not None:
-        ok = ok and b.get("field") == field
-    return ok
+from svclib import (APP_URL, TIME_RE, UUID_RE, api, at_once, b64url, b64url_decode, check, finish,  # noqa: E402
+                    is_error, random_email, signup, skip_rest)
 
 
 def cookie(r, name):
@@ -45,14 +34,6 @@ def attrs(line):
 
 def cookie_value(line):
     return line.split(";", 1)[0].split("=", 1)[1] if "=" in line.split(";", 1)[0] else ""
-
-
-def b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def b64url_decode(s):
-    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
 
 
 def signup_raw(email, password, display="E2E", **extra):
@@ -180,16 +161,7 @@ def test_signup_duplicate():
 
 def test_signup_concurrent_duplicates():
     email = random_email("auth-race")
-    res = []
-
-    def one(i):
-        res.append(signup_raw(email, "password-%d" % i))
-
-    ts = [threading.Thread(target=one, args=(i,)) for i in range(5)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    res = at_once([lambda i=i: signup_raw(email, "password-%d" % i) for i in range(5)])
     statuses = sorted(r.status for r in res)
     check("test_auth_five_concurrent_signups_one_email_one_201_four_409", statuses == [201, 409, 409, 409, 409],
           [repr(r) for r in res])

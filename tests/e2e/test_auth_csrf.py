@@ -5,18 +5,14 @@ import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import APP_URL, BASE_URL, api, check, create_project, finish, random_email, signup  # noqa: E402
-
-
-def is_error(r, status, code):
-    b = r.body if isinstance(r.body, dict) else {}
-    return r.status == status and b.get("error") == code and bool(b.get("message"))
+from svclib import (APP_URL, BASE_URL, api, check, create_project, created_id, finish, is_error,  # noqa: E402
+                    random_email, signup)
 
 
 def main():
     a = signup(tag="csrf")
     r = create_project(a, "blank")
-    pid = r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    pid = created_id(r)
     check("test_auth_csrf_project_created", pid is not None, r)
     cookie = {"Cookie": "svc_access_token=" + a.token}
     base_origin = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(BASE_URL))

@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
 # test_auth_jwt.py: JWT hardening against the real stack (RFC 8725): alg none, RS256, wrong issuer, expired, refresh-as-access, tampering; refresh, logout and me
-import base64
 import hashlib
 import hmac
 import json
@@ -9,34 +8,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import APP_URL, api, check, finish, signup  # noqa: E402
-
-TEST_CONFIG = os.environ.get("SVC_TEST_CONFIG", "")
-
-
-def setting(name):
-    """A value from the stack's settings file (SVC_TEST_CONFIG), or None."""
-    try:
-        with open(TEST_CONFIG) as f:
-            for line in f:
-                if line.startswith(name + "="):
-                    return line.rstrip("\n").split("=", 1)[1]
-    except OSError:
-        return None
-    return None
-
-
-def is_401(r):
-    b = r.body if isinstance(r.body, dict) else {}
-    return r.status == 401 and b.get("error") == "unauthorized"
-
-
-def b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def b64url_decode(s):
-    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+from svclib import (APP_URL, TEST_CONFIG, api, b64url, b64url_decode, check, finish, is_error, setting,  # noqa: E402
+                    signup)
 
 
 def sign_hs256(secret, header, claims):
@@ -97,10 +70,10 @@ def test_hardening(a):
                                              dict(good, sub="00000000-0000-4000-8000-000000000000"))
     for name, tok in sorted(cases.items()):
         r = api("GET", "/auth/me", token=tok)
-        check("test_auth_jwt_%s_is_401" % name, is_401(r), r)
+        check("test_auth_jwt_%s_is_401" % name, is_error(r, 401, "unauthorized"), r)
         if name != "subject_not_a_user":   # only /auth/me loads the user; others trust a valid signature
             r = api("GET", "/projects", token=tok)
-            check("test_auth_jwt_%s_is_401_on_projects_too" % name, is_401(r), r)
+            check("test_auth_jwt_%s_is_401_on_projects_too" % name, is_error(r, 401, "unauthorized"), r)
 
 
 def test_refresh_logout_me(a):

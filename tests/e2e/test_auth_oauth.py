@@ -5,36 +5,14 @@ import hashlib
 import json
 import os
 import secrets
-import subprocess
 import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (APP_URL, BASE_URL, NOPROVIDER_BASE_URL, api, check, finish, random_email,  # noqa: E402
-                    request, signup)
+from svclib import (APP_URL, BASE_URL, NOPROVIDER_BASE_URL, api, check, finish, random_email, request,  # noqa: E402
+                    signup, sql)
 
 DOUBLE = os.environ.get("SVC_OAUTH_DOUBLE_URL", "").rstrip("/")
-TEST_CONFIG = os.environ.get("SVC_TEST_CONFIG", "")
-
-
-def setting(name):
-    try:
-        with open(TEST_CONFIG) as f:
-            for line in f:
-                if line.startswith(name + "="):
-                    return line.rstrip("\n").split("=", 1)[1]
-    except OSError:
-        return None
-    return None
-
-
-def sql(query):
-    out = subprocess.run(["mariadb", "--no-defaults", "--socket=" + (setting("SVC_DB_SOCKET") or ""), "-uroot",
-                          "-N", "-B", setting("SVC_DB_NAME") or "svc", "-e", query],
-                         capture_output=True, text=True, timeout=30)
-    if out.returncode != 0:
-        raise AssertionError("mariadb failed: " + out.stderr)
-    return out.stdout
 
 
 def double(method, path, body=None):

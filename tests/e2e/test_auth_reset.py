@@ -6,43 +6,13 @@ import os
 import re
 import secrets
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import APP_URL, api, check, finish, random_email, request, signup  # noqa: E402
+from svclib import APP_URL, api, check, finish, is_error, random_email, request, signup, sql  # noqa: E402
 
 SMTP_URL = os.environ.get("SVC_SMTP_DOUBLE_URL", "").rstrip("/")
-TEST_CONFIG = os.environ.get("SVC_TEST_CONFIG", "")
-
-
-def is_error(r, status, code, field=None):
-    b = r.body if isinstance(r.body, dict) else {}
-    ok = r.status == status and b.get("error") == code and bool(b.get("message"))
-    return ok and (field is None or b.get("field") == field)
-
-
-def setting(name):
-    try:
-        with open(TEST_CONFIG) as f:
-            for line in f:
-                if line.startswith(name + "="):
-                    return line.rstrip("\n").split("=", 1)[1]
-    except OSError:
-        return None
-    return None
-
-
-def sql(query):
-    """Runs SQL against the stack's database (the settings file names its socket). Returns stdout."""
-    sock = setting("SVC_DB_SOCKET")
-    db = setting("SVC_DB_NAME") or "svc"
-    out = subprocess.run(["mariadb", "--no-defaults", "--socket=" + (sock or ""), "-uroot", "-N", "-B", db,
-                          "-e", query], capture_output=True, text=True, timeout=30)
-    if out.returncode != 0:
-        raise AssertionError("mariadb failed: " + out.stderr)
-    return out.stdout
 
 
 def messages():

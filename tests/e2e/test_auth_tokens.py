@@ -5,20 +5,15 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import TIME_RE, UUID_RE, api, check, create_project, default_chat_id, finish, signup  # noqa: E402
+from svclib import (TIME_RE, UUID_RE, api, check, create_project, created_id, default_chat_id, finish,  # noqa: E402
+                    is_error, signup)
 
 TOKEN_RE = r"^svc_pat_[A-Za-z0-9_-]{40}$"
 
 
-def is_error(r, status, code, field=None):
-    b = r.body if isinstance(r.body, dict) else {}
-    ok = r.status == status and b.get("error") == code and bool(b.get("message"))
-    return ok and (field is None or b.get("field") == field)
-
-
 def make(acct, name, scopes):
     r = api("POST", "/auth/tokens", {"name": name, "scopes": scopes}, token=acct.token)
-    return r, (r.body.get("token") if r.status == 201 and isinstance(r.body, dict) else None)
+    return r, created_id(r, "token")
 
 
 def test_create_list_revoke(a):

@@ -3,24 +3,12 @@
 import os
 import re
 import sys
-import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (PROVIDER_URL, TIME_RE, api, check, create_project, default_chat_id, finish,  # noqa: E402
-                    items_of, provider, signup, skip_rest, sse, sse_all)
-
-UNKNOWN_ID = "0b7d4c1e-9a2f-4e3b-8c5d-1f2e3a4b5c6d"
-
-
-def is_error(r, status, code, field=None):
-    """True when r is `status` with the JSON error body {error: code, message, [field]}."""
-    b = r.body if isinstance(r.body, dict) else {}
-    ok = (r.status == status and b.get("error") == code and isinstance(b.get("message"), str)
-          and bool(b.get("message")))
-    if field is not None:
-        ok = ok and b.get("field") == field
-    return ok
+from agentlib import send_in_thread  # noqa: E402
+from svclib import (PROVIDER_URL, TIME_RE, UNKNOWN_ID, api, check, create_project, created_id,  # noqa: E402
+                    default_chat_id, finish, is_error, items_of, provider, signup, skip_rest, sse_all, timeline_page,
+                    types_of)
 
 
 def send(pid, body=None, token=None, raw=None, headers=None):
@@ -35,10 +23,6 @@ def provider_requests():
         return None
     r = provider("GET", "/_stats")
     return r.body.get("requests") if isinstance(r.body, dict) else None
-
-
-def timeline(acct, pid, chat_id, query=""):
-    return api("GET", "/chat/%s/messages?chatId=%s%s" % (pid, chat_id, query), token=acct.token)
 
 
 def test_send_errors(a, b, pid, chat_id, other_chat, b_pid):
@@ -100,7 +84,7 @@ def test_send_errors(a, b, pid, chat_id, other_chat, b_pid):
         check("test_chat_refused_requests_never_reach_the_provider", n == 0, n)
     else:
         check("test_chat_refused_requests_never_reach_the_provider", False, "SVC_PROVIDER_URL is not set")
-    r = timeline(a, pid, chat_id)
+    r = timeline_page(a, pid, chat_id)
     check("test_chat_refused_requests_store_no_event", r.status == 200 and items_of(r.body) == [], r)
     r = api("GET", "/projects/%s/chats" % pid, token=a.token)
     chat = next((c for c in items_of(r.body) or [] if c.get("id") == chat_id), {})
@@ -110,23 +94,23 @@ def test_send_errors(a, b, pid, chat_id, other_chat, b_pid):
 def test_history_errors(a, b, pid, chat_id, b_pid, b_chat):
     r = api("GET", "/chat/%s/messages" % pid, token=a.token)
     check("test_chat_history_without_chatid_is_400_chatid", is_error(r, 400, "validation_failed", "chatId"), r)
-    r = timeline(a, pid, "abc")
+    r = timeline_page(a, pid, "abc")
     check("test_chat_history_chatid_not_a_uuid_is_400_chatid", is_error(r, 400, "validation_failed", "chatId"), r)
     for lim in ("201", "0", "abc", "-5", ""):
-        r = timeline(a, pid, chat_id, "&limit=" + lim)
+        r = timeline_page(a, pid, chat_id, "&limit=" + lim)
         check("test_chat_history_limit_%r_is_400_limit" % lim, is_error(r, 400, "validation_failed", "limit"), r)
-    r = timeline(a, pid, chat_id, "&limit=200")
+    r = timeline_page(a, pid, chat_id, "&limit=200")
     check("test_chat_history_limit_200_is_accepted", r.status == 200, r)
     for before in ("abc", "-1", "1.5"):
-        r = timeline(a, pid, chat_id, "&before=" + before)
+        r = timeline_page(a, pid, chat_id, "&before=" + before)
         check("test_chat_history_before_%r_is_400_before" % before, is_error(r, 400, "validation_failed", "before"), r)
-    r = timeline(a, UNKNOWN_ID, chat_id)
+    r = timeline_page(a, UNKNOWN_ID, chat_id)
     check("test_chat_history_unknown_project_is_404", is_error(r, 404, "not_found"), r)
-    r = timeline(a, pid, UNKNOWN_ID)
+    r = timeline_page(a, pid, UNKNOWN_ID)
     check("test_chat_history_unknown_chat_is_404", is_error(r, 404, "not_found"), r)
-    r = timeline(a, pid, b_chat)
+    r = timeline_page(a, pid, b_chat)
     check("test_chat_history_chat_of_another_project_is_404", is_error(r, 404, "not_found"), r)
-    r = timeline(a, b_pid, b_chat)
+    r = timeline_page(a, b_pid, b_chat)
     check("test_chat_history_of_another_users_project_is_403", is_error(r, 403, "forbidden"), r)
     r = api("GET", "/chat/%s/messages?chatId=%s" % (pid, chat_id))
     check("test_chat_history_without_token_is_401", is_error(r, 401, "unauthorized"), r)
@@ -138,10 +122,10 @@ def test_timeline_paging(a, pid, chat_id):
     if PROVIDER_URL:
         provider("POST", "/_reset")
     events, _, err = sse_all("/chat/%s/messages" % pid, {"chatId": chat_id, "text": "hello there"}, token=a.token)
-    types = [e.get("type") for e in events]
+    types = types_of(events)
     check("test_chat_one_turn_streams_to_task_complete_or_error",
           err is None and bool(types) and types[-1] in ("session.task_complete", "error"), (err, types))
-    r = timeline(a, pid, chat_id, "&limit=200")
+    r = timeline_page(a, pid, chat_id, "&limit=200")
     full = items_of(r.body) or []
     check("test_chat_timeline_answers_items_and_null_cursor",
           r.status == 200 and len(full) >= 2 and r.body.get("nextCursor") is None, r)
@@ -161,7 +145,7 @@ def test_timeline_paging(a, pid, chat_id):
 
     pages, seen, cursor = 0, [], None
     while pages < len(full) + 2:
-        r = timeline(a, pid, chat_id, "&limit=1" + ("&before=" + cursor if cursor else ""))
+        r = timeline_page(a, pid, chat_id, "&limit=1" + ("&before=" + cursor if cursor else ""))
         if r.status != 200:
             break
         pages += 1
@@ -175,11 +159,11 @@ def test_timeline_paging(a, pid, chat_id):
           (seen, ids, r))
     check("test_chat_timeline_paging_ends_with_null_cursor", pages == len(full) and cursor is None, (pages, cursor))
     # The same pages again: stable.
-    r1 = timeline(a, pid, chat_id, "&limit=2")
-    r2 = timeline(a, pid, chat_id, "&limit=2")
+    r1 = timeline_page(a, pid, chat_id, "&limit=2")
+    r2 = timeline_page(a, pid, chat_id, "&limit=2")
     check("test_chat_timeline_pages_are_stable", r1.status == 200 and r1.body == r2.body, (r1, r2))
     if r1.status == 200 and r1.body.get("nextCursor"):
-        r3 = timeline(a, pid, chat_id, "&limit=2&before=" + r1.body["nextCursor"])
+        r3 = timeline_page(a, pid, chat_id, "&limit=2&before=" + r1.body["nextCursor"])
         ids3 = [e.get("id") for e in items_of(r3.body) or []]
         ids1 = [e.get("id") for e in items_of(r1.body) or []]
         check("test_chat_timeline_older_page_comes_before_newer", ids3 + ids1 == ids[-(len(ids3) + len(ids1)):],
@@ -189,7 +173,7 @@ def test_timeline_paging(a, pid, chat_id):
 def test_title_from_first_message(a, pid):
     """A chat created without a title takes the first line of its first message (at most 60 characters)."""
     r = api("POST", "/projects/%s/chats" % pid, {"mode": "chat"}, token=a.token)
-    cid = r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    cid = created_id(r)
     check("test_chat_created_without_title_has_null_title", cid is not None and r.body.get("title") is None, r)
     if not cid:
         return
@@ -207,31 +191,18 @@ def test_busy_chat(a):
         skip_rest("no provider double", ["test_chat_second_message_while_generating_is_409"])
         return
     r = create_project(a, "blank")
-    pid = r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    pid = created_id(r)
     chat_id = default_chat_id(a, pid) if pid else None
     if not chat_id:
         skip_rest("no project", ["test_chat_second_message_while_generating_is_409"])
         return
-    started = threading.Event()
-    result = {}
-
-    def slow():
-        try:
-            for _, ev in sse("/chat/%s/messages" % pid, {"chatId": chat_id, "text": "slow"}, token=a.token):
-                started.set()
-                result.setdefault("types", []).append(ev.get("type"))
-        except Exception as e:
-            result["err"] = e
-        started.set()
-
-    t = threading.Thread(target=slow)
-    t.start()
+    t, state, started = send_in_thread(a, pid, chat_id, "slow")
     started.wait(20)
     r = send(pid, {"chatId": chat_id, "text": "hello"}, a.token)
     check("test_chat_second_message_while_generating_is_409", is_error(r, 409, "conflict"), r)
     t.join(60)
     check("test_chat_first_stream_finishes_despite_the_refused_one",
-          "err" not in result and (result.get("types") or [""])[-1] == "session.task_complete", result)
+          "err" not in state and (types_of(state["events"]) or [""])[-1] == "session.task_complete", state)
     r = send(pid, {"chatId": chat_id, "text": "hello"}, a.token)
     check("test_chat_next_message_after_the_turn_is_accepted", r.status == 200, r)
 
@@ -245,7 +216,7 @@ def main():
     ids = []
     for acct in (a, a, b):
         r = create_project(acct, "blank")
-        ids.append(r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None)
+        ids.append(created_id(r))
     pid, pid2, b_pid = ids
     chats = [default_chat_id(acct, p) if p else None for acct, p in ((a, pid), (a, pid2), (b, b_pid))]
     if not all(ids) or not all(chats):

@@ -4,8 +4,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import PROVIDER_URL, api, check, finish, items_of, provider, signup  # noqa: E402
-from wslib import UNKNOWN_ID, create_in, is_error  # noqa: E402
+from svclib import (PROVIDER_URL, UNKNOWN_ID, api, check, created_id, finish, is_error, items_of,  # noqa: E402
+                    provider, signup)
+from wslib import create_in  # noqa: E402
 
 
 def file_of(acct, pid, path):
@@ -24,7 +25,7 @@ def save(acct, pid, path, patches):
 def main():
     a, b = signup(tag="ds-a"), signup(tag="ds-b")
     r = create_in(a, a.workspace_id, "Direct save", template="todo-app")
-    pid = r.body.get("id") if r.status == 201 else None
+    pid = created_id(r)
     check("test_direct_save_project_created", pid is not None, r)
     if not pid:
         return

@@ -7,8 +7,8 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import api, check, finish, items_of, signup  # noqa: E402
-from wslib import UNKNOWN_ID, Team, create_in, is_error, list_all  # noqa: E402
+from svclib import UNKNOWN_ID, api, check, finish, is_error, items_of, signup  # noqa: E402
+from wslib import Team, create_in, list_all  # noqa: E402
 
 
 def test_visibility_filter():

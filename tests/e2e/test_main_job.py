@@ -6,7 +6,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (APP_URL, DATA_DIR, PROJECT_FIELDS, PROVIDER_URL, TIME_RE, UUID_RE, api, check,  # noqa: E402
-                    default_chat_id, finish, items_of, provider, request, site_get, signup, skip_rest, sse_all)
+                    default_chat_id, finish, items_of, provider, request, signup, site_get, skip_rest, sse_all,
+                    types_of)
 
 
 def main():
@@ -64,7 +65,7 @@ def main():
         provider("POST", "/_reset")
     events, times, err = sse_all("/chat/%s/messages" % pid, {"chatId": chat_id, "text": "add a footer"},
                                  token=acct.token)
-    types = [e.get("type") for e in events]
+    types = types_of(events)
     check("the chat stream opens and ends cleanly", err is None, err)
     check("the stream starts with assistant.message_delta",
           bool(types) and types[0] == "assistant.message_delta", types)

@@ -13,8 +13,8 @@ import secrets
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import api, check, finish  # noqa: E402
-from wslib import Team, create_in, is_error, list_all, platform_admin, svc_admin  # noqa: E402
+from svclib import api, check, created_id, finish, is_error  # noqa: E402
+from wslib import Team, create_in, list_all, platform_admin, svc_admin  # noqa: E402
 
 VISIBILITIES = ("private", "workspace", "public")
 ACTORS = ("anonymous", "nonmember", "member", "admin", "owner", "platformadmin")
@@ -63,7 +63,7 @@ def main():
         r = create_in(t.owner, t.wid, "Matrix %s %s" % (vis, secrets.token_hex(2)), visibility=vis)
         check("test_permissions_owner_creates_a_%s_project" % vis,
               r.status == 201 and r.body.get("visibility") == vis, r)
-        projects[vis] = r.body.get("id") if r.status == 201 else None
+        projects[vis] = created_id(r)
     if not all(projects.values()):
         return
 
@@ -120,7 +120,7 @@ def main():
             check("test_permissions_%s_project_still_there_after_%s" % (vis, actor), r.status == 200, r)
             # hard delete, on a project of its own
             r = create_in(t.owner, t.wid, "Hard %s %s" % (vis, actor), visibility=vis)
-            hid = r.body.get("id") if r.status == 201 else None
+            hid = created_id(r)
             r = api("DELETE", "/projects/%s?hard=true" % hid, token=tok)
             want = actor in ("owner", "platformadmin")
             check("test_permissions_hard_delete_%s_by_%s_%s" % (vis, actor, "is_200" if want else "is_%d" % denied_status(actor)),
@@ -133,7 +133,7 @@ def main():
 
     # A member's own private project: theirs to read, change and re-scope; other members' not.
     r = create_in(t.member, t.wid, "Member private", visibility="private")
-    mine = r.body.get("id") if r.status == 201 else None
+    mine = created_id(r)
     check("test_permissions_member_creates_a_private_project", mine is not None, r)
     r = api("GET", "/projects/%s" % mine, token=t.member.token)
     check("test_permissions_private_project_is_readable_by_its_creator", r.status == 200, r)

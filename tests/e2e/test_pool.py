@@ -2,11 +2,11 @@
 # test_pool.py: open chat streams hold only the chat pool; sign-in and project requests still answer fast
 import os
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import api, check, create_project, finish, items_of, signup, skip_rest, sse  # noqa: E402
+from agentlib import send_in_thread  # noqa: E402
+from svclib import api, check, create_project, created_id, finish, items_of, signup, skip_rest, types_of  # noqa: E402
 
 STREAMS = 3
 
@@ -18,7 +18,7 @@ def main():
         check("sign up", False, e)
         return
     r = create_project(acct, "blank")
-    pid = r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    pid = created_id(r)
     check("create a blank project", pid is not None, r)
     if not pid:
         skip_rest("no project", ["pool"])
@@ -40,29 +40,17 @@ def main():
     if len(chat_ids) != STREAMS:
         return
 
-    started = [threading.Event() for _ in range(STREAMS)]
-    results = [None] * STREAMS
+    streams = [send_in_thread(acct, pid, chat_ids[i], "slow stream %d" % i, daemon=True) for i in range(STREAMS)]
+    threads = [th for th, _, _ in streams]
 
-    def run(i):
-        types = []
-        try:
-            for t, ev in sse("/chat/%s/messages" % pid, {"chatId": chat_ids[i], "text": "slow stream %d" % i},
-                             token=acct.token):
-                types.append(ev.get("type"))
-                started[i].set()
-            results[i] = types
-        except Exception as e:
-            results[i] = e
-        finally:
-            started[i].set()
+    def results():
+        """What each stream got so far: its event types, or the exception that ended it."""
+        return [state.get("err") or types_of(state["events"]) for _, state, _ in streams]
 
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(STREAMS)]
-    for th in threads:
-        th.start()
-    for ev in started:
-        ev.wait(10)
+    for _, _, started in streams:
+        started.wait(10)
     busy = all(th.is_alive() for th in threads)
-    check("%d slow streams are open at once" % STREAMS, busy, results)
+    check("%d slow streams are open at once" % STREAMS, busy, results())
 
     # While they hold their responders: sign-in and a project read.
     t0 = time.monotonic()
@@ -76,12 +64,13 @@ def main():
     check("GET /api/projects/:id answers within 1 s during the streams (%.3f s)" % dt,
           r.status == 200 and dt < 1.0, r)
     still = all(th.is_alive() for th in threads)
-    check("the streams were still open while those answered", still, results)
+    check("the streams were still open while those answered", still, results())
 
     for th in threads:
         th.join(60)
     check("every stream completed",
-          all(isinstance(x, list) and x[-1:] == ["session.task_complete"] for x in results), results)
+          all(not th.is_alive() and "err" not in state and types_of(state["events"])[-1:] == ["session.task_complete"]
+              for th, state, _ in streams), results())
 
 
 if __name__ == "__main__":

@@ -4,28 +4,17 @@ import os
 import re
 import secrets
 import sys
-import threading
 import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (DATA_DIR, DOMAIN, HTTP_PORT, PROJECT_FIELDS, PROVIDER_URL, TIME_RE, UUID_RE, api,  # noqa: E402
-                    check, create_project, default_chat_id, finish, items_of, provider, signup, site_get, skip_rest,
-                    sse_all)
+from svclib import (DATA_DIR, DOMAIN, HTTP_PORT, PROJECT_FIELDS, PROVIDER_URL, TIME_RE, UNKNOWN_ID,  # noqa: E402
+                    UUID_RE, api, at_once, check, created_id, default_chat_id, finish, is_error, items_of, provider,
+                    signup, site_get, skip_rest, sse_all, timeline_page, types_of)
+from wslib import list_all  # noqa: E402
 
 SHA_RE = r"^[0-9a-f]{40}$"
 SLUG_RE = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
-UNKNOWN_ID = "6f1c2b9e-3d4a-4b5c-8d6e-7f8091a2b3c4"
-
-
-def is_error(r, status, code, field=None):
-    """True when r is `status` with the JSON error body {error: code, message, [field]}."""
-    b = r.body if isinstance(r.body, dict) else {}
-    ok = (r.status == status and b.get("error") == code and isinstance(b.get("message"), str)
-          and bool(b.get("message")))
-    if field is not None:
-        ok = ok and b.get("field") == field
-    return ok
 
 
 def project_dirs():
@@ -37,20 +26,8 @@ def project_dirs():
 
 
 def ws_project_ids(acct, wid=None):
-    """Ids of every project listed in the workspace, following nextCursor."""
-    ids, cursor = [], None
-    for _ in range(100):
-        q = {"workspaceId": wid or acct.workspace_id, "limit": "100"}
-        if cursor:
-            q["cursor"] = cursor
-        r = api("GET", "/projects?" + urllib.parse.urlencode(q), token=acct.token)
-        if r.status != 200:
-            return None
-        ids += [p.get("id") for p in items_of(r.body) or []]
-        cursor = r.body.get("nextCursor")
-        if not cursor:
-            return ids
-    return None
+    """Ids of every project listed in the workspace (acct's own by default), or None on an error status."""
+    return list_all(acct.token, workspaceId=wid or acct.workspace_id)
 
 
 def create(acct, body, wid=None):
@@ -410,7 +387,7 @@ def test_versions_checkout(a, b, pid, chat_id):
     events, _, err = sse_all("/chat/%s/messages" % pid, {"chatId": chat_id, "text": "add a footer"}, token=a.token)
     r = api("GET", "/projects/%s/files/index.html" % pid, token=a.token)
     check("test_projects_agent_turn_changed_index_html",
-          err is None and r.status == 200 and "<footer" in r.body, (err, [e.get("type") for e in events]))
+          err is None and r.status == 200 and "<footer" in r.body, (err, types_of(events)))
     r = api("GET", "/projects/%s/versions" % pid, token=a.token)
     items = items_of(r.body) or []
     check("test_projects_agent_turn_added_one_version", len(items) == 2 and items[1].get("sha") == first, items)
@@ -569,7 +546,7 @@ def wait_site_status(slug, status, secs=5):
 def test_soft_delete_unpublishes(a):
     """Intended: a soft-deleted project's site goes offline (its files stay on disk for a restore)."""
     r = create(a, {"name": "Soon deleted"})
-    pid = r.body.get("id") if r.status == 201 else None
+    pid = created_id(r)
     d = api("POST", "/deploy/%s" % pid, token=a.token) if pid else r
     slug = d.body.get("slug") if d.status == 200 and isinstance(d.body, dict) else None
     check("test_projects_published_before_soft_delete", bool(slug) and site_get(slug).status == 200, d)
@@ -583,16 +560,7 @@ def test_soft_delete_unpublishes(a):
 
 def test_concurrent_creates(a):
     name = "Concurrent " + secrets.token_hex(3)
-    res = []
-
-    def one():
-        res.append(create(a, {"name": name}))
-
-    ts = [threading.Thread(target=one) for _ in range(6)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    res = at_once([lambda: create(a, {"name": name})] * 6)
     slugs = [r.body.get("slug") for r in res if r.status == 201 and isinstance(r.body, dict)]
     check("test_projects_six_concurrent_creates_with_one_name_all_succeed", len(slugs) == 6, res)
     check("test_projects_six_concurrent_creates_get_six_slugs", len(set(slugs)) == 6, slugs)
@@ -600,7 +568,7 @@ def test_concurrent_creates(a):
 
 def timeline(acct, pid, chat_id):
     """The (type, text-ish payload) of every stored event of a chat, oldest first."""
-    r = api("GET", "/chat/%s/messages?chatId=%s&limit=200" % (pid, chat_id), token=acct.token)
+    r = timeline_page(acct, pid, chat_id, "&limit=200")
     if r.status != 200:
         return None
     return [(e.get("type"), e.get("text"), e.get("delta")) for e in items_of(r.body) or []]

@@ -7,10 +7,8 @@ import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (APP_URL, BASE_URL, api, check, create_project, default_chat_id, finish,  # noqa: E402
-                    random_email, request, signup, site_get)
-
-UNKNOWN_ID = "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"
+from svclib import (APP_URL, BASE_URL, UNKNOWN_ID, api, check, create_project, created_id,  # noqa: E402
+                    default_chat_id, finish, random_email, request, signup, site_get)
 
 # What must never show in an error body: SQL, database and library names, stack traces, file paths.
 LEAK_RE = re.compile(r"(?i)\b(select|insert|update|delete)\b.+\b(from|into|set|where)\b|sql|mysql|mariadb|syntax error|"
@@ -171,7 +169,7 @@ def main():
         check("test_security_sign_up", False, e)
         return
     r = create_project(a, "todo-app")
-    pid = r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    pid = created_id(r)
     check("test_security_project_created", pid is not None, r)
     slug = None
     if pid:

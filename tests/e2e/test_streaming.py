@@ -4,8 +4,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (NOPROVIDER_BASE_URL, PROVIDER_URL, api, check, create_project, default_chat_id,  # noqa: E402
-                    finish, provider, signup, skip_rest, sse_all)
+from svclib import (NOPROVIDER_BASE_URL, PROVIDER_URL, check, create_project, created_id, default_chat_id,  # noqa: E402
+                    finish, provider, signup, skip_rest, sse_all, timeline_page, types_of)
 
 
 def final_error(events):
@@ -19,7 +19,7 @@ def main():
         check("sign up", False, e)
         return
     r = create_project(acct, "blank")
-    pid = r.body.get("id") if r.status == 201 and isinstance(r.body, dict) else None
+    pid = created_id(r)
     check("create a blank project", pid is not None, r)
     if not pid:
         skip_rest("no project", ["slow stream", "no_provider", "model_unavailable"])
@@ -32,7 +32,7 @@ def main():
     # deliver them all at once when the provider finishes.
     events, times, err = sse_all("/chat/%s/messages" % pid, {"chatId": chat_id, "text": "slow please"},
                                  token=acct.token)
-    types = [e.get("type") for e in events]
+    types = types_of(events)
     check("slow stream ends with session.task_complete", err is None and types[-1:] == ["session.task_complete"],
           err or types)
     deltas = [t for t, e in zip(times, events) if e.get("type") == "assistant.message_delta"]
@@ -75,11 +75,11 @@ def main():
     # The chat still works afterwards (the failed turn released the chat).
     events, times, err = sse_all("/chat/%s/messages" % pid, {"chatId": chat_id, "text": "hello again"},
                                  token=acct.token)
-    types = [e.get("type") for e in events]
+    types = types_of(events)
     check("a turn after the failed one completes", types[-1:] == ["session.task_complete"], err or types)
 
     # The timeline keeps what was streamed.
-    r = api("GET", "/chat/%s/messages?chatId=%s" % (pid, chat_id), token=acct.token)
+    r = timeline_page(acct, pid, chat_id)
     check("the chat timeline answers 200", r.status == 200, r)
 
 

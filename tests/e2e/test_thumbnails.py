@@ -6,8 +6,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import BASE_URL, api, check, finish, signup  # noqa: E402
-from wslib import UNKNOWN_ID, create_in, is_error  # noqa: E402
+from svclib import BASE_URL, UNKNOWN_ID, api, check, created_id, finish, is_error, signup  # noqa: E402
+from wslib import create_in  # noqa: E402
 
 
 def png_size(raw):
@@ -24,7 +24,7 @@ def thumb(pid, token=None, headers=None):
 def main():
     a, b = signup(tag="th-a"), signup(tag="th-b")
     r = create_in(a, a.workspace_id, "Thumbnail project", template="todo-app")
-    pid = r.body.get("id") if r.status == 201 else None
+    pid = created_id(r)
     check("test_thumbnails_project_created", pid is not None and r.body.get("thumbnailUrl") is None, r)
     if not pid:
         return

@@ -4,11 +4,11 @@ import os
 import re
 import secrets
 import sys
-import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import TIME_RE, UUID_RE, api, check, finish, items_of, signup  # noqa: E402
-from wslib import UNKNOWN_ID, Team, create_in, is_error, list_all  # noqa: E402
+from svclib import (TIME_RE, UNKNOWN_ID, UUID_RE, api, at_once, check, created_id, finish, is_error,  # noqa: E402
+                    items_of, signup)
+from wslib import Team, create_in, list_all  # noqa: E402
 
 
 def members(token, wid):
@@ -165,19 +165,13 @@ def test_two_owners_demote_each_other_concurrently():
     t = Team("race")
     r = api("PATCH", "/workspaces/%s/members/%s" % (t.wid, t.admin.user["id"]), {"role": "owner"}, token=t.owner.token)
     check("test_workspaces_owner_makes_a_second_owner", r.status == 200 and r.body.get("role") == "owner", r)
-    res = {}
 
     def step_down(who, other):
-        res[who.email] = api("PATCH", "/workspaces/%s/members/%s" % (t.wid, other.user["id"]), {"role": "member"},
-                             token=who.token)
+        return api("PATCH", "/workspaces/%s/members/%s" % (t.wid, other.user["id"]), {"role": "member"},
+                   token=who.token)
 
     for _ in range(3):
-        ths = [threading.Thread(target=step_down, args=(t.owner, t.admin)),
-               threading.Thread(target=step_down, args=(t.admin, t.owner))]
-        for th in ths:
-            th.start()
-        for th in ths:
-            th.join()
+        res = at_once([lambda: step_down(t.owner, t.admin), lambda: step_down(t.admin, t.owner)])
         got = members(t.owner.token, t.wid) or members(t.admin.token, t.wid) or {}
         owners = [u for u, role in got.items() if role == "owner"]
         if len(owners) != 1:
@@ -187,7 +181,7 @@ def test_two_owners_demote_each_other_concurrently():
         other = t.admin if keeper is t.owner else t.owner
         api("PATCH", "/workspaces/%s/members/%s" % (t.wid, other.user["id"]), {"role": "owner"}, token=keeper.token)
     check("test_workspaces_concurrent_demotions_leave_exactly_one_owner", len(owners) == 1,
-          (got, [repr(x) for x in res.values()]))
+          (got, [repr(x) for x in res]))
 
 
 def test_folders():
@@ -206,7 +200,7 @@ def test_folders():
     r = api("POST", "/workspaces/%s/folders" % t.wid, {"name": "Mine"}, token=x.token)
     check("test_workspaces_non_member_cannot_create_folders_403", is_error(r, 403, "forbidden"), r)
     r = api("POST", "/workspaces/%s/folders" % t.wid, {"name": "Archive"}, token=o.token)
-    fid2 = r.body.get("id") if r.status == 201 else None
+    fid2 = created_id(r)
     r = api("GET", "/workspaces/%s/folders" % t.wid, token=m.token)
     check("test_workspaces_folders_listed_by_name",
           r.status == 200 and [f.get("name") for f in items_of(r.body) or []] == ["Archive", "Clients"], r)

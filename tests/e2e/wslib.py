@@ -1,30 +1,13 @@
 # wslib.py: helpers of the workspace, permission, listing, direct-save and thumbnail e2e tests (python3 stdlib only)
 """
-Besides what svclib reads, these helpers use two settings that ./svc-dev test exports:
-
-  SVC_ADMIN_TOOL   the built tools/svc-admin (to make a platform admin)
-  SVC_TEST_CONFIG  the settings file of the stack, handed to svc-admin as SVC_CONFIG
+svc_admin() runs SVC_ADMIN_TOOL with SVC_TEST_CONFIG (both read by svclib) as SVC_CONFIG.
 """
 
 import os
 import subprocess
 import urllib.parse
 
-from svclib import api, items_of, signup
-
-ADMIN_TOOL = os.environ.get("SVC_ADMIN_TOOL", "")
-TEST_CONFIG = os.environ.get("SVC_TEST_CONFIG", "")
-UNKNOWN_ID = "6f1c2b9e-3d4a-4b5c-8d6e-7f8091a2b3c4"
-
-
-def is_error(r, status, code, field=None):
-    """True when r is `status` with the JSON error body {error: code, message, [field]}."""
-    b = r.body if isinstance(r.body, dict) else {}
-    ok = (r.status == status and b.get("error") == code and isinstance(b.get("message"), str)
-          and bool(b.get("message")))
-    if field is not None:
-        ok = ok and b.get("field") == field
-    return ok
+from svclib import ADMIN_TOOL, TEST_CONFIG, api, items_of, signup
 
 
 def svc_admin(*args):
