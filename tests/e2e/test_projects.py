@@ -253,6 +253,18 @@ def test_get_patch_delete(a, b, pid):
           r.status == 200 and isinstance(r.body, dict) and r.body.get("id") == pid, r)
     r = api("GET", "/projects/%s/files" % pid, token=b.token)
     check("test_projects_public_project_files_are_readable_by_a_non_member", r.status == 200, r)
+    # docs/api.md "Project endpoints": chats and design comments are open without a token, the timeline is not
+    chat = default_chat_id(a, pid)
+    r = api("GET", "/projects/%s/chats" % pid)
+    check("test_projects_public_project_chats_are_readable_without_a_token",
+          r.status == 200 and chat in [c.get("id") for c in items_of(r.body) or []], r)
+    r = api("GET", "/projects/%s/design-comments" % pid)
+    check("test_projects_public_project_design_comments_are_readable_without_a_token",
+          r.status == 200 and items_of(r.body) == [], r)
+    r = timeline_page(b, pid, chat)
+    check("test_projects_public_project_timeline_is_readable_by_a_non_member", r.status == 200, r)
+    r = api("GET", "/chat/%s/messages?chatId=%s" % (pid, chat))
+    check("test_projects_public_project_timeline_without_a_token_is_401", is_error(r, 401, "unauthorized"), r)
     r = api("PATCH", "/projects/%s" % pid, {"name": "taken over"}, token=b.token)
     check("test_projects_patch_public_project_by_non_member_is_403", is_error(r, 403, "forbidden"), r)
     r = api("DELETE", "/projects/%s" % pid, token=b.token)
