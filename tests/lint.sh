@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lint.sh: the functions STYLE.md bans outside their one wrapper, checked over the C sources.
+# lint.sh: the functions docs/hacking.md bans outside their one wrapper, checked over the C sources.
 # Prints one "ok - ..." / "not ok - ..." line per rule; exits 1 when a rule is broken.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -1,4 +1,4 @@
-/* crypto.h: secrets at rest: AES-256-GCM sealing with the instance key or per-workspace data keys (DESIGN.md "Secrets at rest"). */
+/* crypto.h: secrets at rest: AES-256-GCM sealing with the instance key or per-workspace data keys (docs/conventions.md "Secrets at rest"). */
 #ifndef SVC_CRYPTO_H
 #define SVC_CRYPTO_H
 

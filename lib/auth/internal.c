@@ -1,4 +1,4 @@
-/* internal.c: signing, verifying and making the HMAC-signed internal calls of DESIGN.md "Internal calls". */
+/* internal.c: signing, verifying and making the HMAC-signed internal calls of docs/conventions.md "Internal calls". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

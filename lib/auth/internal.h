@@ -1,4 +1,4 @@
-/* internal.h: HMAC-signed internal calls between svc-wsd and the API (DESIGN.md "Internal calls"). */
+/* internal.h: HMAC-signed internal calls between svc-wsd and the API (docs/conventions.md "Internal calls"). */
 #ifndef SVC_INTERNAL_H
 #define SVC_INTERNAL_H
 
@@ -23,7 +23,7 @@
  * `body`/`len` the raw request body (NULL and 0 for none). `secret` is
  * INTERNAL_SECRET, `secret_len` bytes, at least SVC_INTERNAL_SECRET_MIN.
  * Returns 0, or SVC_E_INTERNAL (short secret, NULL argument, OpenSSL
- * failure). RFC 2104; DESIGN.md "Internal calls".
+ * failure). RFC 2104; docs/conventions.md "Internal calls".
  */
 int svc_internal_sign(const char *secret, size_t secret_len, const char *method, const char *path,
 		      int64_t ts, const void *body, size_t len, char *out);

@@ -1,4 +1,4 @@
-/* err.c: the table from svc_err values to DESIGN.md error codes, HTTP statuses and messages. */
+/* err.c: the table from svc_err values to error codes, HTTP statuses and messages (docs/conventions.md "Errors"). */
 #include "core/err.h"
 
 static const struct {

@@ -1,4 +1,4 @@
-/* err.h: the one error enum of libsvc and its mapping to DESIGN.md codes and HTTP statuses. */
+/* err.h: the one error enum of libsvc and its mapping to error codes and HTTP statuses (docs/conventions.md "Errors"). */
 #ifndef SVC_ERR_H
 #define SVC_ERR_H
 
@@ -30,7 +30,7 @@ enum svc_err {
 	SVC_E__MAX = 18
 };
 
-/* Returns the DESIGN.md error code ("not_found", ...) of `err`; "internal_error" for unknown values. */
+/* Returns the error code ("not_found", ...) of `err`; "internal_error" for unknown values. */
 const char *svc_err_code(int err);
 
 /* Returns the HTTP status for `err` (200 for SVC_OK, 500 for unknown values). */

@@ -531,7 +531,7 @@ static const char *methods_allowed(unsigned m, char *buf, size_t max)
 	return buf;
 }
 
-/* CORS: only listed origins get the headers (DESIGN.md "CORS"). Returns 1 when the origin is allowed. */
+/* CORS: only listed origins get the headers (docs/conventions.md "CORS"). Returns 1 when the origin is allowed. */
 static int cors(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *origin = svc_req_header(req, "Origin");

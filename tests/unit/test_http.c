@@ -3,7 +3,7 @@
 
 #include "unit.h"
 
-/* The router's parsers are static: include the module (STYLE.md "Tests"). */
+/* The router's parsers are static: include the module (docs/hacking.md "Tests"). */
 #include "../../lib/http/http.c"
 
 static void reset(struct svc_req *req)

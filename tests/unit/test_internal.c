@@ -1,4 +1,4 @@
-/* test_internal.c: CUnit suite "internal": the HMAC signature of internal calls (DESIGN.md "Internal calls"). */
+/* test_internal.c: CUnit suite "internal": the HMAC signature of internal calls (docs/conventions.md "Internal calls"). */
 #include <string.h>
 
 #include "core/err.h"
