@@ -1,4 +1,4 @@
-/* svc-worker.c: the background worker: takes jobs from MariaDB (lib/jobs.h) and runs them by kind. */
+/* svc-worker.c: the background worker: takes jobs from MariaDB (lib/db/jobs.h) and runs them by kind. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

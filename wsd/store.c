@@ -188,7 +188,7 @@ static void access_run(struct wsd_job *jb, struct wsd_worker *w)
 	name = svc_rows_get(rows, 0, 2);
 	if (!name || !*name)
 		name = svc_rows_get(rows, 0, 3);
-	/* the one permission decision of the suite (lib/perm.h) */
+	/* the one permission decision of the suite (lib/auth/perm.h) */
 	{
 		const char *admin = svc_rows_get(rows, 0, 5);
 		struct svc_perm_subject subj = { j->user_id, admin && strcmp(admin, "1") == 0, role, SVC_SCOPE_ALL };

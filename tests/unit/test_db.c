@@ -1,4 +1,4 @@
-/* test_db.c: every statement of lib/db_stmts.h prepares against the migrated schema. */
+/* test_db.c: every statement of lib/db/db_stmts.h prepares against the migrated schema. */
 #include <stdio.h>
 #include <stdlib.h>
 

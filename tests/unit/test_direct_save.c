@@ -1,4 +1,4 @@
-/* test_direct_save.c: unit tests of lib/direct_save.c: byte-exact HTML and CSS patches, selectors, refusals. */
+/* test_direct_save.c: unit tests of lib/project/direct_save.c: byte-exact HTML and CSS patches, selectors, refusals. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* test_perm.c: unit tests of the permission module (lib/perm.c): the project matrix, members, scopes. */
+/* test_perm.c: unit tests of the permission module (lib/auth/perm.c): the project matrix, members, scopes. */
 #include <string.h>
 
 #include <CUnit/CUnit.h>

@@ -1,4 +1,4 @@
-/* test_thumbnail.c: unit tests of lib/thumbnail.c: the generated PNG, Chromium failures, and the confining page server. */
+/* test_thumbnail.c: unit tests of lib/project/thumbnail.c: the generated PNG, Chromium failures, and the confining page server. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
