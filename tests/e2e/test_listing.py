@@ -102,10 +102,17 @@ def test_paging_under_concurrent_writes():
                     if api("DELETE", "/projects/%s" % r.body["id"], token=a.token).status == 200:
                         churn["deleted"] += 1
 
+    def wait_for_create(n, secs=15):
+        """Waits until the writer has created n projects (a create takes seconds on a loaded machine)."""
+        end = time.monotonic() + secs
+        while churn["created"] < n and time.monotonic() < end:
+            time.sleep(0.02)
+
     th = threading.Thread(target=writer)
     th.start()
     seen, cursor, pages = [], None, 0
     try:
+        wait_for_create(1)
         while pages < 200:
             q = {"workspaceId": wid, "limit": "4"}
             if cursor:
@@ -118,7 +125,7 @@ def test_paging_under_concurrent_writes():
             cursor = r.body.get("nextCursor")
             if not cursor:
                 break
-            time.sleep(0.05)
+            wait_for_create(churn["created"] + 1)   # a write between every two pages
     finally:
         stop.set()
         th.join()
