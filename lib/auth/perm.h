@@ -6,7 +6,7 @@
  * Every action a caller can ask for, by resource. Handlers name the action
  * and hand svc_perm_check() what they loaded; they never compare roles
  * themselves. The rules (spec "Authentication" 10, docs/api.md
- * "Permissions") are in lib/perm.c, in one table plus the few rules that
+ * "Permissions") are in lib/auth/perm.c, in one table plus the few rules that
  * depend on the resource (a project's visibility and creator, the roles of
  * the member acted on).
  */
@@ -32,7 +32,7 @@ enum svc_action {
 	/* projects, by credential scope (API tokens): same roles as SVC_ACT_WRITE */
 	SVC_ACT_CHAT,            /* send chat and plan messages, stop a generation */
 	SVC_ACT_DEPLOY,          /* publish a project, custom domains */
-	/* workspace credits (lib/api_credits.c) */
+	/* workspace credits (lib/api/api_credits.c) */
 	SVC_ACT_WS_CREDIT_LIMIT, /* change a workspace's credit limit: platform admins only, not even its owner */
 	SVC_ACT__MAX
 };
@@ -40,7 +40,7 @@ enum svc_action {
 /*
  * Scopes of a credential. A session (cookie or Bearer access token) holds
  * SVC_SCOPE_ALL. Per-user API tokens (spec "Authentication" 7) carry a
- * subset (lib/auth.h svc_pat_route_scopes() turns a token's scopes into
+ * subset (lib/auth/auth.h svc_pat_route_scopes() turns a token's scopes into
  * these for each request); an action needs the scope of its class on top
  * of the role rules.
  */
@@ -89,7 +89,7 @@ struct svc_perm_object {
  * member) are not permissions: the handlers answer 409 for them.
  * Returns 0 when allowed; SVC_E_UNAUTHORIZED when denied to an anonymous
  * caller (who should sign in); SVC_E_FORBIDDEN when denied otherwise.
- * The project listing (lib/db_stmts_workspaces.h, PROJECT_VISIBLE) encodes
+ * The project listing (lib/db/db_stmts_workspaces.h, PROJECT_VISIBLE) encodes
  * rule 3 for reading in SQL; tests/e2e/test_permissions.py checks that list
  * and get agree for every role and visibility.
  */

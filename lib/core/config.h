@@ -46,7 +46,7 @@ struct svc_config {
 	int64_t ai_context_default;    /* SVC_AI_CONTEXT_DEFAULT: tokens for a model not in the table; 0 (default) = no limit */
 	int64_t ai_retry_max_secs;     /* SVC_AI_RETRY_MAX: longest Retry-After a 429 is waited for, default 10 s */
 	double default_credit_usd;     /* SVC_DEFAULT_CREDIT_USD: a workspace's credit limit, default 10 */
-	const char *encryption_key;    /* ENCRYPTION_KEY: 64 hex digits (AES-256 instance key); "" = none (lib/crypto.h) */
+	const char *encryption_key;    /* ENCRYPTION_KEY: 64 hex digits (AES-256 instance key); "" = none (lib/auth/crypto.h) */
 	int envelope_encryption;       /* SVC_ENVELOPE_ENCRYPTION: 1 = per-workspace data keys sealed by ENCRYPTION_KEY */
 	int secure_cookies;            /* 1 when base_url is https */
 	/* svc-wsd, the collaboration daemon (docs/configuration.md "svc-wsd") */
@@ -109,7 +109,7 @@ int svc_config_parse_duration(const char *s, int64_t *out_secs);
 /*
  * Returns setting `key` as svc_config_load() reads it (the environment first,
  * then the SVC_CONFIG file), or `def` when it is set in neither. For modules
- * with their own settings (lib/auth_config.c). The string lives as long as
+ * with their own settings (lib/auth/auth_config.c). The string lives as long as
  * `cfg` (or the environment).
  */
 const char *svc_config_get(const struct svc_config *cfg, const char *key, const char *def);

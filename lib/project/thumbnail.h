@@ -38,7 +38,7 @@ int svc_thumbnail_fallback(const char *id, const char *name, const char *font_pa
  * and scales it to SVC_THUMB_W x SVC_THUMB_H (box filter). The page is
  * served to Chromium over HTTP by a child process on 127.0.0.1 that is also
  * Chromium's proxy for every request, loopback included: it answers only the
- * files of `dir` (lib/fsx confinement), so a page can reach neither the
+ * files of `dir` (lib/core/fsx confinement), so a page can reach neither the
  * network nor the host's files (file:// is not reachable from an http page).
  * Chromium gets a fresh profile in a temporary directory, no sandbox when
  * running as root, and `timeout_ms` in total before it and its children are

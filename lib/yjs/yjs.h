@@ -12,7 +12,7 @@
  * clocks are 53-bit values in uint64_t; clocks and text indexes count UTF-16
  * code units as yjs does, while all text crossing this API is UTF-8.
  *
- * Errors: functions return 0 or a negative `enum svc_err` (lib/err.h):
+ * Errors: functions return 0 or a negative `enum svc_err` (lib/core/err.h):
  * SVC_E_VALIDATION for malformed input (bytes that yjs would reject or that
  * cannot come from a yjs peer), SVC_E_NOT_FOUND for a missing key or type,
  * SVC_E_TOO_LARGE for a size beyond a limit. Memory exhaustion inside the
