@@ -6,10 +6,10 @@
 #define MESSAGE_BODY_MAX (8 * 1024 * 1024)
 
 static const struct svc_route routes[] = {
-	{ SVC_POST, "/api/chat/:projectId/messages", svc_api_chat_send, SVC_R_AUTH | SVC_R_JSON, MESSAGE_BODY_MAX, NULL },
+	{ SVC_POST, "/api/chat/:projectId/messages", svc_api_chat_send, SVC_R_AUTH | SVC_R_JSON, MESSAGE_BODY_MAX, &svc_api_chat_send_body },
 	{ SVC_GET, "/api/chat/:projectId/messages", svc_api_chat_history, SVC_R_AUTH, 0, NULL },
-	{ SVC_POST, "/api/chat/:projectId/stop", svc_api_chat_stop, SVC_R_AUTH | SVC_R_JSON, 0, NULL },
-	{ SVC_POST, "/api/plan/:projectId", svc_api_plan_send, SVC_R_AUTH | SVC_R_JSON, MESSAGE_BODY_MAX, NULL },
+	{ SVC_POST, "/api/chat/:projectId/stop", svc_api_chat_stop, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_chat_stop_body },
+	{ SVC_POST, "/api/plan/:projectId", svc_api_plan_send, SVC_R_AUTH | SVC_R_JSON, MESSAGE_BODY_MAX, &svc_api_plan_send_body },
 	{ SVC_GET, "/api/plan/:projectId/:chatId", svc_api_plan_get, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/plan/:projectId/:chatId/run", svc_api_plan_run, SVC_R_AUTH, 0, NULL },
 };

@@ -80,7 +80,8 @@ enum svc_err svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp 
 enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp);
 extern const struct svc_body svc_api_direct_save_body;
 
-int svc_api_chat_send(struct svc_req *req, struct svc_resp *resp);
-int svc_api_chat_history(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_chat_send(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_chat_history(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_chat_send_body;
 
 #endif

@@ -31,10 +31,12 @@
  *                         SVC_DEFAULT_CREDIT_USD}: 200 as GET; 400; 403 unless a platform admin
  *                         (SVC_ACT_WS_CREDIT_LIMIT: workspace owners cannot raise their own limit); 404.
  */
-int svc_api_chat_stop(struct svc_req *req, struct svc_resp *resp);
-int svc_api_plan_send(struct svc_req *req, struct svc_resp *resp);
-int svc_api_plan_get(struct svc_req *req, struct svc_resp *resp);
-int svc_api_plan_run(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_chat_stop(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_plan_send(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_plan_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_plan_run(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_chat_stop_body;
+extern const struct svc_body svc_api_plan_send_body;
 enum svc_err svc_api_ai_provider_get(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp);
 extern const struct svc_body svc_api_ai_provider_put_body;

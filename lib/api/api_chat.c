@@ -463,21 +463,19 @@ done:
 	return err;
 }
 
-/* Validates the message fields shared by chat and plan turns; fills sp (text, model, attachments, images). */
-static int message_fields(struct svc_req *req, struct svc_resp *resp, struct turn_spec *sp)
-{
-	static const struct svc_field fields[] = {
-		{ "chatId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
-		{ "text", SVC_V_TEXT, SVC_F_REQUIRED, 1, TEXT_MAX, NULL },
-		{ "model", SVC_V_STR, SVC_F_NULLABLE, 1, 200, NULL },
-		{ "attachments", SVC_V_ARRAY, SVC_F_NULLABLE, 0, 10, NULL },
-	};
-	const char *field;
-	char msg[256];
-	int err;
+/* The body of a chat or plan message (checked by the router). */
+static const struct svc_field message_fields[] = {
+	{ "chatId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
+	{ "text", SVC_V_TEXT, SVC_F_REQUIRED, 1, TEXT_MAX, NULL },
+	{ "model", SVC_V_STR, SVC_F_NULLABLE, 1, 200, NULL },
+	{ "attachments", SVC_V_ARRAY, SVC_F_NULLABLE, 0, 10, NULL },
+};
+const struct svc_body svc_api_chat_send_body = SVC_BODY(message_fields);
+const struct svc_body svc_api_plan_send_body = SVC_BODY(message_fields);
 
-	if ((err = svc_json_validate(req->json, fields, 4, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
+/* Fills sp's chat id, text, model and attachments (NULL when absent or null) from the checked body. */
+static void message_unpack(struct svc_req *req, struct turn_spec *sp)
+{
 	sp->chat_id = svc_json_str(req->json, "chatId");
 	sp->text = svc_json_str(req->json, "text");
 	sp->model = svc_json_str(req->json, "model");
@@ -485,11 +483,10 @@ static int message_fields(struct svc_req *req, struct svc_resp *resp, struct tur
 	json_object_object_get_ex(req->json, "attachments", &sp->attachments);
 	if (sp->attachments && json_object_is_type(sp->attachments, json_type_null))
 		sp->attachments = NULL;
-	return 0;
 }
 
 /* The parts of a message turn after its fields: project, chat, attachments, then the stream. */
-static int message_turn(struct svc_req *req, struct svc_resp *resp, int plan)
+static enum svc_err message_turn(struct svc_req *req, struct svc_resp *resp, int plan)
 {
 	const char *project_id = svc_req_param(req, "projectId");
 	struct svc_rows *project = NULL, *chat = NULL;
@@ -498,8 +495,7 @@ static int message_turn(struct svc_req *req, struct svc_resp *resp, int plan)
 	int err;
 
 	memset(&sp, 0, sizeof sp);
-	if ((err = message_fields(req, resp, &sp)) < 0)
-		return err;
+	message_unpack(req, &sp);
 	if ((err = svc_project_load(req, project_id, SVC_ACT_WRITE, &project)) < 0)
 		return err;
 	if ((err = chat_in_project(req, sp.chat_id, project_id, &chat)) < 0) {
@@ -530,13 +526,13 @@ done:
  * chat), 409 (a generation is already running in this chat), 413 (an image
  * over 5 MiB).
  */
-int svc_api_chat_send(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_chat_send(struct svc_req *req, struct svc_resp *resp)
 {
 	return message_turn(req, resp, 0);
 }
 
 /* POST /plan/:projectId {chatId, text, model?, attachments?}: as svc_api_chat_send, in plan mode. */
-int svc_api_plan_send(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_plan_send(struct svc_req *req, struct svc_resp *resp)
 {
 	return message_turn(req, resp, 1);
 }
@@ -562,7 +558,7 @@ static int plan_latest(struct svc_db *db, const char *chat_id, struct json_objec
 }
 
 /* GET /plan/:projectId/:chatId: 200 {steps, rawText, chatId, createdAt}; 403; 404 (project, chat, no plan). */
-int svc_api_plan_get(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_plan_get(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *project_id = svc_req_param(req, "projectId"), *chat_id = svc_req_param(req, "chatId");
 	struct svc_rows *project = NULL, *chat = NULL;
@@ -592,7 +588,7 @@ done:
  * POST /plan/:projectId/:chatId/run: the chat switches to build mode and the
  * plan becomes the next user message; 200 stream; 403; 404 (no plan); 409.
  */
-int svc_api_plan_run(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_plan_run(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *project_id = svc_req_param(req, "projectId"), *chat_id = svc_req_param(req, "chatId");
 	struct svc_rows *project = NULL, *chat = NULL;
@@ -629,22 +625,21 @@ done:
 	return err;
 }
 
+static const struct svc_field stop_fields[] = {
+	{ "chatId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
+};
+const struct svc_body svc_api_chat_stop_body = SVC_BODY(stop_fields);
+
 /* POST /chat/:projectId/stop {chatId}: 200 {chatId, stopRequested}; 400; 403; 404. */
-int svc_api_chat_stop(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_chat_stop(struct svc_req *req, struct svc_resp *resp)
 {
-	static const struct svc_field fields[] = {
-		{ "chatId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
-	};
-	const char *project_id = svc_req_param(req, "projectId"), *field, *chat_id;
+	const char *project_id = svc_req_param(req, "projectId"), *chat_id;
 	struct svc_rows *project = NULL, *chat = NULL;
 	struct json_object *o;
 	struct svc_dbv p;
 	uint64_t affected = 0;
-	char msg[256];
 	int err;
 
-	if ((err = svc_json_validate(req->json, fields, 1, &field, msg, sizeof msg)) < 0)
-		return svc_resp_error(resp, err, field, "%s", msg);
 	chat_id = svc_json_str(req->json, "chatId");
 	if ((err = svc_project_load(req, project_id, SVC_ACT_WRITE, &project)) < 0)
 		return err;
@@ -670,7 +665,7 @@ done:
  * (items oldest first within the page; nextCursor is the `before` of the
  * next, older page, null at the start); 400; 403; 404.
  */
-int svc_api_chat_history(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_chat_history(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *project_id = svc_req_param(req, "projectId");
 	char chat_id[64], before[32], lim[16];
