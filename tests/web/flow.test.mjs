@@ -200,19 +200,40 @@ test('plan mode shows the plan as steps, and Run plan carries it out', async () 
 	await role('button', 'Send').click();
 	const plan = role('heading', 'Plan');
 	await plan.waitFor({ timeout: 60000 });
-	await page.getByText('Style the footer').waitFor();
+	await page.getByText('Style the footer', { exact: true }).waitFor();
 	await role('button', 'Run plan').click();
 	await page.getByText('Plan carried out.').waitFor({ timeout: 60000 });
+	await role('button', 'Send').waitFor();
+});
+
+test('reasoning folds under Thinking; Stop ends a running turn', async () => {
+	const box = role('textbox', 'Message');
+	await box.fill('think');
+	await box.press('Enter');
+	const thinking = page.getByText('Thinking', { exact: true }).last();
+	await thinking.waitFor({ timeout: 60000 });
+	await role('button', 'Send').waitFor({ timeout: 60000 });
+	assert.equal(await page.getByText('Let me think.', { exact: false }).last().isVisible(), false, 'folded');
+	await thinking.click();
+	await page.getByText(/Let me think\./).last().waitFor();
+	await box.fill('very slow');
+	await box.press('Enter');
+	await page.getByText(/tick 1 /).last().waitFor({ timeout: 60000 });
+	await role('button', 'Stop').click();
+	await page.getByText('Stopped.').last().waitFor({ timeout: 30000 });
 	await role('button', 'Send').waitFor();
 });
 
 test('when the API cannot be reached a banner says so, and goes away by itself when it answers', async () => {
 	await role('tab', 'Preview').click();
 	await page.route('**/api/**', (r) => r.abort('connectionrefused'));
-	await role('button', 'Reload preview').click();
-	const banner = role('alert').filter({ hasText: 'cannot be reached' });
-	await banner.waitFor();
-	await page.unroute('**/api/**');
+	const banner = role('alert').filter({ has: role('button', 'Retry now') });
+	try {
+		await role('button', 'Reload preview').click();
+		await banner.getByText(/server cannot be reached/).waitFor();
+	} finally {
+		await page.unroute('**/api/**');
+	}
 	await banner.waitFor({ state: 'detached', timeout: 20000 });
 });
 

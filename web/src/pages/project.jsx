@@ -72,14 +72,14 @@ export function ProjectPage({ id }) {
 				<h1 tabIndex={-1}>{p.name}</h1>
 				<span class={'badge ' + p.visibility}>{p.visibility}</span>
 				{people.length > 0 && (
-					<p class="people" aria-label="Also here">
+					<ul class="people" aria-label="Also here">
 						{people.map((u) => (
-							<span class="avatar" title={u.name} key={u.id} style={{ background: u.color }}>
-								{(u.name || '?')[0].toUpperCase()}
-							</span>
+							<li class="avatar" title={u.name} key={u.id} style={{ background: u.color }}>
+								<span aria-hidden="true">{(u.name || '?')[0].toUpperCase()}</span>
+								<span class="sr-only">{u.name}</span>
+							</li>
 						))}
-						<span class="sr-only">{people.map((u) => u.name).join(', ')}</span>
-					</p>
+					</ul>
 				)}
 				<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} />
 			</div>
