@@ -33,7 +33,7 @@ export function ProjectPage({ id }) {
 	const [people, setPeople] = useState([]);
 	const [previewUrl, setPreviewUrl] = useState(null);
 	const narrow = useNarrow();
-	const [tab, setTab] = useState('preview');
+	const [tab, setTab] = useState(() => (window.matchMedia(NARROW).matches ? 'chat' : 'preview')); // a phone opens on the chat
 	const p = project.data;
 	useTitle(p ? p.name : 'Project');
 	const changed = useRef(0);
