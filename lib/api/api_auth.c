@@ -515,11 +515,11 @@ enum svc_err svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *re
 		return svc_resp_error(resp, SVC_E_CONFLICT, NULL, "You have %llu API tokens, the most allowed; revoke one first.",
 				      (unsigned long long)count);
 	if (svc_pat_generate(token) < 0 || svc_uuid_v4(id) < 0 ||
-	    svc_pat_scopes_format(scopes, scopes_text, sizeof scopes_text) < 0) {
+	    svc_pat_scopes_format(scopes, scopes_text, sizeof scopes_text) < 0 ||
+	    svc_sha256_hex(token, strlen(token), hash) < 0) {
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	svc_sha256_hex(token, hash);
 	memcpy(prefix, token, SVC_PAT_SHOWN);
 	prefix[SVC_PAT_SHOWN] = '\0';
 	p[0] = svc_dbv_str(id);
@@ -642,9 +642,8 @@ enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
 	if ((err = limit_hit(req, resp, "reset_account", email, &a->rl_reset_account)) < 0)
 		return err;
 	/* the same work for every address: a token and its hash, one lookup */
-	if (svc_random_hex(token, RESET_TOKEN_BYTES) < 0)
+	if (svc_random_hex(token, RESET_TOKEN_BYTES) < 0 || svc_sha256_hex(token, strlen(token), hash) < 0)
 		return SVC_E_INTERNAL;
-	svc_sha256_hex(token, hash);
 	p[0] = svc_dbv_str(email);
 	if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_EMAIL, p, 1, &rows, NULL)) < 0)
 		goto done;
@@ -738,7 +737,8 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 		return invalid_token(req, resp);
 	if ((err = svc_auth_password_hash(password, strlen(password), pwhash)) < 0)
 		return err;
-	svc_sha256_hex(token, hash);
+	if ((err = svc_sha256_hex(token, strlen(token), hash)) < 0)
+		return err;
 	if ((err = svc_db_begin(db)) < 0)
 		return err;
 	p[0] = svc_dbv_str(hash);

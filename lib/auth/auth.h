@@ -225,9 +225,6 @@ int svc_pat_generate(char *out);
 /* Returns 1 when `token` has the shape of an API token (prefix, exact length, base64url), else 0. */
 int svc_pat_well_formed(const char *token);
 
-/* Writes the lowercase hex SHA-256 of NUL-terminated `s` into out (65 bytes). */
-void svc_sha256_hex(const char *s, char *out);
-
 /* Returns the bit of scope `name` ("projects:read", "projects:write", "chat", "deploy", "admin"), or 0. */
 unsigned svc_pat_scope_bit(const char *name);
 

@@ -10,6 +10,7 @@
 
 #include "auth/auth.h"
 #include "core/err.h"
+#include "core/util.h"
 
 #define SECRET_MIN 32          /* bytes; RFC 7518 §3.2: at least the hash size */
 #define JTI_BYTES 16
@@ -104,12 +105,10 @@ int svc_auth_jwt_issue(const char *secret, size_t secret_len, const char *issuer
 {
 	unsigned char rnd[JTI_BYTES];
 	char jti[2 * JTI_BYTES + 1];
-	static const char hex[] = "0123456789abcdef";
 	const char *kname = kind_name(kind);
 	jwt_t *j = NULL;
 	char *tok = NULL, *copy;
 	int64_t exp;
-	size_t i;
 	int error = SVC_E_INTERNAL;
 
 	if (!secret || secret_len < SECRET_MIN || secret_len > INT_MAX || !issuer ||
@@ -124,11 +123,7 @@ int svc_auth_jwt_issue(const char *secret, size_t secret_len, const char *issuer
 #endif
 	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
 		goto done;
-	for (i = 0; i < JTI_BYTES; i++) {
-		jti[2 * i] = hex[rnd[i] >> 4];
-		jti[2 * i + 1] = hex[rnd[i] & 0xf];
-	}
-	jti[2 * JTI_BYTES] = '\0';
+	svc_hex_encode(rnd, JTI_BYTES, jti);
 
 	if (jwt_new(&j) != 0)
 		goto done;

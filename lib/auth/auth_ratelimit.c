@@ -18,8 +18,7 @@ static int bucket_of(const char *rule, const char *key, char *out)
 
 	if (n < 0 || (size_t)n >= sizeof text)
 		return SVC_E_INTERNAL;
-	svc_sha256_hex(text, out);
-	return 0;
+	return svc_sha256_hex(text, (size_t)n, out);
 }
 
 static int64_t window_of(const struct svc_rate_rule *r, int64_t now)

@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 
 #include "auth/auth.h"
 #include "db/db.h"
@@ -24,21 +23,6 @@ static const struct {
 	{ SVC_PAT_DEPLOY, "deploy" },
 	{ SVC_PAT_ADMIN, "admin" },
 };
-
-void svc_sha256_hex(const char *s, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	size_t i;
-
-	SHA256((const unsigned char *)s, strlen(s), md);
-	for (i = 0; i < SHA256_DIGEST_LENGTH; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 0xf];
-	}
-	out[2 * SHA256_DIGEST_LENGTH] = '\0';
-	OPENSSL_cleanse(md, sizeof md);
-}
 
 int svc_pat_generate(char *out)
 {
@@ -252,7 +236,8 @@ int svc_pat_authenticate(struct svc_db *db, const char *token, char *out_user_id
 
 	if (!svc_pat_well_formed(token))
 		return SVC_E_UNAUTHORIZED;
-	svc_sha256_hex(token, hash);
+	if ((err = svc_sha256_hex(token, strlen(token), hash)) < 0)
+		return err;
 	p = svc_dbv_str(hash);
 	if ((err = svc_db_run(db, STMT_TOKEN_BY_HASH, &p, 1, &rows, NULL)) < 0)
 		return err;

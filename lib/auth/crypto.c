@@ -12,32 +12,11 @@
 #include "core/log.h"
 #include "core/util.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int svc_crypto_parse_key(const char *hex, uint8_t out[SVC_CRYPTO_KEY_LEN])
 {
-	size_t i;
-	int hi, lo;
-
 	if (!hex || strlen(hex) != 2 * SVC_CRYPTO_KEY_LEN)
 		return SVC_E_VALIDATION;
-	for (i = 0; i < SVC_CRYPTO_KEY_LEN; i++) {
-		hi = hexval(hex[2 * i]);
-		lo = hexval(hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return SVC_E_VALIDATION;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
+	return svc_hex_decode(hex, 2 * SVC_CRYPTO_KEY_LEN, out);
 }
 
 int svc_crypto_aad(char *out, size_t max, const char *table, const char *column, const char *row)

@@ -6,7 +6,6 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
-#include <openssl/sha.h>
 
 #include "core/err.h"
 #include "auth/internal.h"
@@ -16,23 +15,11 @@
 #define PATH_MAX_LEN 2048
 #define ANSWER_MAX (1024 * 1024)
 
-static void hex(const unsigned char *in, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 int svc_internal_sign(const char *secret, size_t secret_len, const char *method, const char *path,
 		      int64_t ts, const void *body, size_t len, char *out)
 {
-	unsigned char digest[SHA256_DIGEST_LENGTH], mac[EVP_MAX_MD_SIZE];
-	char body_hex[2 * SHA256_DIGEST_LENGTH + 1], msg[PATH_MAX_LEN + 128];
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	char body_hex[SVC_SHA256_HEX_LEN + 1], msg[PATH_MAX_LEN + 128];
 	unsigned int mac_len = 0;
 	int n;
 
@@ -40,16 +27,16 @@ int svc_internal_sign(const char *secret, size_t secret_len, const char *method,
 		return SVC_E_INTERNAL;
 	if (strlen(path) > PATH_MAX_LEN || strlen(method) > 16)
 		return SVC_E_INTERNAL;
-	SHA256(body ? body : (const void *)"", len, digest);
-	hex(digest, sizeof digest, body_hex);
+	if (svc_sha256_hex(body, len, body_hex) < 0)
+		return SVC_E_INTERNAL;
 	n = snprintf(msg, sizeof msg, "%s\n%s\n%lld\n%s", method, path, (long long)ts, body_hex);
 	if (n < 0 || (size_t)n >= sizeof msg)
 		return SVC_E_INTERNAL;
 	if (!HMAC(EVP_sha256(), secret, (int)secret_len, (const unsigned char *)msg, (size_t)n, mac, &mac_len) ||
-	    mac_len != SHA256_DIGEST_LENGTH)
+	    mac_len != SVC_SHA256_HEX_LEN / 2)
 		return SVC_E_INTERNAL;
 	memcpy(out, "v1=", 3);
-	hex(mac, mac_len, out + 3);
+	svc_hex_encode(mac, mac_len, out + 3);
 	OPENSSL_cleanse(mac, sizeof mac);
 	return 0;
 }

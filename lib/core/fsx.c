@@ -17,6 +17,7 @@
 
 #include "core/err.h"
 #include "core/fsx.h"
+#include "core/util.h"
 
 #define FSX_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 #define FSX_MAX_DEPTH 64                  /* directory nesting followed by list/copy/remove */
@@ -27,38 +28,6 @@
 #define FSX_TMP_PREFIX ".svc-tmp-"
 
 /* ---- path syntax ---- */
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if invalid (RFC 3629 section 4). */
-static size_t utf8_seq(const unsigned char *s, size_t n, unsigned int *cp)
-{
-	unsigned int c = s[0], min;
-	size_t len, i;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2, c &= 0x1f, min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3, c &= 0x0f, min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4, c &= 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
 
 int svc_fsx_check_path(const char *rel, char *out)
 {
@@ -71,8 +40,8 @@ int svc_fsx_check_path(const char *rel, char *out)
 	if (len == 0 || len > SVC_FSX_PATH_MAX || rel[0] == '/')
 		return SVC_E_VALIDATION;
 	for (i = 0; i < len;) {
-		unsigned int cp;
-		size_t n = utf8_seq((const unsigned char *)rel + i, len - i, &cp);
+		uint32_t cp;
+		size_t n = svc_utf8_decode(rel + i, len - i, &cp);
 		if (n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == '\\')
 			return SVC_E_VALIDATION;
 		i += n;
@@ -199,7 +168,7 @@ int svc_fsx_read(const char *root, const char *rel, size_t max_bytes, char **out
 {
 	char norm[SVC_FSX_PATH_MAX + 1];
 	char *buf = NULL;
-	size_t cap, len = 0;
+	size_t cap = 0, len = 0;
 	struct stat st;
 	int rootfd = -1, fd = -1, error;
 
@@ -226,26 +195,16 @@ int svc_fsx_read(const char *root, const char *rel, size_t max_bytes, char **out
 		error = SVC_E_TOO_LARGE;
 		goto done;
 	}
-	/* the file may grow while read: read at most max_bytes + 1 to notice */
-	cap = (size_t)st.st_size + 1;
-	if (!(buf = malloc(cap + 1))) {
-		error = SVC_E_INTERNAL;
+	/* the file may grow while read: room for its size, one byte more to notice, and the NUL */
+	if ((error = SVC_ARRAY_GROW(buf, cap, (size_t)st.st_size + 2)) < 0)
 		goto done;
-	}
 	for (;;) {
 		ssize_t n;
 
-		if (len == cap) { /* grew since fstat: len <= max_bytes < SIZE_MAX - 1 here */
-			size_t ncap = cap / 2 + 1 > max_bytes + 1 - cap ? max_bytes + 1 : cap + cap / 2 + 1;
-			char *nbuf;
-			if (!(nbuf = realloc(buf, ncap + 1))) {
-				error = SVC_E_INTERNAL;
-				goto done;
-			}
-			buf = nbuf;
-			cap = ncap;
-		}
-		n = read(fd, buf + len, cap - len);
+		/* grew since fstat: room for one more byte and the NUL (len <= max_bytes < SIZE_MAX - 1 here) */
+		if ((error = SVC_ARRAY_GROW(buf, cap, len + 2)) < 0)
+			goto done;
+		n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -392,6 +351,46 @@ done:
 	return error;
 }
 
+/* ---- reading directories ---- */
+
+int svc_fsx_dir_open(int dirfd, struct svc_fsx_dir *out)
+{
+	int fd;
+
+	out->fd = dirfd;
+	out->dir = NULL;
+	/* fdopendir takes over its descriptor: give it a duplicate, so dirfd stays the caller's */
+	if ((fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return SVC_E_INTERNAL;
+	if (!(out->dir = fdopendir(fd))) {
+		close(fd);
+		return SVC_E_INTERNAL;
+	}
+	return SVC_OK;
+}
+
+int svc_fsx_dir_next(struct svc_fsx_dir *d, const char **out_name, struct stat *out_st)
+{
+	struct dirent *de;
+
+	while ((errno = 0, de = readdir(d->dir)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(d->fd, de->d_name, out_st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* vanished meanwhile */
+		*out_name = de->d_name;
+		return 1;
+	}
+	return errno != 0 ? SVC_E_INTERNAL : 0;
+}
+
+void svc_fsx_dir_close(struct svc_fsx_dir *d)
+{
+	if (d->dir)
+		closedir(d->dir);
+	d->dir = NULL;
+}
+
 /* ---- list ---- */
 
 struct entry_vec {
@@ -405,18 +404,8 @@ static int vec_push(struct entry_vec *vec, const char *path, const struct stat *
 
 	if (vec->n == vec->max)
 		return SVC_E_TOO_LARGE;
-	if (vec->n == vec->cap) {
-		size_t ncap = vec->cap ? vec->cap * 2 : 64;
-		struct svc_fsx_entry *nv;
-		if (ncap > vec->max)
-			ncap = vec->max;
-		if (ncap > SIZE_MAX / sizeof *nv)
-			return SVC_E_INTERNAL;
-		if (!(nv = realloc(vec->v, ncap * sizeof *nv)))
-			return SVC_E_INTERNAL;
-		vec->v = nv;
-		vec->cap = ncap;
-	}
+	if (SVC_ARRAY_GROW(vec->v, vec->cap, vec->n + 1) < 0)
+		return SVC_E_INTERNAL;
 	e = &vec->v[vec->n];
 	if (!(e->path = strdup(path)))
 		return SVC_E_INTERNAL;
@@ -429,38 +418,30 @@ static int vec_push(struct entry_vec *vec, const char *path, const struct stat *
 /* Adds the regular files under directory fd `dirfd` (relative path `prefix`, "" at the root). */
 static int list_dir(int dirfd, const char *prefix, int depth, struct entry_vec *vec)
 {
-	DIR *d = NULL;
-	struct dirent *de;
-	int fd, error = SVC_OK;
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
+	int r, error;
 
 	if (depth > FSX_MAX_DEPTH)
 		return SVC_OK;
-	if ((fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
-		return SVC_E_INTERNAL;
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return SVC_E_INTERNAL;
-	}
-	while ((errno = 0, de = readdir(d)) != NULL) {
+	if ((error = svc_fsx_dir_open(dirfd, &d)) < 0)
+		return error;
+	while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
 		char path[SVC_FSX_PATH_MAX + 1], check[SVC_FSX_PATH_MAX + 1];
-		struct stat st;
 		int n;
 
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcasecmp(name, ".git") == 0)
 			continue;
-		if (strcasecmp(de->d_name, ".git") == 0)
-			continue;
-		if (strncmp(de->d_name, FSX_TMP_PREFIX, strlen(FSX_TMP_PREFIX)) == 0)
+		if (strncmp(name, FSX_TMP_PREFIX, strlen(FSX_TMP_PREFIX)) == 0)
 			continue; /* a write in progress, or one that crashed */
-		n = snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
+		n = snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "/" : "", name);
 		if (n < 0 || (size_t)n >= sizeof path)
 			continue; /* too long to be named through this API */
 		if (svc_fsx_check_path(path, check) < 0 || strcmp(path, check) != 0)
 			continue; /* a name the API would refuse (control character, backslash, ...) */
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue; /* vanished meanwhile */
 		if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0)
 				continue;
 			error = list_dir(sub, path, depth + 1, vec);
@@ -472,10 +453,9 @@ static int list_dir(int dirfd, const char *prefix, int depth, struct entry_vec *
 				goto done;
 		}
 	}
-	if (errno != 0)
-		error = SVC_E_INTERNAL;
+	error = r;
 done:
-	closedir(d);
+	svc_fsx_dir_close(&d);
 	return error;
 }
 
@@ -518,52 +498,8 @@ void svc_fsx_list_free(struct svc_fsx_entry *list, size_t n)
 
 /* ---- search ---- */
 
-struct text {
-	char *s;
-	size_t len, cap;
-};
-
-static int text_add(struct text *t, const char *s, size_t n)
-{
-	if (n >= SIZE_MAX - t->len)
-		return SVC_E_INTERNAL;
-	if (t->len + n + 1 > t->cap) {
-		size_t ncap = t->cap ? t->cap : 256;
-		char *ns;
-		while (ncap < t->len + n + 1) {
-			if (ncap > SIZE_MAX / 2)
-				return SVC_E_INTERNAL;
-			ncap *= 2;
-		}
-		if (!(ns = realloc(t->s, ncap)))
-			return SVC_E_INTERNAL;
-		t->s = ns;
-		t->cap = ncap;
-	}
-	memcpy(t->s + t->len, s, n);
-	t->len += n;
-	t->s[t->len] = '\0';
-	return SVC_OK;
-}
-
-/* Cuts n so that s[0..n) does not end inside a UTF-8 sequence. */
-static size_t utf8_cut(const char *s, size_t n)
-{
-	size_t end = n;
-
-	while (end > 0 && ((unsigned char)s[end - 1] & 0xc0) == 0x80)
-		end--;
-	if (end > 0 && (unsigned char)s[end - 1] >= 0xc0) {
-		unsigned char lead = (unsigned char)s[end - 1];
-		size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
-		if (n - (end - 1) < need)
-			return end - 1;
-	}
-	return n;
-}
-
 static int search_file(const char *path, char *buf, size_t len, const regex_t *re, size_t max_matches,
-		       size_t *found, struct text *t)
+		       size_t *found, struct svc_buf *t)
 {
 	size_t probe = len < FSX_SEARCH_BINARY_PROBE ? len : FSX_SEARCH_BINARY_PROBE;
 	size_t lineno = 0, pos = 0;
@@ -585,13 +521,13 @@ static int search_file(const char *path, char *buf, size_t len, const regex_t *r
 		if (regexec(re, line, 0, NULL, 0) != 0)
 			continue;
 		if (n > FSX_SEARCH_TEXT_MAX)
-			n = utf8_cut(line, FSX_SEARCH_TEXT_MAX);
+			n = svc_utf8_cut(line, n, FSX_SEARCH_TEXT_MAX);
 		k = snprintf(num, sizeof num, ":%zu: ", lineno);
 		if (k < 0 || (size_t)k >= sizeof num)
 			return SVC_E_INTERNAL;
-		if ((error = text_add(t, path, strlen(path))) < 0 || (error = text_add(t, num, (size_t)k)) < 0 ||
-		    (error = text_add(t, line, strnlen(line, n))) < 0 || (error = text_add(t, "\n", 1)) < 0)
-			return error;
+		if ((error = svc_buf_adds(t, path)) < 0 || (error = svc_buf_add(t, num, (size_t)k)) < 0 ||
+		    (error = svc_buf_add(t, line, strnlen(line, n))) < 0 || (error = svc_buf_add(t, "\n", 1)) < 0)
+			return error == SVC_E_TOO_LARGE ? SVC_E_INTERNAL : error;
 		(*found)++;
 	}
 	return SVC_OK;
@@ -600,7 +536,7 @@ static int search_file(const char *path, char *buf, size_t len, const regex_t *r
 int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, char **out)
 {
 	struct svc_fsx_entry *list = NULL;
-	struct text t = { NULL, 0, 0 };
+	struct svc_buf t;
 	size_t n = 0, i, found = 0;
 	regex_t re;
 	int compiled = 0, error;
@@ -608,9 +544,8 @@ int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, ch
 	if (!pattern || regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE | REG_NOSUB) != 0)
 		return SVC_E_VALIDATION;
 	compiled = 1;
+	svc_buf_init(&t, SIZE_MAX - 1);
 	if ((error = svc_fsx_list(root, FSX_SEARCH_LIST_MAX, &list, &n)) < 0)
-		goto done;
-	if ((error = text_add(&t, "", 0)) < 0)
 		goto done;
 	for (i = 0; i < n && found < max_matches; i++) {
 		char *buf = NULL;
@@ -631,10 +566,10 @@ int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, ch
 		if (error < 0)
 			goto done;
 	}
-	*out = t.s;
-	t.s = NULL;
+	if (!(*out = svc_buf_detach(&t, NULL)))
+		error = SVC_E_INTERNAL;
 done:
-	free(t.s);
+	svc_buf_dispose(&t);
 	svc_fsx_list_free(list, n);
 	if (compiled)
 		regfree(&re);
@@ -677,33 +612,24 @@ static int copy_file(int sfd, int dfd, const char *name, mode_t mode)
 
 static int copy_dir(int sfd, int dfd, int depth)
 {
-	DIR *d;
-	struct dirent *de;
-	int fd, error = SVC_OK;
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
+	int r, error;
 
 	if (depth > FSX_MAX_DEPTH)
 		return SVC_E_TOO_LARGE;
-	if ((fd = fcntl(sfd, F_DUPFD_CLOEXEC, 0)) < 0)
-		return SVC_E_INTERNAL;
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return SVC_E_INTERNAL;
-	}
-	while ((errno = 0, de = readdir(d)) != NULL) {
-		struct stat st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
+	if ((error = svc_fsx_dir_open(sfd, &d)) < 0)
+		return error;
+	while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
 		if (S_ISDIR(st.st_mode)) {
 			int s2, d2;
-			if (mkdirat(dfd, de->d_name, (st.st_mode & 0777) | 0700) < 0) {
+			if (mkdirat(dfd, name, (st.st_mode & 0777) | 0700) < 0) {
 				error = SVC_E_INTERNAL;
 				goto done;
 			}
-			s2 = openat(sfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			d2 = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			s2 = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			d2 = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (s2 < 0 || d2 < 0)
 				error = SVC_E_INTERNAL;
 			else
@@ -715,14 +641,13 @@ static int copy_dir(int sfd, int dfd, int depth)
 			if (error < 0)
 				goto done;
 		} else if (S_ISREG(st.st_mode)) {
-			if ((error = copy_file(sfd, dfd, de->d_name, st.st_mode)) < 0)
+			if ((error = copy_file(sfd, dfd, name, st.st_mode)) < 0)
 				goto done;
 		}
 	}
-	if (errno != 0)
-		error = SVC_E_INTERNAL;
+	error = r;
 done:
-	closedir(d);
+	svc_fsx_dir_close(&d);
 	return error;
 }
 
@@ -786,27 +711,18 @@ done:
 
 static int remove_dir_contents(int dirfd, int depth)
 {
-	DIR *d;
-	struct dirent *de;
-	int fd, error = SVC_OK;
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
+	int r, error;
 
 	if (depth > FSX_MAX_DEPTH * 4)
 		return SVC_E_INTERNAL;
-	if ((fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
-		return SVC_E_INTERNAL;
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return SVC_E_INTERNAL;
-	}
-	while ((errno = 0, de = readdir(d)) != NULL) {
-		struct stat st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
+	if ((error = svc_fsx_dir_open(dirfd, &d)) < 0)
+		return error;
+	while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
 		if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0) {
 				error = SVC_E_INTERNAL;
 				goto done;
@@ -815,19 +731,18 @@ static int remove_dir_contents(int dirfd, int depth)
 			close(sub);
 			if (error < 0)
 				goto done;
-			if (unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0) {
+			if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0) {
 				error = SVC_E_INTERNAL;
 				goto done;
 			}
-		} else if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT) {
+		} else if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT) {
 			error = SVC_E_INTERNAL;
 			goto done;
 		}
 	}
-	if (errno != 0)
-		error = SVC_E_INTERNAL;
+	error = r;
 done:
-	closedir(d);
+	svc_fsx_dir_close(&d);
 	return error;
 }
 

@@ -2,8 +2,10 @@
 #ifndef SVC_FSX_H
 #define SVC_FSX_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #define SVC_FSX_PATH_MAX 1024 /* longest relative path accepted, in bytes */
 
@@ -98,6 +100,46 @@ int svc_fsx_copy_tree(const char *src, const char *dst);
  * is removed, not its target. A missing path is SVC_OK; else SVC_E_INTERNAL.
  */
 int svc_fsx_remove_tree(const char *path);
+
+/*
+ * A directory read entry by entry: the one directory walk of svc (listing,
+ * searching, copying and removing trees, the schema directory of
+ * svc-migrate). Entries are described as lstat(2) would (fstatat with
+ * AT_SYMLINK_NOFOLLOW: a symlink is a symlink, never its target).
+ *
+ *	struct svc_fsx_dir d;
+ *	const char *name;
+ *	struct stat st;
+ *	int r;
+ *
+ *	if ((err = svc_fsx_dir_open(dirfd, &d)) < 0)
+ *		return err;
+ *	while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0)
+ *		... openat(d.fd, name, ...) ...
+ *	svc_fsx_dir_close(&d);
+ */
+struct svc_fsx_dir {
+	int fd;   /* the directory being read, for *at() calls on its entries; borrowed, not closed */
+	DIR *dir; /* private: the stream, on a duplicate of fd */
+};
+
+/*
+ * Starts reading the directory open at `dirfd` (which stays the caller's and
+ * must stay open until svc_fsx_dir_close()) into *out. Returns 0, or
+ * SVC_E_INTERNAL (out of descriptors or memory, or not a directory).
+ */
+int svc_fsx_dir_open(int dirfd, struct svc_fsx_dir *out);
+
+/*
+ * Reads the next entry other than "." and "..", in the order readdir(3) gives,
+ * into *out_name (valid until the next call on `d`) and *out_st. Entries that
+ * vanish before they can be looked at are skipped. Returns 1 for an entry, 0
+ * at the end, SVC_E_INTERNAL when reading the directory fails.
+ */
+int svc_fsx_dir_next(struct svc_fsx_dir *d, const char **out_name, struct stat *out_st);
+
+/* Ends the reading started by svc_fsx_dir_open(); calling it twice is harmless. */
+void svc_fsx_dir_close(struct svc_fsx_dir *d);
 
 /* Guesses a Content-Type from the extension of `path` ("text/html; charset=utf-8", ...; "application/octet-stream" otherwise). */
 const char *svc_fsx_content_type(const char *path);

@@ -1,11 +1,14 @@
-/* util.c: bounded buffers, time stamps, UUIDs, strict number parsing, UTF-8 checks. */
+/* util.c: bounded buffers, array growth, time stamps, UUIDs, hex and SHA-256, strict number parsing, UTF-8, cookies. */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "core/err.h"
@@ -19,25 +22,38 @@ void svc_buf_init(struct svc_buf *b, size_t max)
 	b->max = max;
 }
 
+int svc__array_grow(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+	void *arr, *p;
+	size_t ncap;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? (*cap > SIZE_MAX / 2 ? SIZE_MAX : *cap * 2) : 16;
+	if (ncap < need)
+		ncap = need;
+	/* no object may be larger than PTRDIFF_MAX bytes (C11 6.5.6: pointer subtraction) */
+	if (elem && ncap > (size_t)PTRDIFF_MAX / elem)
+		ncap = need; /* doubling would be too much: just what is needed */
+	if (elem && ncap > (size_t)PTRDIFF_MAX / elem)
+		return SVC_E_INTERNAL;
+	/* the caller's pointer is read and written through its bytes, whatever its type */
+	memcpy(&arr, arrp, sizeof arr);
+	if (!(p = realloc(arr, ncap * elem)))
+		return SVC_E_INTERNAL;
+	memcpy(arrp, &p, sizeof p);
+	*cap = ncap;
+	return 0;
+}
+
 static int buf_grow(struct svc_buf *b, size_t extra)
 {
-	size_t need, cap;
-	char *p;
-
 	if (extra > b->max || b->len > b->max - extra)
 		return SVC_E_TOO_LARGE;
-	need = b->len + extra + 1;
-	if (need <= b->cap)
+	if (b->len + extra + 1 <= b->cap)
 		return 0;
-	cap = b->cap ? b->cap : 64;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	p = realloc(b->data, cap);
-	if (!p)
-		return SVC_E_INTERNAL;
-	b->data = p;
-	b->cap = cap;
-	return 0;
+	/* 64 bytes at first; a buffer never takes more than max + 1 */
+	return SVC_ARRAY_GROW(b->data, b->cap, b->len + extra + 1 > 64 ? b->len + extra + 1 : 64);
 }
 
 int svc_buf_add(struct svc_buf *b, const void *data, size_t len)
@@ -75,6 +91,11 @@ int svc_buf_addf(struct svc_buf *b, const char *fmt, ...)
 	va_end(ap);
 	b->len += (size_t)n;
 	return 0;
+}
+
+const char *svc_buf_str(const struct svc_buf *b)
+{
+	return b->data ? b->data : "";
 }
 
 void svc_buf_reset(struct svc_buf *b)
@@ -182,18 +203,14 @@ int svc_random(void *out, size_t n)
 
 int svc_random_hex(char *out, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[64];
-	size_t i, done = 0;
+	size_t done = 0;
 
 	while (done < n) {
 		size_t chunk = n - done > sizeof raw ? sizeof raw : n - done;
 		if (svc_random(raw, chunk) < 0)
 			return SVC_E_INTERNAL;
-		for (i = 0; i < chunk; i++) {
-			out[2 * (done + i)] = hex[raw[i] >> 4];
-			out[2 * (done + i) + 1] = hex[raw[i] & 15];
-		}
+		svc_hex_encode(raw, chunk, out + 2 * done);
 		done += chunk;
 	}
 	out[2 * n] = '\0';
@@ -201,21 +218,74 @@ int svc_random_hex(char *out, size_t n)
 	return 0;
 }
 
-int svc_uuid_v4(char *out)
+void svc_hex_encode(const void *in, size_t n, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = in;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[p[i] >> 4];
+		out[2 * i + 1] = hex[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+int svc_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int svc_hex_decode(const char *hex, size_t len, void *out)
+{
+	unsigned char *o = out;
+	size_t i;
+
+	if (len % 2)
+		return SVC_E_VALIDATION;
+	for (i = 0; i < len / 2; i++) {
+		int hi = svc_hex_digit(hex[2 * i]), lo = svc_hex_digit(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return SVC_E_VALIDATION;
+		o[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+int svc_sha256_hex(const void *data, size_t len, char *out)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	out[0] = '\0';
+	if (!EVP_Digest(len ? data : "", len, md, &mdlen, EVP_sha256(), NULL) || mdlen * 2 != SVC_SHA256_HEX_LEN)
+		return SVC_E_INTERNAL;
+	svc_hex_encode(md, mdlen, out);
+	OPENSSL_cleanse(md, sizeof md);
+	return 0;
+}
+
+int svc_uuid_v4(char *out)
+{
 	unsigned char r[16];
+	char hex[33];
 	size_t i, o = 0;
 
 	if (svc_random(r, sizeof r) < 0)
 		return SVC_E_INTERNAL;
 	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
 	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
-	for (i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
+	svc_hex_encode(r, sizeof r, hex);
+	for (i = 0; i < 32; i++) {
+		if (i == 8 || i == 12 || i == 16 || i == 20)
 			out[o++] = '-';
-		out[o++] = hex[r[i] >> 4];
-		out[o++] = hex[r[i] & 15];
+		out[o++] = hex[i];
 	}
 	out[o] = '\0';
 	return 0;
@@ -262,44 +332,19 @@ int svc_parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int svc_utf8_valid(const char *str, size_t len)
+int svc_utf8_valid(const char *s, size_t len)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
+	size_t i = 0, n;
+	uint32_t cp;
 
 	while (i < len) {
-		unsigned char c = s[i];
-		uint32_t cp;
-		size_t n, k;
-
-		if (c == 0)
-			return 0;
-		if (c < 0x80) {
+		if ((unsigned char)s[i] - 1u < 0x7fu) { /* ASCII other than NUL */
 			i++;
 			continue;
-		} else if ((c & 0xe0) == 0xc0) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return 0;
 		}
-		if (len - i <= n)
+		if (!(n = svc_utf8_decode(s + i, len - i, &cp)) || cp == 0)
 			return 0;
-		for (k = 1; k <= n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		i += n + 1;
+		i += n;
 	}
 	return 1;
 }
@@ -312,6 +357,21 @@ size_t svc_utf8_count(const char *s, size_t len)
 		if (((unsigned char)s[i] & 0xc0) != 0x80)
 			n++;
 	return n;
+}
+
+size_t svc_utf8_cut(const char *str, size_t len, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t end = max, need;
+
+	if (len <= max)
+		return len;
+	while (end > 0 && (s[end - 1] & 0xc0) == 0x80)
+		end--; /* back over the continuation bytes before max */
+	if (end == 0 || s[end - 1] < 0xc0)
+		return max; /* max follows ASCII or stray continuation bytes */
+	need = s[end - 1] >= 0xf0 ? 4 : s[end - 1] >= 0xe0 ? 3 : 2;
+	return max - (end - 1) < need ? end - 1 : max;
 }
 
 int svc_is_blank(const char *s)
@@ -327,4 +387,38 @@ int svc_secret_equal(const char *a, size_t alen, const char *b, size_t blen)
 	if (alen != blen)
 		return 0;
 	return CRYPTO_memcmp(a, b, alen) == 0;
+}
+
+int svc_cookie_get(const char *header, const char *name, char *out, size_t max)
+{
+	const char *h = header, *end, *eq, *n0, *n1, *v0, *v1;
+	size_t nlen = strlen(name);
+
+	while (h && *h) {
+		end = h + strcspn(h, ";");
+		eq = memchr(h, '=', (size_t)(end - h));
+		if (eq) {
+			for (n0 = h; n0 < eq && (*n0 == ' ' || *n0 == '\t'); n0++)
+				;
+			for (n1 = eq; n1 > n0 && (n1[-1] == ' ' || n1[-1] == '\t'); n1--)
+				;
+			for (v0 = eq + 1; v0 < end && (*v0 == ' ' || *v0 == '\t'); v0++)
+				;
+			for (v1 = end; v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\t'); v1--)
+				;
+			if (nlen && (size_t)(n1 - n0) == nlen && memcmp(n0, name, nlen) == 0) {
+				if (v1 - v0 >= 2 && *v0 == '"' && v1[-1] == '"') {
+					v0++;
+					v1--;
+				}
+				if ((size_t)(v1 - v0) >= max)
+					return 0;
+				memcpy(out, v0, (size_t)(v1 - v0));
+				out[v1 - v0] = '\0';
+				return 1;
+			}
+		}
+		h = *end ? end + 1 : end;
+	}
+	return 0;
 }

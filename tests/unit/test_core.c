@@ -25,7 +25,88 @@ static void test_util_buf_bounded(void)
 	CU_ASSERT_STRING_EQUAL(b.data, "abcd1234");
 	svc_buf_reset(&b);
 	CU_ASSERT_EQUAL(b.len, 0);
+	CU_ASSERT_STRING_EQUAL(svc_buf_str(&b), "");
 	svc_buf_dispose(&b);
+	CU_ASSERT_PTR_NULL(b.data);
+	CU_ASSERT_STRING_EQUAL(svc_buf_str(&b), ""); /* never NULL, even before anything was added */
+	CU_ASSERT_EQUAL(b.max, 8);
+}
+
+static void test_util_array_grow(void)
+{
+	uint32_t *a = NULL;
+	size_t cap = 0, i;
+	char *big = NULL;
+	size_t bigcap = 0;
+
+	CU_ASSERT_EQUAL(SVC_ARRAY_GROW(a, cap, 0), 0); /* nothing needed, nothing allocated */
+	CU_ASSERT_PTR_NULL(a);
+	CU_ASSERT_EQUAL(cap, 0);
+	for (i = 0; i < 1000; i++) {
+		CU_ASSERT_EQUAL_FATAL(SVC_ARRAY_GROW(a, cap, i + 1), 0);
+		CU_ASSERT_FATAL(cap >= i + 1);
+		a[i] = (uint32_t)i * 7;
+	}
+	CU_ASSERT_EQUAL(cap, 1024); /* 16 doubled six times */
+	for (i = 0; i < 1000; i++)
+		CU_ASSERT_EQUAL(a[i], (uint32_t)i * 7);
+	CU_ASSERT_EQUAL(SVC_ARRAY_GROW(a, cap, 5000), 0); /* more than twice: exactly what is needed */
+	CU_ASSERT_EQUAL(cap, 5000);
+	CU_ASSERT_EQUAL(a[999], 999 * 7);
+	/* sizes past SIZE_MAX (or PTRDIFF_MAX) fail and leave the array as it was */
+	CU_ASSERT_EQUAL(SVC_ARRAY_GROW(a, cap, SIZE_MAX / 2), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(cap, 5000);
+	CU_ASSERT_EQUAL(a[999], 999 * 7);
+	free(a);
+	CU_ASSERT_EQUAL(SVC_ARRAY_GROW(big, bigcap, 3), 0);
+	CU_ASSERT_EQUAL(bigcap, 16);
+	CU_ASSERT_EQUAL(SVC_ARRAY_GROW(big, bigcap, SIZE_MAX), SVC_E_INTERNAL); /* no object is that large */
+	CU_ASSERT_EQUAL(bigcap, 16);
+	free(big);
+}
+
+static void test_util_hex(void)
+{
+	static const unsigned char raw[] = { 0x00, 0x01, 0x7f, 0x80, 0xab, 0xff };
+	unsigned char back[6];
+	char out[13];
+
+	svc_hex_encode(raw, sizeof raw, out);
+	CU_ASSERT_STRING_EQUAL(out, "00017f80abff");
+	svc_hex_encode(raw, 0, out);
+	CU_ASSERT_STRING_EQUAL(out, "");
+	CU_ASSERT_EQUAL(svc_hex_decode("00017F80abFF", 12, back), 0);
+	CU_ASSERT_EQUAL(memcmp(back, raw, sizeof raw), 0);
+	CU_ASSERT_EQUAL(svc_hex_decode("abc", 3, back), SVC_E_VALIDATION);  /* odd */
+	CU_ASSERT_EQUAL(svc_hex_decode("0g", 2, back), SVC_E_VALIDATION);   /* not a digit */
+	CU_ASSERT_EQUAL(svc_hex_decode("", 0, back), 0);
+	CU_ASSERT_EQUAL(svc_hex_digit('0'), 0);
+	CU_ASSERT_EQUAL(svc_hex_digit('9'), 9);
+	CU_ASSERT_EQUAL(svc_hex_digit('a'), 10);
+	CU_ASSERT_EQUAL(svc_hex_digit('F'), 15);
+	CU_ASSERT_EQUAL(svc_hex_digit('g'), -1);
+	CU_ASSERT_EQUAL(svc_hex_digit('/'), -1);
+	CU_ASSERT_EQUAL(svc_hex_digit(0), -1);
+}
+
+static void test_util_sha256_hex(void)
+{
+	char out[SVC_SHA256_HEX_LEN + 1];
+
+	/* FIPS 180-2 appendix B.1 and the empty string */
+	CU_ASSERT_EQUAL(svc_sha256_hex("abc", 3, out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	CU_ASSERT_EQUAL(svc_sha256_hex("", 0, out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	CU_ASSERT_EQUAL(svc_sha256_hex(NULL, 0, out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	/* FIPS 180-2 appendix B.2, the two-block message */
+	CU_ASSERT_EQUAL(svc_sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	/* bytes, not a C string: the NUL counts */
+	CU_ASSERT_EQUAL(svc_sha256_hex("a\0b", 3, out), 0);
+	CU_ASSERT_EQUAL(strlen(out), SVC_SHA256_HEX_LEN);
+	CU_ASSERT_STRING_NOT_EQUAL(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 static void test_util_uuid(void)
@@ -79,6 +160,128 @@ static void test_util_utf8(void)
 	CU_ASSERT_TRUE(svc_is_blank(" \t\r\n"));
 	CU_ASSERT_TRUE(svc_is_blank(""));
 	CU_ASSERT_FALSE(svc_is_blank(" a "));
+}
+
+static void test_util_utf8_decode(void)
+{
+	static const struct {
+		const char *s;
+		size_t len, n;
+		uint32_t cp;
+	} cases[] = {
+		{ "A", 1, 1, 0x41 },
+		{ "", 1, 1, 0 },                      /* U+0000 is one valid byte */
+		{ "\x7f", 1, 1, 0x7f },
+		{ "\xc2\x80", 2, 2, 0x80 },            /* the smallest two-byte form */
+		{ "\xdf\xbf", 2, 2, 0x7ff },
+		{ "\xe0\xa0\x80", 3, 3, 0x800 },
+		{ "\xed\x9f\xbf", 3, 3, 0xd7ff },      /* just below the surrogates */
+		{ "\xee\x80\x80", 3, 3, 0xe000 },      /* just above them */
+		{ "\xef\xbf\xbf", 3, 3, 0xffff },
+		{ "\xf0\x90\x80\x80", 4, 4, 0x10000 },
+		{ "\xf4\x8f\xbf\xbf", 4, 4, 0x10ffff },
+		{ "\xc3\xa9z", 3, 2, 0xe9 },          /* only the first sequence */
+		{ "\xc0\xaf", 2, 0, 0 },               /* overlong '/' */
+		{ "\xc1\xbf", 2, 0, 0 },               /* overlong */
+		{ "\xe0\x9f\xbf", 3, 0, 0 },          /* overlong three-byte */
+		{ "\xf0\x8f\xbf\xbf", 4, 0, 0 },      /* overlong four-byte */
+		{ "\xed\xa0\x80", 3, 0, 0 },          /* a surrogate */
+		{ "\xf4\x90\x80\x80", 4, 0, 0 },      /* above U+10FFFF */
+		{ "\xf5\x80\x80\x80", 4, 0, 0 },      /* a byte never used */
+		{ "\x80", 1, 0, 0 },                    /* a lone continuation byte */
+		{ "\xe2\x82", 2, 0, 0 },               /* cut short */
+		{ "\xe2\x82\xac", 2, 0, 0 },           /* cut short by len, not by the bytes */
+		{ "\xe2\x28\xac", 3, 0, 0 },           /* a bad continuation */
+		{ "A", 0, 0, 0 },                     /* nothing to decode */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		uint32_t cp = 0xdeadbeef;
+		size_t n = svc_utf8_decode(cases[i].s, cases[i].len, &cp);
+		CU_ASSERT_EQUAL(n, cases[i].n);
+		if (n != cases[i].n)
+			fprintf(stderr, "utf8 case %zu: %zu bytes\n", i, n);
+		CU_ASSERT_EQUAL(cp, cases[i].n ? cases[i].cp : 0xdeadbeef); /* untouched when invalid */
+	}
+	CU_ASSERT_EQUAL(svc_utf8_decode("\xe2\x82\xac", 3, NULL), 3);
+	CU_ASSERT_TRUE(svc_utf8_valid("", 0));
+	CU_ASSERT_TRUE(svc_utf8_valid("\xf4\x8f\xbf\xbf\xe2\x82\xac", 7));
+	CU_ASSERT_FALSE(svc_utf8_valid("ab\xc3", 3));
+}
+
+static void test_util_utf8_cut(void)
+{
+	const char *s = "ab\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"; /* a b é € 😀: 1 1 2 3 4 bytes */
+
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 11, 11), 11);
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 11, 100), 11);
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 11, 10), 7);  /* inside the emoji */
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 11, 8), 7);   /* right after its lead byte */
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 11, 7), 7);   /* at its start */
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 11, 6), 4);   /* inside the euro sign */
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 11, 3), 2);   /* inside é */
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 11, 2), 2);
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 11, 0), 0);
+	CU_ASSERT_EQUAL(svc_utf8_cut("\x80\x80\x80", 3, 2), 2); /* stray continuation bytes: cut where asked */
+}
+
+static void test_util_cookie_get(void)
+{
+	const char *h = "theme=dark; svc_access_token=tok.en.value ; other=\"q\"; empty=; sp = x y ";
+	char v[16];
+
+	CU_ASSERT_EQUAL(svc_cookie_get(h, "theme", v, sizeof v), 1);
+	CU_ASSERT_STRING_EQUAL(v, "dark");
+	CU_ASSERT_EQUAL(svc_cookie_get(h, "svc_access_token", v, sizeof v), 1);
+	CU_ASSERT_STRING_EQUAL(v, "tok.en.value");
+	CU_ASSERT_EQUAL(svc_cookie_get(h, "other", v, sizeof v), 1);  /* DQUOTE form */
+	CU_ASSERT_STRING_EQUAL(v, "q");
+	CU_ASSERT_EQUAL(svc_cookie_get(h, "empty", v, sizeof v), 1);
+	CU_ASSERT_STRING_EQUAL(v, "");
+	CU_ASSERT_EQUAL(svc_cookie_get(h, "sp", v, sizeof v), 1);     /* white space around name and value */
+	CU_ASSERT_STRING_EQUAL(v, "x y");
+	CU_ASSERT_EQUAL(svc_cookie_get(h, "svc_access", v, sizeof v), 0); /* a prefix is not the name */
+	CU_ASSERT_EQUAL(svc_cookie_get(h, "token", v, sizeof v), 0);
+	CU_ASSERT_EQUAL(svc_cookie_get(h, "nope", v, sizeof v), 0);
+	CU_ASSERT_EQUAL(svc_cookie_get(h, "", v, sizeof v), 0);
+	CU_ASSERT_EQUAL(svc_cookie_get("a=1; a=2", "a", v, sizeof v), 1); /* the first wins */
+	CU_ASSERT_STRING_EQUAL(v, "1");
+	CU_ASSERT_EQUAL(svc_cookie_get("a=0123456789abcdef", "a", v, sizeof v), 0); /* does not fit */
+	CU_ASSERT_EQUAL(svc_cookie_get("a=0123456789abcde", "a", v, sizeof v), 1);  /* 15 bytes and the NUL */
+	CU_ASSERT_EQUAL(svc_cookie_get("", "a", v, sizeof v), 0);
+	CU_ASSERT_EQUAL(svc_cookie_get(NULL, "a", v, sizeof v), 0);
+	CU_ASSERT_EQUAL(svc_cookie_get("a==b", "a", v, sizeof v), 1); /* only the first "=" splits */
+	CU_ASSERT_STRING_EQUAL(v, "=b");
+}
+
+/* The end of the header, where lib/http and svc-wsd's copies used to differ. */
+static void test_util_cookie_header_end(void)
+{
+	char v[16];
+
+	/* the last pair needs no ";" */
+	CU_ASSERT_EQUAL(svc_cookie_get("x=1; a=last", "a", v, sizeof v), 1);
+	CU_ASSERT_STRING_EQUAL(v, "last");
+	/* a trailing ";" (and white space after it) is an empty pair, ignored */
+	CU_ASSERT_EQUAL(svc_cookie_get("x=1; a=last;", "a", v, sizeof v), 1);
+	CU_ASSERT_STRING_EQUAL(v, "last");
+	CU_ASSERT_EQUAL(svc_cookie_get("a=last; \t", "a", v, sizeof v), 1);
+	CU_ASSERT_STRING_EQUAL(v, "last");
+	CU_ASSERT_EQUAL(svc_cookie_get("x=1;", "a", v, sizeof v), 0);
+	CU_ASSERT_EQUAL(svc_cookie_get(";;", "a", v, sizeof v), 0);
+	/* white space at the very end belongs to no value */
+	CU_ASSERT_EQUAL(svc_cookie_get("x=1; a=last \t", "a", v, sizeof v), 1);
+	CU_ASSERT_STRING_EQUAL(v, "last");
+	/* the name alone at the end, without "=": no cookie (RFC 6265 §5.2) */
+	CU_ASSERT_EQUAL(svc_cookie_get("x=1; a", "a", v, sizeof v), 0);
+	CU_ASSERT_EQUAL(svc_cookie_get("x=1; a ", "a", v, sizeof v), 0);
+	/* an empty value at the end */
+	CU_ASSERT_EQUAL(svc_cookie_get("x=1; a=", "a", v, sizeof v), 1);
+	CU_ASSERT_STRING_EQUAL(v, "");
+	/* a lone quote at the end is kept: no DQUOTE pair */
+	CU_ASSERT_EQUAL(svc_cookie_get("a=\"", "a", v, sizeof v), 1);
+	CU_ASSERT_STRING_EQUAL(v, "\"");
 }
 
 static void test_util_time_format(void)
@@ -279,17 +482,43 @@ static void test_err_table(void)
 	CU_ASSERT_EQUAL(svc_err_status(SVC_OK), 200);
 }
 
+/* Every svc_err value has its own row: a value added to the enum without one would read as "ok"/NULL. */
+static void test_err_table_complete(void)
+{
+	int e, f;
+
+	for (e = 0; e > -SVC_E__MAX; e--) {
+		CU_ASSERT_PTR_NOT_NULL_FATAL(svc_err_code(e));
+		CU_ASSERT_PTR_NOT_NULL(svc_err_message(e));
+		CU_ASSERT(svc_err_status(e) >= 200 && svc_err_status(e) < 600);
+		for (f = 0; f > e; f--)
+			CU_ASSERT_STRING_NOT_EQUAL(svc_err_code(e), svc_err_code(f));
+	}
+	CU_ASSERT_STRING_EQUAL(svc_err_code(SVC_E_CANCELLED), "cancelled");
+	CU_ASSERT_STRING_EQUAL(svc_err_code(SVC_E_INVALID_JSON), "invalid_json");
+	CU_ASSERT_STRING_EQUAL(svc_err_code(-SVC_E__MAX), "internal_error");
+	CU_ASSERT_STRING_EQUAL(svc_err_code(1), "internal_error");
+}
+
 SVC_TEST_SUITE(core_suite)
 {
 	CU_pSuite s = CU_add_suite("core", NULL, NULL);
 	CU_add_test(s, "test_util_buf_bounded", test_util_buf_bounded);
+	CU_add_test(s, "test_util_array_grow", test_util_array_grow);
+	CU_add_test(s, "test_util_hex", test_util_hex);
+	CU_add_test(s, "test_util_sha256_hex", test_util_sha256_hex);
 	CU_add_test(s, "test_util_uuid", test_util_uuid);
 	CU_add_test(s, "test_util_parse_u64_strict", test_util_parse_u64_strict);
 	CU_add_test(s, "test_util_utf8", test_util_utf8);
+	CU_add_test(s, "test_util_utf8_decode", test_util_utf8_decode);
+	CU_add_test(s, "test_util_utf8_cut", test_util_utf8_cut);
+	CU_add_test(s, "test_util_cookie_get", test_util_cookie_get);
+	CU_add_test(s, "test_util_cookie_header_end", test_util_cookie_header_end);
 	CU_add_test(s, "test_util_time_format", test_util_time_format);
 	CU_add_test(s, "test_config_durations", test_config_durations);
 	CU_add_test(s, "test_config_file_and_required", test_config_file_and_required);
 	CU_add_test(s, "test_json_parse_object", test_json_parse_object);
 	CU_add_test(s, "test_json_validate_fields", test_json_validate_fields);
 	CU_add_test(s, "test_err_table", test_err_table);
+	CU_add_test(s, "test_err_table_complete", test_err_table_complete);
 }

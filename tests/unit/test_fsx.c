@@ -1,6 +1,7 @@
 /* test_fsx.c: CUnit suite "fsx": path confinement traps, atomic writes, list, search, trees, content types. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,6 +440,54 @@ static void test_fsx_copy_and_remove_tree(void)
 	CU_ASSERT(lstat(s.base, &st) == -1 && errno == ENOENT);
 }
 
+static void test_fsx_dir_iterator(void)
+{
+	struct scratch s;
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
+	char path[256];
+	int fd, r, seen_file = 0, seen_dir = 0, seen_link = 0, others = 0;
+
+	scratch_open(&s);
+	put(s.root, "a.txt", "x");
+	snprintf(path, sizeof path, "%s/sub", s.root);
+	CU_ASSERT_FATAL(mkdir(path, 0755) == 0);
+	snprintf(path, sizeof path, "%s/link", s.root);
+	CU_ASSERT_FATAL(symlink(s.outside, path) == 0);
+	fd = open(s.root, O_RDONLY | O_DIRECTORY);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(svc_fsx_dir_open(fd, &d), SVC_OK);
+	CU_ASSERT_EQUAL(d.fd, fd);
+	while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
+		if (strcmp(name, "a.txt") == 0)
+			seen_file += S_ISREG(st.st_mode) && st.st_size == 1;
+		else if (strcmp(name, "sub") == 0)
+			seen_dir += S_ISDIR(st.st_mode);
+		else if (strcmp(name, "link") == 0)
+			seen_link += S_ISLNK(st.st_mode); /* described, not followed */
+		else
+			others++; /* "." and ".." are never returned */
+	}
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_EQUAL(svc_fsx_dir_next(&d, &name, &st), 0); /* stays at the end */
+	CU_ASSERT_EQUAL(seen_file, 1);
+	CU_ASSERT_EQUAL(seen_dir, 1);
+	CU_ASSERT_EQUAL(seen_link, 1);
+	CU_ASSERT_EQUAL(others, 0);
+	svc_fsx_dir_close(&d);
+	svc_fsx_dir_close(&d); /* harmless twice */
+	CU_ASSERT(fcntl(fd, F_GETFD) >= 0); /* the caller's descriptor stays open */
+	close(fd);
+	/* not a directory */
+	snprintf(path, sizeof path, "%s/a.txt", s.root);
+	fd = open(path, O_RDONLY);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(svc_fsx_dir_open(fd, &d), SVC_E_INTERNAL);
+	close(fd);
+	scratch_close(&s);
+}
+
 static void test_fsx_content_type(void)
 {
 	CU_ASSERT_STRING_EQUAL(svc_fsx_content_type("index.html"), "text/html; charset=utf-8");
@@ -476,4 +525,5 @@ SVC_TEST_SUITE(fsx)
 	CU_add_test(s, "test_fsx_search", test_fsx_search);
 	CU_add_test(s, "test_fsx_copy_and_remove_tree", test_fsx_copy_and_remove_tree);
 	CU_add_test(s, "test_fsx_content_type", test_fsx_content_type);
+	CU_add_test(s, "test_fsx_dir_iterator", test_fsx_dir_iterator);
 }
