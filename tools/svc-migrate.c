@@ -1,14 +1,16 @@
 /* svc-migrate.c: applies the numbered SQL migrations of schema/ in order, each once. */
-#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mysql.h>
 
 #include "core/config.h"
 #include "db/db.h"
 #include "core/err.h"
+#include "core/fsx.h"
 #include "core/log.h"
 
 #define MIGRATION_MAX (1024 * 1024)
@@ -59,9 +61,10 @@ int main(int argc, char **argv)
 	const char *dir = NULL;
 	char errbuf[256], *names[MAX_FILES];
 	size_t n = 0, i, r, applied = 0;
-	struct dirent *de;
-	DIR *d;
-	int rc = 1;
+	struct svc_fsx_dir d;
+	const char *entry;
+	struct stat st;
+	int dfd, rc = 1;
 
 	svc_log_init("svc-migrate");
 	if (argc == 3 && strcmp(argv[1], "--schema-dir") == 0)
@@ -86,15 +89,18 @@ int main(int argc, char **argv)
 		goto out;
 	if (svc_db_run(db, STMT_MIGRATION_APPLIED, NULL, 0, &done, NULL) < 0)
 		goto out;
-	d = opendir(dir);
-	if (!d) {
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || svc_fsx_dir_open(dfd, &d) < 0) {
 		fprintf(stderr, "svc-migrate: cannot open schema directory %s\n", dir);
+		if (dfd >= 0)
+			close(dfd);
 		goto out;
 	}
-	while ((de = readdir(d)) && n < MAX_FILES)
-		if (is_migration(de->d_name))
-			names[n++] = strdup(de->d_name);
-	closedir(d);
+	while (n < MAX_FILES && svc_fsx_dir_next(&d, &entry, &st) > 0)
+		if (is_migration(entry))
+			names[n++] = strdup(entry);
+	svc_fsx_dir_close(&d);
+	close(dfd);
 	qsort(names, n, sizeof names[0], cmp);
 	for (i = 0; i < n; i++) {
 		char path[4096], *sql;

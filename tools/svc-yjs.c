@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "core/err.h"
+#include "core/util.h"
 #include "yjs/yjs.h"
 
 #define MAX_FILE (1024UL * 1024UL * 1024UL)
@@ -31,17 +34,9 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 	}
 	for (;;) {
 		size_t got;
-		if (n == cap) {
-			uint8_t *nb;
-			cap = cap ? cap * 2 : 65536;
-			if (cap > MAX_FILE + 1)
-				cap = MAX_FILE + 1;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				fprintf(stderr, "svc-yjs: %s: out of memory\n", path);
-				goto fail;
-			}
-			buf = nb;
+		if (SVC_ARRAY_GROW(buf, cap, n < 65536 ? 65536 : n + 1) < 0) {
+			fprintf(stderr, "svc-yjs: %s: out of memory\n", path);
+			goto fail;
 		}
 		got = fread(buf + n, 1, cap - n, f);
 		n += got;
@@ -107,8 +102,10 @@ static void print_sv(const struct svc_yjs_buf *sv)
 			break;
 		}
 	}
-	printf("{");
-	for (i = 0; i < n; i++) {
+	struct json_object *o = json_object_new_object();
+
+	for (i = 0; o && i < n; i++) {
+		char client[24];
 		int j;
 		for (j = 0; j < 2; j++) {
 			v[j] = 0;
@@ -120,10 +117,11 @@ static void print_sv(const struct svc_yjs_buf *sv)
 					break;
 			}
 		}
-		printf("%s\"%llu\":%llu", i ? "," : "", (unsigned long long)v[0],
-		       (unsigned long long)v[1]);
+		snprintf(client, sizeof client, "%llu", (unsigned long long)v[0]);
+		json_object_object_add(o, client, json_object_new_uint64(v[1]));
 	}
-	printf("}\n");
+	printf("%s\n", o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : "null");
+	json_object_put(o);
 }
 
 int main(int argc, char **argv)
@@ -142,8 +140,12 @@ int main(int argc, char **argv)
 			struct svc_yjs_buf files = {0}, meta = {0};
 			svc_yjs_map_json(doc, "files", &files);
 			svc_yjs_map_json(doc, "meta", &meta);
-			printf("{\"files\":%.*s,\"meta\":%.*s}\n", (int)files.len, (const char *)files.data,
-			       (int)meta.len, (const char *)meta.data);
+			/* the two maps are JSON already: only joined here */
+			fputs("{\"files\":", stdout);
+			fwrite(files.data, 1, files.len, stdout);
+			fputs(",\"meta\":", stdout);
+			fwrite(meta.data, 1, meta.len, stdout);
+			fputs("}\n", stdout);
 			svc_yjs_buf_dispose(&files);
 			svc_yjs_buf_dispose(&meta);
 		}

@@ -61,7 +61,7 @@ struct xfer {
 	const struct svc_agent_turn *turn;
 	struct svc_agent__sse sse;
 	struct svc_agent__step *st;
-	struct svc_agent__buf errbody;   /* a non-2xx answer's body */
+	struct svc_buf errbody;   /* a non-2xx answer's body */
 	char reason[64];                 /* the reason phrase of the last status line */
 	int err;                         /* why on_body stopped the transfer */
 	int tick_err;                    /* what the tick callback returned when it stopped it */
@@ -116,7 +116,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 	curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
 	if (code < 200 || code > 299) {
 		room = x->errbody.max - x->errbody.len;
-		if (svc_agent__buf_add(&x->errbody, ptr, n < room ? n : room) < 0 || n >= room) {
+		if (svc_buf_add(&x->errbody, ptr, n < room ? n : room) < 0 || n >= room) {
 			x->err = SVC_E_TOO_LARGE; /* enough for the message: stop reading */
 			return 0;
 		}
@@ -156,11 +156,11 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 static void clean_text(const char *s, size_t len, size_t max, char *out, size_t outsz)
 {
 	size_t i, n;
-	int valid = svc_agent__utf8_valid(s, len);
+	int valid = svc_utf8_valid(s, len);
 
 	if (max > outsz - 1)
 		max = outsz - 1;
-	n = valid ? svc_agent__utf8_cut(s, len, max) : (len < max ? len : max);
+	n = valid ? svc_utf8_cut(s, len, max) : (len < max ? len : max);
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 
@@ -213,7 +213,7 @@ static const char *reason_for(long code)
 /* out->message for a non-2xx answer: status, reason and the first 200 bytes of the provider's error message. */
 static void http_error(struct xfer *x, long code, struct svc_agent_result *out)
 {
-	const char *body = svc_agent__buf_str(&x->errbody), *msg = NULL, *reason;
+	const char *body = svc_buf_str(&x->errbody), *msg = NULL, *reason;
 	struct json_object *doc = NULL, *e;
 	char text[256];
 
@@ -283,7 +283,7 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 	x.st = st;
 	x.last_tick_ms = mono_ms();
 	x.retry_after = -1;
-	svc_agent__buf_init(&x.errbody, MAX_ERRBODY);
+	svc_buf_init(&x.errbody, MAX_ERRBODY);
 	svc_agent__sse_init(&x.sse, MAX_LINE, anthropic ? svc_agent__anthropic_event : svc_agent__openai_event, st);
 	errbuf[0] = '\0';
 
@@ -399,7 +399,7 @@ done:
 		free(auth);
 	}
 	svc_agent__sse_dispose(&x.sse);
-	svc_agent__buf_dispose(&x.errbody);
+	svc_buf_dispose(&x.errbody);
 	return error;
 }
 
@@ -489,14 +489,14 @@ static struct json_object *obj2(const char *k1, const char *v1, const char *k2, 
 #define FLAT_RESULT_MAX 2000 /* bytes of a tool result shown to the summariser */
 
 /* Appends at most `max` bytes of `s` (cut on a UTF-8 boundary, "..." when cut) to b. */
-static int add_cut(struct svc_agent__buf *b, const char *s, size_t max)
+static int add_cut(struct svc_buf *b, const char *s, size_t max)
 {
-	size_t len = strlen(s), n = svc_agent__utf8_cut(s, len, max);
+	size_t len = strlen(s), n = svc_utf8_cut(s, len, max);
 	int error;
 
-	if ((error = svc_agent__buf_add(b, s, n)) < 0)
+	if ((error = svc_buf_add(b, s, n)) < 0)
 		return error;
-	return n < len ? svc_agent__buf_adds(b, "...") : 0;
+	return n < len ? svc_buf_adds(b, "...") : 0;
 }
 
 /*
@@ -509,7 +509,7 @@ static struct json_object *history_entry(struct json_object *m, int flatten)
 {
 	const char *role = svc_agent__json_str(m, "role"), *content = svc_agent__json_str(m, "content");
 	struct json_object *o = NULL, *calls = NULL, *images = NULL, *c, *v;
-	struct svc_agent__buf b;
+	struct svc_buf b;
 	size_t i, n;
 
 	if (!role || !content)
@@ -520,11 +520,11 @@ static struct json_object *history_entry(struct json_object *m, int flatten)
 		if (!id || !name)
 			return NULL;
 		if (flatten) {
-			svc_agent__buf_init(&b, FLAT_RESULT_MAX + 256);
-			if (svc_agent__buf_adds(&b, "[result of ") == 0 && svc_agent__buf_adds(&b, name) == 0 &&
-			    svc_agent__buf_adds(&b, "] ") == 0 && add_cut(&b, content, FLAT_RESULT_MAX) == 0)
-				o = obj2("role", "assistant", "content", json_object_new_string(svc_agent__buf_str(&b)));
-			svc_agent__buf_dispose(&b);
+			svc_buf_init(&b, FLAT_RESULT_MAX + 256);
+			if (svc_buf_adds(&b, "[result of ") == 0 && svc_buf_adds(&b, name) == 0 &&
+			    svc_buf_adds(&b, "] ") == 0 && add_cut(&b, content, FLAT_RESULT_MAX) == 0)
+				o = obj2("role", "assistant", "content", json_object_new_string(svc_buf_str(&b)));
+			svc_buf_dispose(&b);
 			return o;
 		}
 		if ((o = obj2("role", "tool", "tool_call_id", json_object_new_string(id)))) {
@@ -547,21 +547,21 @@ static struct json_object *history_entry(struct json_object *m, int flatten)
 				return NULL;
 		}
 		if (flatten) {
-			svc_agent__buf_init(&b, SVC_AGENT__MAX_TEXT + n * (FLAT_ARGS_MAX + 256));
-			if (svc_agent__buf_adds(&b, content) == 0) {
+			svc_buf_init(&b, SVC_AGENT__MAX_TEXT + n * (FLAT_ARGS_MAX + 256));
+			if (svc_buf_adds(&b, content) == 0) {
 				for (i = 0; i < n; i++) {
 					c = json_object_array_get_idx(calls, i);
-					if ((b.len && svc_agent__buf_adds(&b, "\n") < 0) || svc_agent__buf_adds(&b, "[called ") < 0 ||
-					    svc_agent__buf_adds(&b, svc_agent__json_str(c, "name")) < 0 ||
-					    svc_agent__buf_adds(&b, " ") < 0 ||
+					if ((b.len && svc_buf_adds(&b, "\n") < 0) || svc_buf_adds(&b, "[called ") < 0 ||
+					    svc_buf_adds(&b, svc_agent__json_str(c, "name")) < 0 ||
+					    svc_buf_adds(&b, " ") < 0 ||
 					    add_cut(&b, svc_agent__json_str(c, "arguments"), FLAT_ARGS_MAX) < 0 ||
-					    svc_agent__buf_adds(&b, "]") < 0)
+					    svc_buf_adds(&b, "]") < 0)
 						break;
 				}
 				if (i == n)
-					o = obj2("role", "assistant", "content", json_object_new_string(svc_agent__buf_str(&b)));
+					o = obj2("role", "assistant", "content", json_object_new_string(svc_buf_str(&b)));
 			}
-			svc_agent__buf_dispose(&b);
+			svc_buf_dispose(&b);
 			return o;
 		}
 		if ((o = obj2("role", "assistant", "content", json_object_new_string(content))))
@@ -607,7 +607,7 @@ static int add_assistant(struct json_object *conv, struct svc_agent__step *st, s
 	struct json_object *m, *calls, *c;
 	size_t i;
 
-	if (!(m = obj2("role", "assistant", "content", json_object_new_string(svc_agent__buf_str(&st->text)))))
+	if (!(m = obj2("role", "assistant", "content", json_object_new_string(svc_buf_str(&st->text)))))
 		return SVC_E_INTERNAL;
 	json_object_array_add(conv, m);
 	if (!st->ncalls)
@@ -657,19 +657,19 @@ static int run_call(const struct svc_agent_turn *turn, struct svc_agent__tools *
 	/* the model sees an error as "error: <text>" */
 	m = obj2("role", "tool", "tool_call_id", json_object_new_string(call->id));
 	if (m) {
-		struct svc_agent__buf content;
+		struct svc_buf content;
 
-		svc_agent__buf_init(&content, SVC_AGENT__MAX_RESULT + 1024);
-		if ((rc >= 0 || svc_agent__buf_adds(&content, "error: ") == 0) && svc_agent__buf_adds(&content, shown) == 0) {
+		svc_buf_init(&content, SVC_AGENT__MAX_RESULT + 1024);
+		if ((rc >= 0 || svc_buf_adds(&content, "error: ") == 0) && svc_buf_adds(&content, shown) == 0) {
 			json_object_object_add(m, "name", json_object_new_string(call->name));
-			json_object_object_add(m, "content", json_object_new_string(svc_agent__buf_str(&content)));
+			json_object_object_add(m, "content", json_object_new_string(svc_buf_str(&content)));
 			json_object_object_add(m, "is_error", json_object_new_boolean(rc < 0));
 			json_object_array_add(conv, m);
 		} else {
 			json_object_put(m);
 			m = NULL;
 		}
-		svc_agent__buf_dispose(&content);
+		svc_buf_dispose(&content);
 	}
 	free(text);
 	if (!m) {
@@ -700,24 +700,24 @@ static int usage_info(const struct svc_agent_turn *turn, const struct svc_agent_
  * UTF-8 boundary (invalid UTF-8 is left out). `ro` is scratch space.
  */
 static int system_prompt(const struct svc_agent_turn *turn, const struct svc_agent__tools *tools,
-			 struct svc_agent__buf *out, char *ro, size_t romax)
+			 struct svc_buf *out, char *ro, size_t romax)
 {
 	const char *extra = turn->prompt_extra;
 	size_t n;
 	int error;
 
-	if ((error = svc_agent__buf_adds(out, prompt_build)) < 0)
+	if ((error = svc_buf_adds(out, prompt_build)) < 0)
 		return error;
 	if (tools->read_only) {
 		snprintf(ro, romax, prompt_read_only, tools->mode);
-		if ((error = svc_agent__buf_adds(out, ro)) < 0)
+		if ((error = svc_buf_adds(out, ro)) < 0)
 			return error;
-		if (strcmp(tools->mode, "plan") == 0 && (error = svc_agent__buf_adds(out, prompt_plan)) < 0)
+		if (strcmp(tools->mode, "plan") == 0 && (error = svc_buf_adds(out, prompt_plan)) < 0)
 			return error;
 	}
-	if (extra && extra[0] && svc_agent__utf8_valid(extra, strlen(extra))) {
-		n = svc_agent__utf8_cut(extra, strlen(extra), SVC_AGENT_PROMPT_EXTRA_MAX);
-		if ((error = svc_agent__buf_adds(out, "\n\n")) < 0 || (error = svc_agent__buf_add(out, extra, n)) < 0)
+	if (extra && extra[0] && svc_utf8_valid(extra, strlen(extra))) {
+		n = svc_utf8_cut(extra, strlen(extra), SVC_AGENT_PROMPT_EXTRA_MAX);
+		if ((error = svc_buf_adds(out, "\n\n")) < 0 || (error = svc_buf_add(out, extra, n)) < 0)
 			return error;
 	}
 	return 0;
@@ -728,9 +728,9 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	const struct svc_agent_provider *p = &turn->provider;
 	struct svc_agent__tools tools = { 0 };
 	struct svc_agent__step st;
-	struct svc_agent__buf final;
+	struct svc_buf final;
 	struct json_object *conv = NULL, *defs = NULL, *body = NULL, *args[SVC_AGENT__MAX_CALLS];
-	struct svc_agent__buf system;
+	struct svc_buf system;
 	char mode[64], ro[512];
 	unsigned max_steps = turn->max_steps ? turn->max_steps : DEFAULT_STEPS, step;
 	int anthropic, done_ok = 0, error = 0, have_step = 0;
@@ -739,8 +739,8 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 
 	memset(out, 0, sizeof(*out));
 	memset(args, 0, sizeof(args));
-	svc_agent__buf_init(&final, MAX_FINAL);
-	svc_agent__buf_init(&system, sizeof(prompt_build) + sizeof(ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8);
+	svc_buf_init(&final, MAX_FINAL);
+	svc_buf_init(&system, sizeof(prompt_build) + sizeof(ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8);
 	if (!p->base_url || !p->base_url[0]) {
 		error = SVC_E_NO_PROVIDER;
 		snprintf(out->message, sizeof(out->message), "no AI provider is configured");
@@ -763,8 +763,8 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	tools.root = turn->project_dir;
 	tools.read_only = !turn->all_tools && (!turn->mode || strcmp(turn->mode, "build") != 0);
 	mode[0] = '\0';
-	if (turn->mode && svc_agent__utf8_valid(turn->mode, strlen(turn->mode))) {
-		size_t n = svc_agent__utf8_cut(turn->mode, strlen(turn->mode), 32);
+	if (turn->mode && svc_utf8_valid(turn->mode, strlen(turn->mode))) {
+		size_t n = svc_utf8_cut(turn->mode, strlen(turn->mode), 32);
 
 		memcpy(mode, turn->mode, n);
 		mode[n] = '\0';
@@ -780,8 +780,8 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	for (step = 0; step < max_steps; step++) {
 		if (turn->tick && (error = turn->tick(turn->ctx)) < 0)
 			goto done;
-		error = anthropic ? svc_agent__anthropic_body(p->model, svc_agent__buf_str(&system), conv, defs, &body)
-				  : svc_agent__openai_body(p->model, svc_agent__buf_str(&system), conv, defs, &body);
+		error = anthropic ? svc_agent__anthropic_body(p->model, svc_buf_str(&system), conv, defs, &body)
+				  : svc_agent__openai_body(p->model, svc_buf_str(&system), conv, defs, &body);
 		if (error < 0)
 			goto done;
 		svc_agent__step_init(&st, turn->emit, turn->ctx);
@@ -794,14 +794,14 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 		out->output_tokens += st.output_tokens;
 		if (error < 0)
 			goto done;
-		if (st.text.len && ((final.len && (error = svc_agent__buf_adds(&final, "\n\n")) < 0) ||
-				    (error = svc_agent__buf_add(&final, st.text.p, st.text.len)) < 0)) {
+		if (st.text.len && ((final.len && (error = svc_buf_adds(&final, "\n\n")) < 0) ||
+				    (error = svc_buf_add(&final, st.text.data, st.text.len)) < 0)) {
 			snprintf(out->message, sizeof(out->message), "the model's answers are longer than %d bytes", MAX_FINAL);
 			error = SVC_E_MODEL_UNAVAILABLE;
 			goto done;
 		}
 		for (i = 0; i < st.ncalls; i++) {
-			if (svc_agent__parse_args(svc_agent__buf_str(&st.calls[i].args), st.calls[i].args.len, &args[i]) < 0)
+			if (svc_agent__parse_args(svc_buf_str(&st.calls[i].args), st.calls[i].args.len, &args[i]) < 0)
 				args[i] = NULL;
 		}
 		if ((error = add_assistant(conv, &st, args)) < 0)
@@ -829,7 +829,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 
 		snprintf(note, sizeof(note), "%s(Stopped: the agent reached its limit of %u model calls in one turn.)",
 			 final.len ? "\n\n" : "", max_steps);
-		if ((error = svc_agent__buf_adds(&final, note)) < 0)
+		if ((error = svc_buf_adds(&final, note)) < 0)
 			goto done;
 		d = json_object_new_object();
 		if (d)
@@ -837,7 +837,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 		if ((error = emit(turn, "assistant.message_delta", d)) < 0)
 			goto done;
 	}
-	if ((error = emit(turn, "assistant.message", obj2("text", svc_agent__buf_str(&final), NULL, NULL))) < 0)
+	if ((error = emit(turn, "assistant.message", obj2("text", svc_buf_str(&final), NULL, NULL))) < 0)
 		goto done;
 	error = usage_info(turn, out);
 done:
@@ -853,8 +853,8 @@ done:
 	json_object_put(body);
 	json_object_put(defs);
 	json_object_put(conv);
-	svc_agent__buf_dispose(&final);
-	svc_agent__buf_dispose(&system);
+	svc_buf_dispose(&final);
+	svc_buf_dispose(&system);
 	return error;
 }
 
@@ -899,7 +899,7 @@ int svc_agent_summarize(const struct svc_agent_turn *turn, char **out_text, stru
 		error = SVC_E_MODEL_UNAVAILABLE;
 		goto done;
 	}
-	if (!(*out_text = strdup(svc_agent__buf_str(&st.text))))
+	if (!(*out_text = strdup(svc_buf_str(&st.text))))
 		error = SVC_E_INTERNAL;
 done:
 	if (have_step)

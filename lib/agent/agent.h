@@ -7,6 +7,8 @@
 
 #include <json-c/json.h>
 
+#include "core/util.h"
+
 /* Which model endpoint to call. Strings are borrowed for the duration of the call. */
 struct svc_agent_provider {
 	const char *protocol; /* "openai" (Chat Completions, the default when NULL/empty) or "anthropic" (Messages API) */
@@ -178,33 +180,6 @@ int svc_agent_attachments_check(struct json_object *attachments, struct json_obj
  * tests/unit/test_agent.c only; nothing outside the module calls it.
  */
 
-/* A byte buffer that grows up to a hard maximum; `p` is NUL-terminated once anything was added. */
-struct svc_agent__buf {
-	char *p;
-	size_t len, cap, max;
-};
-
-/* Sets up an empty buffer that refuses to hold more than `max` bytes. */
-void svc_agent__buf_init(struct svc_agent__buf *b, size_t max);
-
-/* Appends `len` bytes. Returns 0, or SVC_E_TOO_LARGE past the maximum, SVC_E_INTERNAL when out of memory. */
-int svc_agent__buf_add(struct svc_agent__buf *b, const char *data, size_t len);
-
-/* Appends a NUL-terminated string, as svc_agent__buf_add(). */
-int svc_agent__buf_adds(struct svc_agent__buf *b, const char *s);
-
-/* Returns the contents as a NUL-terminated string ("" when empty); valid until the next add or dispose. */
-const char *svc_agent__buf_str(const struct svc_agent__buf *b);
-
-/* Frees the memory; the buffer is empty again and can be reused. */
-void svc_agent__buf_dispose(struct svc_agent__buf *b);
-
-/* Returns 1 when the `len` bytes at `s` are valid UTF-8 without NUL, 0 otherwise. */
-int svc_agent__utf8_valid(const char *s, size_t len);
-
-/* Returns the largest n <= max such that the first n bytes of `s` (`len` bytes) do not end inside a UTF-8 sequence. */
-size_t svc_agent__utf8_cut(const char *s, size_t len, size_t max);
-
 /*
  * Server-sent events splitter (WHATWG HTML "Server-sent events", 9.2.6
  * "Interpreting an event stream"): bytes go in as they arrive, split at any
@@ -216,8 +191,8 @@ size_t svc_agent__utf8_cut(const char *s, size_t len, size_t max);
 typedef int (*svc_agent__sse_fn)(void *ctx, const char *event, const char *data, size_t len);
 
 struct svc_agent__sse {
-	struct svc_agent__buf line;  /* the line being read */
-	struct svc_agent__buf data;  /* the data of the event being read */
+	struct svc_buf line;  /* the line being read */
+	struct svc_buf data;  /* the data of the event being read */
 	char event[64];
 	int has_data;
 	int after_cr;                /* the last byte was a CR: skip one LF */
@@ -246,7 +221,7 @@ struct svc_agent__call {
 	char id[128];
 	char name[64];
 	long index;                  /* OpenAI tool_calls[].index, Anthropic content block index */
-	struct svc_agent__buf args;  /* the arguments JSON text, accumulated from the deltas */
+	struct svc_buf args;  /* the arguments JSON text, accumulated from the deltas */
 };
 
 /*
@@ -260,7 +235,7 @@ struct svc_agent__step {
 	svc_agent_emit_fn emit;
 	void *ctx;
 	const char *text_prefix;     /* emitted as a delta before the first text delta; may be NULL */
-	struct svc_agent__buf text;  /* all text deltas */
+	struct svc_buf text;  /* all text deltas */
 	struct svc_agent__call calls[SVC_AGENT__MAX_CALLS];
 	size_t ncalls;
 	int64_t input_tokens, output_tokens;

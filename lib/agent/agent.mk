@@ -1,7 +1,7 @@
 # agent.mk: lib/agent, the AI agent: the loop, the streaming provider clients (OpenAI, Anthropic), the
 # file tools, plans, attachments and modes, a chat's history and its compaction.
 # May use: project, http, auth, db, core.
-lib_libsvc_a_SOURCES += lib/agent/agent.h lib/agent/agent.c lib/agent/agent_buf.c lib/agent/agent_sse.c \
+lib_libsvc_a_SOURCES += lib/agent/agent.h lib/agent/agent.c lib/agent/agent_sse.c \
 	lib/agent/agent_step.c lib/agent/agent_openai.c lib/agent/agent_anthropic.c lib/agent/agent_tools.c \
 	lib/agent/agent_plan.c lib/agent/agent_attach.c lib/agent/agent_modes.c \
 	lib/agent/history.h lib/agent/history.c

@@ -55,7 +55,7 @@ static int block_start(struct svc_agent__step *st, struct json_object *ev)
 	/* the input usually starts as {} and arrives as input_json_delta; keep a non-empty one given here */
 	if (json_object_object_get_ex(block, "input", &input) && json_object_is_type(input, json_type_object) &&
 	    json_object_object_length(input) > 0) {
-		if (svc_agent__buf_adds(&c->args, json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN)) < 0)
+		if (svc_buf_adds(&c->args, json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN)) < 0)
 			return svc_agent__step_fail(st, "the arguments of a tool call are too long");
 	}
 	return 0;
@@ -92,7 +92,7 @@ static int block_delta(struct svc_agent__step *st, struct json_object *ev)
 	}
 	if (!c)
 		return svc_agent__step_fail(st, "the model provider sent tool input for an unknown content block");
-	if (s && s[0] && svc_agent__buf_adds(&c->args, s) < 0)
+	if (s && s[0] && svc_buf_adds(&c->args, s) < 0)
 		return svc_agent__step_fail(st, "the arguments of a tool call are longer than %d bytes", SVC_AGENT__MAX_ARGS);
 	return 0;
 }

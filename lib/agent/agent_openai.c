@@ -43,7 +43,7 @@ static int tool_call_delta(struct svc_agent__step *st, struct json_object *tc)
 	if (!c)
 		return SVC_E_MODEL_UNAVAILABLE;
 	if (args && args[0]) {
-		error = svc_agent__buf_adds(&c->args, args);
+		error = svc_buf_adds(&c->args, args);
 		if (error < 0)
 			return svc_agent__step_fail(st, "the arguments of a tool call are longer than %d bytes", SVC_AGENT__MAX_ARGS);
 	}
@@ -126,7 +126,7 @@ done:
 static int user_parts(struct json_object *o, const char *content, struct json_object *images)
 {
 	struct json_object *parts, *part, *iu;
-	struct svc_agent__buf url;
+	struct svc_buf url;
 	size_t i, n = json_object_array_length(images);
 	int error;
 
@@ -141,18 +141,18 @@ static int user_parts(struct json_object *o, const char *content, struct json_ob
 
 		if (!type || !data)
 			continue;
-		svc_agent__buf_init(&url, 16 * 1024 * 1024);
-		if (svc_agent__buf_adds(&url, "data:") < 0 || svc_agent__buf_adds(&url, type) < 0 ||
-		    svc_agent__buf_adds(&url, ";base64,") < 0 || svc_agent__buf_adds(&url, data) < 0) {
-			svc_agent__buf_dispose(&url);
+		svc_buf_init(&url, 16 * 1024 * 1024);
+		if (svc_buf_adds(&url, "data:") < 0 || svc_buf_adds(&url, type) < 0 ||
+		    svc_buf_adds(&url, ";base64,") < 0 || svc_buf_adds(&url, data) < 0) {
+			svc_buf_dispose(&url);
 			return SVC_E_INTERNAL;
 		}
 		error = SVC_E_INTERNAL;
 		if ((part = json_object_new_object()) && svc_agent__json_append(parts, part) == 0 && svc_agent__json_add(part, "type", svc_agent__json_string("image_url")) == 0 &&
 		    (iu = json_object_new_object()) && svc_agent__json_add(part, "image_url", iu) == 0 &&
-		    svc_agent__json_add(iu, "url", json_object_new_string_len(url.p, (int)url.len)) == 0)
+		    svc_agent__json_add(iu, "url", json_object_new_string_len(url.data, (int)url.len)) == 0)
 			error = 0;
-		svc_agent__buf_dispose(&url);
+		svc_buf_dispose(&url);
 		if (error < 0)
 			return error;
 	}

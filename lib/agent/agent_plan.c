@@ -219,7 +219,7 @@ done:
 int svc_agent_plan_message(struct json_object *plan, size_t max, char **out)
 {
 	struct json_object *steps = NULL, *files;
-	struct svc_agent__buf b;
+	struct svc_buf b;
 	const char *raw = svc_agent__json_str(plan, "rawText");
 	size_t i, n, j, nf;
 	char num[32];
@@ -230,12 +230,12 @@ int svc_agent_plan_message(struct json_object *plan, size_t max, char **out)
 	n = steps ? json_object_array_length(steps) : 0;
 	if (n == 0 && (!raw || !raw[0]))
 		return SVC_E_NOT_FOUND;
-	svc_agent__buf_init(&b, max);
+	svc_buf_init(&b, max);
 	if (n == 0) {
-		if ((error = svc_agent__buf_adds(&b, "Carry out this plan now:\n\n")) < 0 ||
-		    (error = svc_agent__buf_adds(&b, raw)) < 0)
+		if ((error = svc_buf_adds(&b, "Carry out this plan now:\n\n")) < 0 ||
+		    (error = svc_buf_adds(&b, raw)) < 0)
 			goto done;
-	} else if ((error = svc_agent__buf_adds(&b, "Carry out this plan now, step by step:\n")) < 0) {
+	} else if ((error = svc_buf_adds(&b, "Carry out this plan now, step by step:\n")) < 0) {
 		goto done;
 	}
 	for (i = 0; i < n; i++) {
@@ -243,27 +243,27 @@ int svc_agent_plan_message(struct json_object *plan, size_t max, char **out)
 		const char *d = svc_agent__json_str(s, "description"), *r = svc_agent__json_str(s, "risk");
 
 		snprintf(num, sizeof num, "\n%zu. ", i + 1);
-		if ((error = svc_agent__buf_adds(&b, num)) < 0 ||
-		    (error = svc_agent__buf_adds(&b, svc_agent__json_str(s, "title") ? svc_agent__json_str(s, "title") : "")) < 0)
+		if ((error = svc_buf_adds(&b, num)) < 0 ||
+		    (error = svc_buf_adds(&b, svc_agent__json_str(s, "title") ? svc_agent__json_str(s, "title") : "")) < 0)
 			goto done;
-		if (d && d[0] && ((error = svc_agent__buf_adds(&b, "\n   ")) < 0 || (error = svc_agent__buf_adds(&b, d)) < 0))
+		if (d && d[0] && ((error = svc_buf_adds(&b, "\n   ")) < 0 || (error = svc_buf_adds(&b, d)) < 0))
 			goto done;
 		if (json_object_object_get_ex(s, "files", &files) && json_object_is_type(files, json_type_array) &&
 		    (nf = json_object_array_length(files)) > 0) {
-			if ((error = svc_agent__buf_adds(&b, "\n   Files: ")) < 0)
+			if ((error = svc_buf_adds(&b, "\n   Files: ")) < 0)
 				goto done;
 			for (j = 0; j < nf; j++) {
-				if ((j && (error = svc_agent__buf_adds(&b, ", ")) < 0) ||
-				    (error = svc_agent__buf_adds(&b, json_object_get_string(json_object_array_get_idx(files, j)))) < 0)
+				if ((j && (error = svc_buf_adds(&b, ", ")) < 0) ||
+				    (error = svc_buf_adds(&b, json_object_get_string(json_object_array_get_idx(files, j)))) < 0)
 					goto done;
 			}
 		}
-		if (r && ((error = svc_agent__buf_adds(&b, "\n   Risk: ")) < 0 || (error = svc_agent__buf_adds(&b, r)) < 0))
+		if (r && ((error = svc_buf_adds(&b, "\n   Risk: ")) < 0 || (error = svc_buf_adds(&b, r)) < 0))
 			goto done;
 	}
-	if (!(*out = strdup(svc_agent__buf_str(&b))))
+	if (!(*out = strdup(svc_buf_str(&b))))
 		error = SVC_E_INTERNAL;
 done:
-	svc_agent__buf_dispose(&b);
+	svc_buf_dispose(&b);
 	return error;
 }

@@ -6,8 +6,8 @@
 
 void svc_agent__sse_init(struct svc_agent__sse *s, size_t max_line, svc_agent__sse_fn fn, void *ctx)
 {
-	svc_agent__buf_init(&s->line, max_line);
-	svc_agent__buf_init(&s->data, max_line);
+	svc_buf_init(&s->line, max_line);
+	svc_buf_init(&s->data, max_line);
 	s->event[0] = '\0';
 	s->has_data = 0;
 	s->after_cr = 0;
@@ -17,8 +17,8 @@ void svc_agent__sse_init(struct svc_agent__sse *s, size_t max_line, svc_agent__s
 
 void svc_agent__sse_dispose(struct svc_agent__sse *s)
 {
-	svc_agent__buf_dispose(&s->line);
-	svc_agent__buf_dispose(&s->data);
+	svc_buf_dispose(&s->line);
+	svc_buf_dispose(&s->data);
 }
 
 static int dispatch(struct svc_agent__sse *s)
@@ -26,10 +26,8 @@ static int dispatch(struct svc_agent__sse *s)
 	int error = 0;
 
 	if (s->has_data)
-		error = s->fn(s->ctx, s->event, svc_agent__buf_str(&s->data), s->data.len);
-	s->data.len = 0;
-	if (s->data.p)
-		s->data.p[0] = '\0';
+		error = s->fn(s->ctx, s->event, svc_buf_str(&s->data), s->data.len);
+	svc_buf_reset(&s->data);
 	s->has_data = 0;
 	s->event[0] = '\0';
 	return error;
@@ -61,9 +59,9 @@ static int process_line(struct svc_agent__sse *s, const char *line, size_t len)
 		value_len = 0;
 	}
 	if (name_len == 4 && memcmp(line, "data", 4) == 0) {
-		if (s->has_data && (error = svc_agent__buf_add(&s->data, "\n", 1)) < 0)
+		if (s->has_data && (error = svc_buf_add(&s->data, "\n", 1)) < 0)
 			return error;
-		if ((error = svc_agent__buf_add(&s->data, value, value_len)) < 0)
+		if ((error = svc_buf_add(&s->data, value, value_len)) < 0)
 			return error;
 		s->has_data = 1;
 	} else if (name_len == 5 && memcmp(line, "event", 5) == 0) {
@@ -92,15 +90,15 @@ int svc_agent__sse_feed(struct svc_agent__sse *s, const char *bytes, size_t len)
 		start = i;
 		while (i < len && bytes[i] != '\n' && bytes[i] != '\r')
 			i++;
-		if ((error = svc_agent__buf_add(&s->line, bytes + start, i - start)) < 0)
+		if ((error = svc_buf_add(&s->line, bytes + start, i - start)) < 0)
 			return error;
 		if (i == len)
 			break;
 		if (bytes[i] == '\r')
 			s->after_cr = 1;
 		i++;
-		error = process_line(s, svc_agent__buf_str(&s->line), s->line.len);
-		s->line.len = 0;
+		error = process_line(s, svc_buf_str(&s->line), s->line.len);
+		svc_buf_reset(&s->line);
 		if (error < 0)
 			return error;
 	}
@@ -112,8 +110,8 @@ int svc_agent__sse_finish(struct svc_agent__sse *s)
 	int error;
 
 	if (s->line.len) {
-		error = process_line(s, svc_agent__buf_str(&s->line), s->line.len);
-		s->line.len = 0;
+		error = process_line(s, svc_buf_str(&s->line), s->line.len);
+		svc_buf_reset(&s->line);
 		if (error < 0)
 			return error;
 	}

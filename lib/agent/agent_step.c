@@ -13,18 +13,18 @@ void svc_agent__step_init(struct svc_agent__step *st, svc_agent_emit_fn emit, vo
 	memset(st, 0, sizeof(*st));
 	st->emit = emit;
 	st->ctx = ctx;
-	svc_agent__buf_init(&st->text, SVC_AGENT__MAX_TEXT);
+	svc_buf_init(&st->text, SVC_AGENT__MAX_TEXT);
 	for (i = 0; i < SVC_AGENT__MAX_CALLS; i++)
-		svc_agent__buf_init(&st->calls[i].args, SVC_AGENT__MAX_ARGS);
+		svc_buf_init(&st->calls[i].args, SVC_AGENT__MAX_ARGS);
 }
 
 void svc_agent__step_dispose(struct svc_agent__step *st)
 {
 	size_t i;
 
-	svc_agent__buf_dispose(&st->text);
+	svc_buf_dispose(&st->text);
 	for (i = 0; i < SVC_AGENT__MAX_CALLS; i++)
-		svc_agent__buf_dispose(&st->calls[i].args);
+		svc_buf_dispose(&st->calls[i].args);
 }
 
 int svc_agent__step_fail(struct svc_agent__step *st, const char *fmt, ...)
@@ -74,7 +74,7 @@ int svc_agent__step_delta(struct svc_agent__step *st, int kind, const char *delt
 		if ((error = emit_delta(st, "assistant.message_delta", st->text_prefix, strlen(st->text_prefix))) < 0)
 			return error;
 	}
-	if ((error = svc_agent__buf_add(&st->text, delta, len)) < 0)
+	if ((error = svc_buf_add(&st->text, delta, len)) < 0)
 		return svc_agent__step_fail(st, "the model's answer is longer than %d bytes", SVC_AGENT__MAX_TEXT);
 	return emit_delta(st, "assistant.message_delta", delta, len);
 }

@@ -108,9 +108,9 @@ static const char *shown(const char *s, char *buf, size_t bufsz)
 {
 	size_t len = strlen(s), n;
 
-	if (!svc_agent__utf8_valid(s, len))
+	if (!svc_utf8_valid(s, len))
 		return "(not valid UTF-8)";
-	n = svc_agent__utf8_cut(s, len, bufsz - 1 < 200 ? bufsz - 1 : 200);
+	n = svc_utf8_cut(s, len, bufsz - 1 < 200 ? bufsz - 1 : 200);
 	memcpy(buf, s, n);
 	buf[n] = '\0';
 	return buf;
@@ -153,12 +153,12 @@ static const char *arg(struct json_object *args, const char *key, char **out)
 static int do_list(struct svc_agent__tools *t, struct json_object *args, char **out)
 {
 	struct svc_fsx_entry *list = NULL;
-	struct svc_agent__buf b;
+	struct svc_buf b;
 	size_t n = 0, i;
 	char line[64];
 	int error;
 
-	svc_agent__buf_init(&b, SVC_AGENT__MAX_RESULT * 4);
+	svc_buf_init(&b, SVC_AGENT__MAX_RESULT * 4);
 	error = svc_fsx_list(t->root, MAX_LIST, &list, &n);
 	if (error == SVC_E_TOO_LARGE) {
 		*out = textf("the project has more than %d files", MAX_LIST);
@@ -170,21 +170,21 @@ static int do_list(struct svc_agent__tools *t, struct json_object *args, char **
 	}
 	for (i = 0; i < n && error == 0; i++) {
 		snprintf(line, sizeof(line), " (%llu bytes)\n", (unsigned long long)list[i].size);
-		if ((error = svc_agent__buf_adds(&b, list[i].path)) == 0)
-			error = svc_agent__buf_adds(&b, line);
+		if ((error = svc_buf_adds(&b, list[i].path)) == 0)
+			error = svc_buf_adds(&b, line);
 	}
 	if (error == SVC_E_TOO_LARGE)
 		error = 0; /* the result is cut anyway */
 	if (error == 0 && n == 0)
-		error = svc_agent__buf_adds(&b, "(the project has no files)\n");
+		error = svc_buf_adds(&b, "(the project has no files)\n");
 	if (error < 0) {
 		*out = textf("out of memory");
 		goto done;
 	}
-	*out = strdup(svc_agent__buf_str(&b));
+	*out = strdup(svc_buf_str(&b));
 done:
 	svc_fsx_list_free(list, n);
-	svc_agent__buf_dispose(&b);
+	svc_buf_dispose(&b);
 	return error;
 }
 
@@ -199,7 +199,7 @@ static int do_read(struct svc_agent__tools *t, struct json_object *args, char **
 		return SVC_E_VALIDATION;
 	if ((error = svc_fsx_read(t->root, path, MAX_READ, &data, &len)) < 0)
 		return fsx_error(error, path, out);
-	if (!svc_agent__utf8_valid(data, len)) {
+	if (!svc_utf8_valid(data, len)) {
 		char b[256];
 
 		free(data);
@@ -343,20 +343,19 @@ static int do_search(struct svc_agent__tools *t, struct json_object *args, char 
 static int cut_result(char **text)
 {
 	size_t len = strlen(*text), n;
-	char note[128], *s;
-	int nl;
+	struct svc_buf b;
 
 	if (len <= SVC_AGENT__MAX_RESULT)
 		return 0;
-	n = svc_agent__utf8_cut(*text, len, SVC_AGENT__MAX_RESULT);
-	nl = snprintf(note, sizeof(note), "\n[cut: the result has %zu bytes; these are the first %zu]", len, n);
-	if (nl < 0)
+	n = svc_utf8_cut(*text, len, SVC_AGENT__MAX_RESULT);
+	svc_buf_init(&b, n + 128);
+	if (svc_buf_add(&b, *text, n) < 0 ||
+	    svc_buf_addf(&b, "\n[cut: the result has %zu bytes; these are the first %zu]", len, n) < 0) {
+		svc_buf_dispose(&b);
 		return SVC_E_INTERNAL;
-	s = realloc(*text, n + (size_t)nl + 1);
-	if (!s)
-		return SVC_E_INTERNAL;
-	memcpy(s + n, note, (size_t)nl + 1);
-	*text = s;
+	}
+	free(*text);
+	*text = svc_buf_detach(&b, NULL);
 	return 0;
 }
 

@@ -101,13 +101,8 @@ int svc_jobs_fail(struct svc_db *db, const struct svc_job *job, const char *mess
 {
 	char text[LAST_ERROR_MAX + 1];
 	struct svc_dbv p[3];
-	size_t n = message ? strlen(message) : 0;
+	size_t n = message ? svc_utf8_cut(message, strlen(message), LAST_ERROR_MAX) : 0;
 
-	if (n > LAST_ERROR_MAX)
-		n = LAST_ERROR_MAX;
-	/* do not cut inside a UTF-8 sequence */
-	while (n > 0 && n < (message ? strlen(message) : 0) && ((unsigned char)message[n] & 0xc0) == 0x80)
-		n--;
 	if (n)
 		memcpy(text, message, n);
 	text[n] = '\0';

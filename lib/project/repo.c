@@ -8,6 +8,7 @@
 
 #include "core/err.h"
 #include "project/repo.h"
+#include "core/util.h"
 
 #define REPO_BRANCH "main"
 
@@ -267,18 +268,8 @@ int svc_repo_log(const char *dir, size_t max, struct svc_repo_commit **out, size
 		struct svc_repo_commit *c;
 		git_commit *commit = NULL;
 
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct svc_repo_commit *nl;
-			if (ncap > max)
-				ncap = max;
-			if (ncap > SIZE_MAX / sizeof *nl || !(nl = realloc(list, ncap * sizeof *nl))) {
-				error = SVC_E_INTERNAL;
-				goto done;
-			}
-			list = nl;
-			cap = ncap;
-		}
+		if ((error = SVC_ARRAY_GROW(list, cap, n + 1)) < 0)
+			goto done;
 		if ((gerr = git_commit_lookup(&commit, repo, &id)) < 0) {
 			git_fail(gerr, "log lookup");
 			error = SVC_E_INTERNAL;

@@ -142,28 +142,6 @@ static void hsl_to_rgb(double h, double s, double l, unsigned char *rgb)
 	rgb[2] = (unsigned char)((b + m) * 255 + 0.5);
 }
 
-/* Decodes one UTF-8 code point at *p (valid UTF-8 assumed, as the API stores it). */
-static unsigned long next_cp(const unsigned char **p)
-{
-	const unsigned char *s = *p;
-	unsigned long cp;
-	int n, i;
-
-	if (s[0] < 0x80) { cp = s[0]; n = 1; }
-	else if ((s[0] & 0xe0) == 0xc0) { cp = s[0] & 0x1f; n = 2; }
-	else if ((s[0] & 0xf0) == 0xe0) { cp = s[0] & 0x0f; n = 3; }
-	else { cp = s[0] & 0x07; n = 4; }
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80) {
-			*p = s + i;
-			return 0xfffd;
-		}
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	*p = s + n;
-	return cp;
-}
-
 /* Width in pixels of `count` code points of `cps` at the face's current size, plus an ellipsis when `dots`. */
 static long text_width(FT_Face face, const unsigned long *cps, size_t count, int dots)
 {
@@ -184,14 +162,19 @@ static void draw_name(unsigned char *rgb, unsigned w, unsigned h, const char *na
 	FT_Library lib = NULL;
 	FT_Face face = NULL;
 	unsigned long cps[256];
-	size_t n = 0, shown, i;
-	const unsigned char *p = (const unsigned char *)name;
+	size_t n = 0, shown, i, len = strlen(name), seq;
 	unsigned px = 56;
 	long width, pen_x, base_y;
 	int dots = 0;
 
-	while (*p && n < sizeof cps / sizeof cps[0])
-		cps[n++] = next_cp(&p);
+	for (i = 0; i < len && n < sizeof cps / sizeof cps[0]; i += seq) {
+		uint32_t cp;
+		if (!(seq = svc_utf8_decode(name + i, len - i, &cp))) {
+			cp = 0xfffd; /* the API stores valid UTF-8; a stray byte shows as U+FFFD */
+			seq = 1;
+		}
+		cps[n++] = cp;
+	}
 	if (!n || FT_Init_FreeType(&lib) != 0)
 		return;
 	if (FT_New_Face(lib, font_path, 0, &face) != 0)
@@ -263,11 +246,6 @@ int svc_thumbnail_fallback(const char *id, const char *name, const char *font_pa
 
 /* ---- the page server: Chromium's proxy and the only origin it can reach ---- */
 
-static int hexval(int c)
-{
-	return (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
-}
-
 static void write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
@@ -335,8 +313,8 @@ static void serve_one(int fd, const char *dir)
 	while (*e && *e != ' ' && *e != '?' && *e != '#')
 		e++;
 	for (; t < e && o < SVC_FSX_PATH_MAX - 16; t++) {
-		if (*t == '%' && t + 2 < e && hexval(t[1]) >= 0 && hexval(t[2]) >= 0) {
-			path[o++] = (char)(hexval(t[1]) * 16 + hexval(t[2]));
+		if (*t == '%' && t + 2 < e && svc_hex_digit(t[1]) >= 0 && svc_hex_digit(t[2]) >= 0) {
+			path[o++] = (char)(svc_hex_digit(t[1]) * 16 + svc_hex_digit(t[2]));
 			t += 2;
 		} else {
 			path[o++] = *t;
@@ -609,19 +587,26 @@ int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const cha
 
 int svc_thumbnail_request(struct svc_db *db, const char *project_id)
 {
-	char payload[64];
+	struct json_object *job;
+	const char *payload;
 	struct svc_dbv p[2];
 	struct svc_rows *rows = NULL;
 	int err, waiting;
 
-	snprintf(payload, sizeof payload, "{\"projectId\":\"%.36s\"}", project_id);
+	/* {"projectId":"<id>"}, byte for byte as the waiting-job lookup compares it */
+	if (!(job = json_object_new_object()))
+		return SVC_E_INTERNAL;
+	svc_json_add_str(job, "projectId", project_id);
+	payload = json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN);
 	p[0] = svc_dbv_str(SVC_JOB_THUMBNAIL);
 	p[1] = svc_dbv_str(payload);
-	if ((err = svc_db_run(db, STMT_THUMB_JOB_WAITING, p, 2, &rows, NULL)) < 0)
-		return err;
-	waiting = rows && rows->nrows;
-	svc_rows_free(rows);
-	return waiting ? 0 : svc_jobs_enqueue(db, SVC_JOB_THUMBNAIL, payload, 3, NULL);
+	if ((err = svc_db_run(db, STMT_THUMB_JOB_WAITING, p, 2, &rows, NULL)) == 0) {
+		waiting = rows && rows->nrows;
+		svc_rows_free(rows);
+		err = waiting ? 0 : svc_jobs_enqueue(db, SVC_JOB_THUMBNAIL, payload, 3, NULL);
+	}
+	json_object_put(job);
+	return err;
 }
 
 int svc_thumbnail_set_url(struct svc_db *db, const struct svc_config *cfg, const char *id)

@@ -278,7 +278,7 @@ static void check_openai(size_t piece)
 
 	rec_init(&r);
 	CU_ASSERT_EQUAL_FATAL(parse_stream(&st, &r, svc_agent__openai_event, openai_stream, piece), 0);
-	CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.text), "Let me look.");
+	CU_ASSERT_STRING_EQUAL(svc_buf_str(&st.text), "Let me look.");
 	CU_ASSERT_EQUAL(ev_count(&r, "assistant.message_delta"), 2);
 	ev_join(&r, "assistant.reasoning_delta", "delta", joined, sizeof(joined));
 	CU_ASSERT_STRING_EQUAL(joined, "Hmm ok.");
@@ -286,13 +286,13 @@ static void check_openai(size_t piece)
 	CU_ASSERT_EQUAL_FATAL(st.ncalls, 2);
 	CU_ASSERT_STRING_EQUAL(st.calls[0].id, "call_A");
 	CU_ASSERT_STRING_EQUAL(st.calls[0].name, "read_file");
-	CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.calls[0].args), "{\"path\": \"a\\\"b.html\"}");
-	CU_ASSERT_EQUAL_FATAL(svc_agent__parse_args(st.calls[0].args.p, st.calls[0].args.len, &args), 0);
+	CU_ASSERT_STRING_EQUAL(svc_buf_str(&st.calls[0].args), "{\"path\": \"a\\\"b.html\"}");
+	CU_ASSERT_EQUAL_FATAL(svc_agent__parse_args(st.calls[0].args.data, st.calls[0].args.len, &args), 0);
 	CU_ASSERT_STRING_EQUAL(svc_agent__json_str(args, "path"), "a\"b.html");
 	json_object_put(args);
 	CU_ASSERT_STRING_EQUAL(st.calls[1].id, "call_B");
 	CU_ASSERT_STRING_EQUAL(st.calls[1].name, "search_files");
-	CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.calls[1].args), "{\"pattern\":\"x\"}");
+	CU_ASSERT_STRING_EQUAL(svc_buf_str(&st.calls[1].args), "{\"pattern\":\"x\"}");
 	CU_ASSERT_EQUAL(st.input_tokens, 120);
 	CU_ASSERT_EQUAL(st.output_tokens, 30);
 	CU_ASSERT(st.done && st.finished);
@@ -320,7 +320,7 @@ static void test_agent_openai_calls_without_index(void)
 	CU_ASSERT_EQUAL_FATAL(parse_stream(&st, &r, svc_agent__openai_event, stream, 5), 0);
 	CU_ASSERT_EQUAL_FATAL(st.ncalls, 2);
 	CU_ASSERT_STRING_EQUAL(st.calls[0].name, "list_files");
-	CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.calls[1].args), "{\"path\":\"x\"}");
+	CU_ASSERT_STRING_EQUAL(svc_buf_str(&st.calls[1].args), "{\"path\":\"x\"}");
 	svc_agent__step_dispose(&st);
 	rec_dispose(&r);
 }
@@ -409,14 +409,14 @@ static void test_agent_anthropic_events(void)
 	for (i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
 		rec_init(&r);
 		CU_ASSERT_EQUAL_FATAL(parse_stream(&st, &r, svc_agent__anthropic_event, anthropic_stream, pieces[i]), 0);
-		CU_ASSERT_STRING_EQUAL(svc_agent__buf_str(&st.text), "Editing now.");
+		CU_ASSERT_STRING_EQUAL(svc_buf_str(&st.text), "Editing now.");
 		ev_join(&r, "assistant.reasoning_delta", "delta", joined, sizeof(joined));
 		CU_ASSERT_STRING_EQUAL(joined, "Consider.");
 		CU_ASSERT_EQUAL(ev_count(&r, "assistant.message_delta"), 2);
 		CU_ASSERT_EQUAL_FATAL(st.ncalls, 1);
 		CU_ASSERT_STRING_EQUAL(st.calls[0].id, "toolu_1");
 		CU_ASSERT_STRING_EQUAL(st.calls[0].name, "write_file");
-		CU_ASSERT_EQUAL_FATAL(svc_agent__parse_args(st.calls[0].args.p, st.calls[0].args.len, &args), 0);
+		CU_ASSERT_EQUAL_FATAL(svc_agent__parse_args(st.calls[0].args.data, st.calls[0].args.len, &args), 0);
 		CU_ASSERT_STRING_EQUAL(svc_agent__json_str(args, "content"), "hi\n");
 		json_object_put(args);
 		CU_ASSERT_EQUAL(st.input_tokens, 250);
@@ -515,12 +515,12 @@ static void test_agent_utf8_cut(void)
 {
 	const char *s = "ab\xc3\xa9" "cd"; /* "abécd" */
 
-	CU_ASSERT_EQUAL(svc_agent__utf8_cut(s, 6, 3), 2);
-	CU_ASSERT_EQUAL(svc_agent__utf8_cut(s, 6, 4), 4);
-	CU_ASSERT_EQUAL(svc_agent__utf8_cut(s, 6, 10), 6);
-	CU_ASSERT(svc_agent__utf8_valid(s, 6));
-	CU_ASSERT(!svc_agent__utf8_valid(s, 3));
-	CU_ASSERT(!svc_agent__utf8_valid("a\0b", 3));
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 6, 3), 2);
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 6, 4), 4);
+	CU_ASSERT_EQUAL(svc_utf8_cut(s, 6, 10), 6);
+	CU_ASSERT(svc_utf8_valid(s, 6));
+	CU_ASSERT(!svc_utf8_valid(s, 3));
+	CU_ASSERT(!svc_utf8_valid("a\0b", 3));
 }
 
 /* ---- file tools ---- */
@@ -907,20 +907,20 @@ static int agent_suite_cleanup(void)
 
 static size_t grab(char *ptr, size_t size, size_t nmemb, void *ud)
 {
-	struct svc_agent__buf *b = ud;
+	struct svc_buf *b = ud;
 
-	return svc_agent__buf_add(b, ptr, size * nmemb) == 0 ? size * nmemb : 0;
+	return svc_buf_add(b, ptr, size * nmemb) == 0 ? size * nmemb : 0;
 }
 
 /* GET or POST `path` of the double; returns the parsed JSON answer (caller puts) or NULL. */
 static struct json_object *double_http(const char *method, const char *path)
 {
-	struct svc_agent__buf b;
+	struct svc_buf b;
 	struct json_object *doc = NULL;
 	char url[256];
 	CURL *c = curl_easy_init();
 
-	svc_agent__buf_init(&b, 8 * 1024 * 1024);
+	svc_buf_init(&b, 8 * 1024 * 1024);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", double_port_no, path);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	if (strcmp(method, "POST") == 0)
@@ -928,9 +928,9 @@ static struct json_object *double_http(const char *method, const char *path)
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, grab);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	if (curl_easy_perform(c) == CURLE_OK)
-		svc_agent__json_parse(svc_agent__buf_str(&b), b.len, &doc);
+		svc_agent__json_parse(svc_buf_str(&b), b.len, &doc);
 	curl_easy_cleanup(c);
-	svc_agent__buf_dispose(&b);
+	svc_buf_dispose(&b);
 	return doc;
 }
 
