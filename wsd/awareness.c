@@ -125,7 +125,7 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 		if (!(curr < e[i].clock || (curr == e[i].clock && is_null && a && a->json)))
 			continue;
 		if (!a) {
-			r->aw = wsd_grow(r->aw, &r->capaw, r->naw + 1, sizeof *r->aw);
+			WSD_GROW(r->aw, r->capaw, r->naw + 1);
 			a = &r->aw[r->naw++];
 			memset(a, 0, sizeof *a);
 			a->client = e[i].client;

@@ -33,7 +33,7 @@ static struct wsd_comment *comment_add(struct wsd_room *r, const char *id, const
 {
 	struct wsd_comment *c;
 
-	r->comments = wsd_grow(r->comments, &r->capcomments, r->ncomments + 1, sizeof *r->comments);
+	WSD_GROW(r->comments, r->capcomments, r->ncomments + 1);
 	c = &r->comments[r->ncomments++];
 	memset(c, 0, sizeof *c);
 	snprintf(c->id, sizeof c->id, "%s", id);

@@ -51,7 +51,7 @@ static struct wsd_base_text *base_add(struct wsd_room *r, const char *path)
 {
 	struct wsd_base_text *b;
 
-	r->bases = wsd_grow(r->bases, &r->capbases, r->nbases + 1, sizeof *r->bases);
+	WSD_GROW(r->bases, r->capbases, r->nbases + 1);
 	b = &r->bases[r->nbases++];
 	memset(b, 0, sizeof *b);
 	b->path = strdup(path);

@@ -29,14 +29,7 @@ static int cont(unsigned char c)
 
 static void hunk_push(struct hunks *hs, size_t bs, size_t be, size_t os, size_t oe)
 {
-	if (hs->n == hs->cap) {
-		size_t cap = hs->cap ? hs->cap * 2 : 16;
-		struct hunk *h = realloc(hs->h, cap * sizeof *h);
-		if (!h)
-			abort();
-		hs->h = h;
-		hs->cap = cap;
-	}
+	WSD_GROW(hs->h, hs->cap, hs->n + 1);
 	hs->h[hs->n++] = (struct hunk){ bs, be, os, oe };
 }
 
@@ -134,17 +127,7 @@ static void diff_lines(struct hunks *hs, const char *a, size_t from_a, size_t to
 		abort();
 	for (d = 0; d <= maxd && D < 0; d++) {
 		long *cur, *prev;
-		if ((size_t)((d + 1) * (d + 1)) > tcap) {
-			size_t cap = tcap ? tcap * 4 : 64;
-			long *t;
-			while (cap < (size_t)((d + 1) * (d + 1)))
-				cap *= 2;
-			t = realloc(trace, cap * sizeof *t);
-			if (!t)
-				abort();
-			trace = t;
-			tcap = cap;
-		}
+		WSD_GROW(trace, tcap, (size_t)((d + 1) * (d + 1)));
 		cur = trace + d * d;
 		prev = d ? trace + (d - 1) * (d - 1) : NULL;
 		for (k = -d; k <= d; k += 2) {

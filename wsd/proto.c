@@ -53,22 +53,9 @@ int wsd_read_varbytes(struct wsd_reader *r, const uint8_t **out, size_t *out_len
 
 static void buf_reserve(struct svc_yjs_buf *b, size_t more)
 {
-	size_t cap;
-	uint8_t *d;
-
-	if (b->cap - b->len >= more)
-		return;
-	cap = b->cap ? b->cap : 64;
-	while (cap - b->len < more) {
-		if (cap > SIZE_MAX / 2)
-			abort();
-		cap *= 2;
-	}
-	d = realloc(b->data, cap);
-	if (!d)
+	if (more > SIZE_MAX - b->len)
 		abort();
-	b->data = d;
-	b->cap = cap;
+	WSD_GROW(b->data, b->cap, b->len + more);
 }
 
 int wsd_write_varuint(struct svc_yjs_buf *b, uint64_t v)
@@ -226,37 +213,6 @@ int wsd_path_project(const char *path, char *out)
 	for (i = 0; i < 36; i++)
 		out[i] = (char)((id[i] >= 'A' && id[i] <= 'F') ? id[i] + 32 : id[i]);
 	out[36] = '\0';
-	return 0;
-}
-
-int wsd_cookie_get(const char *h, const char *name, char *out, size_t max)
-{
-	size_t nlen = strlen(name);
-
-	while (h && *h) {
-		const char *semi, *end, *v;
-		size_t vl;
-		while (*h == ' ' || *h == '\t')
-			h++;
-		semi = strchr(h, ';');
-		end = semi ? semi : h + strlen(h);
-		if ((size_t)(end - h) > nlen && strncmp(h, name, nlen) == 0 && h[nlen] == '=') {
-			v = h + nlen + 1;
-			vl = (size_t)(end - v);
-			while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-				vl--;
-			if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
-				v++;
-				vl -= 2;
-			}
-			if (vl + 1 > max)
-				return 0;
-			memcpy(out, v, vl);
-			out[vl] = '\0';
-			return 1;
-		}
-		h = semi ? semi + 1 : end;
-	}
 	return 0;
 }
 

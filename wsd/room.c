@@ -34,22 +34,6 @@ size_t wsd_hash_str(const char *s)
 	return (size_t)(h % WSD_HASH_BUCKETS);
 }
 
-void *wsd_grow(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 4;
-	void *p;
-
-	if (need <= *cap)
-		return arr;
-	while (c < need)
-		c *= 2;
-	p = realloc(arr, c * elem);
-	if (!p)
-		abort();
-	*cap = c;
-	return p;
-}
-
 void wsd_strlist_add_unique(char ***list, size_t *n, size_t *cap, const char *s, size_t len)
 {
 	size_t i;
@@ -58,7 +42,7 @@ void wsd_strlist_add_unique(char ***list, size_t *n, size_t *cap, const char *s,
 	for (i = 0; i < *n; i++)
 		if (strlen((*list)[i]) == len && memcmp((*list)[i], s, len) == 0)
 			return;
-	*list = wsd_grow(*list, cap, *n + 1, sizeof **list);
+	WSD_GROW(*list, *cap, *n + 1);
 	c = strndup(s, len);
 	if (!c)
 		abort();
@@ -186,7 +170,7 @@ static void room_integrated(struct wsd_room *r, const struct svc_yjs_buf *update
 
 	wsd_room_broadcast(r, sync_msg(WSD_SYNC_UPDATE, update));
 
-	r->pending = wsd_grow(r->pending, &r->cappending, r->npending + 1, sizeof *r->pending);
+	WSD_GROW(r->pending, r->cappending, r->npending + 1);
 	u = &r->pending[r->npending++];
 	u->seq = r->next_seq++;
 	u->len = update->len;
@@ -333,7 +317,7 @@ static void room_load_done(struct wsd_room *r, struct wsd_load_result *res)
 
 static void room_add_sess(struct wsd_room *r, struct wsd_sess *s)
 {
-	r->sess = wsd_grow(r->sess, &r->capsess, r->nsess + 1, sizeof *r->sess);
+	WSD_GROW(r->sess, r->capsess, r->nsess + 1);
 	r->sess[r->nsess++] = s;
 	s->room = r;
 }
@@ -385,7 +369,7 @@ static void persist_done(struct wsd_persist_job *j)
 		return;
 	/* MariaDB failed: put the updates back in front, they go again on a later tick */
 	r->persist_fail_ms = svc_mono_ms();
-	r->pending = wsd_grow(r->pending, &r->cappending, r->npending + j->n, sizeof *r->pending);
+	WSD_GROW(r->pending, r->cappending, r->npending + j->n);
 	memmove(r->pending + j->n, r->pending, r->npending * sizeof *r->pending);
 	for (i = 0; i < j->n; i++)
 		r->pending[i] = j->updates[i];

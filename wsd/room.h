@@ -75,12 +75,6 @@ struct wsd_room {
 /* FNV-1a of a NUL-terminated string, reduced to a bucket of WSD_HASH_BUCKETS. */
 size_t wsd_hash_str(const char *s);
 
-/*
- * Returns `arr` (elements of `elem` bytes, *cap of them allocated) with room
- * for at least `need`, doubling from 4; updates *cap. Aborts on no memory.
- */
-void *wsd_grow(void *arr, size_t *cap, size_t need, size_t elem);
-
 /* Appends a copy of s[0, len) to the string list unless it holds it already. Aborts on no memory. */
 void wsd_strlist_add_unique(char ***list, size_t *n, size_t *cap, const char *s, size_t len);
 

@@ -313,7 +313,7 @@ int wsd_sess_open(struct wsd_sess *s, struct lws *wsi)
 		return 0;
 	}
 	s->user = user_get(s->user_id);
-	s->user->sess = wsd_grow(s->user->sess, &s->user->cap, s->user->nsess + 1, sizeof *s->user->sess);
+	WSD_GROW(s->user->sess, s->user->cap, s->user->nsess + 1);
 	s->user->sess[s->user->nsess++] = s;
 	s->user->nconns++;
 	if (s->user->nconns > wsd_g->cfg.wsd_max_conns_per_user) {
@@ -386,17 +386,8 @@ void wsd_sess_rx(struct wsd_sess *s, const void *in, size_t len, int first, int 
 		wsd_sess_close(s, 1009, "message too big");
 		return;
 	}
-	if (s->rx_len + len > s->rx_cap) {
-		size_t cap = s->rx_cap ? s->rx_cap : 4096;
-		uint8_t *p;
-		while (cap < s->rx_len + len)
-			cap *= 2;
-		p = realloc(s->rx, cap);
-		if (!p)
-			abort();
-		s->rx = p;
-		s->rx_cap = cap;
-	}
+	/* 4 KiB at first: most messages fit, and the buffer is kept for the next */
+	WSD_GROW(s->rx, s->rx_cap, s->rx_len + len > 4096 ? s->rx_len + len : 4096);
 	memcpy(s->rx + s->rx_len, in, len);
 	s->rx_len += len;
 	if (!final)

@@ -30,6 +30,13 @@ const char *wsd_known_get(const struct wsd_known *k, const char *path)
 	return NULL;
 }
 
+/* The hex SHA-256 of collab_files; OpenSSL failing (out of memory) aborts, as every allocation of svc-wsd does. */
+static void sha256_hex(const void *data, size_t len, char *out)
+{
+	if (svc_sha256_hex(data, len, out) < 0)
+		abort();
+}
+
 void wsd_known_set(struct wsd_known *k, const char *path, const char *hash)
 {
 	size_t i;
@@ -39,14 +46,7 @@ void wsd_known_set(struct wsd_known *k, const char *path, const char *hash)
 			snprintf(k->e[i].hash, sizeof k->e[i].hash, "%s", hash);
 			return;
 		}
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 16;
-		struct wsd_known_entry *e = realloc(k->e, cap * sizeof *e);
-		if (!e)
-			abort();
-		k->e = e;
-		k->cap = cap;
-	}
+	WSD_GROW(k->e, k->cap, k->n + 1);
 	k->e[k->n].path = strdup(path);
 	if (!k->e[k->n].path)
 		abort();
@@ -100,14 +100,7 @@ static struct wsd_disk_file *disk_file_push(struct wsd_disk_file **arr, size_t *
 {
 	struct wsd_disk_file *f;
 
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		f = realloc(*arr, c * sizeof *f);
-		if (!f)
-			abort();
-		*arr = f;
-		*cap = c;
-	}
+	WSD_GROW(*arr, *cap, *n + 1);
 	f = &(*arr)[(*n)++];
 	memset(f, 0, sizeof *f);
 	return f;
@@ -129,7 +122,7 @@ static int read_text(const struct svc_config *cfg, const char *dir, const char *
 
 	if (err < 0)
 		return err;
-	if (!wsd_is_text(data, n)) {
+	if (!svc_utf8_valid(data, n)) {
 		free(data);
 		return SVC_E_VALIDATION;
 	}
@@ -237,11 +230,7 @@ struct wsd_load_job {
 
 static void dirty_add(struct wsd_load_result *res, const char *path, size_t len)
 {
-	char **d = realloc(res->dirty, (res->ndirty + 1) * sizeof *d);
-
-	if (!d)
-		abort();
-	res->dirty = d;
+	WSD_GROW(res->dirty, res->capdirty, res->ndirty + 1);
 	res->dirty[res->ndirty] = strndup(path, len);
 	if (!res->dirty[res->ndirty])
 		abort();
@@ -341,7 +330,7 @@ static int reconcile(struct svc_db *db, const struct svc_config *cfg, const char
 			json_object_array_add(binary, json_object_new_string(path));
 			continue;
 		}
-		wsd_sha256_hex(data, len, hash);
+		sha256_hex(data, len, hash);
 		up.len = 0;
 		if (fresh || !known || strcmp(known, hash) != 0) {
 			err = fresh ? svc_yjs_map_set_text(res->doc, "files", path, strlen(path), data, len, &up, NULL)
@@ -754,14 +743,14 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 		int rerr = svc_fsx_read(dir, f->path, 64u << 20, &cur, &cur_len);
 
 		if (rerr == 0)
-			wsd_sha256_hex(cur, cur_len, cur_hash);
+			sha256_hex(cur, cur_len, cur_hash);
 		else if (rerr != SVC_E_NOT_FOUND) {
 			free(cur);
 			f->outcome = WSD_SAVE_SKIPPED;
 			continue;
 		}
 		if (!f->remove)
-			wsd_sha256_hex(f->content, f->len, f->new_hash);
+			sha256_hex(f->content, f->len, f->new_hash);
 		if (strcmp(cur_hash, f->base_hash) != 0) {
 			/* the disk changed since svc-wsd last saw it */
 			if (!f->remove && rerr == 0 && strcmp(cur_hash, f->new_hash) == 0) {
@@ -771,7 +760,7 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 			} else {
 				struct wsd_disk_file *c;
 				f->outcome = WSD_SAVE_CONFLICT;
-				if (rerr == 0 && (!wsd_is_text(cur, cur_len) || cur_len > cfg->wsd_max_file_bytes)) {
+				if (rerr == 0 && (!svc_utf8_valid(cur, cur_len) || cur_len > cfg->wsd_max_file_bytes)) {
 					free(cur);
 					continue;
 				}
@@ -899,7 +888,7 @@ static void rescan_run(struct wsd_job *jb, struct wsd_worker *w)
 			}
 			continue;
 		}
-		wsd_sha256_hex(data, len, hash);
+		sha256_hex(data, len, hash);
 		if (known && strcmp(known, hash) == 0) {
 			free(data);
 			continue;
@@ -960,7 +949,7 @@ static void base_run(struct wsd_job *jb, struct wsd_worker *w)
 
 	if ((err = project_dir(w->cfg, j->project_id, dir, sizeof dir)) == 0 &&
 	    (err = read_text(w->cfg, dir, j->path, &j->content, &j->len)) == 0)
-		wsd_sha256_hex(j->content, j->len, j->hash);
+		sha256_hex(j->content, j->len, j->hash);
 	j->error = err;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <json-c/json.h>
 #include <libwebsockets.h>
 #include <mysql.h>
 #include <openssl/crypto.h>
@@ -28,7 +29,7 @@ struct http_req {
 	char ts[32];
 	char sig[SVC_INTERNAL_SIG_MAX + 8];
 	char *body;
-	size_t body_len;
+	size_t body_len, body_cap;
 	int status;
 	char answer[256];
 	size_t answer_len;
@@ -89,7 +90,7 @@ static int filter(struct lws *wsi, struct pss *pss)
 	if (!tok && (n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_COOKIE)) > 0 && n < 16384) {
 		cookie = malloc((size_t)n + 1);
 		if (cookie && lws_hdr_copy(wsi, cookie, n + 1, WSI_TOKEN_HTTP_COOKIE) > 0 &&
-		    wsd_cookie_get(cookie, "svc_access_token", token, SVC_AUTH_TOKEN_MAX + 1))
+		    svc_cookie_get(cookie, "svc_access_token", token, SVC_AUTH_TOKEN_MAX + 1))
 			tok = token;
 	}
 	s->token_ok = tok && svc_auth_jwt_verify(g.cfg.jwt_secret, g.cfg.jwt_secret_len, g.cfg.jwt_issuer,
@@ -134,14 +135,21 @@ static void http_handle(struct http_req *h)
 		return;
 	}
 	if (!h->post && strcmp(h->path, "/internal/status") == 0) {
-		char buf[256];
 		struct svc_yjs_mem m;
+		struct json_object *o = json_object_new_object();
 		wsd_text_stats(&m);
-		snprintf(buf, sizeof buf,
-			 "{\"rooms\":%zu,\"connections\":%zu,\"textBytes\":%zu,\"textHeapBytes\":%zu,"
-			 "\"packedTextBytes\":%zu,\"packedBytes\":%zu}",
-			 g.nrooms, g.nsess, m.string_bytes, m.string_heap, m.packed_raw, m.packed_bytes);
-		http_answer(h, 200, buf);
+		if (!o) {
+			http_answer(h, 500, "{\"error\":\"internal_error\",\"message\":\"Out of memory.\"}");
+			return;
+		}
+		json_object_object_add(o, "rooms", json_object_new_uint64(g.nrooms));
+		json_object_object_add(o, "connections", json_object_new_uint64(g.nsess));
+		json_object_object_add(o, "textBytes", json_object_new_uint64(m.string_bytes));
+		json_object_object_add(o, "textHeapBytes", json_object_new_uint64(m.string_heap));
+		json_object_object_add(o, "packedTextBytes", json_object_new_uint64(m.packed_raw));
+		json_object_object_add(o, "packedBytes", json_object_new_uint64(m.packed_bytes));
+		http_answer(h, 200, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
 		return;
 	}
 	if (h->post && strncmp(h->path, prefix, plen) == 0 && strlen(h->path) == plen + 36 + 13 &&
@@ -213,17 +221,14 @@ static int http_begin(struct lws *wsi, struct pss *pss, const char *uri)
 static int http_body(struct pss *pss, const void *in, size_t len)
 {
 	struct http_req *h = pss->h;
-	char *b;
 
 	if (!h || h->answered)
 		return 0;
 	if (len > HTTP_BODY_MAX - h->body_len)
 		return -1;
-	b = realloc(h->body, h->body_len + len + 1);
-	if (!b)
+	if (SVC_ARRAY_GROW(h->body, h->body_cap, h->body_len + len + 1) < 0)
 		return -1;
-	memcpy(b + h->body_len, in, len);
-	h->body = b;
+	memcpy(h->body + h->body_len, in, len);
 	h->body_len += len;
 	h->body[h->body_len] = '\0';
 	return 0;

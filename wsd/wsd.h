@@ -5,9 +5,11 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "core/config.h"
 #include "db/db.h"
+#include "core/util.h"
 #include "yjs/yjs.h"
 
 /* ------------------------------------------------------------------ protocol (proto.c, no lws) */
@@ -76,12 +78,6 @@ int wsd_origin_allowed(const char *origin, const char *app_url, const char *cors
  */
 int wsd_path_project(const char *path, char *out);
 
-/*
- * Finds cookie `name` in a Cookie header value and copies it into out
- * (max bytes, NUL-terminated). Returns 1 when found and it fits, else 0.
- */
-int wsd_cookie_get(const char *header, const char *name, char *out, size_t max);
-
 /* A design-comment request from a client, validated (spec "Design comment messages"). */
 enum wsd_comment_op { WSD_C_ADD, WSD_C_RESOLVE, WSD_C_UNRESOLVE, WSD_C_DELETE };
 struct wsd_comment_req {
@@ -102,13 +98,17 @@ struct wsd_comment_req {
 int wsd_comment_parse(const char *json, size_t len, struct wsd_comment_req *out, char *msg, size_t msgmax);
 void wsd_comment_req_dispose(struct wsd_comment_req *r);
 
-/* ------------------------------------------------------------------ file content (content.c) */
+/* ------------------------------------------------------------------ memory */
 
-/* SHA-256 of `len` bytes as 64 lower-case hex digits and a NUL (out: 65 bytes). */
-void wsd_sha256_hex(const void *data, size_t len, char *out);
-
-/* Returns 1 when `len` bytes look like text the document can hold: valid UTF-8 without NUL. */
-int wsd_is_text(const char *data, size_t len);
+/*
+ * WSD_GROW(arr, cap, need): SVC_ARRAY_GROW (lib/core/util.h) for svc-wsd,
+ * which has no way on without memory: aborts when the array cannot grow.
+ */
+#define WSD_GROW(arr, cap, need)                                 \
+	do {                                                     \
+		if (SVC_ARRAY_GROW(arr, cap, need) < 0)          \
+			abort();                                 \
+	} while (0)
 
 /* ------------------------------------------------------------------ three-way merge (merge.c) */
 

@@ -78,7 +78,7 @@ struct wsd_load_result {
 	uint64_t snapshot_bytes;    /* the snapshot's size */
 	struct wsd_known known;
 	char **dirty;              /* files whose document text was never written to disk */
-	size_t ndirty;
+	size_t ndirty, capdirty;
 	struct wsd_loaded_comment *comments;
 	size_t ncomments;
 	char *binary_json;         /* meta.binaryFiles as set (JSON array text, owned) */

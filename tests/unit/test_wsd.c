@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../wsd/content.c"
 #include "../../wsd/merge.c"
 #include "../../wsd/proto.c"
 #include "unit.h"
@@ -139,13 +138,14 @@ static void test_wsd_cookie_get(void)
 {
 	char v[16];
 
-	CU_ASSERT(wsd_cookie_get("a=1; svc_access_token=tok; b=2", "svc_access_token", v, sizeof v) == 1);
+	/* the upgrade reads the access token with lib/core's svc_cookie_get (edge cases: test_core.c) */
+	CU_ASSERT(svc_cookie_get("a=1; svc_access_token=tok; b=2", "svc_access_token", v, sizeof v) == 1);
 	CU_ASSERT_STRING_EQUAL(v, "tok");
-	CU_ASSERT(wsd_cookie_get("svc_access_token=\"q\"", "svc_access_token", v, sizeof v) == 1);
+	CU_ASSERT(svc_cookie_get("svc_access_token=\"q\"", "svc_access_token", v, sizeof v) == 1);
 	CU_ASSERT_STRING_EQUAL(v, "q");
-	CU_ASSERT(wsd_cookie_get("xsvc_access_token=no", "svc_access_token", v, sizeof v) == 0);
-	CU_ASSERT(wsd_cookie_get("svc_access_token=0123456789abcdefXYZ", "svc_access_token", v, sizeof v) == 0);
-	CU_ASSERT(wsd_cookie_get("", "svc_access_token", v, sizeof v) == 0);
+	CU_ASSERT(svc_cookie_get("xsvc_access_token=no", "svc_access_token", v, sizeof v) == 0);
+	CU_ASSERT(svc_cookie_get("svc_access_token=0123456789abcdefXYZ", "svc_access_token", v, sizeof v) == 0);
+	CU_ASSERT(svc_cookie_get("", "svc_access_token", v, sizeof v) == 0);
 }
 
 static int parse(const char *json, struct wsd_comment_req *r)
@@ -229,10 +229,11 @@ static void test_wsd_text_and_hash(void)
 {
 	char h[65];
 
-	CU_ASSERT_TRUE(wsd_is_text("h\xc3\xa9", 3));
-	CU_ASSERT_FALSE(wsd_is_text("a\0b", 3));
-	CU_ASSERT_FALSE(wsd_is_text("\xff", 1));
-	wsd_sha256_hex("abc", 3, h);
+	/* what svc-wsd takes for text and how it hashes files: lib/core's helpers */
+	CU_ASSERT_TRUE(svc_utf8_valid("h\xc3\xa9", 3));
+	CU_ASSERT_FALSE(svc_utf8_valid("a\0b", 3));
+	CU_ASSERT_FALSE(svc_utf8_valid("\xff", 1));
+	CU_ASSERT_EQUAL(svc_sha256_hex("abc", 3, h), 0);
 	CU_ASSERT_STRING_EQUAL(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
@@ -334,7 +335,7 @@ static void test_wsd_merge_utf8_boundaries(void)
 	char *m = merge_str("caf\xc3\xa9 ok\n", "caf\xc3\xa9 ok typed\n", "caf\xc3\xa8 ok\n", &c);
 
 	CU_ASSERT_STRING_EQUAL(m, "caf\xc3\xa8 ok typed\n");
-	CU_ASSERT(wsd_is_text(m, strlen(m)));
+	CU_ASSERT(svc_utf8_valid(m, strlen(m)));
 	free(m);
 }
 
