@@ -25,17 +25,6 @@
 
 /* ---- request accessors ---- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decodes `len` bytes of `s` into a new string; '+' becomes ' ' when `plus`. NULL on a bad escape or NUL. */
 static char *pct_decode(const char *s, size_t len, int plus)
 {
@@ -52,8 +41,8 @@ static char *pct_decode(const char *s, size_t len, int plus)
 				free(out);
 				return NULL;
 			}
-			h = hexval(s[i + 1]);
-			l = hexval(s[i + 2]);
+			h = svc_hex_digit(s[i + 1]);
+			l = svc_hex_digit(s[i + 2]);
 			if (h < 0 || l < 0 || (h == 0 && l == 0)) {
 				free(out);
 				return NULL;
@@ -132,33 +121,7 @@ int svc_req_query(const struct svc_req *req, const char *name, char *out, size_t
 
 int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_t max)
 {
-	const char *h = svc_req_header(req, "Cookie");
-	size_t nlen = strlen(name);
-
-	while (h && *h) {
-		const char *semi, *end;
-		while (*h == ' ' || *h == '\t')
-			h++;
-		semi = strchr(h, ';');
-		end = semi ? semi : h + strlen(h);
-		if ((size_t)(end - h) > nlen && strncmp(h, name, nlen) == 0 && h[nlen] == '=') {
-			const char *v = h + nlen + 1;
-			size_t vl = (size_t)(end - v);
-			while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-				vl--;
-			if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
-				v++;
-				vl -= 2;
-			}
-			if (vl >= max)
-				return 0;
-			memcpy(out, v, vl);
-			out[vl] = '\0';
-			return 1;
-		}
-		h = semi ? semi + 1 : NULL;
-	}
-	return 0;
+	return svc_cookie_get(svc_req_header(req, "Cookie"), name, out, max);
 }
 
 int svc_req_authenticate(struct svc_req *req, char *out_user_id)

@@ -154,7 +154,7 @@ const char *svc_req_header(const struct svc_req *req, const char *name);
  */
 int svc_req_query(const struct svc_req *req, const char *name, char *out, size_t max);
 
-/* Copies cookie `name` (RFC 6265 §5.4) into out (max bytes). Returns 1 when present, else 0. */
+/* Copies cookie `name` of the Cookie header into out (max bytes), as svc_cookie_get() (RFC 6265). Returns 1 when present, else 0. */
 int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_t max);
 
 /*
