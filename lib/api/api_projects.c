@@ -61,36 +61,24 @@ enum svc_err svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
 /* Cursor: hex of "<created_at with microseconds>|<id>", opaque to clients. */
 static int cursor_encode(const char *ts, const char *id, char *out, size_t max)
 {
-	static const char hex[] = "0123456789abcdef";
 	char raw[128];
-	size_t i, n = (size_t)snprintf(raw, sizeof raw, "%s|%s", ts, id);
+	size_t n = (size_t)snprintf(raw, sizeof raw, "%s|%s", ts, id);
 
 	if (n >= sizeof raw || 2 * n + 1 > max)
 		return SVC_E_INTERNAL;
-	for (i = 0; i < n; i++) {
-		out[2 * i] = hex[(unsigned char)raw[i] >> 4];
-		out[2 * i + 1] = hex[(unsigned char)raw[i] & 15];
-	}
-	out[2 * n] = '\0';
+	svc_hex_encode(raw, n, out);
 	return 0;
 }
 
 static int cursor_decode(const char *c, char *ts, size_t tsmax, char *id)
 {
 	char raw[128];
-	size_t i, n = strlen(c);
+	size_t n = strlen(c);
 	char *bar;
 
-	if (n == 0 || n % 2 || n / 2 >= sizeof raw)
+	/* what cursor_encode writes: lowercase hex only */
+	if (n == 0 || n / 2 >= sizeof raw || strspn(c, "0123456789abcdef") != n || svc_hex_decode(c, n, raw) < 0)
 		return SVC_E_VALIDATION;
-	for (i = 0; i < n / 2; i++) {
-		int h = c[2 * i], l = c[2 * i + 1];
-		h = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10 : -1;
-		l = (l >= '0' && l <= '9') ? l - '0' : (l >= 'a' && l <= 'f') ? l - 'a' + 10 : -1;
-		if (h < 0 || l < 0)
-			return SVC_E_VALIDATION;
-		raw[i] = (char)(h * 16 + l);
-	}
 	raw[n / 2] = '\0';
 	bar = strchr(raw, '|');
 	if (!bar || (size_t)(bar - raw) >= tsmax || !svc_uuid_valid(bar + 1))

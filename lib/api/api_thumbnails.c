@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/sha.h>
-
 #include "api/api.h"
 #include "core/err.h"
 #include "core/fsx.h"
@@ -33,20 +31,17 @@ static int thumb_read(const struct svc_config *cfg, const char *id, char **data,
 }
 
 /* A strong ETag of the image bytes: the first 128 bits of their SHA-256, quoted (RFC 9110 §8.8.3). */
-static void thumb_etag(const char *data, size_t len, char *out)
+static int thumb_etag(const char *data, size_t len, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char d[SHA256_DIGEST_LENGTH];
-	size_t i;
+	char hex[SVC_SHA256_HEX_LEN + 1];
 
-	SHA256((const unsigned char *)data, len, d);
+	if (svc_sha256_hex(data, len, hex) < 0)
+		return SVC_E_INTERNAL;
 	out[0] = '"';
-	for (i = 0; i < 16; i++) {
-		out[1 + 2 * i] = hex[d[i] >> 4];
-		out[2 + 2 * i] = hex[d[i] & 15];
-	}
+	memcpy(out + 1, hex, 32);
 	out[33] = '"';
 	out[34] = '\0';
+	return 0;
 }
 
 /*
@@ -82,9 +77,8 @@ enum svc_err svc_api_thumbnails_get(struct svc_req *req, struct svc_resp *resp)
 		svc_thumbnail_request(req->ctx->db, id);
 		err = thumb_read(cfg, id, &data, &len, source);
 	}
-	if (err < 0)
+	if (err < 0 || (err = thumb_etag(data, len, etag)) < 0)
 		goto done;
-	thumb_etag(data, len, etag);
 	inm = svc_req_header(req, "If-None-Match");
 	if (inm && (strstr(inm, etag) || strcmp(inm, "*") == 0))
 		err = svc_resp_raw(resp, 304, "image/png", "", 0);
@@ -127,7 +121,8 @@ enum svc_err svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp 
 	    (err = thumb_read(cfg, id, &data, &len, source)) < 0 ||
 	    (err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
 		goto done;
-	thumb_etag(data, len, etag);
+	if ((err = thumb_etag(data, len, etag)) < 0)
+		goto done;
 	body = json_object_new_object();
 	json_object_object_add(body, "projectId", json_object_new_string(id));
 	json_object_object_add(body, "source", json_object_new_string(svc_thumbnail_source_name(src)));
