@@ -1,5 +1,6 @@
 # cgi.mk: the FastCGI responders, one per endpoint group: each is a route table and main().
-pkglibexec_PROGRAMS += cgi-bin/svc-auth.fcgi cgi-bin/svc-projects.fcgi cgi-bin/svc-chat.fcgi cgi-bin/svc-internal.fcgi
+pkglibexec_PROGRAMS += cgi-bin/svc-auth.fcgi cgi-bin/svc-projects.fcgi cgi-bin/svc-chat.fcgi cgi-bin/svc-internal.fcgi \
+	cgi-bin/svc-preview.fcgi
 cgi_bin_svc_auth_fcgi_SOURCES = cgi-bin/svc-auth.c
 cgi_bin_svc_auth_fcgi_LDADD = $(SVC_LIBS)
 cgi_bin_svc_projects_fcgi_SOURCES = cgi-bin/svc-projects.c
@@ -8,3 +9,5 @@ cgi_bin_svc_chat_fcgi_SOURCES = cgi-bin/svc-chat.c
 cgi_bin_svc_chat_fcgi_LDADD = $(SVC_LIBS)
 cgi_bin_svc_internal_fcgi_SOURCES = cgi-bin/svc-internal.c
 cgi_bin_svc_internal_fcgi_LDADD = $(SVC_LIBS)
+cgi_bin_svc_preview_fcgi_SOURCES = cgi-bin/svc-preview.c
+cgi_bin_svc_preview_fcgi_LDADD = $(SVC_LIBS)

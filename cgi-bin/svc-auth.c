@@ -1,5 +1,6 @@
 /* svc-auth.c: the FastCGI responder for /api/auth. */
 #include "api/api.h"
+#include "api/api_web.h"
 #include "auth/auth.h"
 
 static const struct svc_route routes[] = {
@@ -8,6 +9,7 @@ static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/auth/refresh", svc_api_auth_refresh, 0, 64 * 1024, NULL },
 	{ SVC_POST, "/api/auth/logout", svc_api_auth_logout, 0, 64 * 1024, NULL },
 	{ SVC_GET, "/api/auth/me", svc_api_auth_me, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/auth/providers", svc_api_auth_providers, 0, 0, NULL },
 	{ SVC_GET, "/api/auth/tokens", svc_api_auth_tokens_list, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/auth/tokens", svc_api_auth_tokens_create, SVC_R_AUTH | SVC_R_JSON, 16 * 1024, &svc_api_auth_tokens_create_body },
 	{ SVC_DELETE, "/api/auth/tokens/:tokenId", svc_api_auth_tokens_delete, SVC_R_AUTH, 0, NULL },

@@ -1,6 +1,7 @@
 /* svc-projects.c: the FastCGI responder for projects, files, versions, publishing, chats, workspaces, folders, thumbnails and direct save. */
 #include "api/api.h"
 #include "api/api_agent.h"
+#include "api/api_web.h"
 
 static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/workspaces/:wid/projects", svc_api_projects_create, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_projects_create_body },
@@ -11,12 +12,14 @@ static const struct svc_route routes[] = {
 	{ SVC_GET, "/api/projects/:id/files", svc_api_projects_files, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/files/*", svc_api_projects_file, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions", svc_api_projects_versions, SVC_R_OPTAUTH, 0, NULL },
+	{ SVC_GET, "/api/projects/:id/preview", svc_api_projects_preview, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/versions/:sha/checkout", svc_api_projects_checkout, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:projectId/chats", svc_api_chats_list, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:projectId/chats", svc_api_chats_create, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_chats_create_body },
 	{ SVC_POST, "/api/deploy/:projectId", svc_api_projects_deploy, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/restore", svc_api_projects_restore, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/duplicate", svc_api_projects_duplicate, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_projects_duplicate_body },
+	{ SVC_GET, "/api/templates", svc_api_templates_list, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/workspaces", svc_api_workspaces_list, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/workspaces", svc_api_workspaces_create, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_workspaces_create_body },
 	{ SVC_GET, "/api/workspaces/:wid", svc_api_workspaces_get, SVC_R_AUTH, 0, NULL },

@@ -380,6 +380,18 @@ enum svc_err svc_api_auth_logout(struct svc_req *req, struct svc_resp *resp)
 	return svc_resp_json(resp, 200, body);
 }
 
+/*
+ * 1 when this instance offers live collaboration: its settings name where
+ * svc-wsd answers (SVC_WS_URL or SVC_WS_PORT). Without either, the app hides
+ * the collaborative editor (docs/api.md "GET /auth/me").
+ */
+static int collaboration_offered(const struct svc_config *cfg)
+{
+	const char *url = svc_config_get(cfg, "SVC_WS_URL", NULL), *port = svc_config_get(cfg, "SVC_WS_PORT", NULL);
+
+	return (url && *url) || (port && *port);
+}
+
 /* GET /auth/me: 200 {user, workspace, workspaces, features, credential, assistant}; 401. */
 enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
 {
@@ -399,7 +411,7 @@ enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
 	features = json_object_new_object();
 	json_object_object_add(features, "aiProvider",
 			       json_object_new_boolean(req->ctx->cfg.ai_base_url[0] != '\0'));
-	json_object_object_add(features, "collaboration", json_object_new_boolean(0));
+	json_object_object_add(features, "collaboration", json_object_new_boolean(collaboration_offered(&req->ctx->cfg)));
 	json_object_object_add(features, "customDomains", json_object_new_boolean(0));
 	json_object_object_add(features, "passwordReset", json_object_new_boolean(a->smtp_url[0] != '\0'));
 	json_object_object_add(features, "apiTokens", json_object_new_boolean(1));

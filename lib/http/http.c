@@ -257,6 +257,7 @@ static const char *reason(int status)
 	case 200: return "OK";
 	case 201: return "Created";
 	case 204: return "No Content";
+	case 301: return "Moved Permanently";
 	case 302: return "Found";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
@@ -293,9 +294,11 @@ static void write_head(struct svc_resp *resp, const char *type, size_t len, int 
 		FCGX_PutS(line, out);
 	}
 	FCGX_PutS("X-Content-Type-Options: nosniff\r\n"
-		  "X-Frame-Options: DENY\r\n"
-		  "Referrer-Policy: no-referrer\r\n"
-		  "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n", out);
+		  "Referrer-Policy: no-referrer\r\n", out);
+	/* a site's own policy (SVC_R_SITE: the preview) replaces the API's; frame-ancestors supersedes X-Frame-Options */
+	if (!resp->own_csp || !resp->headers.data || !strcasestr(resp->headers.data, "Content-Security-Policy:"))
+		FCGX_PutS("X-Frame-Options: DENY\r\n"
+			  "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n", out);
 	/* API answers are not cached unless the handler says otherwise (thumbnails do) */
 	if (!resp->headers.data || strncasecmp(resp->headers.data, "Cache-Control:", 14) != 0) {
 		if (!resp->headers.data || !strcasestr(resp->headers.data, "\r\nCache-Control:"))
@@ -702,7 +705,6 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 	if (!req->path)
 		return SVC_E_NOT_FOUND;
 	preflight = req->method == SVC_OPTIONS;
-	cors(req, resp);
 
 	for (i = 0; i < nroutes; i++) {
 		int m = match(req, routes[i].pattern, req->path);
@@ -725,6 +727,10 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 		free_param_names(req);
 		clear_params(req);
 	}
+	if (route && (route->flags & SVC_R_SITE))
+		resp->own_csp = 1;
+	else
+		cors(req, resp);
 	if (!route) {
 		if (allowed && preflight) {
 			svc_resp_header(resp, "Access-Control-Allow-Methods", methods_allowed(allowed, allow, sizeof allow));

@@ -31,6 +31,8 @@ enum svc_method {
 #define SVC_R_INTERNAL 8u /* signed with INTERNAL_SECRET (lib/auth/internal.h): 401 unless X-Svc-Timestamp and
 			   * X-Svc-Signature match; the body, whatever its content type, must then be a JSON
 			   * object (400 invalid_json) */
+#define SVC_R_SITE 16u    /* serves a site, not the API (svc-preview): no CORS headers for SVC_CORS_ORIGINS, and a
+			   * Content-Security-Policy the handler sets replaces the API's (and its X-Frame-Options) */
 
 #define SVC_MAX_PARAMS 6
 
@@ -77,6 +79,7 @@ struct svc_resp {
 	const char *raw_type;
 	const char *field;        /* for validation_failed errors */
 	char message[512];        /* message for an error body; "" = the default one */
+	int own_csp;              /* SVC_R_SITE route: a Content-Security-Policy among `headers` replaces the API's */
 	int started;              /* headers already written (streaming) */
 	int64_t last_write_ms;    /* monotonic time of the last streamed write */
 	void (*after)(struct svc_ctx *ctx, void *arg); /* see svc_resp_after() */

@@ -1,0 +1,256 @@
+/* api_preview.c: the preview origin of a project: its signed URL (GET /projects/:id/preview) and the files behind it (svc-preview). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/api.h"
+#include "api/api_web.h"
+#include "auth/preview.h"
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/log.h"
+
+#define PREVIEW_FILE_MAX (16u * 1024 * 1024) /* bytes of one served file */
+#define PREVIEW_TTL_DEFAULT 1800             /* seconds a preview URL works: SVC_PREVIEW_TTL */
+#define PREVIEW_TTL_MIN 60
+#define PREVIEW_TTL_MAX (24 * 3600)
+#define PREVIEW_LABEL "preview"              /* <token>.preview.<SVC_DOMAIN> */
+
+int svc_api_site_url(const struct svc_config *cfg, const char *label, char *out, size_t max)
+{
+	const char *scheme = strncmp(cfg->app_url, "https:", 6) == 0 ? "https" : "http";
+	const char *port = cfg->http_port;
+	char guessed[8] = "";
+	int n;
+
+	if (!*port) {
+		/* take the port from app_url, "http://127.0.0.1:8080" */
+		const char *hp = strstr(cfg->app_url, "://");
+		const char *colon = hp ? strchr(hp + 3, ':') : NULL;
+		if (colon) {
+			size_t i;
+			for (i = 0; i < sizeof guessed - 1 && colon[1 + i] >= '0' && colon[1 + i] <= '9'; i++)
+				guessed[i] = colon[1 + i];
+			guessed[i] = '\0';
+		}
+		port = guessed;
+	}
+	if (*port && strcmp(port, "80") != 0 && strcmp(port, "443") != 0)
+		n = snprintf(out, max, "%s://%s.%s:%s/", scheme, label, cfg->domain, port);
+	else
+		n = snprintf(out, max, "%s://%s.%s/", scheme, label, cfg->domain);
+	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
+}
+
+/* The lifetime of a preview URL in seconds: SVC_PREVIEW_TTL (a duration, 60 s to 24 h), default 30 minutes. */
+static int preview_ttl(const struct svc_config *cfg, int64_t *out)
+{
+	const char *v = svc_config_get(cfg, "SVC_PREVIEW_TTL", NULL);
+	int64_t secs = PREVIEW_TTL_DEFAULT;
+
+	if (v && *v && (svc_config_parse_duration(v, &secs) < 0 || secs < PREVIEW_TTL_MIN || secs > PREVIEW_TTL_MAX)) {
+		svc_log_error("SVC_PREVIEW_TTL: \"%.32s\" is not a duration from 60s to 24h", v);
+		return SVC_E_INTERNAL;
+	}
+	*out = secs;
+	return 0;
+}
+
+/*
+ * GET /projects/:id/preview: 200 {url, expiresAt}; 401 (anonymous, not a
+ * public project); 403; 404. Whoever may read the project's files may preview
+ * it. The expiry is rounded up to the minute, so the URL stays the same for a
+ * minute and the browser's frame does not reload for nothing.
+ */
+int svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_config *cfg = &req->ctx->cfg;
+	const char *id = svc_req_param(req, "id");
+	struct svc_rows *rows = NULL;
+	char token[SVC_PREVIEW_TOKEN_MAX], label[SVC_PREVIEW_TOKEN_MAX + sizeof PREVIEW_LABEL], url[512], ts[25];
+	struct json_object *body;
+	int64_t ttl, expires;
+	int err;
+
+	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+		return err;
+	svc_rows_free(rows);
+	if ((err = preview_ttl(cfg, &ttl)) < 0)
+		return err;
+	expires = (svc_now_ms() / 1000 + ttl + 59) / 60 * 60;
+	if ((err = svc_preview_token_make(cfg->jwt_secret, cfg->jwt_secret_len, id, expires, token)) < 0)
+		return err;
+	snprintf(label, sizeof label, "%s." PREVIEW_LABEL, token);
+	if ((err = svc_api_site_url(cfg, label, url, sizeof url)) < 0)
+		return err;
+	svc_time_format(expires * 1000, ts);
+	body = json_object_new_object();
+	json_object_object_add(body, "url", json_object_new_string(url));
+	json_object_object_add(body, "expiresAt", json_object_new_string(ts));
+	return svc_resp_json(resp, 200, body);
+}
+
+/* ---- svc-preview ---- */
+
+/* Answers a small HTML page (the preview has no JSON clients: a person sees it in the frame). Returns 0 or SVC_E_INTERNAL. */
+static int preview_page(struct svc_resp *resp, int status, const char *title, const char *text)
+{
+	char html[768];
+	int n = snprintf(html, sizeof html,
+			 "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title></head>\n"
+			 "<body><h1>%s</h1><p>%s</p></body></html>\n", title, title, text);
+
+	if (n < 0 || (size_t)n >= sizeof html)
+		return SVC_E_INTERNAL;
+	return svc_resp_raw(resp, status, "text/html; charset=utf-8", html, (size_t)n);
+}
+
+/*
+ * Finds the token in the Host: "<token>.preview.<domain>[:port]", the domain
+ * in any case. Sets *out and *out_len to the first label. Returns 0 or
+ * SVC_E_FORBIDDEN when the Host does not have that shape.
+ */
+static int host_token(const char *host, const char *domain, const char **out, size_t *out_len)
+{
+	size_t hlen, dlen = strlen(domain), plen = sizeof PREVIEW_LABEL; /* "preview." */
+	const char *dot, *rest;
+
+	if (!host)
+		return SVC_E_FORBIDDEN;
+	hlen = strcspn(host, ":");
+	dot = memchr(host, '.', hlen);
+	if (!dot || dot == host)
+		return SVC_E_FORBIDDEN;
+	rest = dot + 1;
+	if ((size_t)(host + hlen - rest) != plen + dlen || strncasecmp(rest, PREVIEW_LABEL ".", plen) != 0 ||
+	    strncasecmp(rest + plen, domain, dlen) != 0)
+		return SVC_E_FORBIDDEN;
+	*out = host;
+	*out_len = (size_t)(dot - host);
+	return 0;
+}
+
+/* 1 when a segment of `path` starts with a dot (".env", ".git/", "..": never served by the preview). */
+static int has_dot_segment(const char *path)
+{
+	const char *s = path;
+
+	while (*s) {
+		if (*s == '.')
+			return 1;
+		s += strcspn(s, "/");
+		s += *s == '/';
+	}
+	return 0;
+}
+
+/* Writes "/<path>/" percent-encoded (RFC 3986 unreserved characters and '/' kept) into out. Returns 0 or SVC_E_INTERNAL. */
+static int slash_location(const char *path, char *out, size_t max)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	if (max < 3)
+		return SVC_E_INTERNAL;
+	out[o++] = '/';
+	for (; *path; path++) {
+		unsigned char c = (unsigned char)*path;
+		if (o + 5 > max)
+			return SVC_E_INTERNAL;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-._~/", c)) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
+/* 1 when project `id` exists and is not deleted; 0 when not; or a DB error. */
+static int project_live(struct svc_db *db, const char *id)
+{
+	struct svc_dbv p[5];
+	struct svc_rows *rows = NULL;
+	int err;
+
+	p[0] = svc_dbv_str("");
+	p[1] = svc_dbv_str("");
+	p[2] = svc_dbv_str(id);
+	p[3] = svc_dbv_i64(0);
+	p[4] = svc_dbv_i64(0);
+	if ((err = svc_db_run(db, STMT_PROJECT_GET_STATE, p, 5, &rows, NULL)) < 0)
+		return err;
+	err = rows && rows->nrows == 1;
+	svc_rows_free(rows);
+	return err;
+}
+
+int svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_config *cfg = &req->ctx->cfg;
+	const char *rest = svc_req_param(req, "*"), *label = NULL;
+	char id[37], dir[2048], rel[SVC_FSX_PATH_MAX + 16], norm[SVC_FSX_PATH_MAX + 1], csp[600], *data = NULL;
+	size_t label_len = 0, len = 0, app_len;
+	const char *scheme_end;
+	int err, dir_form;
+
+	/* only app_url may frame the preview; the policy goes on every answer, error pages too */
+	scheme_end = strstr(cfg->app_url, "://");
+	app_len = scheme_end ? (size_t)(scheme_end + 3 - cfg->app_url) + strcspn(scheme_end + 3, "/?#") : 0;
+	if (!app_len || app_len > 500)
+		return SVC_E_INTERNAL;
+	snprintf(csp, sizeof csp, "frame-ancestors %.*s", (int)app_len, cfg->app_url);
+	if ((err = svc_resp_header(resp, "Content-Security-Policy", csp)) < 0)
+		return err;
+
+	if (host_token(svc_req_header(req, "Host"), cfg->domain, &label, &label_len) < 0 ||
+	    svc_preview_token_check(cfg->jwt_secret, cfg->jwt_secret_len, label, label_len, svc_now_ms() / 1000, id,
+				    NULL) < 0)
+		return preview_page(resp, 403, "Preview link expired",
+				    "This preview link is not valid or has expired. Open the project again to get a new one.");
+	if ((err = project_live(req->ctx->db, id)) < 0)
+		return err;
+	if (!err)
+		return preview_page(resp, 404, "Not found", "This project does not exist any more.");
+	if ((err = svc_project_dir(cfg, id, dir, sizeof dir)) < 0)
+		return err;
+
+	if (!rest)
+		rest = "";
+	len = strlen(rest);
+	dir_form = len == 0 || rest[len - 1] == '/';
+	if (len > SVC_FSX_PATH_MAX || has_dot_segment(rest) ||
+	    snprintf(rel, sizeof rel, "%s%s", rest, dir_form ? "index.html" : "") >= (int)sizeof rel ||
+	    svc_fsx_check_path(rel, norm) < 0)
+		return preview_page(resp, 404, "Not found", "There is no such file in this project.");
+	err = svc_fsx_read(dir, norm, PREVIEW_FILE_MAX, &data, &len);
+	if (err == SVC_E_NOT_FOUND && !dir_form) {
+		/* a directory named without its final slash: send the browser to it, so relative links work */
+		char index[SVC_FSX_PATH_MAX + 16], loc[3 * SVC_FSX_PATH_MAX + 8];
+		snprintf(index, sizeof index, "%s/index.html", norm);
+		if (svc_fsx_read(dir, index, PREVIEW_FILE_MAX, &data, &len) == 0) {
+			free(data);
+			if ((err = slash_location(norm, loc, sizeof loc)) < 0 ||
+			    (err = svc_resp_header(resp, "Location", loc)) < 0)
+				return err;
+			return preview_page(resp, 301, "Moved", "This is a directory.");
+		}
+	}
+	if (err == SVC_E_NOT_FOUND || err == SVC_E_VALIDATION)
+		return preview_page(resp, 404, "Not found", "There is no such file in this project.");
+	if (err == SVC_E_TOO_LARGE)
+		return preview_page(resp, 413, "Too large", "This file is too large for the preview.");
+	if (err < 0)
+		return err;
+	/* the frame is sandboxed without allow-same-origin, so its origin is opaque ("null"): module scripts and
+	 * fetches of its own files are cross-origin and need this; no credentials are ever involved */
+	if ((err = svc_resp_header(resp, "Access-Control-Allow-Origin", "*")) == 0)
+		err = svc_resp_raw(resp, 200, svc_fsx_content_type(norm), data, len);
+	free(data);
+	return err;
+}
