@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# test_web_serving.py: the web server's serving of the built web app at app_url: hashed /assets/ cached for good, index.html revalidated, client-side routes answered with index.html, and /api, /ws, /docs, published sites and previews left alone
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from svclib import APP_URL, api, check, create_project, finish, request, signup, site_get  # noqa: E402
+
+ROUTES = ["/dashboard", "/login?next=%2Fdashboard", "/projects/3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+          "/reset?token=abc", "/a/deeply/nested/client/route", "/settings/", "/no-such-page.html"]
+
+
+def get(path, headers=None):
+    return request("GET", APP_URL + path, None, headers or {})
+
+
+def cache_directives(r):
+    """The Cache-Control directives of an answer (several header lines join into one list)."""
+    return {d.strip().lower() for d in r.headers.get("cache-control", "").split(",") if d.strip()}
+
+
+def test_index(index):
+    check("test_web_root_serves_index_html", index.status == 200 and index.headers.get("content-type", "").startswith(
+        "text/html") and b"<html" in index.raw.lower(), index)
+    check("test_web_index_html_revalidated", "no-cache" in cache_directives(index), index.headers)
+    check("test_web_index_html_not_immutable", "immutable" not in cache_directives(index), index.headers)
+    check("test_web_index_html_nosniff", index.headers.get("x-content-type-options") == "nosniff", index.headers)
+    r = get("/index.html")
+    check("test_web_index_html_by_name", r.status == 200 and r.raw == index.raw and "no-cache" in cache_directives(r),
+          r.headers)
+
+
+def test_assets(index):
+    refs = re.findall(rb'(?:src|href)="(/assets/[^"?#]+)"', index.raw)
+    if not check("test_web_index_references_hashed_assets", refs, index.raw[:400]):
+        return
+    for ref in refs[:4]:
+        path = ref.decode()
+        r = get(path)
+        d = cache_directives(r)
+        check("test_web_asset_%s_served" % os.path.basename(path), r.status == 200 and r.raw and b"<html" not in
+              r.raw[:200].lower(), r)
+        check("test_web_asset_%s_cached_immutable_for_a_year" % os.path.basename(path),
+              {"public", "max-age=31536000", "immutable"} <= d, r.headers)
+    ext = refs[0].decode().rsplit(".", 1)[-1]
+    r = get("/assets/no-such-file-0000.%s" % ext)
+    check("test_web_missing_asset_is_404_not_index_html", r.status == 404 and b"/assets/" not in r.raw, r)
+    check("test_web_missing_asset_404_not_cached_for_a_year", "max-age=31536000" not in cache_directives(r), r.headers)
+
+
+def test_fallback(index):
+    for path in ROUTES:
+        r = get(path)
+        check("test_web_client_route_%s_answers_index_html" % path.split("?")[0].strip("/").replace("/", "_"),
+              r.status == 200 and r.raw == index.raw and "no-cache" in cache_directives(r)
+              and "immutable" not in cache_directives(r), (r.status, r.headers))
+
+
+def test_not_swallowed(a):
+    r = api("GET", "/no/such/endpoint", token=a.token)
+    check("test_web_unknown_api_path_stays_json_404", r.status == 404 and isinstance(r.body, dict)
+          and r.body.get("error") == "not_found", r)
+    r = api("GET", "/auth/me")
+    check("test_web_api_auth_still_401", r.status == 401 and isinstance(r.body, dict), r)
+    r = api("GET", "/auth/me", token=a.token)
+    check("test_web_api_answers_json", r.status == 200 and isinstance(r.body, dict) and "user" in r.body, r)
+    for path in ("/api", "/ws", "/ws/project/3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"):
+        r = get(path)
+        check("test_web_%s_is_not_the_app" % path.strip("/").split("/")[0] + ("_path" if path.count("/") > 1 else ""),
+              r.status != 200 or b"<html" not in r.raw.lower(), r)
+    r = get("/docs/api.md")
+    check("test_web_docs_still_served", r.status == 200 and r.raw.startswith(b"# svc HTTP API"), r)
+    r = get("/.git/config")
+    check("test_web_dotfiles_refused", r.status in (403, 404) and b"[core]" not in r.raw, r)
+
+
+def test_other_hosts(a):
+    """Published sites and previews are other hosts: never the app, never its fallback."""
+    p = create_project(a, "blank")
+    if p.status != 201:
+        check("test_web_published_site_has_no_app_fallback", False, p)
+        return
+    api("POST", "/deploy/%s" % p.body["id"], token=a.token, raw=b"")
+    r = site_get(p.body["slug"], "/dashboard")
+    check("test_web_published_site_has_no_app_fallback", r.status == 404 and b"/assets/" not in r.raw, r)
+    r = site_get(p.body["slug"], "/")
+    check("test_web_published_site_still_served", r.status == 200 and b"/assets/" not in r.raw, r)
+    r = site_get("no-such-slug-" + "x" * 6, "/")
+    check("test_web_unknown_slug_404", r.status == 404, r)
+
+
+def main():
+    a = signup(tag="web")
+    index = get("/")
+    test_index(index)
+    test_assets(index)
+    test_fallback(index)
+    test_not_swallowed(a)
+    test_other_hosts(a)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
