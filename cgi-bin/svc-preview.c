@@ -2,8 +2,8 @@
 #include "api/api_web.h"
 
 static const struct svc_route routes[] = {
-	{ SVC_GET, "/", svc_api_preview_serve, SVC_R_SITE, 0 },
-	{ SVC_GET, "/*", svc_api_preview_serve, SVC_R_SITE, 0 },
+	{ SVC_GET, "/", svc_api_preview_serve, SVC_R_SITE, 0, NULL },
+	{ SVC_GET, "/*", svc_api_preview_serve, SVC_R_SITE, 0, NULL },
 };
 
 int main(int argc, char **argv)

@@ -43,6 +43,7 @@ enum svc_err svc_api_projects_files(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_file(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_versions(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_projects_version_diff(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_restore(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *resp);

@@ -6,35 +6,11 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/api_web.h"
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/json.h"
 #include "core/log.h"
-
-/* The public URL of a published site: app_url's scheme, <slug>.<SVC_DOMAIN>, and the HTTP port when not default. */
-static void site_url(const struct svc_config *cfg, const char *slug, char *out, size_t max)
-{
-	const char *scheme = strncmp(cfg->app_url, "https:", 6) == 0 ? "https" : "http";
-	const char *port = cfg->http_port;
-	char guessed[8] = "";
-
-	if (!*port) {
-		/* take the port from app_url, "http://127.0.0.1:8080" */
-		const char *hp = strstr(cfg->app_url, "://");
-		const char *colon = hp ? strchr(hp + 3, ':') : NULL;
-		if (colon) {
-			size_t i;
-			for (i = 0; i < sizeof guessed - 1 && colon[1 + i] >= '0' && colon[1 + i] <= '9'; i++)
-				guessed[i] = colon[1 + i];
-			guessed[i] = '\0';
-		}
-		port = guessed;
-	}
-	if (*port && strcmp(port, "80") != 0 && strcmp(port, "443") != 0)
-		snprintf(out, max, "%s://%s.%s:%s/", scheme, slug, cfg->domain, port);
-	else
-		snprintf(out, max, "%s://%s.%s/", scheme, slug, cfg->domain);
-}
 
 /* POST /deploy/:projectId: 200 {url, slug, publishedAt}; 403; 404. Swaps the new site in with one rename. */
 enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
@@ -75,7 +51,8 @@ enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
 		goto done;
 	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
 		goto done;
-	site_url(cfg, slug, url, sizeof url);
+	if ((err = svc_api_site_url(cfg, slug, url, sizeof url)) < 0)
+		goto done;
 	body = json_object_new_object();
 	json_object_object_add(body, "url", json_object_new_string(url));
 	svc_json_add_str(body, "slug", slug);

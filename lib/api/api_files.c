@@ -1,4 +1,4 @@
-/* api_files.c: a project's files and versions: list, read, history and checkout of a version (spec "Project endpoints"). */
+/* api_files.c: a project's files and versions: list, read, history, the changes of a version and its checkout (spec "Project endpoints"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +14,9 @@
 #define FILES_LIST_MAX 10000
 #define VERSIONS_MAX 500          /* versions listed */
 #define RESTORE_SEARCH_MAX 100000 /* versions searched for a checkout */
+#define DIFF_FILES_MAX 1000             /* files listed in a version's diff */
+#define DIFF_FILE_BYTES (256u * 1024)   /* text of one file's diff */
+#define DIFF_TOTAL_BYTES (2u * 1024 * 1024) /* text of all of them */
 
 /*
  * Checks `action` on project `id` for the caller and writes the project's
@@ -174,5 +177,49 @@ enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *res
 	json_object_object_add(body, "sha", json_object_new_string(out));
 	json_object_object_add(body, "restoredFrom", json_object_new_string(full));
 	json_object_object_add(body, "message", json_object_new_string(msg));
+	return svc_resp_json(resp, 200, body);
+}
+
+/*
+ * GET /projects/:id/versions/:sha/diff: 200 {sha, parent, files: [{path,
+ * oldPath, status, binary, diff, truncated}], truncated}: what the version
+ * changed against the one before it, one unified diff per file, texts capped
+ * (256 KiB a file, 2 MiB in all; 1000 files); 403; 404 (unknown project, or a
+ * sha that is malformed, ambiguous or not one of the versions).
+ */
+enum svc_err svc_api_projects_version_diff(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id"), *sha = svc_req_param(req, "sha");
+	struct svc_repo_diff d;
+	struct json_object *body, *files;
+	char dir[2048], full[41];
+	size_t i;
+	int err;
+
+	if ((err = project_dir_for(req, id, SVC_ACT_READ, dir, sizeof dir)) < 0)
+		return err;
+	if ((err = full_sha(dir, sha, full)) < 0)
+		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
+	if ((err = svc_repo_diff(dir, full, DIFF_FILES_MAX, DIFF_FILE_BYTES, DIFF_TOTAL_BYTES, &d)) < 0) {
+		svc_repo_diff_dispose(&d);
+		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
+	}
+	body = json_object_new_object();
+	files = json_object_new_array();
+	json_object_object_add(body, "sha", json_object_new_string(d.sha));
+	svc_json_add_str(body, "parent", d.parent[0] ? d.parent : NULL);
+	for (i = 0; i < d.nfiles; i++) {
+		struct json_object *f = json_object_new_object();
+		json_object_object_add(f, "path", json_object_new_string(d.files[i].path));
+		svc_json_add_str(f, "oldPath", d.files[i].old_path);
+		json_object_object_add(f, "status", json_object_new_string(d.files[i].status));
+		json_object_object_add(f, "binary", json_object_new_boolean(d.files[i].binary));
+		svc_json_add_str(f, "diff", d.files[i].diff);
+		json_object_object_add(f, "truncated", json_object_new_boolean(d.files[i].truncated));
+		json_object_array_add(files, f);
+	}
+	json_object_object_add(body, "files", files);
+	json_object_object_add(body, "truncated", json_object_new_boolean(d.truncated));
+	svc_repo_diff_dispose(&d);
 	return svc_resp_json(resp, 200, body);
 }

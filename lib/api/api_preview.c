@@ -63,7 +63,7 @@ static int preview_ttl(const struct svc_config *cfg, int64_t *out)
  * it. The expiry is rounded up to the minute, so the URL stays the same for a
  * minute and the browser's frame does not reload for nothing.
  */
-int svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
 	const char *id = svc_req_param(req, "id");
@@ -190,7 +190,7 @@ static int project_live(struct svc_db *db, const char *id)
 	return err;
 }
 
-int svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
 	const char *rest = svc_req_param(req, "*"), *label = NULL;

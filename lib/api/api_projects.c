@@ -163,6 +163,16 @@ static int search_query(const char *q, char *out, size_t max)
 	return 0;
 }
 
+/* A boolean query parameter: "true" or "1" is 1, "false" or "0" is 0, anything else -1. */
+static int query_bool(const char *s)
+{
+	if (strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
+		return 1;
+	if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
+		return 0;
+	return -1;
+}
+
 /* Whether the caller is a platform admin ("1"/"0" into flag, 2 bytes). */
 static int admin_flag(struct svc_req *req, char *flag)
 {
@@ -181,17 +191,20 @@ static int admin_flag(struct svc_req *req, char *flag)
 }
 
 /*
- * GET /projects?workspaceId&folderId&visibility&q&cursor&limit: 200 {items, nextCursor};
- * 400 validation_failed (workspaceId, folderId, visibility, q, cursor, limit).
- * Lists only what the caller may read (lib/perm.c): in a workspace the caller
- * is not a member of, only its public projects.
+ * GET /projects?workspaceId&folderId&visibility&q&cursor&limit&deleted: 200 {items, nextCursor};
+ * 400 validation_failed (workspaceId, folderId, visibility, q, cursor, limit, deleted;
+ * q with deleted=true). Lists only what the caller may read (lib/perm.c): in a
+ * workspace the caller is not a member of, only its public projects. With
+ * deleted=true, the trash: the soft-deleted projects the caller may restore,
+ * newest deletion first, each with deletedAt.
  */
 enum svc_err svc_api_projects_list(struct svc_req *req, struct svc_resp *resp)
 {
 	char wid[64], cur[256], lim[16], ts[128] = "9999-12-31 23:59:59.999999", cid[37] = "";
-	char folder[64], vis[16], q[512], query[1024], admin[2];
+	char folder[64], vis[16], q[512], query[1024], admin[2], del[8];
 	uint64_t limit = 20;
 	int64_t folder_mode = 0;
+	int deleted = 0;
 	struct svc_rows *rows = NULL;
 	struct svc_dbv p[17];
 	struct json_object *body, *items;
@@ -221,6 +234,11 @@ enum svc_err svc_api_projects_list(struct svc_req *req, struct svc_resp *resp)
 	if ((k = svc_req_query(req, "cursor", cur, sizeof cur)) < 0 ||
 	    (k && cursor_decode(cur, ts, sizeof ts, cid) < 0))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "cursor", "cursor is not a cursor this API returned");
+	if ((k = svc_req_query(req, "deleted", del, sizeof del)) < 0 ||
+	    (k && (deleted = query_bool(del)) < 0))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "deleted", "deleted must be true or false");
+	if (deleted && has_q)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "q", "q cannot be combined with deleted=true");
 	if ((err = admin_flag(req, admin)) < 0)
 		return err;
 
@@ -243,13 +261,19 @@ enum svc_err svc_api_projects_list(struct svc_req *req, struct svc_resp *resp)
 	p[n++] = svc_dbv_i64((int64_t)limit + 1);
 	stmt = has_ws ? (has_q ? STMT_PROJECT_LIST_WS_Q : STMT_PROJECT_LIST_WS)
 		      : (has_q ? STMT_PROJECT_LIST_MINE_Q : STMT_PROJECT_LIST_MINE);
+	if (deleted)
+		stmt = has_ws ? STMT_PROJECT_TRASH_WS : STMT_PROJECT_TRASH_MINE;
 	if ((err = svc_db_run(req->ctx->db, stmt, p, n, &rows, NULL)) < 0)
 		return err;
 	body = json_object_new_object();
 	items = json_object_new_array();
 	shown = rows ? (rows->nrows > limit ? limit : rows->nrows) : 0;
-	for (r = 0; r < shown; r++)
-		json_object_array_add(items, svc_project_json(rows, r));
+	for (r = 0; r < shown; r++) {
+		struct json_object *o = svc_project_json(rows, r);
+		if (deleted) /* the trash's extra column is the deletion time */
+			svc_json_add_time(o, "deletedAt", svc_rows_get(rows, r, PCOL_EXTRA));
+		json_object_array_add(items, o);
+	}
 	json_object_object_add(body, "items", items);
 	if (rows && rows->nrows > limit) {
 		char next[256];
@@ -346,11 +370,8 @@ enum svc_err svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 	char hard[8], dir[2048];
 	int err, q, is_hard = 0;
 
-	if ((q = svc_req_query(req, "hard", hard, sizeof hard)) < 0 ||
-	    (q && strcmp(hard, "true") != 0 && strcmp(hard, "false") != 0 && strcmp(hard, "1") != 0 &&
-	     strcmp(hard, "0") != 0))
+	if ((q = svc_req_query(req, "hard", hard, sizeof hard)) < 0 || (q && (is_hard = query_bool(hard)) < 0))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "hard", "hard must be true or false");
-	is_hard = q && (strcmp(hard, "true") == 0 || strcmp(hard, "1") == 0);
 	/* a soft-deleted project can still be removed for good */
 	if ((err = svc_project_load_state(req, id, is_hard ? SVC_ACT_HARD_DELETE : SVC_ACT_DELETE, is_hard ? -1 : 0,
 					  &rows)) < 0)

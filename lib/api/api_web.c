@@ -76,7 +76,7 @@ static int tmpl_cmp(const void *a, const void *b)
  * directories of SVC_TEMPLATES_DIR that a project can be created from, by
  * `order` then name; 401. An unreadable templates directory is 500.
  */
-int svc_api_templates_list(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_templates_list(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *root = req->ctx->cfg.templates_dir;
 	struct tmpl *list;
@@ -130,7 +130,7 @@ int svc_api_templates_list(struct svc_req *req, struct svc_resp *resp)
  * the OAuth sign-in providers this instance has a client id for, in a fixed
  * order; url is {base_url}/auth/<id>, which starts the sign-in (302).
  */
-int svc_api_auth_providers(struct svc_req *req, struct svc_resp *resp)
+enum svc_err svc_api_auth_providers(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_auth_config *a = &req->ctx->auth;
 	struct json_object *body = json_object_new_object(), *items = json_object_new_array();

@@ -11,9 +11,9 @@
  * answers as documented; the statuses besides the router's are listed at its
  * definition.
  */
-int svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp);
-int svc_api_templates_list(struct svc_req *req, struct svc_resp *resp);
-int svc_api_auth_providers(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_templates_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_providers(struct svc_req *req, struct svc_resp *resp);
 
 /*
  * The handler of svc-preview (routes "/" and "/<rest>", SVC_R_SITE): serves
@@ -29,7 +29,7 @@ int svc_api_auth_providers(struct svc_req *req, struct svc_resp *resp);
  * path (dot segments, `..`, anything lib/core/fsx.h refuses); 413 for a file
  * over 16 MiB.
  */
-int svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp);
 
 /*
  * Writes the public URL of host `label`.<SVC_DOMAIN> into out (max bytes):

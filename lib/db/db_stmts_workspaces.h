@@ -41,6 +41,28 @@ SVC_STMT(STMT_PROJECT_LIST_MINE_Q,
 	" AND MATCH (p.name, p.description) AGAINST (? IN BOOLEAN MODE)" PROJECT_PAGE)
 
 /*
+ * The trash (GET /projects?deleted=true): soft-deleted projects the caller
+ * may restore (the delete rule of lib/perm.c: a member's, not another
+ * member's private one unless admin or owner; a platform admin's any, yet
+ * only in workspaces listed), newest deletion first; the extra column is
+ * deleted_at. Parameters as PROJECT_LIST_* (PROJECT_RESTORABLE takes the
+ * admin flag and the user like PROJECT_VISIBLE); the page is by deleted_at.
+ */
+#define PROJECT_TRASH_HEAD \
+	"SELECT " PROJECT_COLS ", " TS("p.deleted_at") " FROM projects p " \
+	"LEFT JOIN workspace_members m ON m.workspace_id = p.workspace_id AND m.user_id = ? " \
+	"WHERE p.deleted_at IS NOT NULL AND "
+#define PROJECT_RESTORABLE \
+	"(? = 1 OR (m.role IS NOT NULL AND " \
+	"(p.visibility <> 'private' OR m.role IN ('admin', 'owner') OR p.created_by = ?)))"
+#define PROJECT_TRASH_PAGE \
+	" AND (p.deleted_at < ? OR (p.deleted_at = ? AND p.id < ?)) ORDER BY p.deleted_at DESC, p.id DESC LIMIT ?"
+SVC_STMT(STMT_PROJECT_TRASH_WS,
+	PROJECT_TRASH_HEAD "p.workspace_id = ? AND " PROJECT_RESTORABLE PROJECT_FILTERS PROJECT_TRASH_PAGE)
+SVC_STMT(STMT_PROJECT_TRASH_MINE,
+	PROJECT_TRASH_HEAD "m.role IS NOT NULL AND " PROJECT_RESTORABLE PROJECT_FILTERS PROJECT_TRASH_PAGE)
+
+/*
  * One project with the caller's role and platform-admin flag. Parameters:
  * user, user, id, state (0 active, 1 soft-deleted, -1 either) twice.
  */

@@ -7,6 +7,7 @@
 #include <git2.h>
 
 #include "core/err.h"
+#include "core/util.h"
 #include "project/repo.h"
 #include "core/util.h"
 
@@ -419,4 +420,150 @@ done:
 	git_commit_free(head);
 	git_repository_free(repo);
 	return error;
+}
+
+/* ---- the changes of one commit ---- */
+
+/* As git_fail(), for steps where any failure is ours (the commit has been found already). */
+static int git_internal(int gerr, const char *what)
+{
+	git_fail(gerr, what);
+	return SVC_E_INTERNAL;
+}
+
+static const char *delta_status(git_delta_t s)
+{
+	switch (s) {
+	case GIT_DELTA_ADDED:
+	case GIT_DELTA_COPIED:
+		return "added";
+	case GIT_DELTA_DELETED:
+		return "deleted";
+	case GIT_DELTA_RENAMED:
+		return "renamed";
+	default:
+		return "modified";
+	}
+}
+
+/* Fills `f` from delta `i` of `diff`: paths, status and, within the caps, the patch text. */
+static int diff_file(git_diff *diff, size_t i, size_t max_file_bytes, size_t max_total_bytes, size_t *used,
+		     struct svc_repo_diff_file *f)
+{
+	const git_diff_delta *d = git_diff_get_delta(diff, i);
+	git_patch *patch = NULL;
+	git_buf buf = { 0 };
+	size_t size;
+	int gerr, error = SVC_OK;
+
+	f->status = delta_status(d->status);
+	f->path = strdup(d->status == GIT_DELTA_DELETED ? d->old_file.path : d->new_file.path);
+	if (d->status == GIT_DELTA_RENAMED)
+		f->old_path = strdup(d->old_file.path);
+	if (!f->path || (d->status == GIT_DELTA_RENAMED && !f->old_path))
+		return SVC_E_INTERNAL;
+	if ((gerr = git_patch_from_diff(&patch, diff, i)) < 0)
+		return git_internal(gerr, "patch");
+	/* the binary flag is known once the patch has loaded the contents */
+	d = patch ? git_patch_get_delta(patch) : d;
+	if (!patch || (d->flags & GIT_DIFF_FLAG_BINARY)) {
+		f->binary = 1;
+		goto done;
+	}
+	size = git_patch_size(patch, 1, 1, 1);
+	if (size > max_file_bytes || size > max_total_bytes - *used) {
+		f->truncated = 1;
+		goto done;
+	}
+	if ((gerr = git_patch_to_buf(&buf, patch)) < 0) {
+		error = git_internal(gerr, "patch text");
+		goto done;
+	}
+	if (!svc_utf8_valid(buf.ptr ? buf.ptr : "", buf.size)) {
+		f->binary = 1; /* text in another encoding: JSON could not carry it as it is */
+		goto done;
+	}
+	if (!(f->diff = strndup(buf.ptr ? buf.ptr : "", buf.size))) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	*used += buf.size;
+done:
+	git_buf_dispose(&buf);
+	git_patch_free(patch);
+	return error;
+}
+
+int svc_repo_diff(const char *dir, const char *sha, size_t max_files, size_t max_file_bytes,
+		  size_t max_total_bytes, struct svc_repo_diff *out)
+{
+	git_repository *repo = NULL;
+	git_commit *head = NULL, *commit = NULL, *parent = NULL;
+	git_tree *tree = NULL, *ptree = NULL;
+	git_diff *diff = NULL;
+	git_diff_find_options find;
+	size_t i, n, used = 0;
+	int gerr, error;
+
+	memset(out, 0, sizeof *out);
+	if ((error = svc_repo_global_init()) < 0 || (error = repo_open(&repo, dir)) < 0)
+		return error;
+	if ((error = head_commit(repo, &head)) < 0 || (error = resolve_commit(repo, head, sha, &commit)) < 0)
+		goto done;
+	git_oid_tostr(out->sha, sizeof out->sha, git_commit_id(commit));
+	if (git_commit_parentcount(commit) > 0) {
+		if ((gerr = git_commit_parent(&parent, commit, 0)) < 0 || (gerr = git_commit_tree(&ptree, parent)) < 0) {
+			error = git_internal(gerr, "parent");
+			goto done;
+		}
+		git_oid_tostr(out->parent, sizeof out->parent, git_commit_id(parent));
+	}
+	if ((gerr = git_commit_tree(&tree, commit)) < 0 || (gerr = git_diff_tree_to_tree(&diff, repo, ptree, tree, NULL)) < 0 ||
+	    (gerr = git_diff_find_options_init(&find, GIT_DIFF_FIND_OPTIONS_VERSION)) < 0) {
+		error = git_internal(gerr, "diff");
+		goto done;
+	}
+	find.flags = GIT_DIFF_FIND_RENAMES;
+	if ((gerr = git_diff_find_similar(diff, &find)) < 0) {
+		error = git_internal(gerr, "renames");
+		goto done;
+	}
+	n = git_diff_num_deltas(diff);
+	if (n > max_files) {
+		n = max_files;
+		out->truncated = 1;
+	}
+	if (n && !(out->files = calloc(n, sizeof *out->files))) {
+		error = SVC_E_INTERNAL;
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		out->nfiles = i + 1;
+		if ((error = diff_file(diff, i, max_file_bytes, max_total_bytes, &used, &out->files[i])) < 0)
+			goto done;
+	}
+done:
+	git_diff_free(diff);
+	git_tree_free(ptree);
+	git_tree_free(tree);
+	git_commit_free(parent);
+	git_commit_free(commit);
+	git_commit_free(head);
+	git_repository_free(repo);
+	return error;
+}
+
+void svc_repo_diff_dispose(struct svc_repo_diff *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->nfiles; i++) {
+		free(d->files[i].path);
+		free(d->files[i].old_path);
+		free(d->files[i].diff);
+	}
+	free(d->files);
+	memset(d, 0, sizeof *d);
 }

@@ -77,4 +77,41 @@ void svc_repo_log_free(struct svc_repo_commit *list, size_t n);
 int svc_repo_checkout_as_new(const char *dir, const char *sha, const char *message,
 			     const char *author_name, const char *author_email, char *out_sha);
 
+/* One changed file of a commit, as svc_repo_diff() lists it. Strings owned by the diff. */
+struct svc_repo_diff_file {
+	char *path;          /* path in the commit; for a deletion, the path it had */
+	char *old_path;      /* the path before a rename, else NULL */
+	const char *status;  /* "added", "modified", "deleted" or "renamed" (static) */
+	int binary;          /* 1 for a binary file (or text that is not UTF-8): no text diff */
+	char *diff;          /* the unified diff ("diff --git" header, ---/+++ lines, hunks with 3 lines of
+			      * context), NUL-terminated; NULL when binary or left out for size */
+	int truncated;       /* 1 when the text was left out because it was over a size cap */
+};
+
+/* The changes a commit made, from svc_repo_diff(); free with svc_repo_diff_dispose(). */
+struct svc_repo_diff {
+	char sha[41];                      /* the commit */
+	char parent[41];                   /* its first parent, "" for the first commit */
+	struct svc_repo_diff_file *files;  /* in libgit2's order (by path) */
+	size_t nfiles;
+	int truncated;                     /* more than max_files files changed: the rest are not listed */
+};
+
+/*
+ * Diffs commit `sha` (as svc_repo_checkout_as_new() accepts it: 7 to 40 hex
+ * digits, a commit HEAD reaches) against its first parent (the empty tree
+ * for the first commit), with renames found, into *out (zeroed first; the
+ * caller disposes it, also after an error). At most `max_files` files are
+ * listed; a file's text is left out (diff NULL, truncated 1) when it is over
+ * `max_file_bytes`, or when it would take the texts of all files over
+ * `max_total_bytes`; sizes are known before the text is made, so a huge file
+ * costs no memory. Errors: SVC_E_NOT_FOUND (malformed, ambiguous or unknown
+ * sha, not a commit, not reachable from HEAD), SVC_E_INTERNAL.
+ */
+int svc_repo_diff(const char *dir, const char *sha, size_t max_files, size_t max_file_bytes,
+		  size_t max_total_bytes, struct svc_repo_diff *out);
+
+/* Frees what svc_repo_diff() put into `d` and zeroes it. */
+void svc_repo_diff_dispose(struct svc_repo_diff *d);
+
 #endif

@@ -8,9 +8,9 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (DATA_DIR, DOMAIN, HTTP_PORT, PROJECT_FIELDS, PROVIDER_URL, TIME_RE, UNKNOWN_ID,  # noqa: E402
+from svclib import (APP_URL, DATA_DIR, DOMAIN, HTTP_PORT, PROJECT_FIELDS, PROVIDER_URL, TIME_RE, UNKNOWN_ID,  # noqa: E402
                     UUID_RE, api, at_once, check, created_id, default_chat_id, finish, is_error, items_of, provider,
-                    signup, site_get, skip_rest, sse_all, timeline_page, types_of)
+                    request, signup, site_get, skip_rest, sse_all, timeline_page, types_of)
 from wslib import list_all  # noqa: E402
 
 SHA_RE = r"^[0-9a-f]{40}$"
@@ -345,7 +345,10 @@ def test_files(a, b, pid):
     r = api("GET", "/projects/%s/files/no/such/dir/x.js" % pid, token=a.token)
     check("test_projects_file_in_unknown_dir_is_404", is_error(r, 404, "not_found"), r)
 
-    # Escapes: never file content, always an error (400/403/404), JSON when it comes from the API.
+    # Escapes: never file content, always an error (400/403/404), JSON when it comes from the API. The web
+    # server removes decoded dot segments first: a path that so leaves /api/ is a client-side route of the
+    # web app, which answers its index.html (never a file of the project or the host).
+    app_index = request("GET", APP_URL + "/")
     for label, path in (("dotdot_encoded", "..%2Fetc%2Fpasswd"),
                         ("dotdot_encoded_deep", "..%2F..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd"),
                         ("dotdot_encoded_dots", "%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd"),
@@ -359,7 +362,7 @@ def test_files(a, b, pid):
         leaked = "root:" in r.raw.decode("utf-8", "replace") or "[core]" in r.raw.decode("utf-8", "replace") \
             or "ref: refs/" in r.raw.decode("utf-8", "replace")
         check("test_projects_file_path_%s_is_refused" % label,
-              r.status in (400, 403, 404) and not leaked, r)
+              (r.status in (400, 403, 404) or (r.status == 200 and r.raw == app_index.raw)) and not leaked, r)
 
 
 def test_versions_checkout(a, b, pid, chat_id):

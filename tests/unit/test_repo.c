@@ -1,4 +1,4 @@
-/* test_repo.c: CUnit suite "repo": init, commit_all, log and checkout_as_new on real repositories, hostile HOME. */
+/* test_repo.c: CUnit suite "repo": init, commit_all, log, checkout_as_new and diff on real repositories, hostile HOME. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -521,6 +521,134 @@ static void test_repo_ignores_hostile_home(void)
 	hostile_checks(); /* and the same holds here */
 }
 
+/* Finds file `path` in a diff, or NULL. */
+static const struct svc_repo_diff_file *diff_find(const struct svc_repo_diff *d, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < d->nfiles; i++)
+		if (strcmp(d->files[i].path, path) == 0)
+			return &d->files[i];
+	return NULL;
+}
+
+static void test_repo_diff_lists_each_change(void)
+{
+	struct project p;
+	struct svc_repo_diff d;
+	const struct svc_repo_diff_file *f;
+	char first[41], second[41];
+	int changed = 0;
+
+	project_open(&p);
+	put(&p, "index.html", "<h1>one</h1>\n<p>keep</p>\n");
+	put(&p, "gone.txt", "bye\n");
+	put(&p, "old-name.css", "body { color: red; }\nh1 { margin: 0; }\np { padding: 1em; }\n");
+	CU_ASSERT_FATAL(svc_repo_init(p.dir, "first", NAME, EMAIL, first) == SVC_OK);
+	put(&p, "index.html", "<h1>two</h1>\n<p>keep</p>\n");
+	put(&p, "new.js", "console.log(1);\n");
+	put(&p, "new-name.css", "body { color: red; }\nh1 { margin: 0; }\np { padding: 1em; }\n");
+	CU_ASSERT_FATAL(svc_fsx_delete(p.dir, "gone.txt") == SVC_OK);
+	CU_ASSERT_FATAL(svc_fsx_delete(p.dir, "old-name.css") == SVC_OK);
+	CU_ASSERT_FATAL(svc_repo_commit_all(p.dir, "second", NAME, EMAIL, second, &changed) == SVC_OK && changed);
+
+	CU_ASSERT_FATAL(svc_repo_diff(p.dir, second, 100, 1 << 20, 1 << 20, &d) == SVC_OK);
+	CU_ASSERT_STRING_EQUAL(d.sha, second);
+	CU_ASSERT_STRING_EQUAL(d.parent, first);
+	CU_ASSERT_EQUAL(d.nfiles, 4);
+	CU_ASSERT_FALSE(d.truncated);
+	f = diff_find(&d, "index.html");
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT_STRING_EQUAL(f->status, "modified");
+	CU_ASSERT(f->diff && strstr(f->diff, "--- a/index.html\n+++ b/index.html\n") &&
+		  strstr(f->diff, "-<h1>one</h1>\n+<h1>two</h1>\n <p>keep</p>\n"));
+	f = diff_find(&d, "new.js");
+	CU_ASSERT(f && strcmp(f->status, "added") == 0 && f->diff && strstr(f->diff, "+console.log(1);"));
+	f = diff_find(&d, "gone.txt");
+	CU_ASSERT(f && strcmp(f->status, "deleted") == 0 && f->diff && strstr(f->diff, "-bye"));
+	f = diff_find(&d, "new-name.css");
+	CU_ASSERT(f && strcmp(f->status, "renamed") == 0 && f->old_path && strcmp(f->old_path, "old-name.css") == 0);
+	svc_repo_diff_dispose(&d);
+
+	/* the first commit against the empty tree; a unique prefix names it too */
+	{
+		char prefix[8];
+		memcpy(prefix, first, 7);
+		prefix[7] = '\0';
+		CU_ASSERT_FATAL(svc_repo_diff(p.dir, prefix, 100, 1 << 20, 1 << 20, &d) == SVC_OK);
+		CU_ASSERT_STRING_EQUAL(d.sha, first);
+		CU_ASSERT_STRING_EQUAL(d.parent, "");
+		CU_ASSERT_EQUAL(d.nfiles, 3);
+		CU_ASSERT(diff_find(&d, "gone.txt") && strcmp(diff_find(&d, "gone.txt")->status, "added") == 0);
+		svc_repo_diff_dispose(&d);
+	}
+	project_close(&p);
+}
+
+static void test_repo_diff_caps_and_binary(void)
+{
+	struct project p;
+	struct svc_repo_diff d;
+	const struct svc_repo_diff_file *f;
+	char sha[41], big[4096];
+	static const char bin[] = { 'P', 'N', 'G', 0, 1, 2, 3, 0 };
+
+	project_open(&p);
+	memset(big, 'x', sizeof big - 2);
+	big[sizeof big - 2] = '\n';
+	big[sizeof big - 1] = '\0';
+	put(&p, "a.txt", "small\n");
+	put(&p, "big.txt", big);
+	put(&p, "c.txt", "small too\n");
+	CU_ASSERT_FATAL(svc_fsx_write(p.dir, "img.png", bin, sizeof bin) == SVC_OK);
+	put(&p, "latin1.txt", "caf\xe9\n");
+	CU_ASSERT_FATAL(svc_repo_init(p.dir, "first", NAME, EMAIL, sha) == SVC_OK);
+
+	/* 1 KiB a file: big.txt is left out, the others fit */
+	CU_ASSERT_FATAL(svc_repo_diff(p.dir, sha, 100, 1024, 1 << 20, &d) == SVC_OK);
+	f = diff_find(&d, "big.txt");
+	CU_ASSERT(f && f->truncated && f->diff == NULL && !f->binary);
+	f = diff_find(&d, "a.txt");
+	CU_ASSERT(f && !f->truncated && f->diff != NULL);
+	f = diff_find(&d, "img.png");
+	CU_ASSERT(f && f->binary && f->diff == NULL && !f->truncated);
+	f = diff_find(&d, "latin1.txt");
+	CU_ASSERT(f && f->binary && f->diff == NULL);
+	svc_repo_diff_dispose(&d);
+	/* the total: once it is spent, later texts are left out */
+	CU_ASSERT_FATAL(svc_repo_diff(p.dir, sha, 100, 1 << 20, 120, &d) == SVC_OK);
+	CU_ASSERT(diff_find(&d, "a.txt") && diff_find(&d, "a.txt")->diff != NULL);
+	CU_ASSERT(diff_find(&d, "c.txt") && diff_find(&d, "c.txt")->truncated);
+	svc_repo_diff_dispose(&d);
+	/* the number of files */
+	CU_ASSERT_FATAL(svc_repo_diff(p.dir, sha, 2, 1 << 20, 1 << 20, &d) == SVC_OK);
+	CU_ASSERT_EQUAL(d.nfiles, 2);
+	CU_ASSERT_TRUE(d.truncated);
+	svc_repo_diff_dispose(&d);
+	project_close(&p);
+}
+
+static void test_repo_diff_unknown_sha(void)
+{
+	struct project p;
+	struct svc_repo_diff d;
+	char sha[41];
+
+	project_open(&p);
+	put(&p, "index.html", "x\n");
+	CU_ASSERT_FATAL(svc_repo_init(p.dir, "first", NAME, EMAIL, sha) == SVC_OK);
+	CU_ASSERT_EQUAL(svc_repo_diff(p.dir, "0000000000000000000000000000000000000000", 10, 1024, 1024, &d),
+			SVC_E_NOT_FOUND);
+	svc_repo_diff_dispose(&d);
+	CU_ASSERT_EQUAL(svc_repo_diff(p.dir, "not-a-sha", 10, 1024, 1024, &d), SVC_E_NOT_FOUND);
+	svc_repo_diff_dispose(&d);
+	CU_ASSERT_EQUAL(svc_repo_diff(p.dir, "HEAD", 10, 1024, 1024, &d), SVC_E_NOT_FOUND);
+	svc_repo_diff_dispose(&d);
+	CU_ASSERT_EQUAL(svc_repo_diff(p.dir, "abc", 10, 1024, 1024, &d), SVC_E_NOT_FOUND);
+	svc_repo_diff_dispose(&d);
+	project_close(&p);
+}
+
 SVC_TEST_SUITE(repo)
 {
 	CU_pSuite s = CU_add_suite("repo", NULL, NULL);
@@ -533,4 +661,7 @@ SVC_TEST_SUITE(repo)
 	CU_add_test(s, "test_repo_checkout_unknown_sha", test_repo_checkout_unknown_sha);
 	CU_add_test(s, "test_repo_errors", test_repo_errors);
 	CU_add_test(s, "test_repo_ignores_hostile_home", test_repo_ignores_hostile_home);
+	CU_add_test(s, "test_repo_diff_lists_each_change", test_repo_diff_lists_each_change);
+	CU_add_test(s, "test_repo_diff_caps_and_binary", test_repo_diff_caps_and_binary);
+	CU_add_test(s, "test_repo_diff_unknown_sha", test_repo_diff_unknown_sha);
 }
