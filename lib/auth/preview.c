@@ -36,28 +36,18 @@ static int token_mac(const char *secret, size_t secret_len, const unsigned char 
 	return err;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The 16 bytes of a UUID in text form. Returns 0 or SVC_E_INTERNAL. */
 static int uuid_bytes(const char *id, unsigned char *out)
 {
 	size_t i, o = 0;
 
-	if (!id || !svc_uuid_valid(id))
+	if (!id || !svc_uuid_valid(id)) /* so every digit below is hex */
 		return SVC_E_INTERNAL;
 	for (i = 0; id[i] && o < ID_LEN; i++) {
 		if (id[i] == '-')
 			continue;
-		out[o++] = (unsigned char)(hexval(id[i]) << 4 | hexval(id[i + 1]));
+		out[o++] = (unsigned char)(OPENSSL_hexchar2int((unsigned char)id[i]) << 4 |
+					   OPENSSL_hexchar2int((unsigned char)id[i + 1]));
 		i++;
 	}
 	return o == ID_LEN ? 0 : SVC_E_INTERNAL;
