@@ -32,7 +32,7 @@ def test_index(index):
 
 
 def test_assets(index):
-    refs = re.findall(rb'(?:src|href)="(/assets/[^"?#]+)"', index.raw)
+    refs = [b"/" + m for m in re.findall(rb'(?:src|href)="(?:\./|/)?(assets/[^"?#]+)"', index.raw)]
     if not check("test_web_index_references_hashed_assets", refs, index.raw[:400]):
         return
     for ref in refs[:4]:
