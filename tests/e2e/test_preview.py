@@ -15,25 +15,17 @@ import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (APP_URL, DATA_DIR, DOMAIN, HTTP_PORT, api, check, create_project, finish, request,  # noqa: E402
-                    signup, skip_rest)
+from svclib import (APP_URL, DATA_DIR, DOMAIN, HTTP_PORT, UNKNOWN_ID, api, check, create_project, finish,  # noqa: E402
+                    request, setting, signup, skip_rest)
 
-UNKNOWN_ID = "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"
 APP_ORIGIN = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(APP_URL))
 LABEL_RE = re.compile(r"^[a-z2-7]{60}$")
 
 
 def jwt_secret():
-    """JWT_SECRET of the stack (SVC_TEST_CONFIG), to mint tokens the way svc does (lib/auth/preview.h)."""
-    path = os.environ.get("SVC_TEST_CONFIG", "")
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith("JWT_SECRET="):
-                    return line.split("=", 1)[1].strip().strip('"').encode()
-    except OSError:
-        pass
-    return None
+    """JWT_SECRET of the stack, to mint tokens the way svc does (lib/auth/preview.h)."""
+    v = setting("JWT_SECRET")
+    return v.strip().strip('"').encode() if v else None
 
 
 def mint(secret, project_id, expires, mac_of=None):

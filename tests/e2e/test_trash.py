@@ -1,18 +1,12 @@
 #!/usr/bin/env python3
 # test_trash.py: GET /projects?deleted=true, the trash: the caller's soft-deleted projects with deletedAt, newest deletion first, keyset paging, who sees what, and errors
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import PROJECT_FIELDS, TIME_RE, api, check, create_project, finish, signup  # noqa: E402
-import re  # noqa: E402
-
-UNKNOWN_ID = "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"
-
-
-def is_error(r, status, code, field=None):
-    return (r.status == status and isinstance(r.body, dict) and r.body.get("error") == code
-            and (field is None or r.body.get("field") == field))
+from svclib import (PROJECT_FIELDS, TIME_RE, UNKNOWN_ID, api, check, create_project, finish, is_error,  # noqa: E402
+                    signup)
 
 
 def trash(acct, query="", token=None):

@@ -4,14 +4,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import api, check, create_project, finish, signup  # noqa: E402
+from svclib import UNKNOWN_ID, api, check, create_project, finish, is_error, signup  # noqa: E402
 
-UNKNOWN_ID = "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"
 FILE_FIELDS = {"path", "oldPath", "status", "binary", "diff", "truncated"}
-
-
-def is_error(r, status, code):
-    return r.status == status and isinstance(r.body, dict) and r.body.get("error") == code
 
 
 def versions(a, pid):
