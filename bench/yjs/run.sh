@@ -8,7 +8,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/yjs-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 node "$HERE/prepare.mjs" "$HERE/data/automerge-paper.json.gz" "$TMP/edits.txt" >&2
-gcc -std=c11 -D_GNU_SOURCE -O2 -I"$TOP/lib" -o "$TMP/bench_core" "$HERE/bench_core.c" "$TOP"/lib/yjs/*.c "$TOP/lib/core/err.c" -lm
+gcc -std=c11 -D_GNU_SOURCE -O2 -I"$TOP/lib" -o "$TMP/bench_core" "$HERE/bench_core.c" "$TOP"/lib/yjs/*.c "$TOP/lib/core/err.c" -lzstd -lm
 # ESM resolves packages next to the script: run a copy beside the pinned node_modules
 ln -s "$TOP/tests/yjs/node_modules" "$TMP/node_modules"
 cp "$HERE/bench_yjs.mjs" "$TMP/"
