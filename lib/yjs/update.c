@@ -282,7 +282,7 @@ static int decode_update(struct svc_yjs_doc *doc, struct ydec *d, struct yupdate
 			if (svc_yjs__get_varuint(d, &clock) < 0 || svc_yjs__get_varuint(d, &len) < 0 ||
 			    len > SVC_YJS_MAX_SAFE - clock)
 				goto fail;
-			svc_yjs__range_add(&u->ds, client, clock, len);
+			svc_yjs__ds_add(&u->ds, client, clock, len);
 		}
 	}
 	return 0;
@@ -607,74 +607,6 @@ static void pending_add(struct svc_yjs_doc *doc, struct yrefs *rest, size_t n)
 	doc->npending = j;
 }
 
-/* readAndApplyDeleteSet (DeleteSet.js): applies `ds`, unapplied ranges go to `rest`. */
-static void apply_ds(struct svc_yjs_doc *doc, const struct yrangev *ds, struct yrangev *rest)
-{
-	size_t r;
-	for (r = 0; r < ds->n; r++) {
-		uint64_t client = ds->v[r].client, clock = ds->v[r].clock;
-		uint64_t end = clock + ds->v[r].len;
-		struct yclient *c = svc_yjs__client(doc, client, 0);
-		uint64_t state = svc_yjs__state(doc, client);
-		size_t index;
-		struct yitem *s;
-		if (clock >= state) {
-			if (end > clock)
-				svc_yjs__range_add(rest, client, clock, end - clock);
-			continue;
-		}
-		if (state < end)
-			svc_yjs__range_add(rest, client, state, end - state);
-		index = svc_yjs__find_index(c, clock);
-		s = svc_yjs__cv(c, index);
-		if (!(s->flags & YF_DELETED) && s->id.clock < clock) {
-			struct yid sid = { client, clock };
-			svc_yjs__clean_start(doc, sid);
-			index++;
-		}
-		while (index < c->n) {
-			s = svc_yjs__cv(c, index++);
-			if (s->id.clock < end) {
-				if (!(s->flags & YF_DELETED)) {
-					if (end < s->id.clock + s->len) {
-						struct yid eid = { client, end };
-						svc_yjs__clean_start(doc, eid);
-					}
-					svc_yjs__delete(doc, s);
-				}
-			} else {
-				break;
-			}
-		}
-	}
-}
-
-static int cmp_range2(const void *a, const void *b)
-{
-	const struct yrange *x = a, *y = b;
-	if (x->client != y->client)
-		return x->client < y->client ? -1 : 1;
-	return x->clock < y->clock ? -1 : x->clock > y->clock;
-}
-
-static void ranges_normalize(struct yrangev *v)
-{
-	size_t i, j;
-	if (v->n < 2)
-		return;
-	qsort(v->v, v->n, sizeof(*v->v), cmp_range2);
-	for (i = 1, j = 1; i < v->n; i++) {
-		struct yrange *l = &v->v[j - 1], *r = &v->v[i];
-		if (l->client == r->client && l->clock + l->len >= r->clock) {
-			if (r->clock + r->len > l->clock + l->len)
-				l->len = r->clock + r->len - l->clock;
-		} else {
-			v->v[j++] = *r;
-		}
-	}
-	v->n = j;
-}
-
 /* Applies the pending delete set again; what stays unapplied is merged with `dsrest`. */
 static void retry_pending_ds(struct svc_yjs_doc *doc, struct yrangev *dsrest)
 {
@@ -682,12 +614,12 @@ static void retry_pending_ds(struct svc_yjs_doc *doc, struct yrangev *dsrest)
 	size_t i;
 	memset(&doc->pending_ds, 0, sizeof(doc->pending_ds));
 	if (old.n)
-		apply_ds(doc, &old, &rest2);
+		svc_yjs__ds_apply(doc, &old, &rest2);
 	free(old.v);
 	for (i = 0; i < rest2.n; i++)
-		svc_yjs__range_add(dsrest, rest2.v[i].client, rest2.v[i].clock, rest2.v[i].len);
+		svc_yjs__ds_add(dsrest, rest2.v[i].client, rest2.v[i].clock, rest2.v[i].len);
 	free(rest2.v);
-	ranges_normalize(dsrest);
+	svc_yjs__ds_sort_merge(dsrest);
 	doc->pending_ds = *dsrest;
 	memset(dsrest, 0, sizeof(*dsrest));
 }
@@ -721,7 +653,7 @@ static void read_update(struct svc_yjs_doc *doc, struct yupdate *u)
 		doc->nmissing = 0;
 	}
 	free(miss);
-	apply_ds(doc, &u->ds, &dsrest);
+	svc_yjs__ds_apply(doc, &u->ds, &dsrest);
 	retry_pending_ds(doc, &dsrest);
 	if (retry) {
 		/* applyUpdateV2(pending): integrate every pending struct again */
@@ -934,59 +866,13 @@ int svc_yjs_encode_state(struct svc_yjs_doc *doc, const uint8_t *sv, size_t sv_l
 	if (ntodo)
 		qsort(todo, ntodo, sizeof(*todo), cmp_yid_desc);
 	svc_yjs__put_varuint(out, ntodo);
-	for (i = 0; i < ntodo; i++) {
-		struct yclient *c = svc_yjs__client(doc, todo[i].client, 0);
-		uint64_t clock = todo[i].clock;
-		size_t start;
-		if (clock < svc_yjs__cv(c, 0)->id.clock)
-			clock = svc_yjs__cv(c, 0)->id.clock;
-		start = svc_yjs__find_index(c, clock);
-		svc_yjs__put_varuint(out, c->n - start);
-		svc_yjs__put_varuint(out, c->client);
-		svc_yjs__put_varuint(out, clock);
-		svc_yjs__write_item(out, svc_yjs__cv(c, start), clock - svc_yjs__cv(c, start)->id.clock);
-		for (k = start + 1; k < c->n; k++)
-			svc_yjs__write_item(out, svc_yjs__cv(c, k), 0);
-	}
+	for (i = 0; i < ntodo; i++)
+		svc_yjs__write_structs(out, svc_yjs__client(doc, todo[i].client, 0), todo[i].clock);
 	free(todo);
 	free(have);
-	/* createDeleteSetFromStructStore */
-	for (i = 0; i < doc->hcap; i++) {
-		struct yclient *c = doc->clients[i];
-		if (!c)
-			continue;
-		for (k = 0; k < c->n; k++) {
-			if (svc_yjs__cv(c, k)->flags & YF_DELETED) {
-				uint64_t clock = svc_yjs__cv(c, k)->id.clock, len = svc_yjs__cv(c, k)->len;
-				while (k + 1 < c->n && (svc_yjs__cv(c, k + 1)->flags & YF_DELETED))
-					len += svc_yjs__cv(c, ++k)->len;
-				svc_yjs__range_add(&ds, c->client, clock, len);
-			}
-		}
-	}
-	if (ds.n)
-		qsort(ds.v, ds.n, sizeof(*ds.v), cmp_range2);
-	{
-		size_t nclients = 0, end;
-		for (i = 0; i < ds.n; i++) {
-			if (i == 0 || ds.v[i].client != ds.v[i - 1].client)
-				nclients++;
-		}
-		svc_yjs__put_varuint(out, nclients);
-		end = ds.n;
-		while (end > 0) {
-			size_t start = end - 1;
-			while (start > 0 && ds.v[start - 1].client == ds.v[end - 1].client)
-				start--;
-			svc_yjs__put_varuint(out, ds.v[start].client);
-			svc_yjs__put_varuint(out, end - start);
-			for (k = start; k < end; k++) {
-				svc_yjs__put_varuint(out, ds.v[k].clock);
-				svc_yjs__put_varuint(out, ds.v[k].len);
-			}
-			end = start;
-		}
-	}
+	svc_yjs__ds_from_store(doc, &ds);
+	svc_yjs__ds_sort_merge(&ds);
+	svc_yjs__ds_write(out, &ds);
 	free(ds.v);
 	return 0;
 bad:

@@ -1,6 +1,7 @@
 # yjs.mk: build fragment of lib/yjs (the Yjs CRDT core), its tool, tests and fuzz replay driver
 # May use: core (err.h) only.
 lib_libsvc_a_SOURCES += lib/yjs/yjs.h lib/yjs/yjs_int.h lib/yjs/encoding.c lib/yjs/doc.c \
+	lib/yjs/store.c lib/yjs/item.c lib/yjs/transaction.c lib/yjs/delete_set.c lib/yjs/pack.c \
 	lib/yjs/update.c lib/yjs/types.c
 
 bin_PROGRAMS += tools/svc-yjs

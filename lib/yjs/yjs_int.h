@@ -54,7 +54,7 @@ int svc_yjs__any_to_json(struct ydec *d, struct svc_yjs_buf *b, int depth);
 /* Encodes JSON text as lib0 any (writeAny of JSON.parse(text)). */
 int svc_yjs__json_to_any(const char *json, size_t n, struct svc_yjs_buf *out);
 
-/* ---- document (doc.c) ---- */
+/* ---- structures of the document ---- */
 
 struct ystr {            /* interned string (map keys, root names) */
 	uint32_t len;
@@ -239,61 +239,154 @@ struct svc_yjs_doc {
 	int pack_always;              /* tests: keep every frame, even one that saves nothing */
 };
 
+/* 64-bit mixer (murmur3 finalizer) for the hash tables of clients and pointers. */
+static inline uint64_t svc_yjs__hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* ---- allocation (encoding.c): abort on memory exhaustion or size overflow, never NULL ---- */
+
 void *svc_yjs__xmalloc(size_t n);
 void *svc_yjs__xcalloc(size_t n, size_t m);
+/* realloc of `p` to n * m bytes; aborts when n * m overflows. */
 void *svc_yjs__xrealloc(void *p, size_t n, size_t m);
 
+/* ---- the document (doc.c, Doc.js) ---- */
+
+/* The one interned copy of s[0..n) in `doc` (compare interned strings by pointer); owned by doc. */
 const struct ystr *svc_yjs__intern(struct svc_yjs_doc *doc, const void *s, size_t n);
+/* A zeroed item from the document's pool; give it back with svc_yjs__item_free. */
 struct yitem *svc_yjs__item_new(struct svc_yjs_doc *doc);
+/* Frees the item's content and returns the item to the pool. */
 void svc_yjs__item_free(struct svc_yjs_doc *doc, struct yitem *it);
+/* Frees the content (a packed frame too) and clears YF_PACKED / YF_HOT. */
+void svc_yjs__content_free(struct svc_yjs_doc *doc, struct yitem *it);
+/* A new type of YType ref `type_ref` (0..6, -1 for a root not yet typed), with search markers for the list types. */
 struct ytype *svc_yjs__type_new(int type_ref);
 void svc_yjs__type_free(struct svc_yjs_doc *doc, struct ytype *t);
+/* Doc.get: the root type named `name` (interned); made when `create`, else NULL when missing. */
 struct ytype *svc_yjs__root(struct svc_yjs_doc *doc, const struct ystr *name, int create);
+/* The map entry of `key` (interned) in t->_map, or NULL. */
 struct ymapent *svc_yjs__map_find(struct ytype *t, const struct ystr *key);
+/* Sets t->_map[key] to `it` (the last item of the key's chain), adding the key in insertion order. */
 void svc_yjs__map_set(struct ytype *t, const struct ystr *key, struct yitem *it);
 
+/* ---- the struct store (store.c, StructStore.js) ---- */
+
+/* The struct list of `client`, made when `create`, else NULL when the client has none. */
 struct yclient *svc_yjs__client(struct svc_yjs_doc *doc, uint64_t client, int create);
+
+/* getState: the next clock of client list `c` (0 for NULL or an empty list). */
+static inline uint64_t svc_yjs__client_state(const struct yclient *c)
+{
+	const struct yitem *last;
+	if (!c || !c->n)
+		return 0;
+	last = svc_yjs__cv(c, c->n - 1);
+	return last->id.clock + last->len;
+}
+
+/* getState of `client` in doc. */
 uint64_t svc_yjs__state(struct svc_yjs_doc *doc, uint64_t client);
 /* findIndexSS: index of the struct holding `clock` (< the client's state); remembers it in c->hint. */
 size_t svc_yjs__find_index(struct yclient *c, uint64_t clock);
+/* find: the struct holding `id`, which must exist. */
+struct yitem *svc_yjs__find(struct svc_yjs_doc *doc, struct yid id);
+/* Inserts `it` at logical index `at` (0..n) / removes k structs from `at` of c's list. */
 void svc_yjs__client_insert(struct yclient *c, size_t at, struct yitem *it);
 void svc_yjs__client_remove(struct yclient *c, size_t at, size_t k);
-/* State of `client` when the running transaction started. */
-uint64_t svc_yjs__before_state(struct svc_yjs_doc *doc, uint64_t client);
-struct yitem *svc_yjs__find(struct svc_yjs_doc *doc, struct yid id);
+/*
+ * addStruct: appends `it` to its client's list (aborts unless it->id.clock
+ * is the client's state); the running transaction records the client's state
+ * before when this is its first struct of that client.
+ */
+void svc_yjs__add_struct(struct svc_yjs_doc *doc, struct yitem *it);
+/* getItemCleanStart / getItemCleanEnd: the item starting / ending at `id`, split there if needed (a GC is not split). */
 struct yitem *svc_yjs__clean_start(struct svc_yjs_doc *doc, struct yid id);
 struct yitem *svc_yjs__clean_end(struct svc_yjs_doc *doc, struct yid id);
-struct yitem *svc_yjs__split(struct svc_yjs_doc *doc, struct yitem *left, uint64_t diff);
 
+/* ---- items (item.c, Item.js, GC.js, Content*.js) ---- */
+
+/* 1 when content of ref `ref` counts in its parent's length (isCountable). */
+int svc_yjs__countable_ref(int ref);
+/*
+ * splitItem: splits struct `index` of c's list `diff` clock units in, puts
+ * the right part at index + 1 and returns it (the transaction merges them
+ * again when it can).
+ */
+struct yitem *svc_yjs__split_item(struct svc_yjs_doc *doc, struct yclient *c, size_t index, uint64_t diff);
+/* Item.integrate (YATA) of `it`, `offset` clock units in; `it` has parent (or NULL: becomes GC), left, right resolved. */
+void svc_yjs__integrate(struct svc_yjs_doc *doc, struct yitem *it, uint64_t offset);
+/* Item.delete in the running transaction (children of a deleted type too). */
+void svc_yjs__delete(struct svc_yjs_doc *doc, struct yitem *it);
+/* Item.gc: `it` keeps only its length (ContentDeleted), or becomes a GC struct when `parent_gcd`. */
+void svc_yjs__item_gc(struct svc_yjs_doc *doc, struct yitem *it, int parent_gcd);
+/* Item.mergeWith / GC.mergeWith: appends `r` to `l` when they can merge; returns 1 then (r is left for the caller to free), else 0. */
+int svc_yjs__item_merge(struct svc_yjs_doc *doc, struct yitem *l, struct yitem *r);
+/* Item.write / GC.write of `it` from `offset` clock units in, update v1. */
+void svc_yjs__write_item(struct svc_yjs_buf *b, const struct yitem *it, uint64_t offset);
+/* writeStructs: count, client, clock and the structs of `c` from `clock` on (c must not be empty). */
+void svc_yjs__write_structs(struct svc_yjs_buf *b, struct yclient *c, uint64_t clock);
+
+/* ---- transactions (transaction.c, Transaction.js) ---- */
+
+/* Starts the document's transaction (its buffers are reused); `local`: made by this document's own edits. */
 void svc_yjs__txn_start(struct svc_yjs_doc *doc, int local);
+/*
+ * cleanupTransactions: format cleanup, report of the changed map keys into
+ * `report` (may be NULL), GC and merges, and the update message of the
+ * transaction appended to `out_update` (may be NULL; nothing when nothing
+ * changed). Ends the transaction.
+ */
 void svc_yjs__txn_finish(struct svc_yjs_doc *doc, struct svc_yjs_buf *out_update,
 			 struct svc_yjs_report *report);
-void svc_yjs__integrate(struct svc_yjs_doc *doc, struct yitem *it, uint64_t offset);
-void svc_yjs__delete(struct svc_yjs_doc *doc, struct yitem *it);
-void svc_yjs__range_add(struct yrangev *v, uint64_t client, uint64_t clock, uint64_t len);
-void svc_yjs__write_item(struct svc_yjs_buf *b, const struct yitem *it, uint64_t offset);
+/* _mergeStructs.push: struct `id` is to be merged with its neighbours at the end of the transaction. */
+void svc_yjs__txn_merge_push(struct svc_yjs_doc *doc, struct yid id);
+/* State of `client` when the running transaction started. */
+uint64_t svc_yjs__before_state(struct svc_yjs_doc *doc, uint64_t client);
+/* addChangedTypeToTransaction: `type` (key `sub`, NULL for list changes) changed, unless it is new or deleted. */
+void svc_yjs__txn_changed_add(struct svc_yjs_doc *doc, struct ytype *type, const struct ystr *sub);
 
-/* content helpers */
-int svc_yjs__countable_ref(int ref);
-/* Frees the content (a packed frame too) and clears YF_PACKED / YF_HOT. */
-void svc_yjs__content_free(struct svc_yjs_doc *doc, struct yitem *it);
+/* ---- delete sets (delete_set.c, DeleteSet.js): (client, clock, len) ranges ---- */
+
+/* addToDeleteSet: appends a range (unsorted until svc_yjs__ds_sort_merge). */
+void svc_yjs__ds_add(struct yrangev *v, uint64_t client, uint64_t clock, uint64_t len);
+/* sortAndMergeDeleteSet: sorts by client, then clock, and joins overlapping or adjacent ranges of a client. */
+void svc_yjs__ds_sort_merge(struct yrangev *v);
+/* writeDeleteSet of sorted `ds`: clients in descending order, each one's ranges in ascending clock. */
+void svc_yjs__ds_write(struct svc_yjs_buf *b, const struct yrangev *ds);
+/* createDeleteSetFromStructStore: appends every client's runs of deleted structs to `ds` (unsorted). */
+void svc_yjs__ds_from_store(struct svc_yjs_doc *doc, struct yrangev *ds);
+/* readAndApplyDeleteSet: deletes the ranges of `ds` in the running transaction; those beyond a client's state go to `rest`. */
+void svc_yjs__ds_apply(struct svc_yjs_doc *doc, const struct yrangev *ds, struct yrangev *rest);
+
+/* ---- packed strings (pack.c) ---- */
 
 /*
- * Packed strings (doc.c). svc_yjs__unpack(): a packed ContentString gets its
+ * svc_yjs__unpack(): a packed ContentString gets its
  * UTF-8 back in `c.data` (cap = nbytes), YF_PACKED cleared and YF_HOT set;
  * anything else is left alone. Call it before changing an item's bytes.
  * svc_yjs__string_put(): appends the UTF-8 of string item `it` to `b`,
  * decompressing a packed one straight into `b` (the item stays packed).
  * svc_yjs__string_bytes(): the UTF-8 of `it` (nbytes long), unpacking it in
  * place when packed (only the representation changes, hence const).
+ * svc_yjs__string_decompress(): the UTF-8 of packed `it` into
+ * dst[0..it->nbytes), the item stays packed.
  * A frame that does not decompress to exactly nbytes aborts (it cannot
  * happen: the core made it).
  */
 void svc_yjs__unpack(struct yitem *it);
 void svc_yjs__string_put(struct svc_yjs_buf *b, const struct yitem *it);
 const uint8_t *svc_yjs__string_bytes(const struct yitem *it);
+void svc_yjs__string_decompress(uint8_t *dst, const struct yitem *it);
 
-/* text (types.c) */
+/* ---- text (types.c) ---- */
 void svc_yjs__marker_merged(struct ytype *t, struct yitem *left, struct yitem *right);
 /*
  * cleanupYTextAfterTransaction (YText.js) for the running remote
