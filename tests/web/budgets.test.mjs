@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, newPage, signIn, signUpApi, api, SHOTS, PHONE } from './lib.mjs';
+import { launch, newPage, signIn, signUpApi, api, SHOTS, PHONE, APP } from './lib.mjs';
 
 let browser;
 let user;
@@ -33,7 +33,7 @@ after(async () => {
 	writeFileSync(join(SHOTS, 'budgets.json'), JSON.stringify(figures, null, 1) + '\n');
 });
 
-/** jsOf(page, go): gzipped bytes of every script the page loads while go() runs, with the cache off. */
+/** jsOf(page, go): gzipped bytes of the app's scripts the page loads while go() runs, with the cache off. */
 async function jsOf(page, go) {
 	// every byte counts as if the cache were empty (a first visit)
 	const cdp = await page.context().newCDPSession(page);
@@ -42,7 +42,8 @@ async function jsOf(page, go) {
 	const bodies = [];
 	const seen = new Set();
 	page.on('response', (r) => {
-		if (r.request().resourceType() === 'script' && r.status() < 300 && !seen.has(r.url())) {
+		// the app's own scripts (not those of the project running in the preview frame)
+		if (r.request().resourceType() === 'script' && r.url().startsWith(APP + '/assets/') && r.status() < 300 && !seen.has(r.url())) {
 			seen.add(r.url());
 			bodies.push(r.body().then((b) => ({ url: r.url(), gz: gzipSync(b).length }), () => ({ url: r.url(), gz: 0 })));
 		}
