@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 		int seen = 0;
 
 		for (r = 0; done && r < done->nrows; r++)
-			if (strcmp(svc_rows_get(done, r, 0), names[i]) == 0)
+			if (strcmp(svc_rows_get(done, r, MGCOL_NAME), names[i]) == 0)
 				seen = 1;
 		if (seen)
 			continue;

@@ -12,6 +12,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "project/comment.h"
 #include "wsd.h"
 #include "wsd_store.h"
 
@@ -176,19 +177,19 @@ static void access_run(struct wsd_job *jb, struct wsd_worker *w)
 		j->error = SVC_E_NOT_FOUND;
 		goto done;
 	}
-	vis = svc_rows_get(rows, 0, 0);
-	role = svc_rows_get(rows, 0, 1);
-	name = svc_rows_get(rows, 0, 2);
+	vis = svc_rows_get(rows, 0, ACOL_VISIBILITY);
+	role = svc_rows_get(rows, 0, ACOL_ROLE);
+	name = svc_rows_get(rows, 0, ACOL_NAME);
 	if (!name || !*name)
-		name = svc_rows_get(rows, 0, 3);
+		name = svc_rows_get(rows, 0, ACOL_EMAIL);
 	/* the one permission decision of the suite (lib/auth/perm.h) */
 	{
-		const char *admin = svc_rows_get(rows, 0, 5);
+		const char *admin = svc_rows_get(rows, 0, ACOL_ADMIN);
 		struct svc_perm_subject subj = { j->user_id, admin && strcmp(admin, "1") == 0, role, SVC_SCOPE_ALL };
 		struct svc_perm_object obj;
 		memset(&obj, 0, sizeof obj);
 		obj.visibility = vis;
-		obj.created_by = svc_rows_get(rows, 0, 4);
+		obj.created_by = svc_rows_get(rows, 0, ACOL_CREATED_BY);
 		j->member = svc_perm_check(&subj, SVC_ACT_WRITE, &obj) == 0;
 		j->public_read = svc_perm_check(&subj, SVC_ACT_READ, &obj) == 0;
 	}
@@ -401,24 +402,11 @@ done:
 
 static char *comment_added_json(const struct svc_rows *rows, size_t r)
 {
-	struct json_object *o = json_object_new_object(), *c = json_object_new_object(), *u = json_object_new_object();
+	struct json_object *o = json_object_new_object();
 	char *s;
 
 	json_object_object_add(o, "type", json_object_new_string("design-comment:added"));
-	svc_json_add_str(c, "id", svc_rows_get(rows, r, 0));
-	svc_json_add_str(u, "id", svc_rows_get(rows, r, 1));
-	svc_json_add_str(u, "name", svc_rows_get(rows, r, 2));
-	json_object_object_add(u, "avatarUrl", NULL);
-	json_object_object_add(c, "user", u);
-	svc_json_add_str(c, "content", svc_rows_get(rows, r, 3));
-	json_object_object_add(c, "xPercent", json_object_new_double(strtod(svc_rows_get(rows, r, 4), NULL)));
-	json_object_object_add(c, "yPercent", json_object_new_double(strtod(svc_rows_get(rows, r, 5), NULL)));
-	svc_json_add_str(c, "selector", svc_rows_get(rows, r, 6));
-	svc_json_add_str(c, "pagePath", svc_rows_get(rows, r, 7));
-	svc_json_add_str(c, "parentId", svc_rows_get(rows, r, 8));
-	svc_json_add_time(c, "createdAt", svc_rows_get(rows, r, 9));
-	svc_json_add_time(c, "updatedAt", svc_rows_get(rows, r, 10));
-	json_object_object_add(o, "comment", c);
+	json_object_object_add(o, "comment", svc_comment_json(rows, r, 0));
 	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	if (!s)
@@ -440,8 +428,8 @@ static int load_comments(struct svc_db *db, const char *project_id, struct wsd_l
 		abort();
 	for (i = 0; i < rows->nrows; i++) {
 		struct wsd_loaded_comment *c = &res->comments[res->ncomments++];
-		const char *parent = svc_rows_get(rows, i, 8), *status = svc_rows_get(rows, i, 11);
-		snprintf(c->id, sizeof c->id, "%s", svc_rows_get(rows, i, 0));
+		const char *parent = svc_rows_get(rows, i, CMCOL_PARENT), *status = svc_rows_get(rows, i, CMCOL_STATUS);
+		snprintf(c->id, sizeof c->id, "%s", svc_rows_get(rows, i, CMCOL_ID));
 		snprintf(c->parent_id, sizeof c->parent_id, "%s", parent ? parent : "");
 		c->resolved = status && strcmp(status, "resolved") == 0;
 		c->added_json = comment_added_json(rows, i);
@@ -474,17 +462,17 @@ static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 	if ((err = svc_db_run(db, STMT_WSD_FILES_GET, p, 1, &rows, NULL)) < 0)
 		goto done;
 	for (i = 0; i < rows->nrows; i++)
-		wsd_known_set(&res->known, svc_rows_get(rows, i, 0), svc_rows_get(rows, i, 1));
+		wsd_known_set(&res->known, svc_rows_get(rows, i, FCOL_PATH), svc_rows_get(rows, i, FCOL_SHA256));
 	svc_rows_free(rows);
 	rows = NULL;
 	if ((err = svc_db_run(db, STMT_WSD_DOC_GET, p, 1, &rows, NULL)) < 0)
 		goto done;
 	if (rows->nrows == 1) {
 		have_doc = 1;
-		res->snapshot_bytes = rows->lens[0];
-		if (svc_parse_u64(svc_rows_get(rows, 0, 1), INT64_MAX, &seq0) < 0 ||
-		    (err = svc_yjs_apply_update(res->doc, (const uint8_t *)rows->cells[0], rows->lens[0], NULL, NULL,
-						NULL)) < 0) {
+		res->snapshot_bytes = rows->lens[DCOL_SNAPSHOT];
+		if (svc_parse_u64(svc_rows_get(rows, 0, DCOL_SNAPSHOT_SEQ), INT64_MAX, &seq0) < 0 ||
+		    (err = svc_yjs_apply_update(res->doc, (const uint8_t *)rows->cells[DCOL_SNAPSHOT],
+						rows->lens[DCOL_SNAPSHOT], NULL, NULL, NULL)) < 0) {
 			svc_log_error("project %s: stored snapshot unreadable", j->project_id);
 			err = SVC_E_INTERNAL;
 			goto done;
@@ -498,14 +486,15 @@ static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 	res->next_seq = seq0 + 1;
 	for (i = 0; i < rows->nrows; i++) {
 		uint64_t seq = 0;
-		svc_parse_u64(svc_rows_get(rows, i, 0), INT64_MAX, &seq);
-		if (svc_yjs_apply_update(res->doc, (const uint8_t *)rows->cells[i * 2 + 1], rows->lens[i * 2 + 1], NULL,
+		size_t data = i * rows->ncols + UPCOL_DATA;
+		svc_parse_u64(svc_rows_get(rows, i, UPCOL_SEQ), INT64_MAX, &seq);
+		if (svc_yjs_apply_update(res->doc, (const uint8_t *)rows->cells[data], rows->lens[data], NULL,
 					 NULL, NULL) < 0)
 			svc_log_error("project %s: stored update %llu unreadable, skipped", j->project_id,
 				      (unsigned long long)seq);
 		if (seq >= res->next_seq)
 			res->next_seq = seq + 1;
-		res->log_bytes += rows->lens[i * 2 + 1];
+		res->log_bytes += rows->lens[data];
 		nupdates++;
 	}
 	svc_rows_free(rows);

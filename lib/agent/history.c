@@ -22,9 +22,9 @@ static void latest_summary(struct svc_db *db, const char *chat_id, int64_t *out_
 	*out_up_to = 0;
 	*out_text = NULL;
 	if (svc_db_run(db, STMT_AGENT_SUMMARY_LATEST, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1 &&
-	    svc_parse_u64(svc_rows_get(rows, 0, 0), (uint64_t)INT64_MAX, &id) == 0) {
+	    svc_parse_u64(svc_rows_get(rows, 0, SMCOL_UP_TO), (uint64_t)INT64_MAX, &id) == 0) {
 		*out_up_to = (int64_t)id;
-		*out_text = svc_rows_get(rows, 0, 1) ? strdup(svc_rows_get(rows, 0, 1)) : NULL;
+		*out_text = svc_rows_get(rows, 0, SMCOL_SUMMARY) ? strdup(svc_rows_get(rows, 0, SMCOL_SUMMARY)) : NULL;
 	}
 	svc_rows_free(rows);
 }
@@ -215,7 +215,7 @@ struct json_object *svc_agent_history_load(struct svc_db *db, const char *chat_i
 		goto done;
 	for (r = 0; r < rows->nrows; r++) {
 		struct json_object *ev = NULL, *att = NULL, *images = NULL;
-		const char *type = svc_rows_get(rows, r, 1), *payload = svc_rows_get(rows, r, 2), *text;
+		const char *type = svc_rows_get(rows, r, HCOL_TYPE), *payload = svc_rows_get(rows, r, HCOL_PAYLOAD), *text;
 
 		if (!type || !payload || svc_json_parse_object(payload, strlen(payload), &ev) < 0)
 			continue;
@@ -265,7 +265,7 @@ static int64_t last_usage(struct svc_db *db, const char *chat_id, int64_t after)
 	int64_t n = -1;
 
 	if (svc_db_run(db, STMT_AGENT_LAST_USAGE, p, 2, &rows, NULL) == 0 && rows && rows->nrows == 1 &&
-	    (payload = svc_rows_get(rows, 0, 0)) && svc_json_parse_object(payload, strlen(payload), &ev) == 0) {
+	    (payload = svc_rows_get(rows, 0, LUCOL_PAYLOAD)) && svc_json_parse_object(payload, strlen(payload), &ev) == 0) {
 		n = 0;
 		if (json_object_object_get_ex(ev, "inputTokens", &v))
 			n += json_object_get_int64(v);
@@ -284,7 +284,7 @@ int64_t svc_agent_history_last_event(struct svc_db *db, const char *chat_id)
 	uint64_t id = 0;
 
 	if (svc_db_run(db, STMT_AGENT_LAST_EVENT_ID, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1 &&
-	    svc_parse_u64(svc_rows_get(rows, 0, 0), (uint64_t)INT64_MAX, &id) < 0)
+	    svc_parse_u64(svc_rows_get(rows, 0, LECOL_ID), (uint64_t)INT64_MAX, &id) < 0)
 		id = 0;
 	svc_rows_free(rows);
 	return (int64_t)id;

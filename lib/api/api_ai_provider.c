@@ -40,12 +40,12 @@ int svc_ai_provider_resolve(struct svc_db *db, const struct svc_config *cfg, con
 	if ((error = svc_db_run(db, STMT_AGENT_PROVIDER_GET, &p, 1, &rows, NULL)) < 0)
 		return error;
 	if (rows && rows->nrows == 1) {
-		snprintf(r.protocol, sizeof r.protocol, "%s", svc_rows_get(rows, 0, 0));
-		r.base_url = dup(svc_rows_get(rows, 0, 1));
-		r.model = dup(svc_rows_get(rows, 0, 2));
-		r.allowed_models = dup(svc_rows_get(rows, 0, 3));
+		snprintf(r.protocol, sizeof r.protocol, "%s", svc_rows_get(rows, 0, PVCOL_PROTOCOL));
+		r.base_url = dup(svc_rows_get(rows, 0, PVCOL_BASE_URL));
+		r.model = dup(svc_rows_get(rows, 0, PVCOL_MODEL));
+		r.allowed_models = dup(svc_rows_get(rows, 0, PVCOL_ALLOWED_MODELS));
 		r.from_workspace = 1;
-		key = svc_rows_get(rows, 0, 4);
+		key = svc_rows_get(rows, 0, PVCOL_API_KEY);
 		if (key && key[0]) {
 			if ((error = svc_crypto_open_secret(db, cfg, wid, TABLE, "api_key", wid, key, &r.api_key,
 							    &r.api_key_len)) < 0) {
@@ -117,15 +117,15 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 		return err;
 	o = json_object_new_object();
 	if (rows && rows->nrows == 1) {
-		const char *key = svc_rows_get(rows, 0, 4);
+		const char *key = svc_rows_get(rows, 0, PVCOL_API_KEY);
 
 		svc_json_add_str(o, "source", "workspace");
-		svc_json_add_str(o, "protocol", svc_rows_get(rows, 0, 0));
-		svc_json_add_str(o, "baseUrl", svc_rows_get(rows, 0, 1));
-		svc_json_add_str(o, "model", svc_rows_get(rows, 0, 2));
-		json_object_object_add(o, "allowedModels", allowed_json(svc_rows_get(rows, 0, 3)));
+		svc_json_add_str(o, "protocol", svc_rows_get(rows, 0, PVCOL_PROTOCOL));
+		svc_json_add_str(o, "baseUrl", svc_rows_get(rows, 0, PVCOL_BASE_URL));
+		svc_json_add_str(o, "model", svc_rows_get(rows, 0, PVCOL_MODEL));
+		json_object_object_add(o, "allowedModels", allowed_json(svc_rows_get(rows, 0, PVCOL_ALLOWED_MODELS)));
 		json_object_object_add(o, "hasApiKey", json_object_new_boolean(key && key[0]));
-		svc_json_add_time(o, "updatedAt", svc_rows_get(rows, 0, 5));
+		svc_json_add_time(o, "updatedAt", svc_rows_get(rows, 0, PVCOL_UPDATED));
 	} else {
 		/* the instance default: its URL and model are shown, its key is not */
 		svc_json_add_str(o, "source", cfg->ai_base_url[0] ? "instance" : "none");

@@ -79,13 +79,12 @@ static struct json_object *user_json(const struct svc_rows *rows)
 {
 	struct json_object *u = json_object_new_object();
 
-	/* STMT_USER_BY_ID: id, email, display_name, created_at, is_platform_admin */
-	svc_json_add_str(u, "id", svc_rows_get(rows, 0, 0));
-	svc_json_add_str(u, "email", svc_rows_get(rows, 0, 1));
-	svc_json_add_str(u, "displayName", svc_rows_get(rows, 0, 2));
-	svc_json_add_time(u, "createdAt", svc_rows_get(rows, 0, 3));
+	svc_json_add_str(u, "id", svc_rows_get(rows, 0, UCOL_ID));
+	svc_json_add_str(u, "email", svc_rows_get(rows, 0, UCOL_EMAIL));
+	svc_json_add_str(u, "displayName", svc_rows_get(rows, 0, UCOL_NAME));
+	svc_json_add_time(u, "createdAt", svc_rows_get(rows, 0, UCOL_CREATED));
 	json_object_object_add(u, "isPlatformAdmin",
-			       json_object_new_boolean(strcmp(svc_rows_get(rows, 0, 4) ? svc_rows_get(rows, 0, 4) : "0", "1") == 0));
+			       json_object_new_boolean(strcmp(svc_rows_get(rows, 0, UCOL_ADMIN) ? svc_rows_get(rows, 0, UCOL_ADMIN) : "0", "1") == 0));
 	return u;
 }
 
@@ -117,10 +116,10 @@ static struct json_object *workspaces_json(struct svc_req *req, const char *user
 		return arr;
 	for (r = 0; r < rows->nrows; r++) {
 		struct json_object *w = json_object_new_object();
-		svc_json_add_str(w, "id", svc_rows_get(rows, r, 0));
-		svc_json_add_str(w, "name", svc_rows_get(rows, r, 1));
-		svc_json_add_str(w, "kind", svc_rows_get(rows, r, 2));
-		svc_json_add_str(w, "role", svc_rows_get(rows, r, 3));
+		svc_json_add_str(w, "id", svc_rows_get(rows, r, UWCOL_ID));
+		svc_json_add_str(w, "name", svc_rows_get(rows, r, UWCOL_NAME));
+		svc_json_add_str(w, "kind", svc_rows_get(rows, r, UWCOL_KIND));
+		svc_json_add_str(w, "role", svc_rows_get(rows, r, UWCOL_ROLE));
 		if (!*out_default)
 			*out_default = json_object_get(w);
 		json_object_array_add(arr, w);
@@ -289,8 +288,8 @@ enum svc_err svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
 		if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_EMAIL, &p, 1, &rows, NULL)) < 0)
 			return err;
 		if (rows && rows->nrows == 1) {
-			uid = svc_rows_get(rows, 0, 0);
-			hash = svc_rows_get(rows, 0, 3);
+			uid = svc_rows_get(rows, 0, UECOL_ID);
+			hash = svc_rows_get(rows, 0, UECOL_PASSWORD_HASH);
 		}
 	}
 	err = svc_auth_password_verify(hash, password, strlen(password));
@@ -430,8 +429,8 @@ enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
 		struct json_object *as = json_object_new_object();
 		if (svc_db_run(req->ctx->db, STMT_ASSISTANT_GET, q, 2, &rows, NULL) == 0 && rows && rows->nrows == 1) {
 			json_object_object_add(as, "connected", json_object_new_boolean(1));
-			svc_json_add_str(as, "login", svc_rows_get(rows, 0, 0));
-			svc_json_add_time(as, "updatedAt", svc_rows_get(rows, 0, 1));
+			svc_json_add_str(as, "login", svc_rows_get(rows, 0, ASCOL_LOGIN));
+			svc_json_add_time(as, "updatedAt", svc_rows_get(rows, 0, ASCOL_UPDATED));
 		} else {
 			json_object_object_add(as, "connected", json_object_new_boolean(0));
 		}
@@ -443,21 +442,20 @@ enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
 
 /* ---- per-user API tokens (docs/api.md "API tokens") ---- */
 
-/* STMT_TOKEN_GET / STMT_TOKEN_LIST: id, user_id, name, token_prefix, scopes, created_at, last_used_at */
 static struct json_object *token_json(const struct svc_rows *rows, size_t r)
 {
 	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
-	unsigned scopes = svc_pat_scopes_parse(svc_rows_get(rows, r, 4)), bit;
+	unsigned scopes = svc_pat_scopes_parse(svc_rows_get(rows, r, TCOL_SCOPES)), bit;
 
-	svc_json_add_str(o, "id", svc_rows_get(rows, r, 0));
-	svc_json_add_str(o, "name", svc_rows_get(rows, r, 2));
+	svc_json_add_str(o, "id", svc_rows_get(rows, r, TCOL_ID));
+	svc_json_add_str(o, "name", svc_rows_get(rows, r, TCOL_NAME));
 	for (bit = 1; bit <= SVC_PAT_ALL; bit <<= 1)
 		if (scopes & bit)
 			json_object_array_add(arr, json_object_new_string(svc_pat_scope_name(bit)));
 	json_object_object_add(o, "scopes", arr);
-	svc_json_add_str(o, "prefix", svc_rows_get(rows, r, 3));
-	svc_json_add_time(o, "createdAt", svc_rows_get(rows, r, 5));
-	svc_json_add_time(o, "lastUsedAt", svc_rows_get(rows, r, 6));
+	svc_json_add_str(o, "prefix", svc_rows_get(rows, r, TCOL_PREFIX));
+	svc_json_add_time(o, "createdAt", svc_rows_get(rows, r, TCOL_CREATED));
+	svc_json_add_time(o, "lastUsedAt", svc_rows_get(rows, r, TCOL_LAST_USED));
 	return o;
 }
 
@@ -519,8 +517,8 @@ enum svc_err svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *re
 	p[0] = svc_dbv_str(req->user_id);
 	if ((err = svc_db_run(db, STMT_TOKEN_COUNT, p, 1, &rows, NULL)) < 0)
 		return err;
-	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, 0))
-		svc_parse_u64(svc_rows_get(rows, 0, 0), UINT64_MAX, &count);
+	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, TCCOL_COUNT))
+		svc_parse_u64(svc_rows_get(rows, 0, TCCOL_COUNT), UINT64_MAX, &count);
 	svc_rows_free(rows);
 	rows = NULL;
 	if (count >= req->ctx->auth.max_tokens_per_user)
@@ -670,13 +668,13 @@ enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
 			goto done;
 		}
 		p[0] = svc_dbv_str(hash);
-		p[1] = svc_dbv_str(svc_rows_get(rows, 0, 0));
+		p[1] = svc_dbv_str(svc_rows_get(rows, 0, UECOL_ID));
 		p[2] = svc_dbv_i64(a->reset_ttl_secs);
 		if ((err = svc_db_run(req->ctx->db, STMT_RESET_INSERT, p, 3, NULL, NULL)) < 0) {
 			free(m);
 			goto done;
 		}
-		snprintf(m->to, sizeof m->to, "%s", svc_rows_get(rows, 0, 1));
+		snprintf(m->to, sizeof m->to, "%s", svc_rows_get(rows, 0, UECOL_EMAIL));
 		n = snprintf(m->link, sizeof m->link, "%s/reset-password?token=%s", req->ctx->cfg.app_url, token);
 		if (n < 0 || (size_t)n >= sizeof m->link) {
 			free(m);
@@ -763,11 +761,11 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 	}
 	if ((err = svc_db_run(db, STMT_RESET_USER, p, 1, &rows, NULL)) < 0)
 		goto fail;
-	if (!rows || rows->nrows != 1 || !svc_uuid_valid(svc_rows_get(rows, 0, 0) ? svc_rows_get(rows, 0, 0) : "")) {
+	if (!rows || rows->nrows != 1 || !svc_uuid_valid(svc_rows_get(rows, 0, RSCOL_USER) ? svc_rows_get(rows, 0, RSCOL_USER) : "")) {
 		err = SVC_E_INTERNAL;
 		goto fail;
 	}
-	memcpy(uid, svc_rows_get(rows, 0, 0), sizeof uid);
+	memcpy(uid, svc_rows_get(rows, 0, RSCOL_USER), sizeof uid);
 	p[0] = svc_dbv_str(pwhash);
 	p[1] = svc_dbv_str(uid);
 	if ((err = svc_db_run(db, STMT_AUTH_USER_SET_PASSWORD, p, 2, NULL, NULL)) < 0)
@@ -899,8 +897,8 @@ static int oauth_user(struct svc_req *req, const struct svc_oauth_provider *p, c
 		q[1] = svc_dbv_str(prof->subject);
 		if ((err = svc_db_run(db, STMT_IDENTITY_GET, q, 2, &rows, NULL)) < 0)
 			return err;
-		if (rows && rows->nrows == 1 && svc_uuid_valid(svc_rows_get(rows, 0, 0) ? svc_rows_get(rows, 0, 0) : "")) {
-			memcpy(out, svc_rows_get(rows, 0, 0), 37);
+		if (rows && rows->nrows == 1 && svc_uuid_valid(svc_rows_get(rows, 0, IDCOL_USER) ? svc_rows_get(rows, 0, IDCOL_USER) : "")) {
+			memcpy(out, svc_rows_get(rows, 0, IDCOL_USER), 37);
 			svc_rows_free(rows);
 			q[0] = svc_dbv_str(prof->email_verified ? prof->email : NULL);
 			q[1] = svc_dbv_str(p->name);
@@ -919,7 +917,7 @@ static int oauth_user(struct svc_req *req, const struct svc_oauth_provider *p, c
 		if ((err = svc_db_run(db, STMT_USER_BY_EMAIL, q, 1, &rows, NULL)) < 0)
 			goto fail;
 		if (rows && rows->nrows == 1) {
-			memcpy(uid, svc_rows_get(rows, 0, 0), 37);
+			memcpy(uid, svc_rows_get(rows, 0, UECOL_ID), 37);
 		} else {
 			display = prof->name[0] && !svc_is_blank(prof->name) ? prof->name : (prof->login[0] ? prof->login : NULL);
 			if (svc_uuid_v4(uid) < 0) {

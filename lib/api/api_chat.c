@@ -152,7 +152,8 @@ static int tick(void *ctx)
 		struct svc_rows *rows = NULL;
 		t->last_stop_poll_ms = now;
 		if (svc_db_run(t->db, STMT_GEN_STOP_REQUESTED, p, 2, &rows, NULL) == 0 && rows &&
-		    rows->nrows == 1 && strcmp(svc_rows_get(rows, 0, 0) ? svc_rows_get(rows, 0, 0) : "0", "1") == 0)
+		    rows->nrows == 1 && svc_rows_get(rows, 0, GSCOL_STOP_REQUESTED) &&
+		    strcmp(svc_rows_get(rows, 0, GSCOL_STOP_REQUESTED), "1") == 0)
 			t->stop_requested = 1;
 		svc_rows_free(rows);
 	}
@@ -510,7 +511,7 @@ static enum svc_err message_turn(struct svc_req *req, struct svc_resp *resp, int
 	sp.workspace_id = svc_rows_get(project, 0, PCOL_WORKSPACE);
 	sp.user_id = req->user_id;
 	sp.plan = plan;
-	sp.mode = plan ? "plan" : svc_rows_get(chat, 0, 2);
+	sp.mode = plan ? "plan" : svc_rows_get(chat, 0, CCOL_MODE);
 	err = stream_turn(req, resp, &sp, plan ? "plan" : NULL);
 done:
 	json_object_put(sp.images);
@@ -548,9 +549,9 @@ static int plan_latest(struct svc_db *db, const char *chat_id, struct json_objec
 	if ((err = svc_db_run(db, STMT_AGENT_PLAN_LATEST, &p, 1, &rows, NULL)) < 0)
 		return err;
 	err = SVC_E_NOT_FOUND;
-	if (rows && rows->nrows == 1 && (text = svc_rows_get(rows, 0, 0)) &&
+	if (rows && rows->nrows == 1 && (text = svc_rows_get(rows, 0, PLCOL_PLAN)) &&
 	    svc_json_parse_object(text, strlen(text), out) == 0) {
-		snprintf(created, max, "%s", svc_rows_get(rows, 0, 1) ? svc_rows_get(rows, 0, 1) : "");
+		snprintf(created, max, "%s", svc_rows_get(rows, 0, PLCOL_CREATED) ? svc_rows_get(rows, 0, PLCOL_CREATED) : "");
 		err = 0;
 	}
 	svc_rows_free(rows);
@@ -698,18 +699,18 @@ enum svc_err svc_api_chat_history(struct svc_req *req, struct svc_resp *resp)
 	shown = rows ? (rows->nrows > limit ? limit : rows->nrows) : 0;
 	for (i = shown; i > 0; i--) {
 		struct json_object *ev = NULL;
-		const char *payload = svc_rows_get(rows, i - 1, 2);
+		const char *payload = svc_rows_get(rows, i - 1, ECOL_PAYLOAD);
 		if (!payload || svc_json_parse_object(payload, strlen(payload), &ev) < 0)
 			ev = json_object_new_object();
-		json_object_object_add(ev, "type", json_object_new_string(svc_rows_get(rows, i - 1, 1)));
-		json_object_object_add(ev, "id", json_object_new_string(svc_rows_get(rows, i - 1, 0)));
-		svc_json_add_str(ev, "turnId", svc_rows_get(rows, i - 1, 4));
-		svc_json_add_time(ev, "createdAt", svc_rows_get(rows, i - 1, 3));
+		json_object_object_add(ev, "type", json_object_new_string(svc_rows_get(rows, i - 1, ECOL_TYPE)));
+		json_object_object_add(ev, "id", json_object_new_string(svc_rows_get(rows, i - 1, ECOL_ID)));
+		svc_json_add_str(ev, "turnId", svc_rows_get(rows, i - 1, ECOL_TURN));
+		svc_json_add_time(ev, "createdAt", svc_rows_get(rows, i - 1, ECOL_CREATED));
 		json_object_array_add(items, ev);
 	}
 	json_object_object_add(body, "items", items);
 	if (rows && rows->nrows > limit)
-		json_object_object_add(body, "nextCursor", json_object_new_string(svc_rows_get(rows, shown - 1, 0)));
+		json_object_object_add(body, "nextCursor", json_object_new_string(svc_rows_get(rows, shown - 1, ECOL_ID)));
 	else
 		json_object_object_add(body, "nextCursor", NULL);
 	svc_resp_json(resp, 200, body);
@@ -771,7 +772,7 @@ int svc_chat_job_first_prompt(void *ctx, const struct svc_job *job, char *errmsg
 		goto done;
 	}
 	sp.workspace_id = svc_rows_get(project, 0, PCOL_WORKSPACE);
-	sp.mode = svc_rows_get(chat, 0, 2);
+	sp.mode = svc_rows_get(chat, 0, CCOL_MODE);
 	sp.user_stored = 1;
 	if ((err = svc_project_dir(t.cfg, sp.project_id, dir, sizeof dir)) < 0)
 		goto done;

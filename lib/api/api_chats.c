@@ -10,12 +10,12 @@ static struct json_object *chat_json(const struct svc_rows *rows, size_t r, cons
 {
 	struct json_object *c = json_object_new_object();
 
-	svc_json_add_str(c, "id", svc_rows_get(rows, r, 0));
+	svc_json_add_str(c, "id", svc_rows_get(rows, r, CCOL_ID));
 	svc_json_add_str(c, "projectId", project_id);
-	svc_json_add_str(c, "title", svc_rows_get(rows, r, 1));
-	svc_json_add_str(c, "mode", svc_rows_get(rows, r, 2));
-	svc_json_add_time(c, "createdAt", svc_rows_get(rows, r, 3));
-	svc_json_add_time(c, "updatedAt", svc_rows_get(rows, r, 4));
+	svc_json_add_str(c, "title", svc_rows_get(rows, r, CCOL_TITLE));
+	svc_json_add_str(c, "mode", svc_rows_get(rows, r, CCOL_MODE));
+	svc_json_add_time(c, "createdAt", svc_rows_get(rows, r, CCOL_CREATED));
+	svc_json_add_time(c, "updatedAt", svc_rows_get(rows, r, CCOL_UPDATED));
 	return c;
 }
 

@@ -38,8 +38,8 @@ int svc_credit_exhausted(struct svc_db *db, const struct svc_config *cfg, const 
 	double limit = cfg->default_credit_usd, spent = 0;
 
 	if (svc_db_run(db, STMT_AGENT_CREDIT_GET, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1) {
-		limit = decimal(svc_rows_get(rows, 0, 0), cfg->default_credit_usd);
-		spent = decimal(svc_rows_get(rows, 0, 1), 0);
+		limit = decimal(svc_rows_get(rows, 0, CRCOL_LIMIT), cfg->default_credit_usd);
+		spent = decimal(svc_rows_get(rows, 0, CRCOL_SPENT), 0);
 	}
 	svc_rows_free(rows);
 	*out_limit = limit;
@@ -76,9 +76,9 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 	if ((err = svc_db_run(req->ctx->db, STMT_AGENT_CREDIT_SHOW, &p, 1, &rows, NULL)) < 0)
 		return err;
 	if (rows && rows->nrows == 1) {
-		limit_text = svc_rows_get(rows, 0, 0);
-		spent = decimal(svc_rows_get(rows, 0, 1), 0);
-		updated = svc_rows_get(rows, 0, 2);
+		limit_text = svc_rows_get(rows, 0, CSCOL_LIMIT);
+		spent = decimal(svc_rows_get(rows, 0, CSCOL_SPENT), 0);
+		updated = svc_rows_get(rows, 0, CSCOL_UPDATED);
 	}
 	limit = decimal(limit_text, cfg->default_credit_usd);
 	o = json_object_new_object();

@@ -7,6 +7,7 @@
 #include "api/api.h"
 #include "api/api_internal.h"
 #include "core/err.h"
+#include "project/comment.h"
 #include "project/thumbnail.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -50,7 +51,7 @@ enum svc_err svc_api_internal_files_changed(struct svc_req *req, struct svc_resp
 			if (!u || !svc_uuid_valid(u))
 				continue;
 			if (svc_db_run(req->ctx->db, STMT_USER_BY_ID, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1) {
-				const char *dn = svc_rows_get(rows, 0, 2), *em = svc_rows_get(rows, 0, 1);
+				const char *dn = svc_rows_get(rows, 0, UCOL_NAME), *em = svc_rows_get(rows, 0, UCOL_EMAIL);
 				snprintf(name, sizeof name, "%s", dn && *dn ? dn : em);
 				snprintf(email, sizeof email, "%s", em);
 				svc_rows_free(rows);
@@ -182,7 +183,8 @@ enum svc_err svc_api_internal_comment_add(struct svc_req *req, struct svc_resp *
 		struct svc_rows *rows = NULL;
 		if ((err = svc_db_run(req->ctx->db, STMT_COMMENT_GET, &q, 1, &rows, NULL)) < 0)
 			return err;
-		err = rows && rows->nrows == 1 && strcmp(svc_rows_get(rows, 0, 1), project) == 0 ? 0 : SVC_E_NOT_FOUND;
+		err = rows && rows->nrows == 1 && strcmp(svc_rows_get(rows, 0, CGCOL_PROJECT), project) == 0
+			      ? 0 : SVC_E_NOT_FOUND;
 		svc_rows_free(rows);
 		if (err < 0)
 			return svc_resp_error(resp, err, "parentId", "parentId is not a comment of this project.");
@@ -268,33 +270,8 @@ enum svc_err svc_api_design_comments_list(struct svc_req *req, struct svc_resp *
 	if ((err = svc_db_run(req->ctx->db, STMT_COMMENTS_OF_PROJECT, &p, 1, &rows, NULL)) < 0)
 		return err;
 	items = json_object_new_array();
-	for (i = 0; i < rows->nrows; i++) {
-		struct json_object *c = json_object_new_object(), *u = json_object_new_object();
-		const char *rb = svc_rows_get(rows, i, 12);
-		svc_json_add_str(c, "id", svc_rows_get(rows, i, 0));
-		svc_json_add_str(u, "id", svc_rows_get(rows, i, 1));
-		svc_json_add_str(u, "name", svc_rows_get(rows, i, 2));
-		json_object_object_add(u, "avatarUrl", NULL);
-		json_object_object_add(c, "user", u);
-		svc_json_add_str(c, "content", svc_rows_get(rows, i, 3));
-		json_object_object_add(c, "xPercent", json_object_new_double(strtod(svc_rows_get(rows, i, 4), NULL)));
-		json_object_object_add(c, "yPercent", json_object_new_double(strtod(svc_rows_get(rows, i, 5), NULL)));
-		svc_json_add_str(c, "selector", svc_rows_get(rows, i, 6));
-		svc_json_add_str(c, "pagePath", svc_rows_get(rows, i, 7));
-		svc_json_add_str(c, "parentId", svc_rows_get(rows, i, 8));
-		svc_json_add_str(c, "status", svc_rows_get(rows, i, 11));
-		if (rb) {
-			struct json_object *r = json_object_new_object();
-			json_object_object_add(r, "id", json_object_new_string(rb));
-			json_object_object_add(c, "resolvedBy", r);
-		} else {
-			json_object_object_add(c, "resolvedBy", NULL);
-		}
-		svc_json_add_time(c, "resolvedAt", svc_rows_get(rows, i, 13));
-		svc_json_add_time(c, "createdAt", svc_rows_get(rows, i, 9));
-		svc_json_add_time(c, "updatedAt", svc_rows_get(rows, i, 10));
-		json_object_array_add(items, c);
-	}
+	for (i = 0; i < rows->nrows; i++)
+		json_object_array_add(items, svc_comment_json(rows, i, 1));
 	svc_rows_free(rows);
 	out = json_object_new_object();
 	json_object_object_add(out, "items", items);

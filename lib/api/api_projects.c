@@ -184,7 +184,7 @@ static int admin_flag(struct svc_req *req, char *flag)
 	flag[1] = '\0';
 	if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_ID, &p, 1, &rows, NULL)) < 0)
 		return err;
-	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, 4) && strcmp(svc_rows_get(rows, 0, 4), "1") == 0)
+	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, UCOL_ADMIN) && strcmp(svc_rows_get(rows, 0, UCOL_ADMIN), "1") == 0)
 		flag[0] = '1';
 	svc_rows_free(rows);
 	return 0;
@@ -438,35 +438,6 @@ done:
 	return err;
 }
 
-/* Inserts the duplicate's row with a free slug made from `name` (the create loop: a short suffix when taken). */
-static int insert_duplicate(struct svc_db *db, const char *id, const char *wid, const char *name,
-			    const struct svc_rows *src, const char *user)
-{
-	char slug[64], base[48], suffix[9];
-	struct svc_dbv p[8];
-	int err = SVC_E_CONFLICT, tries;
-
-	svc_project_slug(name, base, sizeof base);
-	snprintf(slug, sizeof slug, "%s", base);
-	for (tries = 0; tries < 8; tries++) {
-		p[0] = svc_dbv_str(id);
-		p[1] = svc_dbv_str(wid);
-		p[2] = svc_dbv_str(slug);
-		p[3] = svc_dbv_str(name);
-		p[4] = svc_dbv_str(svc_rows_get(src, 0, PCOL_DESCRIPTION));
-		p[5] = svc_dbv_str(svc_rows_get(src, 0, PCOL_TEMPLATE));
-		p[6] = svc_dbv_str(svc_rows_get(src, 0, PCOL_VISIBILITY));
-		p[7] = svc_dbv_str(user);
-		err = svc_db_run(db, STMT_PROJECT_DUP_INSERT, p, 8, NULL, NULL);
-		if (err != SVC_E_CONFLICT)
-			break;
-		if (svc_random_hex(suffix, tries < 4 ? 2 : 4) < 0)
-			return SVC_E_INTERNAL;
-		snprintf(slug, sizeof slug, "%s-%s", base, suffix);
-	}
-	return err;
-}
-
 static const struct svc_field duplicate_fields[] = {
 	{ "workspaceId", SVC_V_UUID, 0, 0, 0, NULL },
 	{ "name", SVC_V_TEXT, 0, 1, 128, NULL },
@@ -485,6 +456,7 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 	char role[16], id[37], chat_id[37], copy_name[160];
 	char sdir[2048], pdir[2048], tmpdir[2100];
 	struct svc_rows *src = NULL, *chat = NULL, *after = NULL;
+	struct svc_project_new np = { 0 };
 	struct svc_dbv p[5];
 	int err, in_tx = 0, moved = 0, copied = 0;
 
@@ -523,7 +495,13 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 	if ((err = svc_db_begin(db)) < 0)
 		goto done;
 	in_tx = 1;
-	if ((err = insert_duplicate(db, id, wid, name, src, req->user_id)) < 0)
+	np.workspace_id = wid;
+	np.user_id = req->user_id;
+	np.name = name;
+	np.description = svc_rows_get(src, 0, PCOL_DESCRIPTION);
+	np.template_name = svc_rows_get(src, 0, PCOL_TEMPLATE);
+	np.visibility = svc_rows_get(src, 0, PCOL_VISIBILITY);
+	if ((err = svc_project_insert(db, id, &np)) < 0)
 		goto done;
 	/* The chat seed: the source's default (first) chat and its whole timeline. */
 	p[0] = svc_dbv_str(src_id);
@@ -531,14 +509,14 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 		goto done;
 	p[0] = svc_dbv_str(chat_id);
 	p[1] = svc_dbv_str(id);
-	p[2] = svc_dbv_str(chat && chat->nrows ? svc_rows_get(chat, 0, 1) : "Main chat");
-	p[3] = svc_dbv_str(chat && chat->nrows ? svc_rows_get(chat, 0, 2) : "build");
+	p[2] = svc_dbv_str(chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_TITLE) : "Main chat");
+	p[3] = svc_dbv_str(chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_MODE) : "build");
 	p[4] = svc_dbv_str(req->user_id);
 	if ((err = svc_db_run(db, STMT_CHAT_INSERT, p, 5, NULL, NULL)) < 0)
 		goto done;
 	if (chat && chat->nrows) {
 		p[0] = svc_dbv_str(chat_id);
-		p[1] = svc_dbv_str(svc_rows_get(chat, 0, 0));
+		p[1] = svc_dbv_str(svc_rows_get(chat, 0, CFCOL_ID));
 		if ((err = svc_db_run(db, STMT_CHAT_EVENTS_COPY, p, 2, NULL, NULL)) < 0)
 			goto done;
 	}

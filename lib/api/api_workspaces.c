@@ -22,29 +22,27 @@ static struct json_object *workspace_json(const struct svc_rows *rows, size_t r)
 	return w;
 }
 
-/* STMT_MEMBER_LIST / STMT_MEMBER_GET: user_id, email, display_name, role, created_at. */
 static struct json_object *member_json(const struct svc_rows *rows, size_t r)
 {
 	struct json_object *m = json_object_new_object();
 
-	svc_json_add_str(m, "userId", svc_rows_get(rows, r, 0));
-	svc_json_add_str(m, "email", svc_rows_get(rows, r, 1));
-	svc_json_add_str(m, "displayName", svc_rows_get(rows, r, 2));
-	svc_json_add_str(m, "role", svc_rows_get(rows, r, 3));
-	svc_json_add_time(m, "createdAt", svc_rows_get(rows, r, 4));
+	svc_json_add_str(m, "userId", svc_rows_get(rows, r, MBCOL_USER));
+	svc_json_add_str(m, "email", svc_rows_get(rows, r, MBCOL_EMAIL));
+	svc_json_add_str(m, "displayName", svc_rows_get(rows, r, MBCOL_NAME));
+	svc_json_add_str(m, "role", svc_rows_get(rows, r, MBCOL_ROLE));
+	svc_json_add_time(m, "createdAt", svc_rows_get(rows, r, MBCOL_CREATED));
 	return m;
 }
 
-/* STMT_FOLDER_*: id, workspace_id, name, created_at, updated_at. */
 static struct json_object *folder_json(const struct svc_rows *rows, size_t r)
 {
 	struct json_object *f = json_object_new_object();
 
-	svc_json_add_str(f, "id", svc_rows_get(rows, r, 0));
-	svc_json_add_str(f, "workspaceId", svc_rows_get(rows, r, 1));
-	svc_json_add_str(f, "name", svc_rows_get(rows, r, 2));
-	svc_json_add_time(f, "createdAt", svc_rows_get(rows, r, 3));
-	svc_json_add_time(f, "updatedAt", svc_rows_get(rows, r, 4));
+	svc_json_add_str(f, "id", svc_rows_get(rows, r, FOCOL_ID));
+	svc_json_add_str(f, "workspaceId", svc_rows_get(rows, r, FOCOL_WORKSPACE));
+	svc_json_add_str(f, "name", svc_rows_get(rows, r, FOCOL_NAME));
+	svc_json_add_time(f, "createdAt", svc_rows_get(rows, r, FOCOL_CREATED));
+	svc_json_add_time(f, "updatedAt", svc_rows_get(rows, r, FOCOL_UPDATED));
 	return f;
 }
 
@@ -89,7 +87,7 @@ enum svc_err svc_api_workspaces_list(struct svc_req *req, struct svc_resp *resp)
 	for (r = 0; rows && r < rows->nrows; r++) {
 		struct json_object *w = workspace_json(rows, r);
 		uint64_t n = 0;
-		svc_parse_u64(svc_rows_get(rows, r, 6) ? svc_rows_get(rows, r, 6) : "0", UINT64_MAX, &n);
+		svc_parse_u64(svc_rows_get(rows, r, WLCOL_MEMBERS) ? svc_rows_get(rows, r, WLCOL_MEMBERS) : "0", UINT64_MAX, &n);
 		json_object_object_add(w, "memberCount", json_object_new_int64((int64_t)n));
 		json_object_array_add(items, w);
 	}
@@ -247,7 +245,7 @@ enum svc_err svc_api_members_add(struct svc_req *req, struct svc_resp *resp)
 		err = svc_resp_error(resp, SVC_E_NOT_FOUND, "email", "No user has this email address.");
 		goto done;
 	}
-	uid = svc_rows_get(user, 0, 0);
+	uid = svc_rows_get(user, 0, UECOL_ID);
 	p[0] = svc_dbv_str(wid);
 	p[1] = svc_dbv_str(uid);
 	p[2] = svc_dbv_str(o.new_role);
@@ -291,10 +289,10 @@ static int change_member(struct svc_req *req, struct svc_resp *resp, const struc
 	if ((err = svc_db_run(db, STMT_MEMBER_LOCK, p, 1, &locked, NULL)) < 0)
 		goto done;
 	for (r = 0; locked && r < locked->nrows; r++) {
-		if (strcmp(svc_rows_get(locked, r, 1), "owner") == 0)
+		if (strcmp(svc_rows_get(locked, r, MLCOL_ROLE), "owner") == 0)
 			owners++;
-		if (strcmp(svc_rows_get(locked, r, 0), uid) == 0)
-			cur = svc_rows_get(locked, r, 1);
+		if (strcmp(svc_rows_get(locked, r, MLCOL_USER), uid) == 0)
+			cur = svc_rows_get(locked, r, MLCOL_ROLE);
 	}
 	if (!cur) {
 		err = svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "This user is not a member of the workspace.");
@@ -532,7 +530,7 @@ static int folder_load(struct svc_req *req, const char *id, struct svc_rows **ou
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	if ((err = svc_workspace_load(req, svc_rows_get(rows, 0, 1), SVC_ACT_FOLDER_WRITE, NULL, &ws)) < 0) {
+	if ((err = svc_workspace_load(req, svc_rows_get(rows, 0, FOCOL_WORKSPACE), SVC_ACT_FOLDER_WRITE, NULL, &ws)) < 0) {
 		svc_rows_free(rows);
 		return err;
 	}

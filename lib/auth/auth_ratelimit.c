@@ -56,8 +56,8 @@ int svc_ratelimit_hit(struct svc_db *db, const char *rule, const char *key, cons
 		return err;
 	if ((err = svc_db_run(db, STMT_RATE_GET, p, 1, &rows, NULL)) < 0)
 		return err;
-	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, 1))
-		svc_parse_u64(svc_rows_get(rows, 0, 1), UINT64_MAX, &hits);
+	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, RCOL_HITS))
+		svc_parse_u64(svc_rows_get(rows, 0, RCOL_HITS), UINT64_MAX, &hits);
 	svc_rows_free(rows);
 	if (svc_random(&coin, 1) == 0 && coin % PURGE_ONE_IN == 0) {
 		struct svc_dbv q = svc_dbv_i64(now);
@@ -87,9 +87,9 @@ int svc_ratelimit_check(struct svc_db *db, const char *rule, const char *key, co
 	p = svc_dbv_str(bucket);
 	if ((err = svc_db_run(db, STMT_RATE_GET, &p, 1, &rows, NULL)) < 0)
 		return err;
-	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, 0) && svc_rows_get(rows, 0, 1)) {
-		svc_parse_u64(svc_rows_get(rows, 0, 0), INT64_MAX, &start);
-		svc_parse_u64(svc_rows_get(rows, 0, 1), UINT64_MAX, &hits);
+	if (rows && rows->nrows == 1 && svc_rows_get(rows, 0, RCOL_WINDOW_START) && svc_rows_get(rows, 0, RCOL_HITS)) {
+		svc_parse_u64(svc_rows_get(rows, 0, RCOL_WINDOW_START), INT64_MAX, &start);
+		svc_parse_u64(svc_rows_get(rows, 0, RCOL_HITS), UINT64_MAX, &hits);
 	}
 	svc_rows_free(rows);
 	if ((int64_t)start != window_of(r, now))

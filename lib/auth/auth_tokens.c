@@ -245,15 +245,15 @@ int svc_pat_authenticate(struct svc_db *db, const char *token, char *out_user_id
 		svc_rows_free(rows);
 		return SVC_E_UNAUTHORIZED;
 	}
-	tid = svc_rows_get(rows, 0, 0);
-	uid = svc_rows_get(rows, 0, 1);
+	tid = svc_rows_get(rows, 0, THCOL_ID);
+	uid = svc_rows_get(rows, 0, THCOL_USER);
 	if (!tid || !uid || !svc_uuid_valid(tid) || !svc_uuid_valid(uid)) {
 		svc_rows_free(rows);
 		return SVC_E_UNAUTHORIZED;
 	}
 	memcpy(out_user_id, uid, 37);
 	memcpy(out_token_id, tid, 37);
-	*out_scopes = svc_pat_scopes_parse(svc_rows_get(rows, 0, 2));
+	*out_scopes = svc_pat_scopes_parse(svc_rows_get(rows, 0, THCOL_SCOPES));
 	svc_rows_free(rows);
 	p = svc_dbv_str(out_token_id);
 	svc_db_run(db, STMT_TOKEN_TOUCH, &p, 1, NULL, NULL);   /* best effort: lastUsedAt */

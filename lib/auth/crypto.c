@@ -272,11 +272,12 @@ static int data_key(struct svc_db *db, const uint8_t master[SVC_CRYPTO_KEY_LEN],
 		if ((error = svc_db_run(db, STMT_AGENT_WKEY_LATEST, p, 1, &rows, NULL)) < 0)
 			return error;
 		if (rows && rows->nrows == 1) {
-			if (svc_parse_u64(svc_rows_get(rows, 0, 0), UINT32_MAX, &id) < 0) {
+			if (svc_parse_u64(svc_rows_get(rows, 0, KCOL_ID), UINT32_MAX, &id) < 0) {
 				error = SVC_E_INTERNAL;
 				goto done;
 			}
-			error = open_data_key(master, wid, svc_rows_get(rows, 0, 0), svc_rows_get(rows, 0, 1), key);
+			error = open_data_key(master, wid, svc_rows_get(rows, 0, KCOL_ID), svc_rows_get(rows, 0, KCOL_SEALED),
+					      key);
 			if (error == 0)
 				*out_id = (uint32_t)id;
 			goto done;
@@ -378,7 +379,7 @@ int svc_crypto_open_secret(struct svc_db *db, const struct svc_config *cfg, cons
 			goto done;
 		}
 		snprintf(idtext, sizeof idtext, "%u", key_id);
-		if ((error = open_data_key(master, workspace_id, idtext, svc_rows_get(rows, 0, 1), key)) < 0)
+		if ((error = open_data_key(master, workspace_id, idtext, svc_rows_get(rows, 0, KCOL_SEALED), key)) < 0)
 			goto done;
 	}
 	if ((error = svc_crypto_aad(aad, sizeof aad, table, column, row)) < 0 ||

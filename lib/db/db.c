@@ -18,7 +18,9 @@
 
 static const char *const stmt_sql[STMT__MAX] = {
 #define SVC_STMT(name, sql) [name] = sql,
+#define SVC_COLS(...)
 #include "db/db_stmts.h"
+#undef SVC_COLS
 #undef SVC_STMT
 };
 

@@ -7,13 +7,27 @@
 
 #include "core/config.h"
 
-/* The statements, named STMT_*, in the order of lib/db_stmts.h. */
+/* The statements, named STMT_*, in the order of lib/db/db_stmts.h. */
 enum svc_stmt {
 #define SVC_STMT(name, sql) name,
+#define SVC_COLS(...)
 #include "db/db_stmts.h"
+#undef SVC_COLS
 #undef SVC_STMT
 	STMT__MAX
 };
+
+/*
+ * The column indexes of the statements' rows, for svc_rows_get(): each
+ * statement that returns rows names its columns with SVC_COLS(...) right
+ * after its SQL (an anonymous enum, e.g. UCOL_ID, UCOL_EMAIL ...), so no
+ * caller counts columns by hand. tests/lint.sh rejects literal indexes.
+ */
+#define SVC_STMT(name, sql)
+#define SVC_COLS(...) enum { __VA_ARGS__ };
+#include "db/db_stmts.h"
+#undef SVC_COLS
+#undef SVC_STMT
 
 /* A bound parameter: NULL, a string (UTF-8 text or bytes) or a 64-bit integer. */
 struct svc_dbv {

@@ -5,6 +5,14 @@
 #define PROJECT_COLS "p.id, p.workspace_id, p.folder_id, p.slug, p.name, p.description, p.template, " \
 	"p.visibility, p.thumbnail_url, " TS("p.published_at") ", p.custom_domain, " \
 	TS("p.created_at") ", " TS("p.updated_at") ", p.created_by"
+/*
+ * The columns of a project row: PROJECT_COLS, then each statement's own: the
+ * listing's cursor (created_at as text) or the caller's role in PCOL_EXTRA,
+ * and the platform-admin flag of STMT_PROJECT_GET_STATE in PCOL_ADMIN.
+ */
+SVC_COLS(PCOL_ID, PCOL_WORKSPACE, PCOL_FOLDER, PCOL_SLUG, PCOL_NAME, PCOL_DESCRIPTION,
+	PCOL_TEMPLATE, PCOL_VISIBILITY, PCOL_THUMBNAIL, PCOL_PUBLISHED, PCOL_DOMAIN,
+	PCOL_CREATED, PCOL_UPDATED, PCOL_CREATED_BY, PCOL_EXTRA, PCOL_ADMIN)
 
 
 /*

@@ -5,10 +5,12 @@ SVC_STMT(STMT_AGENT_PLAN_INSERT,
 	"INSERT INTO chat_plans (chat_id, turn_id, plan, created_at) VALUES (?, ?, ?, " NOW ")")
 SVC_STMT(STMT_AGENT_PLAN_LATEST,
 	"SELECT plan, " TS("created_at") " FROM chat_plans WHERE chat_id = ? ORDER BY id DESC LIMIT 1")
+SVC_COLS(PLCOL_PLAN, PLCOL_CREATED)
 SVC_STMT(STMT_AGENT_SUMMARY_INSERT,
 	"INSERT INTO chat_summaries (chat_id, up_to_event_id, summary, created_at) VALUES (?, ?, ?, " NOW ")")
 SVC_STMT(STMT_AGENT_SUMMARY_LATEST,
 	"SELECT up_to_event_id, summary FROM chat_summaries WHERE chat_id = ? ORDER BY id DESC LIMIT 1")
+SVC_COLS(SMCOL_UP_TO, SMCOL_SUMMARY)
 /*
  * The conversation after a summary: messages and tool traffic, oldest first: the newest 1000 events,
  * and of those the newest that hold 48 MiB of payload (images make user messages big), so loading
@@ -19,24 +21,30 @@ SVC_STMT(STMT_AGENT_HISTORY_AFTER,
 	"SUM(LENGTH(payload)) OVER (ORDER BY id DESC) - LENGTH(payload) AS newer_bytes FROM chat_events "
 	"WHERE chat_id = ? AND id > ? AND type IN ('user.message', 'assistant.message', 'tool.call', 'tool.result', "
 	"'tool.error') ORDER BY id DESC LIMIT 1000) t WHERE newer_bytes < 50331648 ORDER BY id")
+SVC_COLS(HCOL_ID, HCOL_TYPE, HCOL_PAYLOAD)
 SVC_STMT(STMT_AGENT_LAST_USAGE,
 	"SELECT payload FROM chat_events WHERE chat_id = ? AND id > ? AND type = 'session.usage_info' "
 	"ORDER BY id DESC LIMIT 1")
+SVC_COLS(LUCOL_PAYLOAD)
 SVC_STMT(STMT_AGENT_LAST_EVENT_ID,
 	"SELECT COALESCE(MAX(id), 0) FROM chat_events WHERE chat_id = ?")
+SVC_COLS(LECOL_ID)
 SVC_STMT(STMT_AGENT_CREDIT_GET,
 	"SELECT limit_usd, spent_usd FROM workspace_credits WHERE workspace_id = ?")
+SVC_COLS(CRCOL_LIMIT, CRCOL_SPENT)
 SVC_STMT(STMT_AGENT_CREDIT_ADD,
 	"INSERT INTO workspace_credits (workspace_id, spent_usd, updated_at) VALUES (?, ?, " NOW ") "
 	"ON DUPLICATE KEY UPDATE spent_usd = spent_usd + VALUES(spent_usd), updated_at = " NOW)
 SVC_STMT(STMT_AGENT_CREDIT_SHOW,
 	"SELECT limit_usd, spent_usd, " TS("updated_at") " FROM workspace_credits WHERE workspace_id = ?")
+SVC_COLS(CSCOL_LIMIT, CSCOL_SPENT, CSCOL_UPDATED)
 SVC_STMT(STMT_AGENT_CREDIT_SET_LIMIT,
 	"INSERT INTO workspace_credits (workspace_id, limit_usd, spent_usd, updated_at) VALUES (?, ?, 0, " NOW ") "
 	"ON DUPLICATE KEY UPDATE limit_usd = VALUES(limit_usd), updated_at = " NOW)
 SVC_STMT(STMT_AGENT_PROVIDER_GET,
 	"SELECT protocol, base_url, model, allowed_models, api_key, " TS("updated_at") " FROM workspace_ai_providers "
 	"WHERE workspace_id = ?")
+SVC_COLS(PVCOL_PROTOCOL, PVCOL_BASE_URL, PVCOL_MODEL, PVCOL_ALLOWED_MODELS, PVCOL_API_KEY, PVCOL_UPDATED)
 SVC_STMT(STMT_AGENT_PROVIDER_PUT,
 	"INSERT INTO workspace_ai_providers (workspace_id, protocol, base_url, model, allowed_models, api_key, "
 	"updated_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, " NOW ") ON DUPLICATE KEY UPDATE protocol = VALUES(protocol), "
@@ -51,6 +59,8 @@ SVC_STMT(STMT_AGENT_WKEY_LATEST,
 	"SELECT key_id, sealed_key FROM workspace_keys WHERE workspace_id = ? ORDER BY key_id DESC LIMIT 1")
 SVC_STMT(STMT_AGENT_WKEY_GET,
 	"SELECT key_id, sealed_key FROM workspace_keys WHERE workspace_id = ? AND key_id = ?")
+/* the columns of STMT_AGENT_WKEY_LATEST and STMT_AGENT_WKEY_GET */
+SVC_COLS(KCOL_ID, KCOL_SEALED)
 SVC_STMT(STMT_AGENT_WKEY_INSERT,
 	"INSERT INTO workspace_keys (workspace_id, key_id, sealed_key, created_at) VALUES (?, ?, ?, " NOW ")")
 SVC_STMT(STMT_JOB_INSERT,
@@ -60,6 +70,7 @@ SVC_STMT(STMT_JOB_PICK,
 	"SELECT id, kind, payload, attempts, max_attempts FROM jobs "
 	"WHERE (state = 'queued' AND run_after <= " NOW ") OR (state = 'running' AND locked_until < " NOW ") "
 	"ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED")
+SVC_COLS(JCOL_ID, JCOL_KIND, JCOL_PAYLOAD, JCOL_ATTEMPTS, JCOL_MAX_ATTEMPTS)
 SVC_STMT(STMT_JOB_LEASE,
 	"UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = " NOW " + INTERVAL ? SECOND, "
 	"updated_at = " NOW " WHERE id = ?")
@@ -72,5 +83,7 @@ SVC_STMT(STMT_JOB_FAILED,
 	"UPDATE jobs SET state = 'failed', last_error = ?, locked_until = NULL, updated_at = " NOW " WHERE id = ?")
 SVC_STMT(STMT_JOB_GET,
 	"SELECT state, attempts, last_error, kind FROM jobs WHERE id = ?")
+SVC_COLS(JGCOL_STATE, JGCOL_ATTEMPTS, JGCOL_LAST_ERROR, JGCOL_KIND)
 SVC_STMT(STMT_JOB_LAST_ID,
 	"SELECT LAST_INSERT_ID()")
+SVC_COLS(JLCOL_ID)

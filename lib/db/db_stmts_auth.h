@@ -7,6 +7,7 @@ SVC_STMT(STMT_RATE_HIT,
 	"expires_at = VALUES(expires_at), window_start = VALUES(window_start)")
 SVC_STMT(STMT_RATE_GET,
 	"SELECT window_start, hits FROM auth_rate_limits WHERE bucket = ?")
+SVC_COLS(RCOL_WINDOW_START, RCOL_HITS)
 SVC_STMT(STMT_RATE_CLEAR,
 	"DELETE FROM auth_rate_limits WHERE bucket = ?")
 SVC_STMT(STMT_RATE_PURGE,
@@ -19,6 +20,7 @@ SVC_STMT(STMT_AUTH_USER_SET_PASSWORD,
 /* OAuth identities */
 SVC_STMT(STMT_IDENTITY_GET,
 	"SELECT user_id FROM auth_identities WHERE provider = ? AND subject = ?")
+SVC_COLS(IDCOL_USER)
 SVC_STMT(STMT_IDENTITY_INSERT,
 	"INSERT INTO auth_identities (provider, subject, user_id, email, created_at, last_login_at) "
 	"VALUES (?, ?, ?, ?, " NOW ", " NOW ")")
@@ -33,6 +35,7 @@ SVC_STMT(STMT_RESET_USE,
 	"UPDATE password_resets SET used_at = " NOW " WHERE token_hash = ? AND used_at IS NULL AND expires_at > " NOW)
 SVC_STMT(STMT_RESET_USER,
 	"SELECT user_id FROM password_resets WHERE token_hash = ?")
+SVC_COLS(RSCOL_USER)
 SVC_STMT(STMT_RESET_INVALIDATE_USER,
 	"UPDATE password_resets SET used_at = " NOW " WHERE user_id = ? AND used_at IS NULL")
 SVC_STMT(STMT_RESET_PURGE,
@@ -48,12 +51,16 @@ SVC_STMT(STMT_TOKEN_GET,
 SVC_STMT(STMT_TOKEN_LIST,
 	"SELECT id, user_id, name, token_prefix, scopes, " TS("created_at") ", " TS("last_used_at")
 	" FROM api_tokens WHERE user_id = ? ORDER BY created_at DESC, id LIMIT 1000")
+/* the columns of STMT_TOKEN_GET and STMT_TOKEN_LIST */
+SVC_COLS(TCOL_ID, TCOL_USER, TCOL_NAME, TCOL_PREFIX, TCOL_SCOPES, TCOL_CREATED, TCOL_LAST_USED)
 SVC_STMT(STMT_TOKEN_COUNT,
 	"SELECT COUNT(*) FROM api_tokens WHERE user_id = ?")
+SVC_COLS(TCCOL_COUNT)
 SVC_STMT(STMT_TOKEN_DELETE,
 	"DELETE FROM api_tokens WHERE id = ? AND user_id = ?")
 SVC_STMT(STMT_TOKEN_BY_HASH,
 	"SELECT id, user_id, scopes FROM api_tokens WHERE token_hash = ?")
+SVC_COLS(THCOL_ID, THCOL_USER, THCOL_SCOPES)
 SVC_STMT(STMT_TOKEN_TOUCH,
 	"UPDATE api_tokens SET last_used_at = " NOW " WHERE id = ? AND "
 	"(last_used_at IS NULL OR last_used_at < " NOW " - INTERVAL 1 SECOND)")
@@ -65,3 +72,4 @@ SVC_STMT(STMT_ASSISTANT_UPSERT,
 	"provider_login = VALUES(provider_login), updated_at = " NOW)
 SVC_STMT(STMT_ASSISTANT_GET,
 	"SELECT provider_login, " TS("updated_at") " FROM assistant_tokens WHERE user_id = ? AND provider = ?")
+SVC_COLS(ASCOL_LOGIN, ASCOL_UPDATED)

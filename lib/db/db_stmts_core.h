@@ -4,8 +4,10 @@ SVC_STMT(STMT_USER_INSERT,
 	"VALUES (?, ?, ?, ?, " NOW ", " NOW ")")
 SVC_STMT(STMT_USER_BY_EMAIL,
 	"SELECT id, email, display_name, password_hash FROM users WHERE email = ?")
+SVC_COLS(UECOL_ID, UECOL_EMAIL, UECOL_NAME, UECOL_PASSWORD_HASH)
 SVC_STMT(STMT_USER_BY_ID,
 	"SELECT id, email, display_name, " TS("created_at") ", is_platform_admin FROM users WHERE id = ?")
+SVC_COLS(UCOL_ID, UCOL_EMAIL, UCOL_NAME, UCOL_CREATED, UCOL_ADMIN)
 SVC_STMT(STMT_WORKSPACE_INSERT,
 	"INSERT INTO workspaces (id, name, kind, created_by, created_at, updated_at) "
 	"VALUES (?, ?, ?, ?, " NOW ", " NOW ")")
@@ -14,11 +16,14 @@ SVC_STMT(STMT_MEMBER_INSERT,
 SVC_STMT(STMT_USER_WORKSPACES,
 	"SELECT w.id, w.name, w.kind, m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id "
 	"WHERE m.user_id = ? ORDER BY w.kind = 'personal' DESC, w.created_at, w.id")
+SVC_COLS(UWCOL_ID, UWCOL_NAME, UWCOL_KIND, UWCOL_ROLE)
 SVC_STMT(STMT_WORKSPACE_ROLE,
 	"SELECT w.id, m.role FROM workspaces w LEFT JOIN workspace_members m "
 	"ON m.workspace_id = w.id AND m.user_id = ? WHERE w.id = ?")
+SVC_COLS(WRCOL_ID, WRCOL_ROLE)
 SVC_STMT(STMT_FOLDER_IN_WORKSPACE,
 	"SELECT id FROM folders WHERE id = ? AND workspace_id = ?")
+SVC_COLS(FWCOL_ID)
 SVC_STMT(STMT_PROJECT_INSERT,
 	"INSERT INTO projects (id, workspace_id, folder_id, slug, name, description, template, visibility, "
 	"created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, " NOW ", " NOW ")")
@@ -42,6 +47,8 @@ SVC_STMT(STMT_CHAT_LIST,
 SVC_STMT(STMT_CHAT_GET,
 	"SELECT id, title, mode, " TS("created_at") ", " TS("updated_at") " FROM chats "
 	"WHERE id = ? AND project_id = ?")
+/* the columns of STMT_CHAT_LIST and STMT_CHAT_GET */
+SVC_COLS(CCOL_ID, CCOL_TITLE, CCOL_MODE, CCOL_CREATED, CCOL_UPDATED)
 SVC_STMT(STMT_CHAT_TOUCH,
 	"UPDATE chats SET updated_at = " NOW ", title = COALESCE(title, ?) WHERE id = ?")
 SVC_STMT(STMT_EVENT_INSERT,
@@ -49,9 +56,11 @@ SVC_STMT(STMT_EVENT_INSERT,
 SVC_STMT(STMT_EVENT_PAGE,
 	"SELECT id, type, payload, " TS("created_at") ", turn_id FROM chat_events "
 	"WHERE chat_id = ? AND id < ? ORDER BY id DESC LIMIT ?")
+SVC_COLS(ECOL_ID, ECOL_TYPE, ECOL_PAYLOAD, ECOL_CREATED, ECOL_TURN)
 SVC_STMT(STMT_EVENT_HISTORY,
 	"SELECT type, payload FROM (SELECT id, type, payload FROM chat_events WHERE chat_id = ? "
 	"AND type IN ('user.message', 'assistant.message') ORDER BY id DESC LIMIT 100) t ORDER BY id")
+SVC_COLS(EHCOL_TYPE, EHCOL_PAYLOAD)
 SVC_STMT(STMT_GEN_CLEAR_STALE,
 	"DELETE FROM chat_generations WHERE chat_id = ? AND heartbeat_at < UTC_TIMESTAMP(3) - INTERVAL 90 SECOND")
 SVC_STMT(STMT_GEN_INSERT,
@@ -60,11 +69,13 @@ SVC_STMT(STMT_GEN_HEARTBEAT,
 	"UPDATE chat_generations SET heartbeat_at = " NOW " WHERE chat_id = ? AND turn_id = ?")
 SVC_STMT(STMT_GEN_STOP_REQUESTED,
 	"SELECT stop_requested FROM chat_generations WHERE chat_id = ? AND turn_id = ?")
+SVC_COLS(GSCOL_STOP_REQUESTED)
 SVC_STMT(STMT_GEN_REQUEST_STOP,
 	"UPDATE chat_generations SET stop_requested = 1 WHERE chat_id = ?")
 SVC_STMT(STMT_GEN_DELETE,
 	"DELETE FROM chat_generations WHERE chat_id = ? AND turn_id = ?")
 SVC_STMT(STMT_MIGRATION_APPLIED,
 	"SELECT name FROM schema_migrations ORDER BY name")
+SVC_COLS(MGCOL_NAME)
 SVC_STMT(STMT_MIGRATION_RECORD,
 	"INSERT INTO schema_migrations (name, applied_at) VALUES (?, " NOW ")")

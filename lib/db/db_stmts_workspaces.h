@@ -73,31 +73,33 @@ SVC_STMT(STMT_PROJECT_GET_STATE,
 	"WHERE p.id = ? AND (? = -1 OR ? = (p.deleted_at IS NOT NULL))")
 SVC_STMT(STMT_PROJECT_RESTORE,
 	"UPDATE projects SET deleted_at = NULL, updated_at = " NOW " WHERE id = ? AND deleted_at IS NOT NULL")
-SVC_STMT(STMT_PROJECT_DUP_INSERT,
-	"INSERT INTO projects (id, workspace_id, folder_id, slug, name, description, template, visibility, "
-	"created_by, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, " NOW ", " NOW ")")
 SVC_STMT(STMT_PROJECT_SET_THUMBNAIL,
 	"UPDATE projects SET thumbnail_url = ? WHERE id = ?")
 SVC_STMT(STMT_CHAT_FIRST,
 	"SELECT id, title, mode FROM chats WHERE project_id = ? ORDER BY created_at, id LIMIT 1")
+SVC_COLS(CFCOL_ID, CFCOL_TITLE, CFCOL_MODE)
 SVC_STMT(STMT_CHAT_EVENTS_COPY,
 	"INSERT INTO chat_events (chat_id, turn_id, type, payload, created_at) "
 	"SELECT ?, turn_id, type, payload, created_at FROM chat_events WHERE chat_id = ? ORDER BY id")
 
-/* Workspaces. Columns of STMT_WS_GET: lib/project/project.h WCOL_*. Parameters: user, user, workspace. */
+/* Workspaces. Parameters of STMT_WS_GET: user, user, workspace. */
 SVC_STMT(STMT_WS_GET,
 	"SELECT w.id, w.name, w.kind, " TS("w.created_at") ", " TS("w.updated_at") ", m.role, "
 	"COALESCE((SELECT u.is_platform_admin FROM users u WHERE u.id = ?), 0) FROM workspaces w "
 	"LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = ? WHERE w.id = ?")
+SVC_COLS(WCOL_ID, WCOL_NAME, WCOL_KIND, WCOL_CREATED, WCOL_UPDATED, WCOL_ROLE, WCOL_ADMIN)
 SVC_STMT(STMT_WS_LIST_MINE,
 	"SELECT w.id, w.name, w.kind, " TS("w.created_at") ", " TS("w.updated_at") ", m.role, "
 	"(SELECT COUNT(*) FROM workspace_members c WHERE c.workspace_id = w.id) "
 	"FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id "
 	"WHERE m.user_id = ? ORDER BY w.kind = 'personal' DESC, w.created_at, w.id LIMIT 1000")
+/* the columns of STMT_WS_GET up to WCOL_ROLE, then the member count */
+SVC_COLS(WLCOL_MEMBERS = WCOL_ROLE + 1)
 SVC_STMT(STMT_WS_RENAME,
 	"UPDATE workspaces SET name = ?, updated_at = " NOW " WHERE id = ?")
 SVC_STMT(STMT_WS_MEMBER_COUNT,
 	"SELECT COUNT(*) FROM workspace_members WHERE workspace_id = ?")
+SVC_COLS(MCCOL_COUNT)
 
 /* Members. */
 SVC_STMT(STMT_MEMBER_LIST,
@@ -106,9 +108,12 @@ SVC_STMT(STMT_MEMBER_LIST,
 SVC_STMT(STMT_MEMBER_GET,
 	"SELECT m.user_id, u.email, u.display_name, m.role, " TS("m.created_at") " FROM workspace_members m "
 	"JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ? AND m.user_id = ?")
+/* the columns of STMT_MEMBER_LIST and STMT_MEMBER_GET */
+SVC_COLS(MBCOL_USER, MBCOL_EMAIL, MBCOL_NAME, MBCOL_ROLE, MBCOL_CREATED)
 /* Locks the workspace's membership rows (inside a transaction) so "at least one owner" holds under concurrency. */
 SVC_STMT(STMT_MEMBER_LOCK,
 	"SELECT user_id, role FROM workspace_members WHERE workspace_id = ? FOR UPDATE")
+SVC_COLS(MLCOL_USER, MLCOL_ROLE)
 SVC_STMT(STMT_MEMBER_SET_ROLE,
 	"UPDATE workspace_members SET role = ? WHERE workspace_id = ? AND user_id = ?")
 SVC_STMT(STMT_MEMBER_DELETE,
@@ -122,6 +127,8 @@ SVC_STMT(STMT_FOLDER_LIST,
 	"WHERE workspace_id = ? ORDER BY name, id LIMIT 10000")
 SVC_STMT(STMT_FOLDER_GET,
 	"SELECT id, workspace_id, name, " TS("created_at") ", " TS("updated_at") " FROM folders WHERE id = ?")
+/* the columns of STMT_FOLDER_LIST and STMT_FOLDER_GET */
+SVC_COLS(FOCOL_ID, FOCOL_WORKSPACE, FOCOL_NAME, FOCOL_CREATED, FOCOL_UPDATED)
 SVC_STMT(STMT_FOLDER_INSERT,
 	"INSERT INTO folders (id, workspace_id, name, created_at, updated_at) VALUES (?, ?, ?, " NOW ", " NOW ")")
 SVC_STMT(STMT_FOLDER_RENAME,
@@ -134,5 +141,7 @@ SVC_STMT(STMT_FOLDER_DELETE,
 /* Thumbnails. */
 SVC_STMT(STMT_THUMB_JOB_WAITING,
 	"SELECT id FROM jobs WHERE state = 'queued' AND kind = ? AND payload = ? LIMIT 1")
+SVC_COLS(TJCOL_ID)
 SVC_STMT(STMT_THUMB_PROJECT,
 	"SELECT name FROM projects WHERE id = ? AND deleted_at IS NULL")
+SVC_COLS(TPCOL_NAME)

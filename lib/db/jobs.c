@@ -30,7 +30,7 @@ int svc_jobs_enqueue(struct svc_db *db, const char *kind, const char *payload, u
 
 		if ((error = svc_db_run(db, STMT_JOB_LAST_ID, NULL, 0, &rows, NULL)) < 0)
 			return error;
-		error = rows && rows->nrows == 1 && svc_parse_u64(svc_rows_get(rows, 0, 0), (uint64_t)INT64_MAX, &id) == 0
+		error = rows && rows->nrows == 1 && svc_parse_u64(svc_rows_get(rows, 0, JLCOL_ID), (uint64_t)INT64_MAX, &id) == 0
 				? 0 : SVC_E_INTERNAL;
 		svc_rows_free(rows);
 		if (error < 0)
@@ -58,11 +58,11 @@ int svc_jobs_take(struct svc_db *db, unsigned lease_secs, struct svc_job *out)
 		error = 0;
 		goto done;
 	}
-	kind = svc_rows_get(rows, 0, 1);
-	payload = svc_rows_get(rows, 0, 2);
-	if (svc_parse_u64(svc_rows_get(rows, 0, 0), (uint64_t)INT64_MAX, &id) < 0 ||
-	    svc_parse_u64(svc_rows_get(rows, 0, 3), 1000000, &attempts) < 0 ||
-	    svc_parse_u64(svc_rows_get(rows, 0, 4), 1000000, &max) < 0 || !kind || !payload ||
+	kind = svc_rows_get(rows, 0, JCOL_KIND);
+	payload = svc_rows_get(rows, 0, JCOL_PAYLOAD);
+	if (svc_parse_u64(svc_rows_get(rows, 0, JCOL_ID), (uint64_t)INT64_MAX, &id) < 0 ||
+	    svc_parse_u64(svc_rows_get(rows, 0, JCOL_ATTEMPTS), 1000000, &attempts) < 0 ||
+	    svc_parse_u64(svc_rows_get(rows, 0, JCOL_MAX_ATTEMPTS), 1000000, &max) < 0 || !kind || !payload ||
 	    strlen(kind) >= SVC_JOB_KIND_MAX) {
 		error = SVC_E_INTERNAL;
 		goto done;

@@ -157,7 +157,7 @@ void svc_project_author(struct svc_db *db, const char *user_id, char *name, size
 	snprintf(name, nmax, "svc");
 	snprintf(email, emax, "svc@localhost");
 	if (svc_db_run(db, STMT_USER_BY_ID, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1) {
-		const char *dn = svc_rows_get(rows, 0, 2), *em = svc_rows_get(rows, 0, 1);
+		const char *dn = svc_rows_get(rows, 0, UCOL_NAME), *em = svc_rows_get(rows, 0, UCOL_EMAIL);
 		snprintf(name, nmax, "%s", dn ? dn : em);
 		snprintf(email, emax, "%s", em);
 	}
@@ -226,15 +226,43 @@ static int template_valid(const struct svc_config *cfg, const char *t, char *dir
 	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int svc_project_insert(struct svc_db *db, const char *id, const struct svc_project_new *np)
+{
+	char slug[64], base[48], suffix[9];
+	struct svc_dbv p[9];
+	int err = SVC_E_CONFLICT, tries;
+
+	svc_project_slug(np->name, base, sizeof base);
+	snprintf(slug, sizeof slug, "%s", base);
+	for (tries = 0; tries < 8; tries++) {
+		p[0] = svc_dbv_str(id);
+		p[1] = svc_dbv_str(np->workspace_id);
+		p[2] = svc_dbv_str(np->folder_id);
+		p[3] = svc_dbv_str(slug);
+		p[4] = svc_dbv_str(np->name);
+		p[5] = svc_dbv_str(np->description);
+		p[6] = svc_dbv_str(np->template_name);
+		p[7] = svc_dbv_str(np->visibility);
+		p[8] = svc_dbv_str(np->user_id);
+		err = svc_db_run(db, STMT_PROJECT_INSERT, p, 9, NULL, NULL);
+		if (err != SVC_E_CONFLICT)
+			break;
+		if (svc_random_hex(suffix, tries < 4 ? 2 : 4) < 0)
+			return SVC_E_INTERNAL;
+		snprintf(slug, sizeof slug, "%s-%s", base, suffix);
+	}
+	return err;
+}
+
 int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const struct svc_project_new *np,
 		       const char **out_field, char *msg, size_t msgmax, char *out_id, char *out_chat_id)
 {
 	const char *tmpl = np->template_name, *folder = np->folder_id;
-	char id[37], chat_id[37], slug[64], base[48], sha[41];
+	char id[37], chat_id[37], sha[41];
 	char tdir[2048], pdir[2048], tmpdir[2100], projects[2048], aname[256], aemail[256], cmsg[128];
 	struct svc_rows *rows = NULL;
 	struct svc_dbv p[9];
-	int err, tries, in_tx = 0, moved = 0;
+	int err, in_tx = 0, moved = 0;
 
 	if (!template_valid(cfg, tmpl, tdir, sizeof tdir)) {
 		*out_field = "template";
@@ -275,31 +303,7 @@ int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const st
 	if ((err = svc_db_begin(db)) < 0)
 		goto done;
 	in_tx = 1;
-	svc_project_slug(np->name, base, sizeof base);
-	snprintf(slug, sizeof slug, "%s", base);
-	for (tries = 0; tries < 8; tries++) {
-		p[0] = svc_dbv_str(id);
-		p[1] = svc_dbv_str(np->workspace_id);
-		p[2] = svc_dbv_str(folder);
-		p[3] = svc_dbv_str(slug);
-		p[4] = svc_dbv_str(np->name);
-		p[5] = svc_dbv_str(np->description);
-		p[6] = svc_dbv_str(tmpl);
-		p[7] = svc_dbv_str(np->visibility);
-		p[8] = svc_dbv_str(np->user_id);
-		err = svc_db_run(db, STMT_PROJECT_INSERT, p, 9, NULL, NULL);
-		if (err != SVC_E_CONFLICT)
-			break;
-		{
-			char suffix[9];
-			if (svc_random_hex(suffix, tries < 4 ? 2 : 4) < 0) {
-				err = SVC_E_INTERNAL;
-				break;
-			}
-			snprintf(slug, sizeof slug, "%s-%s", base, suffix);
-		}
-	}
-	if (err < 0)
+	if ((err = svc_project_insert(db, id, np)) < 0)
 		goto done;
 	p[0] = svc_dbv_str(chat_id);
 	p[1] = svc_dbv_str(id);

@@ -11,12 +11,7 @@
 #include "db/db.h"
 #include "http/http.h"
 
-/* Column indexes of a project row (lib/db/db_stmts.h PROJECT_COLS). */
-enum {
-	PCOL_ID, PCOL_WORKSPACE, PCOL_FOLDER, PCOL_SLUG, PCOL_NAME, PCOL_DESCRIPTION,
-	PCOL_TEMPLATE, PCOL_VISIBILITY, PCOL_THUMBNAIL, PCOL_PUBLISHED, PCOL_DOMAIN,
-	PCOL_CREATED, PCOL_UPDATED, PCOL_CREATED_BY, PCOL_EXTRA, PCOL_ADMIN
-};
+/* Project rows use PCOL_* and workspace rows WCOL_*, named beside their SQL in lib/db/db_stmts*.h. */
 
 /*
  * Loads project `id` (a well-formed UUID) for the caller and checks `action`
@@ -59,9 +54,6 @@ int svc_project_dir(const struct svc_config *cfg, const char *id, char *out, siz
  * (<data_dir>/published/<slug>) into out (max bytes). Returns 0 or SVC_E_INTERNAL.
  */
 int svc_project_published_dir(const struct svc_config *cfg, const char *slug, char *out, size_t max);
-
-/* Column indexes of a workspace row (STMT_WS_GET). */
-enum { WCOL_ID, WCOL_NAME, WCOL_KIND, WCOL_CREATED, WCOL_UPDATED, WCOL_ROLE, WCOL_ADMIN };
 
 /*
  * Loads workspace `wid` for the caller and checks `action` (with `o` as the
@@ -112,6 +104,16 @@ struct svc_project_new {
 	const char *visibility;     /* "private", "workspace" or "public" */
 	const char *prompt;         /* the first prompt, NULL or blank for none */
 };
+
+/*
+ * Inserts the row of project `id` (a UUID) as `np` says (prompt unused) with
+ * a slug made from np->name (svc_project_slug()); while the slug is taken,
+ * up to seven more tries with "-" and a random suffix of 4 hex digits (8
+ * after four tries). Call it inside the transaction that creates the project.
+ * Returns 0. Errors: SVC_E_CONFLICT (no free slug), SVC_E_INTERNAL (no
+ * random bytes), DB errors.
+ */
+int svc_project_insert(struct svc_db *db, const char *id, const struct svc_project_new *np);
 
 /*
  * Creates project `np` (spec "Project endpoints" rule 2): copies the

@@ -1,7 +1,8 @@
 # project.mk: lib/project, a project loaded for a caller (permissions, JSON, creation, the queued first
-# prompt: project), its files and history: its Git repository (repo, libgit2), direct save (gumbo) and
-# thumbnails (headless Chromium).
+# prompt: project), its design comments as JSON (comment), its files and history: its Git repository
+# (repo, libgit2), direct save (gumbo) and thumbnails (headless Chromium).
 # May use: http, auth, db, core.
-lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/repo.c lib/project/repo.h \
+lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/comment.c lib/project/comment.h \
+	lib/project/repo.c lib/project/repo.h \
 	lib/project/direct_save.c lib/project/direct_save.h lib/project/thumbnail.c lib/project/thumbnail.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_save.c tests/unit/test_thumbnail.c

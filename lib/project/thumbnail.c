@@ -648,7 +648,7 @@ int svc_thumbnail_job(void *ctx, const struct svc_job *job, char *errmsg, size_t
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	if ((err = svc_thumbnail_render(&c->cfg, id, svc_rows_get(rows, 0, 0), dir, 1, &src, why, sizeof why)) < 0) {
+	if ((err = svc_thumbnail_render(&c->cfg, id, svc_rows_get(rows, 0, TPCOL_NAME), dir, 1, &src, why, sizeof why)) < 0) {
 		snprintf(errmsg, errmax, "rendering failed");
 		goto done;
 	}
