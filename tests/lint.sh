@@ -55,4 +55,8 @@ layer_check() {
 	fi
 }
 layer_check
+
+# Rows are read by the column names each statement declares beside its SQL (SVC_COLS in
+# lib/db/db_stmts*.h), never by a counted index.
+rule "no svc_rows_get with a literal column number (name it with SVC_COLS)" 'svc_rows_get\s*\([^,]+,[^,]+,\s*[0-9]+\s*\)'
 exit $status

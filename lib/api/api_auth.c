@@ -442,11 +442,12 @@ enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
 
 /* ---- per-user API tokens (docs/api.md "API tokens") ---- */
 
-static struct json_object *token_json(const struct svc_rows *rows, size_t r)
+static struct json_object *token_json(const struct svc_rows *rows, size_t r, const char *user_id)
 {
 	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
 	unsigned scopes = svc_pat_scopes_parse(svc_rows_get(rows, r, TCOL_SCOPES)), bit;
 
+	(void)user_id;
 	svc_json_add_str(o, "id", svc_rows_get(rows, r, TCOL_ID));
 	svc_json_add_str(o, "name", svc_rows_get(rows, r, TCOL_NAME));
 	for (bit = 1; bit <= SVC_PAT_ALL; bit <<= 1)
@@ -462,21 +463,9 @@ static struct json_object *token_json(const struct svc_rows *rows, size_t r)
 /* GET /auth/tokens: 200 {items: [{id, name, scopes, prefix, createdAt, lastUsedAt}]}, newest first; 401; 403 for an API token. */
 enum svc_err svc_api_auth_tokens_list(struct svc_req *req, struct svc_resp *resp)
 {
-	struct svc_dbv p = svc_dbv_str(req->user_id);
-	struct svc_rows *rows = NULL;
-	struct json_object *body, *items;
-	size_t r;
-	int err;
+	static const struct svc_items it = { SVC_ITEMS_OF_USER, NULL, SVC_ACT_READ, STMT_TOKEN_LIST, token_json };
 
-	if ((err = svc_db_run(req->ctx->db, STMT_TOKEN_LIST, &p, 1, &rows, NULL)) < 0)
-		return err;
-	items = json_object_new_array();
-	for (r = 0; rows && r < rows->nrows; r++)
-		json_object_array_add(items, token_json(rows, r));
-	svc_rows_free(rows);
-	body = json_object_new_object();
-	json_object_object_add(body, "items", items);
-	return svc_resp_json(resp, 200, body);
+	return svc_resp_items(req, resp, &it);
 }
 
 static const struct svc_field token_fields[] = {
@@ -547,7 +536,7 @@ enum svc_err svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *re
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	body = token_json(rows, 0);
+	body = token_json(rows, 0, req->user_id);
 	json_object_object_add(body, "token", json_object_new_string(token));
 	AUTH_LOG(req, "token_created", "user=%s token=%s", req->user_id, id);
 	err = svc_resp_json(resp, 201, body);

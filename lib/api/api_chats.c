@@ -22,27 +22,9 @@ static struct json_object *chat_json(const struct svc_rows *rows, size_t r, cons
 /* GET /projects/:projectId/chats: 200 {items} newest first; 403; 404. */
 enum svc_err svc_api_chats_list(struct svc_req *req, struct svc_resp *resp)
 {
-	const char *id = svc_req_param(req, "projectId");
-	struct svc_rows *rows = NULL;
-	struct json_object *body, *items;
-	struct svc_dbv p;
-	size_t r;
-	int err;
+	static const struct svc_items it = { SVC_ITEMS_OF_PROJECT, "projectId", SVC_ACT_READ, STMT_CHAT_LIST, chat_json };
 
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
-		return err;
-	svc_rows_free(rows);
-	rows = NULL;
-	p = svc_dbv_str(id);
-	if ((err = svc_db_run(req->ctx->db, STMT_CHAT_LIST, &p, 1, &rows, NULL)) < 0)
-		return err;
-	body = json_object_new_object();
-	items = json_object_new_array();
-	for (r = 0; rows && r < rows->nrows; r++)
-		json_object_array_add(items, chat_json(rows, r, id));
-	json_object_object_add(body, "items", items);
-	svc_rows_free(rows);
-	return svc_resp_json(resp, 200, body);
+	return svc_resp_items(req, resp, &it);
 }
 
 static const struct svc_field chat_fields[] = {

@@ -253,27 +253,18 @@ enum svc_err svc_api_internal_comment_delete(struct svc_req *req, struct svc_res
 	return comment_move(req, resp, STMT_COMMENT_DELETE);
 }
 
+/* A design comment of the API's list: with its status. */
+static struct json_object *comment_json(const struct svc_rows *rows, size_t r, const char *project_id)
+{
+	(void)project_id;
+	return svc_comment_json(rows, r, 1);
+}
+
 /* GET /api/projects/:id/design-comments: 200 {items}; 401; 403; 404. */
 enum svc_err svc_api_design_comments_list(struct svc_req *req, struct svc_resp *resp)
 {
-	const char *id = svc_req_param(req, "id");
-	struct svc_rows *rows = NULL, *project = NULL;
-	struct json_object *items, *out;
-	struct svc_dbv p;
-	size_t i;
-	int err;
+	static const struct svc_items it = { SVC_ITEMS_OF_PROJECT, "id", SVC_ACT_READ, STMT_COMMENTS_OF_PROJECT,
+					     comment_json };
 
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &project)) < 0)
-		return err;
-	svc_rows_free(project);
-	p = svc_dbv_str(id);
-	if ((err = svc_db_run(req->ctx->db, STMT_COMMENTS_OF_PROJECT, &p, 1, &rows, NULL)) < 0)
-		return err;
-	items = json_object_new_array();
-	for (i = 0; i < rows->nrows; i++)
-		json_object_array_add(items, svc_comment_json(rows, i, 1));
-	svc_rows_free(rows);
-	out = json_object_new_object();
-	json_object_object_add(out, "items", items);
-	return svc_resp_json(resp, 200, out);
+	return svc_resp_items(req, resp, &it);
 }

@@ -22,10 +22,11 @@ static struct json_object *workspace_json(const struct svc_rows *rows, size_t r)
 	return w;
 }
 
-static struct json_object *member_json(const struct svc_rows *rows, size_t r)
+static struct json_object *member_json(const struct svc_rows *rows, size_t r, const char *wid)
 {
 	struct json_object *m = json_object_new_object();
 
+	(void)wid;
 	svc_json_add_str(m, "userId", svc_rows_get(rows, r, MBCOL_USER));
 	svc_json_add_str(m, "email", svc_rows_get(rows, r, MBCOL_EMAIL));
 	svc_json_add_str(m, "displayName", svc_rows_get(rows, r, MBCOL_NAME));
@@ -34,10 +35,11 @@ static struct json_object *member_json(const struct svc_rows *rows, size_t r)
 	return m;
 }
 
-static struct json_object *folder_json(const struct svc_rows *rows, size_t r)
+static struct json_object *folder_json(const struct svc_rows *rows, size_t r, const char *wid)
 {
 	struct json_object *f = json_object_new_object();
 
+	(void)wid;
 	svc_json_add_str(f, "id", svc_rows_get(rows, r, FOCOL_ID));
 	svc_json_add_str(f, "workspaceId", svc_rows_get(rows, r, FOCOL_WORKSPACE));
 	svc_json_add_str(f, "name", svc_rows_get(rows, r, FOCOL_NAME));
@@ -71,29 +73,25 @@ static int send_workspace(struct svc_req *req, struct svc_resp *resp, const char
 
 /* ---- workspaces ---- */
 
+/* A workspace of the caller's list (STMT_WS_LIST_MINE): with its member count. */
+static struct json_object *workspace_listed_json(const struct svc_rows *rows, size_t r, const char *user_id)
+{
+	struct json_object *w = workspace_json(rows, r);
+	uint64_t n = 0;
+
+	(void)user_id;
+	svc_parse_u64(svc_rows_get(rows, r, WLCOL_MEMBERS) ? svc_rows_get(rows, r, WLCOL_MEMBERS) : "0", UINT64_MAX, &n);
+	json_object_object_add(w, "memberCount", json_object_new_int64((int64_t)n));
+	return w;
+}
+
 /* GET /workspaces: 200 {items: [Workspace + memberCount]}, personal first, then by creation. */
 enum svc_err svc_api_workspaces_list(struct svc_req *req, struct svc_resp *resp)
 {
-	struct svc_dbv p = svc_dbv_str(req->user_id);
-	struct svc_rows *rows = NULL;
-	struct json_object *body, *items;
-	size_t r;
-	int err;
+	static const struct svc_items it = { SVC_ITEMS_OF_USER, NULL, SVC_ACT_WS_READ, STMT_WS_LIST_MINE,
+					     workspace_listed_json };
 
-	if ((err = svc_db_run(req->ctx->db, STMT_WS_LIST_MINE, &p, 1, &rows, NULL)) < 0)
-		return err;
-	body = json_object_new_object();
-	items = json_object_new_array();
-	for (r = 0; rows && r < rows->nrows; r++) {
-		struct json_object *w = workspace_json(rows, r);
-		uint64_t n = 0;
-		svc_parse_u64(svc_rows_get(rows, r, WLCOL_MEMBERS) ? svc_rows_get(rows, r, WLCOL_MEMBERS) : "0", UINT64_MAX, &n);
-		json_object_object_add(w, "memberCount", json_object_new_int64((int64_t)n));
-		json_object_array_add(items, w);
-	}
-	json_object_object_add(body, "items", items);
-	svc_rows_free(rows);
-	return svc_resp_json(resp, 200, body);
+	return svc_resp_items(req, resp, &it);
 }
 
 /* {name}: the body of creating or renaming a workspace or a folder. */
@@ -164,26 +162,10 @@ enum svc_err svc_api_workspaces_update(struct svc_req *req, struct svc_resp *res
 /* GET /workspaces/:wid/members: 200 {items: [Member]}; 403; 404. */
 enum svc_err svc_api_members_list(struct svc_req *req, struct svc_resp *resp)
 {
-	const char *wid = svc_req_param(req, "wid");
-	struct svc_rows *ws = NULL, *rows = NULL;
-	struct json_object *body, *items;
-	struct svc_dbv p;
-	size_t r;
-	int err;
+	static const struct svc_items it = { SVC_ITEMS_OF_WORKSPACE, "wid", SVC_ACT_WS_READ, STMT_MEMBER_LIST,
+					     member_json };
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
-		return err;
-	svc_rows_free(ws);
-	p = svc_dbv_str(wid);
-	if ((err = svc_db_run(req->ctx->db, STMT_MEMBER_LIST, &p, 1, &rows, NULL)) < 0)
-		return err;
-	body = json_object_new_object();
-	items = json_object_new_array();
-	for (r = 0; rows && r < rows->nrows; r++)
-		json_object_array_add(items, member_json(rows, r));
-	json_object_object_add(body, "items", items);
-	svc_rows_free(rows);
-	return svc_resp_json(resp, 200, body);
+	return svc_resp_items(req, resp, &it);
 }
 
 /* Answers `status` with member `uid` of `wid`. */
@@ -199,7 +181,7 @@ static int send_member(struct svc_req *req, struct svc_resp *resp, const char *w
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	svc_resp_json(resp, status, member_json(rows, 0));
+	svc_resp_json(resp, status, member_json(rows, 0, NULL));
 	svc_rows_free(rows);
 	return 0;
 }
@@ -452,26 +434,10 @@ done:
 /* GET /workspaces/:wid/folders: 200 {items: [Folder]} by name; 403; 404. */
 enum svc_err svc_api_folders_list(struct svc_req *req, struct svc_resp *resp)
 {
-	const char *wid = svc_req_param(req, "wid");
-	struct svc_rows *ws = NULL, *rows = NULL;
-	struct json_object *body, *items;
-	struct svc_dbv p;
-	size_t r;
-	int err;
+	static const struct svc_items it = { SVC_ITEMS_OF_WORKSPACE, "wid", SVC_ACT_WS_READ, STMT_FOLDER_LIST,
+					     folder_json };
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
-		return err;
-	svc_rows_free(ws);
-	p = svc_dbv_str(wid);
-	if ((err = svc_db_run(req->ctx->db, STMT_FOLDER_LIST, &p, 1, &rows, NULL)) < 0)
-		return err;
-	body = json_object_new_object();
-	items = json_object_new_array();
-	for (r = 0; rows && r < rows->nrows; r++)
-		json_object_array_add(items, folder_json(rows, r));
-	json_object_object_add(body, "items", items);
-	svc_rows_free(rows);
-	return svc_resp_json(resp, 200, body);
+	return svc_resp_items(req, resp, &it);
 }
 
 static int send_folder(struct svc_req *req, struct svc_resp *resp, const char *id, int status)
@@ -486,7 +452,7 @@ static int send_folder(struct svc_req *req, struct svc_resp *resp, const char *i
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	svc_resp_json(resp, status, folder_json(rows, 0));
+	svc_resp_json(resp, status, folder_json(rows, 0, NULL));
 	svc_rows_free(rows);
 	return 0;
 }
