@@ -347,6 +347,11 @@ def default_chat_id(acct, project_id, base=None):
     return items[0].get("id")
 
 
+def versions(acct, pid, base=None):
+    """The versions of a project, newest first (GET /projects/:id/versions), or [] on an error status."""
+    return items_of(api("GET", "/projects/%s/versions" % pid, token=acct.token, base=base).body) or []
+
+
 def timeline_page(acct, pid, chat_id, query="", base=None):
     """GET /chat/:pid/messages?chatId=<chat_id><query> as acct; query is "" or "&limit=..."
     etc. Returns the Response."""

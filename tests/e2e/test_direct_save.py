@@ -4,18 +4,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (PROVIDER_URL, UNKNOWN_ID, api, check, created_id, finish, is_error, items_of,  # noqa: E402
-                    provider, signup)
+from svclib import (PROVIDER_URL, UNKNOWN_ID, api, check, created_id, finish, is_error, provider, signup,  # noqa: E402
+                    versions)
 from wslib import create_in  # noqa: E402
 
 
 def file_of(acct, pid, path):
     r = api("GET", "/projects/%s/files/%s" % (pid, path), token=acct.token)
     return r.raw if r.status == 200 else None
-
-
-def versions(acct, pid):
-    return items_of(api("GET", "/projects/%s/versions" % pid, token=acct.token).body) or []
 
 
 def save(acct, pid, path, patches):

@@ -4,14 +4,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import UNKNOWN_ID, api, check, create_project, finish, is_error, signup  # noqa: E402
+from svclib import UNKNOWN_ID, api, check, create_project, finish, is_error, signup, versions  # noqa: E402
 
 FILE_FIELDS = {"path", "oldPath", "status", "binary", "diff", "truncated"}
 
 
-def versions(a, pid):
-    r = api("GET", "/projects/%s/versions" % pid, token=a.token)
-    return [v["sha"] for v in r.body.get("items", [])] if r.status == 200 else []
+def shas(a, pid):
+    return [v["sha"] for v in versions(a, pid)]
 
 
 def main():
@@ -21,12 +20,12 @@ def main():
         check("test_version_diff_setup", False, p)
         return finish()
     pid = p.body["id"]
-    first = versions(a, pid)[0]
+    first = shas(a, pid)[0]
     # a second version: a visual edit of index.html's title
     r = api("POST", "/direct-save/%s" % pid, {"filePath": "index.html", "patches": [
         {"selector": "h1", "property": "textContent", "value": "Diffed todos"}]}, token=a.token)
     check("test_version_diff_setup_edit", r.status == 200 and r.body.get("changed"), r)
-    second = versions(a, pid)[0]
+    second = shas(a, pid)[0]
 
     r = api("GET", "/projects/%s/versions/%s/diff" % (pid, second), token=a.token)
     ok = r.status == 200 and isinstance(r.body, dict) and {"sha", "files"} <= set(r.body)
