@@ -82,7 +82,7 @@ struct svc_agent_result {
  * search_files{pattern}; read-only modes get list_files, read_file,
  * search_files only and a write tool asked for anyway gets tool.error
  * "denied"), streams the answer with libcurl, emits deltas as they arrive,
- * runs the tool calls inside project_dir through lib/fsx (a refused path or a
+ * runs the tool calls inside project_dir through lib/core/fsx (a refused path or a
  * failed tool becomes tool.error and the loop goes on), feeds the results
  * back, and repeats until the model answers without tool calls. Then emits
  * assistant.message and session.usage_info.

@@ -1,4 +1,4 @@
-/* agent_tools.c: the agent's file tools (list, read, write, edit, delete, search) confined to the project by lib/fsx. */
+/* agent_tools.c: the agent's file tools (list, read, write, edit, delete, search) confined to the project by lib/core/fsx. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

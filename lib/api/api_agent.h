@@ -1,4 +1,4 @@
-/* api_agent.h: the agent's HTTP handlers beyond lib/api.h (stop, plans, workspace providers) and its background job. */
+/* api_agent.h: the agent's HTTP handlers beyond lib/api/api.h (stop, plans, workspace providers) and its background job. */
 #ifndef SVC_API_AGENT_H
 #define SVC_API_AGENT_H
 

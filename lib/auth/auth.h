@@ -74,7 +74,7 @@ int svc_auth_password_hash(const char *password, size_t len, char *out);
  */
 int svc_auth_password_verify(const char *hash, const char *password, size_t len);
 
-/* ---- settings (lib/auth_config.c; docs/configuration.md "Authentication") ---- */
+/* ---- settings (lib/auth/auth_config.c; docs/configuration.md "Authentication") ---- */
 
 /* One rate limit: at most `limit` hits per fixed window of `window_secs` seconds; limit 0 = no limit. */
 struct svc_rate_rule {
@@ -140,7 +140,7 @@ int svc_auth_config_load(const struct svc_config *cfg, struct svc_auth_config *o
 /* Parses a rate limit "N/DURATION" or "0" into *out. Returns 0 or SVC_E_VALIDATION. */
 int svc_rate_rule_parse(const char *s, struct svc_rate_rule *out);
 
-/* ---- client addresses (lib/auth_client.c) ---- */
+/* ---- client addresses (lib/auth/auth_client.c) ---- */
 
 #define SVC_ADDR_MAX 64   /* buffer for a textual IPv4/IPv6 address */
 
@@ -165,7 +165,7 @@ int svc_auth_addr_list_valid(const char *list);
  */
 void svc_auth_client_addr(const char *remote, const char *xff, const char *trusted, char *out, size_t max);
 
-/* ---- the auth log (lib/auth_log.c) ---- */
+/* ---- the auth log (lib/auth/auth_log.c) ---- */
 
 /*
  * Writes one auth event (a failure fail2ban counts, or a success it must
@@ -185,7 +185,7 @@ void svc_auth_log(const char *path, const char *ident, const char *event, const 
 /* Copies `in` into out (max bytes) with quotes, backslashes, spaces-in-runs and control bytes replaced by '?'. */
 void svc_auth_log_escape(const char *in, char *out, size_t max);
 
-/* ---- rate limits (lib/auth_ratelimit.c): MariaDB counters shared by every process and host ---- */
+/* ---- rate limits (lib/auth/auth_ratelimit.c): MariaDB counters shared by every process and host ---- */
 
 /*
  * Counts one hit on bucket (`rule`, `key`) in the fixed window of `r` that
@@ -205,7 +205,7 @@ int svc_ratelimit_check(struct svc_db *db, const char *rule, const char *key, co
 /* Forgets bucket (`rule`, `key`) (a successful login clears its failures). Returns 0 or DB errors. */
 int svc_ratelimit_clear(struct svc_db *db, const char *rule, const char *key);
 
-/* ---- per-user API tokens (lib/auth_tokens.c; spec "Authentication" 7) ---- */
+/* ---- per-user API tokens (lib/auth/auth_tokens.c; spec "Authentication" 7) ---- */
 
 #define SVC_PAT_PREFIX "svc_pat_"
 #define SVC_PAT_LEN 48          /* "svc_pat_" + 40 base64url characters (30 random bytes) */
@@ -270,7 +270,7 @@ int svc_pat_route_scopes(unsigned scopes, int safe_method, const char *pattern, 
 int svc_pat_authenticate(struct svc_db *db, const char *token, char *out_user_id, char *out_token_id,
 			 unsigned *out_scopes);
 
-/* ---- OAuth 2.0 sign-in (lib/auth_oauth.c; RFC 6749 §4.1, RFC 7636) ---- */
+/* ---- OAuth 2.0 sign-in (lib/auth/auth_oauth.c; RFC 6749 §4.1, RFC 7636) ---- */
 
 /* What a provider is, and its default endpoints. */
 struct svc_oauth_provider {

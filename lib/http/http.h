@@ -40,7 +40,7 @@ enum svc_method {
 struct svc_ctx {
 	const char *name;        /* responder name, "svc-auth" */
 	struct svc_config cfg;
-	struct svc_auth_config auth; /* sign-in, rate-limit and auth-log settings (lib/auth.h) */
+	struct svc_auth_config auth; /* sign-in, rate-limit and auth-log settings (lib/auth/auth.h) */
 	struct svc_db *db;
 	void (*after)(struct svc_ctx *ctx, void *arg); /* work queued by svc_resp_after() */
 	void *after_arg;
@@ -64,7 +64,7 @@ struct svc_req {
 	char client_addr[SVC_ADDR_MAX];      /* REMOTE_ADDR, or X-Forwarded-For from SVC_TRUSTED_PROXIES; "-" if none */
 	unsigned scopes;                     /* perm.h SVC_SCOPE_* of the credential: all for a session */
 	char token_id[37];                   /* the API token used, "" for a session or anonymous */
-	unsigned token_scopes;               /* lib/auth.h SVC_PAT_* scopes of that API token */
+	unsigned token_scopes;               /* lib/auth/auth.h SVC_PAT_* scopes of that API token */
 };
 
 /* The response being built. Handlers fill it with the functions below. */
