@@ -63,7 +63,7 @@ def main():
     # a commit of another project is not one of this project's versions
     other = create_project(a, "blank")
     if other.status == 201:
-        r = api("GET", "/projects/%s/versions/%s/diff" % (pid, versions(a, other.body["id"])[0]), token=a.token)
+        r = api("GET", "/projects/%s/versions/%s/diff" % (pid, shas(a, other.body["id"])[0]), token=a.token)
         check("test_version_diff_other_projects_sha_404", is_error(r, 404, "not_found"), r)
     r = api("GET", "/projects/%s/versions/%s/diff" % (UNKNOWN_ID, second), token=a.token)
     check("test_version_diff_unknown_project_404", is_error(r, 404, "not_found"), r)
