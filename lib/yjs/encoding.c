@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/util.h"
 #include "yjs/yjs_int.h"
 
 void *svc_yjs__xmalloc(size_t n)
@@ -201,42 +202,19 @@ int svc_yjs__get_varstring(struct ydec *d, const uint8_t **s, size_t *n)
 	return 0;
 }
 
-/* Strict UTF-8 (RFC 3629): no overlongs, no surrogates, max U+10FFFF. */
+/* Strict UTF-8 (RFC 3629, svc_utf8_decode): no overlongs, no surrogates, max U+10FFFF; unlike svc_utf8_valid, NUL is allowed. */
 int svc_yjs__utf8_valid(const uint8_t *s, size_t n)
 {
-	size_t i = 0;
+	size_t i = 0, k;
+
 	while (i < n) {
-		uint8_t c = s[i];
-		if (c < 0x80) {
+		if (s[i] < 0x80) {
 			i++;
 			continue;
 		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			if (i + 1 >= n || (s[i + 1] & 0xc0) != 0x80)
-				return 0;
-			i += 2;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			uint8_t lo = 0x80, hi = 0xbf;
-			if (c == 0xe0)
-				lo = 0xa0;
-			if (c == 0xed)
-				hi = 0x9f;
-			if (i + 2 >= n || s[i + 1] < lo || s[i + 1] > hi || (s[i + 2] & 0xc0) != 0x80)
-				return 0;
-			i += 3;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			uint8_t lo = 0x80, hi = 0xbf;
-			if (c == 0xf0)
-				lo = 0x90;
-			if (c == 0xf4)
-				hi = 0x8f;
-			if (i + 3 >= n || s[i + 1] < lo || s[i + 1] > hi ||
-			    (s[i + 2] & 0xc0) != 0x80 || (s[i + 3] & 0xc0) != 0x80)
-				return 0;
-			i += 4;
-		} else {
+		if (!(k = svc_utf8_decode(s + i, n - i, NULL)))
 			return 0;
-		}
+		i += k;
 	}
 	return 1;
 }
@@ -513,9 +491,13 @@ int svc_yjs__any_to_json(struct ydec *d, struct svc_yjs_buf *b, int depth)
 		if (svc_yjs__get_varbytes(d, &s, &sn) < 0)
 			return SVC_E_VALIDATION;
 		svc_yjs__put_u8(b, '{');
-		for (i = 0; i < sn; i++) {
-			snprintf(tmp, sizeof(tmp), "%s\"%llu\":%u", i ? "," : "",
-				 (unsigned long long)i, s[i]);
+		for (i = 0; i < sn; i++) { /* a Uint8Array as JSON.stringify writes it: {"0":b0,"1":b1,...} */
+			if (i)
+				svc_yjs__put_u8(b, ',');
+			snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)i);
+			svc_yjs__json_string(b, (const uint8_t *)tmp, strlen(tmp));
+			svc_yjs__put_u8(b, ':');
+			snprintf(tmp, sizeof(tmp), "%u", s[i]);
 			svc_yjs__put(b, tmp, strlen(tmp));
 		}
 		svc_yjs__put_u8(b, '}');
