@@ -27,6 +27,13 @@ rule "no strtol family outside its wrappers" '(^|[^a-z_])(strtol|strtoul|strtoll
 rule "no system/popen" '(^|[^a-z_])(system|popen)\s*\('
 rule "no mysql_query/mysql_real_query outside lib/db/db.c" 'mysql_(real_)?query\s*\(' '^lib/db/db\.c$'
 rule "no FCGX_FPrintF (its format parser is partial)" 'FCGX_V?FPrintF\s*\('
+# Arrays grow through SVC_ARRAY_GROW (overflow-checked; the one realloc); lib/yjs keeps its own buffers.
+rule "no realloc outside lib/core/util.c and lib/yjs/" '(^|[^a-z_])realloc(array)?\s*\(' '^lib/core/util\.c$|^lib/yjs/'
+# JSON is built with json-c (or joined with svc_buf from parts that are JSON already), never by
+# formatting values into a JSON template: a printf-family call whose format holds '{"' or '":', or
+# any format text with a conversion right after a key ("\"count\":%zu", "\"id\":\"%s\"", which
+# also catches the continued lines of a multi-line format).
+rule "no JSON built with printf/snprintf/svc_buf_addf" '(printf|svc_buf_addf)\s*\(.*(\{\\"|\\":)|\\":(\\")?%'
 # The subsystem folders of lib/ are layered (docs/hacking.md): a file may include headers of its own
 # folder and of the folders below it, never of one above. wsd/ is a client of lib/ like cgi-bin/,
 # but links no handler: it may not include lib/api.
