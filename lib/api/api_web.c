@@ -1,9 +1,10 @@
 /* api_web.c: the listings the web application draws its pages from: project templates and the sign-in providers. */
-#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/api_web.h"
 #include "auth/auth.h"
@@ -81,32 +82,37 @@ enum svc_err svc_api_templates_list(struct svc_req *req, struct svc_resp *resp)
 	const char *root = req->ctx->cfg.templates_dir;
 	struct tmpl *list;
 	struct json_object *body, *items;
-	struct dirent *e;
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
 	size_t n = 0, i;
-	DIR *d;
+	int fd;
 
-	if (!(d = opendir(root))) {
+	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || svc_fsx_dir_open(fd, &d) < 0) {
 		svc_log_error("templates: cannot open SVC_TEMPLATES_DIR");
+		if (fd >= 0)
+			close(fd);
 		return SVC_E_INTERNAL;
 	}
 	if (!(list = calloc(TEMPLATES_MAX, sizeof *list))) {
-		closedir(d);
+		svc_fsx_dir_close(&d);
+		close(fd);
 		return SVC_E_INTERNAL;
 	}
-	while (n < TEMPLATES_MAX && (e = readdir(d)) != NULL) {
-		char path[4096];
-		struct stat st;
-		if (!template_name_ok(e->d_name) || snprintf(path, sizeof path, "%s/%s", root, e->d_name) >= (int)sizeof path ||
-		    stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+	while (n < TEMPLATES_MAX && svc_fsx_dir_next(&d, &name, &st) > 0) {
+		/* a template may be a symlink to a directory (the server's configuration, trusted) */
+		if (!template_name_ok(name) || (S_ISLNK(st.st_mode) && fstatat(fd, name, &st, 0) < 0) ||
+		    !S_ISDIR(st.st_mode))
 			continue;
-		memcpy(list[n].name, e->d_name, strlen(e->d_name) + 1); /* template_name_ok(): at most 64 bytes */
-		list[n].meta = template_meta(root, e->d_name);
+		memcpy(list[n].name, name, strlen(name) + 1); /* template_name_ok(): at most 64 bytes */
+		list[n].meta = template_meta(root, name);
 		list[n].order = 1000;
 		if (list[n].meta && json_object_object_get_ex(list[n].meta, "order", NULL))
 			list[n].order = json_object_get_int64(json_object_object_get(list[n].meta, "order"));
 		n++;
 	}
-	closedir(d);
+	svc_fsx_dir_close(&d);
+	close(fd);
 	qsort(list, n, sizeof *list, tmpl_cmp);
 	body = json_object_new_object();
 	items = json_object_new_array();

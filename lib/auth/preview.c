@@ -36,37 +36,6 @@ static int token_mac(const char *secret, size_t secret_len, const unsigned char 
 	return err;
 }
 
-/* The 16 bytes of a UUID in text form. Returns 0 or SVC_E_INTERNAL. */
-static int uuid_bytes(const char *id, unsigned char *out)
-{
-	size_t i, o = 0;
-
-	if (!id || !svc_uuid_valid(id)) /* so every digit below is hex */
-		return SVC_E_INTERNAL;
-	for (i = 0; id[i] && o < ID_LEN; i++) {
-		if (id[i] == '-')
-			continue;
-		out[o++] = (unsigned char)(OPENSSL_hexchar2int((unsigned char)id[i]) << 4 |
-					   OPENSSL_hexchar2int((unsigned char)id[i + 1]));
-		i++;
-	}
-	return o == ID_LEN ? 0 : SVC_E_INTERNAL;
-}
-
-static void uuid_text(const unsigned char *b, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-
-	for (i = 0; i < ID_LEN; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hex[b[i] >> 4];
-		out[o++] = hex[b[i] & 15];
-	}
-	out[o] = '\0';
-}
-
 int svc_preview_token_make(const char *secret, size_t secret_len, const char *project_id, int64_t expires,
 			   char *out)
 {
@@ -78,8 +47,8 @@ int svc_preview_token_make(const char *secret, size_t secret_len, const char *pr
 	if (expires < 1 || expires > (int64_t)UINT32_MAX)
 		return SVC_E_INTERNAL;
 	raw[0] = SVC_PREVIEW_VERSION;
-	if ((err = uuid_bytes(project_id, raw + 1)) < 0)
-		return err;
+	if (!project_id || svc_uuid_parse(project_id, raw + 1) < 0)
+		return SVC_E_INTERNAL;
 	for (i = 0; i < 4; i++)
 		raw[1 + ID_LEN + i] = (unsigned char)((uint64_t)expires >> (24 - 8 * i));
 	if ((err = token_mac(secret, secret_len, raw, raw + BODY_LEN)) < 0)
@@ -134,7 +103,7 @@ int svc_preview_token_check(const char *secret, size_t secret_len, const char *t
 		expires = (expires << 8) | raw[1 + ID_LEN + i];
 	if (now >= expires)
 		return SVC_E_FORBIDDEN;
-	uuid_text(raw + 1, out_project_id);
+	svc_uuid_format(raw + 1, out_project_id);
 	if (out_expires)
 		*out_expires = expires;
 	return 0;

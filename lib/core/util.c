@@ -271,23 +271,42 @@ int svc_sha256_hex(const void *data, size_t len, char *out)
 	return 0;
 }
 
-int svc_uuid_v4(char *out)
+void svc_uuid_format(const void *bytes, char *out)
 {
-	unsigned char r[16];
 	char hex[33];
 	size_t i, o = 0;
 
-	if (svc_random(r, sizeof r) < 0)
-		return SVC_E_INTERNAL;
-	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
-	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
-	svc_hex_encode(r, sizeof r, hex);
+	svc_hex_encode(bytes, 16, hex);
 	for (i = 0; i < 32; i++) {
 		if (i == 8 || i == 12 || i == 16 || i == 20)
 			out[o++] = '-';
 		out[o++] = hex[i];
 	}
 	out[o] = '\0';
+}
+
+int svc_uuid_parse(const char *s, void *out)
+{
+	char hex[32];
+	size_t i, o = 0;
+
+	if (!svc_uuid_valid(s))
+		return SVC_E_VALIDATION;
+	for (i = 0; i < 36; i++)
+		if (s[i] != '-')
+			hex[o++] = s[i];
+	return svc_hex_decode(hex, sizeof hex, out);
+}
+
+int svc_uuid_v4(char *out)
+{
+	unsigned char r[16];
+
+	if (svc_random(r, sizeof r) < 0)
+		return SVC_E_INTERNAL;
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+	svc_uuid_format(r, out);
 	return 0;
 }
 

@@ -110,6 +110,15 @@ int svc_hex_decode(const char *hex, size_t len, void *out);
  */
 int svc_sha256_hex(const void *data, size_t len, char *out);
 
+/* Writes the 16 bytes at `bytes` as a lowercase UUID text (8-4-4-4-12 hex digits, RFC 9562 §4) plus NUL into out (37 bytes). */
+void svc_uuid_format(const void *bytes, char *out);
+
+/*
+ * Reads the UUID text `s` (as svc_uuid_valid() accepts it, either case) into
+ * its 16 bytes at out. Returns 0, or SVC_E_VALIDATION when `s` is not a UUID.
+ */
+int svc_uuid_parse(const char *s, void *out);
+
 /* Writes a new random (version 4, RFC 9562 §5.4) UUID, lowercase, into out (37 bytes). Returns 0 or SVC_E_INTERNAL. */
 int svc_uuid_v4(char *out);
 

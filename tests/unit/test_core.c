@@ -128,6 +128,22 @@ static void test_util_uuid(void)
 	CU_ASSERT_FALSE(svc_uuid_valid(NULL));
 }
 
+static void test_util_uuid_bytes(void)
+{
+	static const unsigned char b[16] = { 0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x42, 0xd3,
+					     0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00 };
+	unsigned char back[16];
+	char text[37];
+
+	svc_uuid_format(b, text);
+	CU_ASSERT_STRING_EQUAL(text, "123e4567-e89b-42d3-a456-426614174000");
+	CU_ASSERT_EQUAL(svc_uuid_parse("123E4567-E89B-42D3-A456-426614174000", back), 0); /* either case */
+	CU_ASSERT_EQUAL(memcmp(back, b, 16), 0);
+	CU_ASSERT_EQUAL(svc_uuid_parse("123e4567-e89b-42d3-a456-42661417400", back), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_uuid_parse("123e4567e89b42d3a456426614174000", back), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_uuid_parse(NULL, back), SVC_E_VALIDATION);
+}
+
 static void test_util_parse_u64_strict(void)
 {
 	uint64_t v = 7;
@@ -508,6 +524,7 @@ SVC_TEST_SUITE(core_suite)
 	CU_add_test(s, "test_util_hex", test_util_hex);
 	CU_add_test(s, "test_util_sha256_hex", test_util_sha256_hex);
 	CU_add_test(s, "test_util_uuid", test_util_uuid);
+	CU_add_test(s, "test_util_uuid_bytes", test_util_uuid_bytes);
 	CU_add_test(s, "test_util_parse_u64_strict", test_util_parse_u64_strict);
 	CU_add_test(s, "test_util_utf8", test_util_utf8);
 	CU_add_test(s, "test_util_utf8_decode", test_util_utf8_decode);
