@@ -128,7 +128,7 @@ static void hist_result(struct hist *h, struct json_object *ev, int is_error)
 	if (!orig || i == h->npending)
 		return;
 	svc_buf_init(&b, 2 * 1024 * 1024);
-	/* the model saw an error as "error: <text>" (lib/agent.c run_call) */
+	/* the model saw an error as "error: <text>" (lib/agent/agent.c run_call) */
 	if ((!is_error || svc_buf_adds(&b, "error: ") == 0) && svc_buf_adds(&b, text ? text : "") == 0)
 		hist_tool(h, h->pending[i].id, h->pending[i].name, b.data ? b.data : "", is_error);
 	svc_buf_dispose(&b);

@@ -20,7 +20,7 @@
 #define REFRESH_PATH "/api/auth"
 #define RESET_TOKEN_BYTES 32
 
-/* One auth event in SVC_AUTH_LOG and on stderr (lib/auth.h svc_auth_log). */
+/* One auth event in SVC_AUTH_LOG and on stderr (lib/auth/auth.h svc_auth_log). */
 #define AUTH_LOG(req, event, ...) \
 	svc_auth_log((req)->ctx->auth.auth_log, (req)->ctx->name, event, (req)->remote_addr, __VA_ARGS__)
 
@@ -999,7 +999,7 @@ enum svc_err svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *
 
 /*
  * GET /auth/github/assistant/callback ?code&state: for the signed-in member who started the flow,
- * exchanges the code and stores the token AES-256-GCM sealed (lib/crypto.h, instance key; never
+ * exchanges the code and stores the token AES-256-GCM sealed (lib/auth/crypto.h, instance key; never
  * returned), then 302 to {app_url}/settings?assistant=connected. Failures: 302 to
  * {app_url}/settings?error=<code>: session_required, access_denied, provider_error,
  * invalid_state, exchange_failed, encryption_unavailable, server_error. 404 not configured.

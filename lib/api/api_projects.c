@@ -193,7 +193,7 @@ static int admin_flag(struct svc_req *req, char *flag)
 /*
  * GET /projects?workspaceId&folderId&visibility&q&cursor&limit&deleted: 200 {items, nextCursor};
  * 400 validation_failed (workspaceId, folderId, visibility, q, cursor, limit, deleted;
- * q with deleted=true). Lists only what the caller may read (lib/perm.c): in a
+ * q with deleted=true). Lists only what the caller may read (lib/auth/perm.c): in a
  * workspace the caller is not a member of, only its public projects. With
  * deleted=true, the trash: the soft-deleted projects the caller may restore,
  * newest deletion first, each with deletedAt.

@@ -1,4 +1,4 @@
-/* db.h: MariaDB access through one table of prepared statements (lib/db_stmts.h). */
+/* db.h: MariaDB access through one table of prepared statements (lib/db/db_stmts.h). */
 #ifndef SVC_DB_H
 #define SVC_DB_H
 

@@ -1,6 +1,6 @@
 /* db_stmts_auth.h: statements of OAuth, password reset, API tokens and rate limits (issue 7). Included by db_stmts.h only. */
 
-/* rate limits (lib/auth_ratelimit.c): one fixed window per bucket; the IF reads the old window_start. */
+/* rate limits (lib/auth/auth_ratelimit.c): one fixed window per bucket; the IF reads the old window_start. */
 SVC_STMT(STMT_RATE_HIT,
 	"INSERT INTO auth_rate_limits (bucket, window_start, hits, expires_at) VALUES (?, ?, 1, ?) "
 	"ON DUPLICATE KEY UPDATE hits = IF(window_start = VALUES(window_start), hits + 1, 1), "
@@ -65,7 +65,7 @@ SVC_STMT(STMT_TOKEN_TOUCH,
 	"UPDATE api_tokens SET last_used_at = " NOW " WHERE id = ? AND "
 	"(last_used_at IS NULL OR last_used_at < " NOW " - INTERVAL 1 SECOND)")
 
-/* assistant tokens (sealed with lib/crypto.h; aad "assistant_tokens/sealed_token/<user id>:<provider>") */
+/* assistant tokens (sealed with lib/auth/crypto.h; aad "assistant_tokens/sealed_token/<user id>:<provider>") */
 SVC_STMT(STMT_ASSISTANT_UPSERT,
 	"INSERT INTO assistant_tokens (user_id, provider, sealed_token, provider_login, created_at, updated_at) "
 	"VALUES (?, ?, ?, ?, " NOW ", " NOW ") ON DUPLICATE KEY UPDATE sealed_token = VALUES(sealed_token), "

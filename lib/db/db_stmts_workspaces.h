@@ -1,7 +1,7 @@
 /* db_stmts_workspaces.h: statements of workspaces, roles, folders and project listing (issue 6). Included by db_stmts.h only. */
 
 /*
- * The read rule of lib/perm.c in SQL, for the listing (keep the two in step;
+ * The read rule of lib/auth/perm.c in SQL, for the listing (keep the two in step;
  * tests/e2e/test_permissions.py compares list and get for every role and
  * visibility). Needs `m` joined as the caller's membership. Parameters: the
  * caller's platform-admin flag (0/1), the caller's user id.
@@ -42,7 +42,7 @@ SVC_STMT(STMT_PROJECT_LIST_MINE_Q,
 
 /*
  * The trash (GET /projects?deleted=true): soft-deleted projects the caller
- * may restore (the delete rule of lib/perm.c: a member's, not another
+ * may restore (the delete rule of lib/auth/perm.c: a member's, not another
  * member's private one unless admin or owner; a platform admin's any, yet
  * only in workspaces listed), newest deletion first; the extra column is
  * deleted_at. Parameters as PROJECT_LIST_* (PROJECT_RESTORABLE takes the
