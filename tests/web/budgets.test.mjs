@@ -118,9 +118,9 @@ test('the dashboard of a user with 100 projects is interactive within 1 s', asyn
 	const median = sorted[Math.floor(sorted.length / 2)];
 	figures.dashboard100InteractiveMs = { median, best: sorted[0], runs };
 	console.log(`dashboard with 100 projects: interactive ${median} ms after navigation start (median; runs ${runs.join(', ')} ms)`);
-	// The fastest of five loads must make it: the 2-core machine often runs other jobs beside
-	// the tests (the median is the figure bench/README.md reports, measured on a quiet machine).
-	assert.ok(sorted[0] <= 1000, `fastest of five: ${sorted[0]} ms`);
+	// The budget is for the typical load, so the median of five must make it (one slow load from
+	// a busy neighbour on the machine does not decide); bench/README.md reports the same median.
+	assert.ok(median <= 1000, `median of five: ${median} ms (runs ${runs.join(', ')} ms)`);
 	await page.context().close();
 });
 

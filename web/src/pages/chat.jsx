@@ -8,10 +8,12 @@ import { withQuery } from '../lib/router.js';
 import { usd, when } from '../lib/format.js';
 import { ErrorNote, Field } from '../ui.jsx';
 
+// [mode, option label, what it does]: the label stays short so the select shows it whole at
+// 390 px; what the mode does is the hint under the bar, which the select is described by.
 const MODES = [
-	['build', 'Build: the agent changes files'],
-	['plan', 'Plan: the agent proposes steps'],
-	['chat', 'Chat: questions, no changes'],
+	['build', 'Build', 'The agent changes files.'],
+	['plan', 'Plan', 'The agent proposes steps; Run plan carries them out.'],
+	['chat', 'Chat', 'Questions and answers; no files change.'],
 ];
 const MAX_IMAGES = 10;
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -290,7 +292,9 @@ export function Chat({ project, onFilesChanged }) {
 	const turns = events ? buildTurns(events) : [];
 	let lastPlan = null;
 	for (const t of turns) for (const b of t.blocks) if (b.kind === 'plan') lastPlan = b;
-	const modes = chat && !MODES.some(([m]) => m === chat.mode) ? [...MODES, [chat.mode, `${chat.mode} (custom)`]] : MODES;
+	const modes = chat && !MODES.some(([m]) => m === chat.mode) ? [...MODES, [chat.mode, `${chat.mode} (custom)`, '']] : MODES;
+	const modeDoes = (modes.find(([m]) => m === mode) || [])[2] || '';
+	const switching = chat && mode !== 'plan' && chat.mode !== mode;
 
 	return (
 		<div class="chat">
@@ -302,7 +306,7 @@ export function Chat({ project, onFilesChanged }) {
 						</option>
 					))}
 				</Field>
-				<Field label="Mode" as="select" value={mode} onChange={(e) => setMode(e.currentTarget.value)}>
+				<Field label="Mode" as="select" value={mode} aria-describedby="chat-mode-hint" onChange={(e) => setMode(e.currentTarget.value)}>
 					{modes.map(([m, label]) => (
 						<option value={m} key={m}>
 							{label}
@@ -313,7 +317,10 @@ export function Chat({ project, onFilesChanged }) {
 					New chat
 				</button>
 			</div>
-			{chat && mode !== 'plan' && chat.mode !== mode && <p class="hint">Sending starts a new chat in {mode} mode.</p>}
+			<p class="hint" id="chat-mode-hint">
+				{modeDoes}
+				{switching && ` Sending starts a new chat in ${mode} mode.`}
+			</p>
 			<ErrorNote error={error} />
 			<div class="log" ref={logRef} tabIndex={0} aria-label="Conversation" role="region" onScroll={(e) => {
 				const el = e.currentTarget;

@@ -118,7 +118,7 @@ export function Files({ project, tick }) {
 						else setSelected(c.path);
 					}}
 				>
-					<span class={'node' + (c.dir ? ' dir' : '') + (c.path === selected ? ' selected' : '')} style={{ paddingLeft: `${depth - 1}rem` }}>
+					<span class={'node' + (c.dir ? ' dir' : '') + (c.path === selected ? ' selected' : '')} style={{ paddingLeft: `calc(.75rem + ${depth - 1}rem)` }}>
 						{c.dir ? (isOpen ? '▾ ' : '▸ ') : ''}
 						{c.name}
 					</span>
