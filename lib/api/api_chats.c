@@ -56,12 +56,7 @@ enum svc_err svc_api_chats_create(struct svc_req *req, struct svc_resp *resp)
 		title = NULL;
 	if (svc_uuid_v4(chat_id) < 0)
 		return SVC_E_INTERNAL;
-	p[0] = svc_dbv_str(chat_id);
-	p[1] = svc_dbv_str(id);
-	p[2] = svc_dbv_str(title);
-	p[3] = svc_dbv_str(mode);
-	p[4] = svc_dbv_str(req->user_id);
-	if ((err = svc_db_run(req->ctx->db, STMT_CHAT_INSERT, p, 5, NULL, NULL)) < 0)
+	if ((err = svc_chat_insert(req->ctx->db, chat_id, id, title, mode, req->user_id)) < 0)
 		return err;
 	p[0] = svc_dbv_str(chat_id);
 	p[1] = svc_dbv_str(id);

@@ -507,12 +507,8 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 	p[0] = svc_dbv_str(src_id);
 	if ((err = svc_db_run(db, STMT_CHAT_FIRST, p, 1, &chat, NULL)) < 0)
 		goto done;
-	p[0] = svc_dbv_str(chat_id);
-	p[1] = svc_dbv_str(id);
-	p[2] = svc_dbv_str(chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_TITLE) : "Main chat");
-	p[3] = svc_dbv_str(chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_MODE) : "build");
-	p[4] = svc_dbv_str(req->user_id);
-	if ((err = svc_db_run(db, STMT_CHAT_INSERT, p, 5, NULL, NULL)) < 0)
+	if ((err = svc_chat_insert(db, chat_id, id, chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_TITLE) : "Main chat",
+				   chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_MODE) : "build", req->user_id)) < 0)
 		goto done;
 	if (chat && chat->nrows) {
 		p[0] = svc_dbv_str(chat_id);
@@ -520,13 +516,7 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 		if ((err = svc_db_run(db, STMT_CHAT_EVENTS_COPY, p, 2, NULL, NULL)) < 0)
 			goto done;
 	}
-	if (rename(tmpdir, pdir) < 0) {
-		svc_log_error("projects: rename %s: %s", tmpdir, strerror(errno));
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
-	moved = 1;
-	if ((err = svc_db_commit(db)) < 0)
+	if ((err = svc_project_settle(db, tmpdir, pdir, &moved)) < 0)
 		goto done;
 	in_tx = 0;
 	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)

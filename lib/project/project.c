@@ -255,6 +255,29 @@ static int template_valid(const struct svc_config *cfg, const char *t, char *dir
 	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int svc_chat_insert(struct svc_db *db, const char *chat_id, const char *project_id, const char *title,
+		    const char *mode, const char *user_id)
+{
+	struct svc_dbv p[5];
+
+	p[0] = svc_dbv_str(chat_id);
+	p[1] = svc_dbv_str(project_id);
+	p[2] = svc_dbv_str(title);
+	p[3] = svc_dbv_str(mode);
+	p[4] = svc_dbv_str(user_id);
+	return svc_db_run(db, STMT_CHAT_INSERT, p, 5, NULL, NULL);
+}
+
+int svc_project_settle(struct svc_db *db, const char *tmpdir, const char *pdir, int *moved)
+{
+	if (rename(tmpdir, pdir) < 0) {
+		svc_log_error("projects: rename %s: %s", tmpdir, strerror(errno));
+		return SVC_E_INTERNAL;
+	}
+	*moved = 1;
+	return svc_db_commit(db);
+}
+
 int svc_project_insert(struct svc_db *db, const char *id, const struct svc_project_new *np)
 {
 	char slug[64], base[48], suffix[9];
@@ -334,23 +357,12 @@ int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const st
 	in_tx = 1;
 	if ((err = svc_project_insert(db, id, np)) < 0)
 		goto done;
-	p[0] = svc_dbv_str(chat_id);
-	p[1] = svc_dbv_str(id);
-	p[2] = svc_dbv_str("Main chat");
-	p[3] = svc_dbv_str("build");
-	p[4] = svc_dbv_str(np->user_id);
-	if ((err = svc_db_run(db, STMT_CHAT_INSERT, p, 5, NULL, NULL)) < 0)
+	if ((err = svc_chat_insert(db, chat_id, id, "Main chat", "build", np->user_id)) < 0)
 		goto done;
 	/* the first prompt, when given, is queued for svc-worker in this transaction */
 	if ((err = svc_project_queue_first_prompt(db, id, chat_id, np->user_id, np->prompt)) < 0)
 		goto done;
-	if (rename(tmpdir, pdir) < 0) {
-		svc_log_error("projects: rename %s: %s", tmpdir, strerror(errno));
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
-	moved = 1;
-	if ((err = svc_db_commit(db)) < 0)
+	if ((err = svc_project_settle(db, tmpdir, pdir, &moved)) < 0)
 		goto done;
 	in_tx = 0;
 	memcpy(out_id, id, 37);

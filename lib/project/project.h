@@ -145,6 +145,24 @@ struct svc_project_new {
 int svc_project_insert(struct svc_db *db, const char *id, const struct svc_project_new *np);
 
 /*
+ * Inserts chat `chat_id` (a UUID) of project `project_id`, titled `title`
+ * (NULL for none), in `mode` ("build", "plan", "chat" or a custom mode),
+ * made by `user_id` (STMT_CHAT_INSERT). Returns 0 or DB errors.
+ */
+int svc_chat_insert(struct svc_db *db, const char *chat_id, const char *project_id, const char *title,
+		    const char *mode, const char *user_id);
+
+/*
+ * Ends the creation of a project whose files were prepared in `tmpdir`:
+ * renames `tmpdir` to `pdir` (the project's directory, same file system) and
+ * commits the open transaction, so the directory and the rows appear
+ * together. Sets *moved to 1 once the rename happened, so the caller's clean-up
+ * removes `pdir` rather than `tmpdir` when the commit fails. Returns 0,
+ * SVC_E_INTERNAL (rename failed; logged) or DB errors.
+ */
+int svc_project_settle(struct svc_db *db, const char *tmpdir, const char *pdir, int *moved);
+
+/*
  * Creates project `np` (spec "Project endpoints" rule 2): copies the
  * template into <data_dir>/projects/<id> with a first Git commit by the
  * creator, inserts the project row (a free slug made from the name; a short
