@@ -1,6 +1,6 @@
 // presence.test.mjs: features.collaboration decides whether the project page opens svc-wsd's
-// socket; with it, two members on one project each see the other ("Also here"), and the other
-// leaving is seen too. Without it (the instance reports false), nothing is shown.
+// socket (lib/room.js); with it, two members on one project each see the other ("People here"),
+// and the other leaving is seen too. Without it (the instance reports false), nothing is shown.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, newPage, signIn, signUpApi, api } from './lib.mjs';
@@ -32,10 +32,12 @@ test('two members on one project see each other while both are there', async (t)
 	const b = await newPage(browser);
 	await signIn(a, owner.email, `/projects/${projectId}`);
 	await signIn(b, member.email, `/projects/${projectId}`);
-	await a.getByRole('list', { name: 'Also here' }).getByText('Web member').waitFor({ state: 'attached', timeout: 30000 });
-	await b.getByRole('list', { name: 'Also here' }).getByText('Web owner').waitFor({ state: 'attached', timeout: 30000 });
+	const here = (page) => page.getByRole('list', { name: 'People here' });
+	await here(a).getByText('Web owner (you)').waitFor({ state: 'attached', timeout: 30000 });
+	await here(a).getByText('Web member', { exact: true }).waitFor({ state: 'attached', timeout: 30000 });
+	await here(b).getByText('Web owner', { exact: true }).waitFor({ state: 'attached', timeout: 30000 });
 	await b.context().close();
-	await a.getByRole('list', { name: 'Also here' }).waitFor({ state: 'detached', timeout: 30000 });
+	await here(a).getByText('Web member', { exact: true }).waitFor({ state: 'detached', timeout: 30000 });
 	await a.context().close();
 });
 
@@ -44,7 +46,7 @@ test('without collaboration the page shows no presence and no socket banner', as
 	const a = await newPage(browser);
 	await signIn(a, owner.email, `/projects/${projectId}`);
 	await a.getByRole('textbox', { name: 'Message' }).waitFor();
-	assert.equal(await a.getByRole('list', { name: 'Also here' }).count(), 0);
+	assert.equal(await a.getByRole('list', { name: 'People here' }).count(), 0);
 	assert.equal(await a.getByRole('alert').count(), 0);
 	await a.context().close();
 });

@@ -6,7 +6,7 @@ import { me } from '../lib/session.js';
 import { useStore } from '../lib/store.js';
 import { Link } from '../lib/router.js';
 import { ago, when } from '../lib/format.js';
-import { connectPresence } from '../lib/collab.js';
+import { openRoom, RoomContext, usePeople, colorFor } from '../lib/room.js';
 import { ErrorNote, Loading, useAsync, useTitle } from '../ui.jsx';
 import { ErrorPage } from './errors.jsx';
 import { Chat } from './chat.jsx';
@@ -30,7 +30,8 @@ export function ProjectPage({ id }) {
 	const user = useStore(me);
 	const project = useAsync(() => get(`/projects/${enc(id)}`), [id]);
 	const [tick, setTick] = useState(0); // bumped whenever the project's files changed
-	const [people, setPeople] = useState([]);
+	const [room, setRoom] = useState(null);
+	const people = usePeople(room);
 	const [previewUrl, setPreviewUrl] = useState(null);
 	const narrow = useNarrow();
 	const [tab, setTab] = useState(() => (window.matchMedia(NARROW).matches ? 'chat' : 'preview')); // a phone opens on the chat
@@ -42,15 +43,33 @@ export function ProjectPage({ id }) {
 		changed.current = setTimeout(() => setTick((t) => t + 1), 300);
 	};
 
+	// The room: the page's one socket to svc-wsd (lib/room.js); its document's saves reload the
+	// file list and the preview.
 	useEffect(() => {
 		if (!p || !user.features || !user.features.collaboration) return undefined;
-		return connectPresence({
-			projectId: p.id,
-			user: { id: user.user.id, name: user.user.displayName || user.user.email, color: '#2f6fdf', avatarUrl: null },
-			onPeople: setPeople,
-			onChange: filesChanged,
-			onStatus: (up) => connectivity.set((c) => (c.socket === up ? c : { ...c, socket: up })),
+		const r = openRoom(p.id, {
+			user: { id: user.user.id, name: user.user.displayName || user.user.email, color: colorFor(user.user.id) },
+			readOnly: !canWrite(user, p),
 		});
+		const meta = r.doc.getMap('meta');
+		const files = r.doc.getMap('files');
+		const onMeta = (ev) => ev.keysChanged.has('lastSavedAt') && filesChanged();
+		const onFiles = (ev) => ev.keysChanged.size > 0 && filesChanged();
+		meta.observe(onMeta);
+		files.observe(onFiles);
+		const unsub = r.status.subscribe((st) => {
+			const up = st.state === 'connected' || st.state === 'connecting';
+			connectivity.set((c) => (c.socket === up ? c : { ...c, socket: up }));
+		});
+		setRoom(r);
+		return () => {
+			unsub();
+			meta.unobserve(onMeta);
+			files.unobserve(onFiles);
+			r.close();
+			setRoom(null);
+			connectivity.set((c) => (c.socket ? c : { ...c, socket: true }));
+		};
 	}, [p && p.id]);
 
 	if (project.error) {
@@ -64,45 +83,58 @@ export function ProjectPage({ id }) {
 	const tabs = [...(narrow ? [['chat', 'Chat']] : []), ['preview', 'Preview'], ['files', 'Files'], ['versions', 'Versions']];
 	const current = !narrow && tab === 'chat' ? 'preview' : tab;
 	return (
-		<div class="project">
-			<div class="proj-head">
-				<Link href="/dashboard" class="back">
-					← Projects
-				</Link>
-				<h1 tabIndex={-1}>{p.name}</h1>
-				<span class={'badge ' + p.visibility}>{p.visibility}</span>
-				{people.length > 0 && (
-					<ul class="people" aria-label="Also here">
-						{people.map((u) => (
-							<li class="avatar" title={u.name} key={u.id} style={{ background: u.color }}>
-								<span aria-hidden="true">{(u.name || '?')[0].toUpperCase()}</span>
-								<span class="sr-only">{u.name}</span>
-							</li>
-						))}
-					</ul>
-				)}
-				<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} />
+		<RoomContext.Provider value={room}>
+			<div class="project">
+				<div class="proj-head">
+					<Link href="/dashboard" class="back">
+						← Projects
+					</Link>
+					<h1 tabIndex={-1}>{p.name}</h1>
+					<span class={'badge ' + p.visibility}>{p.visibility}</span>
+					{people.length > 0 && (
+						<ul class="people" aria-label="People here">
+							{people.map((u) => (
+								<li class="avatar" title={u.self ? `${u.name} (you)` : u.file ? `${u.name}, in ${u.file}` : u.name} key={u.id} style={{ background: u.color }}>
+									<span aria-hidden="true">{(u.name || '?')[0].toUpperCase()}</span>
+									<span class="sr-only">{u.self ? `${u.name} (you)` : u.name}</span>
+								</li>
+							))}
+						</ul>
+					)}
+					<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} />
+				</div>
+				<div class="proj-body">
+					{narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
+					<section class="chat-pane" id="panel-chat" role={narrow ? 'tabpanel' : undefined} aria-label="Chat" hidden={narrow && current !== 'chat'}>
+						<Chat project={p} onFilesChanged={filesChanged} />
+					</section>
+					<section class="work-pane" aria-label="Workspace" hidden={narrow && current === 'chat'}>
+						{!narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
+						<div role="tabpanel" id="panel-preview" aria-labelledby="tab-preview" hidden={current !== 'preview'} class="panel">
+							<Preview project={p} tick={tick} onUrl={setPreviewUrl} />
+						</div>
+						<div role="tabpanel" id="panel-files" aria-labelledby="tab-files" hidden={current !== 'files'} class="panel">
+							<Files project={p} tick={tick} />
+						</div>
+						<div role="tabpanel" id="panel-versions" aria-labelledby="tab-versions" hidden={current !== 'versions'} class="panel">
+							<Versions project={p} tick={tick} onRestored={filesChanged} />
+						</div>
+					</section>
+				</div>
 			</div>
-			<div class="proj-body">
-				{narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
-				<section class="chat-pane" id="panel-chat" role={narrow ? 'tabpanel' : undefined} aria-label="Chat" hidden={narrow && current !== 'chat'}>
-					<Chat project={p} onFilesChanged={filesChanged} />
-				</section>
-				<section class="work-pane" aria-label="Workspace" hidden={narrow && current === 'chat'}>
-					{!narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
-					<div role="tabpanel" id="panel-preview" aria-labelledby="tab-preview" hidden={current !== 'preview'} class="panel">
-						<Preview project={p} tick={tick} onUrl={setPreviewUrl} />
-					</div>
-					<div role="tabpanel" id="panel-files" aria-labelledby="tab-files" hidden={current !== 'files'} class="panel">
-						<Files project={p} tick={tick} />
-					</div>
-					<div role="tabpanel" id="panel-versions" aria-labelledby="tab-versions" hidden={current !== 'versions'} class="panel">
-						<Versions project={p} tick={tick} onRestored={filesChanged} />
-					</div>
-				</section>
-			</div>
-		</div>
+		</RoomContext.Provider>
 	);
+}
+
+/**
+ * canWrite(me, project): whether the signed-in user may change the project's files: a member of
+ * its workspace (any role may, docs/api.md "Permissions") or a platform admin. Anyone else sees
+ * a public project read-only (svc-wsd drops their edits anyway).
+ */
+export function canWrite(m, p) {
+	if (!m || !m.user) return false;
+	if (m.user.isPlatformAdmin) return true;
+	return (m.workspaces || []).some((w) => w.id === p.workspaceId);
 }
 
 /** Tabs: a tablist (arrow keys, Home, End move between tabs; WAI-ARIA APG "Tabs"). */
