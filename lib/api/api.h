@@ -28,11 +28,18 @@ enum svc_err svc_api_auth_oauth_start(struct svc_req *req, struct svc_resp *resp
 enum svc_err svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_auth_assistant_callback(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_oauth_link_start(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_me_update(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_password(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_identities_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_identities_delete(struct svc_req *req, struct svc_resp *resp);
 extern const struct svc_body svc_api_auth_signup_body;
 extern const struct svc_body svc_api_auth_login_body;
 extern const struct svc_body svc_api_auth_tokens_create_body;
 extern const struct svc_body svc_api_auth_forgot_body;
 extern const struct svc_body svc_api_auth_reset_body;
+extern const struct svc_body svc_api_auth_me_update_body;
+extern const struct svc_body svc_api_auth_password_body;
 
 enum svc_err svc_api_projects_create(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_list(struct svc_req *req, struct svc_resp *resp);

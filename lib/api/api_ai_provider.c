@@ -104,7 +104,28 @@ static struct json_object *allowed_json(const char *list)
 	return arr;
 }
 
-/* Answers the provider of workspace `wid` as seen by an admin: never the key. */
+/*
+ * Adds "apiKeyLast4" to `o`: the last four characters of the stored key `sealed` of workspace
+ * `wid`, so an admin can tell which key it is; null when there is none, when it is shorter
+ * than KEY_SHOWN_MIN (four would be too much of it) or when it does not open.
+ */
+#define KEY_SHOWN_MIN 12
+static void add_key_last4(struct svc_req *req, struct json_object *o, const char *wid, const char *sealed)
+{
+	char last4[5] = "";
+	char *key = NULL;
+	size_t len = 0;
+
+	if (sealed && sealed[0] &&
+	    svc_crypto_open_secret(req->ctx->db, &req->ctx->cfg, wid, TABLE, "api_key", wid, sealed, &key, &len) == 0) {
+		if (len >= KEY_SHOWN_MIN)
+			memcpy(last4, key + len - 4, 4);
+		svc_crypto_free_secret(key, len);
+	}
+	svc_json_add_str(o, "apiKeyLast4", last4[0] ? last4 : NULL);
+}
+
+/* Answers the provider of workspace `wid` as seen by an admin: never the key, at most its last four characters. */
 static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
@@ -125,6 +146,7 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 		svc_json_add_str(o, "model", svc_rows_get(rows, 0, PVCOL_MODEL));
 		json_object_object_add(o, "allowedModels", allowed_json(svc_rows_get(rows, 0, PVCOL_ALLOWED_MODELS)));
 		json_object_object_add(o, "hasApiKey", json_object_new_boolean(key && key[0]));
+		add_key_last4(req, o, wid, key);
 		svc_json_add_time(o, "updatedAt", svc_rows_get(rows, 0, PVCOL_UPDATED));
 	} else {
 		/* the instance default: its URL and model are shown, its key is not */
@@ -134,6 +156,7 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 		svc_json_add_str(o, "model", cfg->ai_base_url[0] ? cfg->ai_model : NULL);
 		json_object_object_add(o, "allowedModels", allowed_json(cfg->ai_models));
 		json_object_object_add(o, "hasApiKey", json_object_new_boolean(cfg->ai_api_key[0] != '\0'));
+		svc_json_add_str(o, "apiKeyLast4", NULL);   /* the instance's key is the operator's */
 		svc_json_add_str(o, "updatedAt", NULL);
 	}
 	svc_rows_free(rows);

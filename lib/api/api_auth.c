@@ -7,6 +7,7 @@
 #include <openssl/crypto.h>
 
 #include "api/api.h"
+#include "api/api_auth.h"
 #include "auth/auth.h"
 #include "auth/crypto.h"
 #include "core/err.h"
@@ -19,18 +20,16 @@
 #define COOKIE_OAUTH "svc_oauth"
 #define REFRESH_PATH "/api/auth"
 #define RESET_TOKEN_BYTES 32
+/* the OAuth flows a state is made for (svc_oauth_state_make) */
+#define FLOW_SIGNIN "signin"
+#define FLOW_LINK "link"
+#define FLOW_ASSISTANT "assistant"
+#define ACCOUNT_PAGE "/settings/account"
 
-/* One auth event in SVC_AUTH_LOG and on stderr (lib/auth/auth.h svc_auth_log). */
-#define AUTH_LOG(req, event, ...) \
-	svc_auth_log((req)->ctx->auth.auth_log, (req)->ctx->name, event, (req)->remote_addr, __VA_ARGS__)
+#define AUTH_LOG SVC_API_AUTH_LOG
 
-/*
- * Counts one hit of limit `r` on (`rule`, `key`) unless the client address is
- * in SVC_RATE_LIMIT_EXEMPT. Returns 0, or the 429 (with Retry-After, logged
- * as rate_limited) for the handler to return, or a DB error.
- */
-static int limit_hit(struct svc_req *req, struct svc_resp *resp, const char *rule, const char *key,
-		     const struct svc_rate_rule *r)
+int svc_api__auth_limit(struct svc_req *req, struct svc_resp *resp, const char *rule, const char *key,
+			const struct svc_rate_rule *r)
 {
 	int64_t retry = 0;
 	int err;
@@ -75,7 +74,7 @@ static void log_safe(const char *in, char *out, size_t max)
 	svc_auth_log_escape(in, out, max);
 }
 
-static struct json_object *user_json(const struct svc_rows *rows)
+struct json_object *svc_api__auth_user_json(const struct svc_rows *rows)
 {
 	struct json_object *u = json_object_new_object();
 
@@ -88,11 +87,11 @@ static struct json_object *user_json(const struct svc_rows *rows)
 	return u;
 }
 
-static int load_user(struct svc_req *req, const char *user_id, struct svc_rows **out)
+int svc_api__auth_user_row(struct svc_db *db, enum svc_stmt stmt, const char *user_id, struct svc_rows **out)
 {
 	struct svc_dbv p = svc_dbv_str(user_id);
 	struct svc_rows *rows = NULL;
-	int err = svc_db_run(req->ctx->db, STMT_USER_BY_ID, &p, 1, &rows, NULL);
+	int err = svc_db_run(db, stmt, &p, 1, &rows, NULL);
 
 	if (err < 0)
 		return err;
@@ -128,20 +127,35 @@ static struct json_object *workspaces_json(struct svc_req *req, const char *user
 	return arr;
 }
 
-/* Issues both tokens for `user_id`, sets both cookies and adds accessToken/refreshToken to `body` (unless NULL). */
-static int issue_session(struct svc_req *req, struct svc_resp *resp, const char *user_id,
-			 struct json_object *body)
+int svc_api__auth_gen(struct svc_db *db, const char *user_id, int64_t *out_gen)
+{
+	struct svc_rows *rows = NULL;
+	uint64_t gen = 0;
+	int err;
+
+	if ((err = svc_api__auth_user_row(db, STMT_AUTH_USER_CREDS, user_id, &rows)) < 0)
+		return err;
+	if (svc_parse_u64(svc_rows_get(rows, 0, UCRCOL_GEN) ? svc_rows_get(rows, 0, UCRCOL_GEN) : "", INT64_MAX, &gen) < 0)
+		err = SVC_E_INTERNAL;
+	else
+		*out_gen = (int64_t)gen;
+	svc_rows_free(rows);
+	return err;
+}
+
+int svc_api__auth_session(struct svc_req *req, struct svc_resp *resp, const char *user_id, int64_t gen,
+			  struct json_object *body)
 {
 	const struct svc_config *c = &req->ctx->cfg;
 	int64_t now = svc_now_ms() / 1000;
 	char *access = NULL, *refresh = NULL;
 	int err;
 
-	if ((err = svc_auth_jwt_issue(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
-				      user_id, now, c->access_ttl_secs, &access)) < 0)
+	if ((err = svc_auth_jwt_issue_gen(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
+					  user_id, gen, now, c->access_ttl_secs, &access)) < 0)
 		goto done;
-	if ((err = svc_auth_jwt_issue(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
-				      user_id, now, c->refresh_ttl_secs, &refresh)) < 0)
+	if ((err = svc_auth_jwt_issue_gen(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
+					  user_id, gen, now, c->refresh_ttl_secs, &refresh)) < 0)
 		goto done;
 	if ((err = svc_resp_cookie(resp, COOKIE_ACCESS, access, "/", c->access_ttl_secs)) < 0 ||
 	    (err = svc_resp_cookie(resp, COOKIE_REFRESH, refresh, REFRESH_PATH, c->refresh_ttl_secs)) < 0)
@@ -206,7 +220,7 @@ enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 	struct json_object *body = NULL, *def = NULL;
 	int err;
 
-	if ((err = limit_hit(req, resp, "signup_ip", req->remote_addr, &req->ctx->auth.rl_signup_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "signup_ip", req->remote_addr, &req->ctx->auth.rl_signup_ip)) < 0)
 		return err;
 	if (normalise_email(svc_json_str(req->json, "email"), email) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "email", "email is not a valid address");
@@ -226,14 +240,14 @@ enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 	if ((err = svc_db_commit(db)) < 0)
 		goto fail;
 
-	if ((err = load_user(req, uid, &user)) < 0)
+	if ((err = svc_api__auth_user_row(req->ctx->db, STMT_USER_BY_ID, uid, &user)) < 0)
 		return err;
 	body = json_object_new_object();
-	json_object_object_add(body, "user", user_json(user));
+	json_object_object_add(body, "user", svc_api__auth_user_json(user));
 	svc_rows_free(user);
 	json_object_put(workspaces_json(req, uid, &def));
 	json_object_object_add(body, "workspace", def);
-	if ((err = issue_session(req, resp, uid, body)) < 0) {
+	if ((err = svc_api__auth_session(req, resp, uid, 0, body)) < 0) {
 		json_object_put(body);
 		return err;
 	}
@@ -264,9 +278,10 @@ enum svc_err svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
 	struct svc_rows *rows = NULL, *user = NULL;
 	struct json_object *body;
 	struct svc_dbv p;
+	int64_t gen = 0;
 	int err, bad_email, exempt;
 
-	if ((err = limit_hit(req, resp, "login_ip", req->remote_addr, &req->ctx->auth.rl_login_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "login_ip", req->remote_addr, &req->ctx->auth.rl_login_ip)) < 0)
 		return err;
 	password = svc_json_str(req->json, "password");
 	bad_email = normalise_email(svc_json_str(req->json, "email"), email) < 0;
@@ -307,11 +322,12 @@ enum svc_err svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
 	if (!exempt)
 		svc_ratelimit_clear(req->ctx->db, "login_account", email);
 	AUTH_LOG(req, "login_ok", "user=%s", uid);
-	if ((err = load_user(req, uid, &user)) < 0)
+	if ((err = svc_api__auth_user_row(req->ctx->db, STMT_USER_BY_ID, uid, &user)) < 0 ||
+	    (err = svc_api__auth_gen(req->ctx->db, uid, &gen)) < 0)
 		goto done;
 	body = json_object_new_object();
-	json_object_object_add(body, "user", user_json(user));
-	if ((err = issue_session(req, resp, uid, body)) < 0) {
+	json_object_object_add(body, "user", svc_api__auth_user_json(user));
+	if ((err = svc_api__auth_session(req, resp, uid, gen, body)) < 0) {
 		json_object_put(body);
 		goto done;
 	}
@@ -333,9 +349,10 @@ enum svc_err svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp)
 	struct json_object *parsed = NULL, *body;
 	struct svc_rows *user = NULL;
 	const char *t = NULL;
+	int64_t gen = 0, now_gen = 0;
 	int err;
 
-	if ((err = limit_hit(req, resp, "refresh_ip", req->remote_addr, &req->ctx->auth.rl_refresh_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "refresh_ip", req->remote_addr, &req->ctx->auth.rl_refresh_ip)) < 0)
 		return err;
 	if (req->body_len > 0) {
 		if (svc_json_parse_object(req->body, req->body_len, &parsed) < 0)
@@ -344,23 +361,30 @@ enum svc_err svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp)
 	}
 	if (!t && svc_req_cookie(req, COOKIE_REFRESH, token, sizeof token) == 1)
 		t = token;
-	if (!t || svc_auth_jwt_verify(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
-				      t, svc_now_ms() / 1000, uid) < 0) {
+	if (!t || svc_auth_jwt_verify_gen(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
+					  t, svc_now_ms() / 1000, uid, &gen) < 0) {
 		json_object_put(parsed);
 		AUTH_LOG(req, "refresh_failed", "token=%s", t ? "invalid" : "missing");
 		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "The refresh token is missing or invalid.");
 	}
 	json_object_put(parsed);
-	if ((err = load_user(req, uid, &user)) < 0) {
+	if ((err = svc_api__auth_gen(req->ctx->db, uid, &now_gen)) < 0) {
 		if (err == SVC_E_UNAUTHORIZED)
 			AUTH_LOG(req, "refresh_failed", "token=unknown_user");
 		return err;
 	}
+	if (gen != now_gen) {
+		/* issued before the password changed (POST /auth/password) */
+		AUTH_LOG(req, "refresh_failed", "token=revoked user=%s", uid);
+		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "This session ended when the password changed; sign in again.");
+	}
+	if ((err = svc_api__auth_user_row(req->ctx->db, STMT_USER_BY_ID, uid, &user)) < 0)
+		return err;
 	AUTH_LOG(req, "refresh_ok", "user=%s", uid);
 	body = json_object_new_object();
-	json_object_object_add(body, "user", user_json(user));
+	json_object_object_add(body, "user", svc_api__auth_user_json(user));
 	svc_rows_free(user);
-	if ((err = issue_session(req, resp, uid, body)) < 0) {
+	if ((err = svc_api__auth_session(req, resp, uid, gen, body)) < 0) {
 		json_object_put(body);
 		return err;
 	}
@@ -400,10 +424,10 @@ enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
 	struct svc_dbv p, p2;
 	int err, i;
 
-	if ((err = load_user(req, req->user_id, &user)) < 0)
+	if ((err = svc_api__auth_user_row(req->ctx->db, STMT_USER_BY_ID, req->user_id, &user)) < 0)
 		return err;
 	body = json_object_new_object();
-	json_object_object_add(body, "user", user_json(user));
+	json_object_object_add(body, "user", svc_api__auth_user_json(user));
 	svc_rows_free(user);
 	json_object_object_add(body, "workspaces", workspaces_json(req, req->user_id, &def));
 	json_object_object_add(body, "workspace", def);
@@ -634,11 +658,11 @@ enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
 	struct svc_dbv p[3];
 	int err;
 
-	if ((err = limit_hit(req, resp, "reset_ip", req->remote_addr, &a->rl_reset_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "reset_ip", req->remote_addr, &a->rl_reset_ip)) < 0)
 		return err;
 	if (normalise_email(svc_json_str(req->json, "email"), email) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "email", "email is not a valid address");
-	if ((err = limit_hit(req, resp, "reset_account", email, &a->rl_reset_account)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "reset_account", email, &a->rl_reset_account)) < 0)
 		return err;
 	/* the same work for every address: a token and its hash, one lookup */
 	if (svc_random_hex(token, RESET_TOKEN_BYTES) < 0 || svc_sha256_hex(token, strlen(token), hash) < 0)
@@ -712,8 +736,8 @@ static const struct svc_field reset_fields[] = {
 const struct svc_body svc_api_auth_reset_body = SVC_BODY(reset_fields);
 
 /*
- * POST /auth/reset-password {token, password}: 200 {ok}; the token is used up and every other
- * outstanding reset token of the account stops working; 400 validation_failed (password shorter
+ * POST /auth/reset-password {token, password}: 200 {ok}; the token is used up, every other
+ * outstanding reset token of the account stops working, and so do its refresh tokens (session_gen); 400 validation_failed (password shorter
  * than 8 or longer than 1024 characters, token missing); 400 invalid_token (used, expired,
  * unknown); 429 rate_limited (SVC_RATE_LIMIT_RESET_IP).
  */
@@ -728,7 +752,7 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 	uint64_t affected = 0;
 	int err;
 
-	if ((err = limit_hit(req, resp, "reset_ip", req->remote_addr, &req->ctx->auth.rl_reset_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "reset_ip", req->remote_addr, &req->ctx->auth.rl_reset_ip)) < 0)
 		return err;
 	token = svc_json_str(req->json, "token");
 	password = svc_json_str(req->json, "password");
@@ -757,7 +781,8 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 	memcpy(uid, svc_rows_get(rows, 0, RSCOL_USER), sizeof uid);
 	p[0] = svc_dbv_str(pwhash);
 	p[1] = svc_dbv_str(uid);
-	if ((err = svc_db_run(db, STMT_AUTH_USER_SET_PASSWORD, p, 2, NULL, NULL)) < 0)
+	/* like a password change, a reset ends the sessions of whoever had the old one */
+	if ((err = svc_db_run(db, STMT_AUTH_USER_NEW_PASSWORD, p, 2, NULL, NULL)) < 0)
 		goto fail;
 	p[0] = svc_dbv_str(uid);
 	if ((err = svc_db_run(db, STMT_RESET_INVALIDATE_USER, p, 1, NULL, NULL)) < 0)
@@ -827,20 +852,25 @@ static int not_configured(struct svc_resp *resp, const struct svc_oauth_provider
 			      p ? p->label : "This");
 }
 
-/* Starts a flow: state cookie and 302 to the provider's authorization page. */
-static int oauth_begin(struct svc_req *req, struct svc_resp *resp, const struct svc_oauth_provider *p, int assistant)
+/*
+ * Starts a flow: state cookie and 302 to the provider's authorization page. `flow` is
+ * FLOW_SIGNIN, FLOW_LINK (the signed-in user connects the provider account; same client and
+ * redirect as sign-in) or FLOW_ASSISTANT (its own client, scope and redirect); the last two
+ * bind the state to req->user_id.
+ */
+static int oauth_begin(struct svc_req *req, struct svc_resp *resp, const struct svc_oauth_provider *p, const char *flow)
 {
 	const struct svc_auth_config *a = &req->ctx->auth;
 	const struct svc_config *c = &req->ctx->cfg;
 	char state[SVC_OAUTH_STATE_MAX], cookie[SVC_OAUTH_COOKIE_MAX], verifier[SVC_OAUTH_VERIFIER_LEN + 1];
+	int assistant = strcmp(flow, FLOW_ASSISTANT) == 0, signin = strcmp(flow, FLOW_SIGNIN) == 0;
 	char *url = NULL;
 	int err;
 
-	if ((err = limit_hit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
 		return err;
-	if ((err = svc_oauth_state_make(c->jwt_secret, c->jwt_secret_len, p->name, assistant ? "assistant" : "signin",
-					assistant ? req->user_id : "", svc_now_ms() / 1000, a->oauth_state_ttl_secs,
-					state, cookie, verifier)) < 0)
+	if ((err = svc_oauth_state_make(c->jwt_secret, c->jwt_secret_len, p->name, flow, signin ? "" : req->user_id,
+					svc_now_ms() / 1000, a->oauth_state_ttl_secs, state, cookie, verifier)) < 0)
 		return err;
 	if ((err = svc_oauth_authorize_url(p, &a->oauth[p->id], assistant, state, verifier, &url)) < 0)
 		goto done;
@@ -862,7 +892,17 @@ enum svc_err svc_api_auth_oauth_start(struct svc_req *req, struct svc_resp *resp
 
 	if (!p || !req->ctx->auth.oauth[p->id].client_id[0])
 		return not_configured(resp, p);
-	return oauth_begin(req, resp, p, 0);
+	return oauth_begin(req, resp, p, FLOW_SIGNIN);
+}
+
+/* GET /auth/github/link, /auth/google/link: (signed in) 302 to the provider to connect its account; 404 not configured; 429. */
+enum svc_err svc_api_auth_oauth_link_start(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_oauth_provider *p = path_provider(req);
+
+	if (!p || !req->ctx->auth.oauth[p->id].client_id[0])
+		return not_configured(resp, p);
+	return oauth_begin(req, resp, p, FLOW_LINK);
 }
 
 /*
@@ -940,49 +980,143 @@ fail:
 }
 
 /*
+ * Reads the callback's state and svc_oauth cookie and checks the state for `flow` and
+ * `user_id` ("" for sign-in). On success writes the PKCE verifier (SVC_OAUTH_VERIFIER_LEN + 1
+ * bytes) and returns 0; else SVC_E_UNAUTHORIZED.
+ */
+static int callback_state(struct svc_req *req, const struct svc_oauth_provider *p, const char *flow,
+			  const char *user_id, char *out_verifier)
+{
+	const struct svc_config *c = &req->ctx->cfg;
+	char state[SVC_OAUTH_STATE_MAX], cookie[SVC_OAUTH_COOKIE_MAX];
+
+	if (svc_req_query(req, "state", state, sizeof state) != 1 ||
+	    svc_req_cookie(req, COOKIE_OAUTH, cookie, sizeof cookie) != 1 ||
+	    svc_oauth_state_check(c->jwt_secret, c->jwt_secret_len, p->name, flow, user_id, state, cookie,
+				  svc_now_ms() / 1000, out_verifier) < 0)
+		return SVC_E_UNAUTHORIZED;
+	return 0;
+}
+
+/* The provider's error parameter as one of our codes: access_denied or provider_error. */
+static const char *provider_error(const char *error)
+{
+	return strcmp(error, "access_denied") == 0 ? "access_denied" : "provider_error";
+}
+
+/*
+ * Connects the account `prof` of provider `p` to user `uid` (the link flow). Returns 0 (also
+ * when it already is), SVC_E_CONFLICT when it belongs to another user, SVC_E_FORBIDDEN when
+ * `uid` has another account of that provider, DB errors.
+ */
+static int oauth_link(struct svc_req *req, const struct svc_oauth_provider *p, const struct svc_oauth_profile *prof,
+		      const char *uid)
+{
+	struct svc_db *db = req->ctx->db;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv q[4];
+	char email[256];
+	int err;
+
+	q[0] = svc_dbv_str(p->name);
+	q[1] = svc_dbv_str(prof->subject);
+	if ((err = svc_db_run(db, STMT_IDENTITY_GET, q, 2, &rows, NULL)) < 0)
+		return err;
+	if (rows && rows->nrows == 1) {
+		const char *owner = svc_rows_get(rows, 0, IDCOL_USER);
+		err = owner && strcmp(owner, uid) == 0 ? 0 : SVC_E_CONFLICT;
+		svc_rows_free(rows);
+		return err;
+	}
+	svc_rows_free(rows);
+	rows = NULL;
+	q[0] = svc_dbv_str(uid);
+	q[1] = svc_dbv_str(p->name);
+	if ((err = svc_db_run(db, STMT_IDENTITY_OF_USER, q, 2, &rows, NULL)) < 0)
+		return err;
+	err = rows && rows->nrows > 0 ? SVC_E_FORBIDDEN : 0;
+	svc_rows_free(rows);
+	if (err < 0)
+		return err;
+	q[0] = svc_dbv_str(p->name);
+	q[1] = svc_dbv_str(prof->subject);
+	q[2] = svc_dbv_str(uid);
+	q[3] = svc_dbv_str(prof->email_verified && normalise_email(prof->email, email) == 0 ? email : NULL);
+	/* a concurrent link of the same provider account: ER_DUP_ENTRY, the account is taken */
+	return svc_db_run(db, STMT_IDENTITY_INSERT, q, 4, NULL, NULL);
+}
+
+/*
  * GET /auth/github/callback, /auth/google/callback ?code&state: checks the state against the
  * svc_oauth cookie, exchanges the code, reads the profile, finds or creates the user, sets both
  * session cookies and answers 302 to {app_url}/dashboard. Every failure is 302 to
  * {app_url}/login?error=<code>: access_denied, provider_error, invalid_state, exchange_failed,
- * profile_failed, email_not_verified, server_error. 404 when the provider is not configured; 429.
+ * profile_failed, email_not_verified, server_error. A state of the link flow (GET
+ * /auth/<provider>/link) for the signed-in user connects the provider account to that user
+ * instead: 302 to {app_url}/settings/account?connected=<provider>, failures to
+ * {app_url}/settings/account?error=<code> (access_denied, provider_error, exchange_failed,
+ * profile_failed, identity_taken, already_connected, server_error). 404 when the provider is
+ * not configured; 429.
  */
 enum svc_err svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_oauth_provider *p = path_provider(req);
-	const struct svc_config *c = &req->ctx->cfg;
 	const struct svc_auth_config *a = &req->ctx->auth;
-	char code[2049], state[SVC_OAUTH_STATE_MAX], error[64], cookie[SVC_OAUTH_COOKIE_MAX];
-	char verifier[SVC_OAUTH_VERIFIER_LEN + 1], uid[37];
+	char code[2049], error[64], verifier[SVC_OAUTH_VERIFIER_LEN + 1], uid[37], page[64];
 	struct svc_oauth_profile prof;
+	const char *fail_page = "/login";
 	char *access = NULL;
-	int err;
+	int err, link = 0, state_ok;
 
 	if (!p || !a->oauth[p->id].client_id[0])
 		return not_configured(resp, p);
-	if ((err = limit_hit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
 		return err;
 	svc_resp_cookie(resp, COOKIE_OAUTH, "", REFRESH_PATH, 0);
-	if (svc_req_query(req, "error", error, sizeof error) != 0)
-		return oauth_fail(req, resp, p, "/login", strcmp(error, "access_denied") == 0 ? "access_denied" : "provider_error");
-	if (svc_req_query(req, "code", code, sizeof code) != 1 || !code[0] ||
-	    svc_req_query(req, "state", state, sizeof state) != 1 ||
-	    svc_req_cookie(req, COOKIE_OAUTH, cookie, sizeof cookie) != 1 ||
-	    svc_oauth_state_check(c->jwt_secret, c->jwt_secret_len, p->name, "signin", "", state, cookie,
-				  svc_now_ms() / 1000, verifier) < 0)
+	state_ok = callback_state(req, p, FLOW_SIGNIN, "", verifier) == 0;
+	if (!state_ok && svc_req_authenticate(req, uid) == 0 && !req->token_id[0] &&
+	    callback_state(req, p, FLOW_LINK, uid, verifier) == 0) {
+		/* the signed-in user who started GET /auth/<provider>/link, in this browser */
+		state_ok = link = 1;
+		fail_page = ACCOUNT_PAGE;
+	}
+	if (svc_req_query(req, "error", error, sizeof error) != 0) {
+		OPENSSL_cleanse(verifier, sizeof verifier);
+		return oauth_fail(req, resp, p, fail_page, provider_error(error));
+	}
+	if (!state_ok || svc_req_query(req, "code", code, sizeof code) != 1 || !code[0]) {
+		OPENSSL_cleanse(verifier, sizeof verifier);
 		return oauth_fail(req, resp, p, "/login", "invalid_state");
+	}
 	err = svc_oauth_exchange(p, &a->oauth[p->id], 0, code, verifier, &access);
 	OPENSSL_cleanse(verifier, sizeof verifier);
 	if (err < 0)
-		return oauth_fail(req, resp, p, "/login", "exchange_failed");
+		return oauth_fail(req, resp, p, fail_page, "exchange_failed");
 	err = svc_oauth_fetch_profile(p, &a->oauth[p->id], access, &prof);
 	svc_oauth_free_token(access);
 	if (err < 0)
-		return oauth_fail(req, resp, p, "/login", "profile_failed");
+		return oauth_fail(req, resp, p, fail_page, "profile_failed");
+	if (link) {
+		err = oauth_link(req, p, &prof, uid);
+		if (err == SVC_E_CONFLICT)
+			return oauth_fail(req, resp, p, fail_page, "identity_taken");
+		if (err == SVC_E_FORBIDDEN)
+			return oauth_fail(req, resp, p, fail_page, "already_connected");
+		if (err < 0)
+			return oauth_fail(req, resp, p, fail_page, "server_error");
+		AUTH_LOG(req, "identity_connected", "provider=%s user=%s", p->name, uid);
+		snprintf(page, sizeof page, "%s?connected=%s", ACCOUNT_PAGE, p->name);
+		return redirect_app(req, resp, page, NULL);
+	}
 	err = oauth_user(req, p, &prof, uid);
 	if (err == SVC_E_FORBIDDEN)
 		return oauth_fail(req, resp, p, "/login", "email_not_verified");
-	if (err < 0 || issue_session(req, resp, uid, NULL) < 0)
-		return oauth_fail(req, resp, p, "/login", "server_error");
+	{
+		int64_t gen = 0;
+		if (err < 0 || svc_api__auth_gen(req->ctx->db, uid, &gen) < 0 ||
+		    svc_api__auth_session(req, resp, uid, gen, NULL) < 0)
+			return oauth_fail(req, resp, p, "/login", "server_error");
+	}
 	AUTH_LOG(req, "oauth_ok", "provider=%s user=%s", p->name, uid);
 	return redirect_app(req, resp, "/dashboard", NULL);
 }
@@ -994,7 +1128,7 @@ enum svc_err svc_api_auth_assistant_start(struct svc_req *req, struct svc_resp *
 
 	if (!req->ctx->auth.oauth[p->id].assistant_client_id[0])
 		return not_configured(resp, p);
-	return oauth_begin(req, resp, p, 1);
+	return oauth_begin(req, resp, p, FLOW_ASSISTANT);
 }
 
 /*
@@ -1009,8 +1143,7 @@ enum svc_err svc_api_auth_assistant_callback(struct svc_req *req, struct svc_res
 	const struct svc_oauth_provider *p = svc_oauth_provider_get(SVC_OAUTH_GITHUB);
 	const struct svc_config *c = &req->ctx->cfg;
 	const struct svc_auth_config *a = &req->ctx->auth;
-	char code[2049], state[SVC_OAUTH_STATE_MAX], error[64], cookie[SVC_OAUTH_COOKIE_MAX];
-	char verifier[SVC_OAUTH_VERIFIER_LEN + 1], row[64];
+	char code[2049], error[64], verifier[SVC_OAUTH_VERIFIER_LEN + 1], row[64];
 	struct svc_oauth_profile prof;
 	struct svc_dbv q[4];
 	char *access = NULL, *sealed = NULL;
@@ -1018,18 +1151,15 @@ enum svc_err svc_api_auth_assistant_callback(struct svc_req *req, struct svc_res
 
 	if (!a->oauth[p->id].assistant_client_id[0])
 		return not_configured(resp, p);
-	if ((err = limit_hit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
 		return err;
 	svc_resp_cookie(resp, COOKIE_OAUTH, "", REFRESH_PATH, 0);
 	if (!req->user_id[0])
 		return oauth_fail(req, resp, p, "/settings", "session_required");
 	if (svc_req_query(req, "error", error, sizeof error) != 0)
-		return oauth_fail(req, resp, p, "/settings", strcmp(error, "access_denied") == 0 ? "access_denied" : "provider_error");
+		return oauth_fail(req, resp, p, "/settings", provider_error(error));
 	if (svc_req_query(req, "code", code, sizeof code) != 1 || !code[0] ||
-	    svc_req_query(req, "state", state, sizeof state) != 1 ||
-	    svc_req_cookie(req, COOKIE_OAUTH, cookie, sizeof cookie) != 1 ||
-	    svc_oauth_state_check(c->jwt_secret, c->jwt_secret_len, p->name, "assistant", req->user_id, state, cookie,
-				  svc_now_ms() / 1000, verifier) < 0)
+	    callback_state(req, p, FLOW_ASSISTANT, req->user_id, verifier) < 0)
 		return oauth_fail(req, resp, p, "/settings", "invalid_state");
 	err = svc_oauth_exchange(p, &a->oauth[p->id], 1, code, verifier, &access);
 	OPENSSL_cleanse(verifier, sizeof verifier);

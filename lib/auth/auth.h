@@ -34,6 +34,17 @@ int svc_auth_jwt_issue(const char *secret, size_t secret_len, const char *issuer
 		       int64_t ttl_secs, char **out);
 
 /*
+ * svc_auth_jwt_issue() with the claim "gen": `gen` (>= 0) is the user's
+ * session generation (users.session_gen), written only when > 0; a password
+ * change raises it, and POST /auth/refresh refuses a refresh token whose gen
+ * is not the user's (docs/api.md "POST /auth/password"). Same errors, plus
+ * SVC_E_INTERNAL for a negative `gen`.
+ */
+int svc_auth_jwt_issue_gen(const char *secret, size_t secret_len, const char *issuer,
+			   enum svc_token_kind kind, const char *user_id, int64_t gen, int64_t now,
+			   int64_t ttl_secs, char **out);
+
+/*
  * Verifies `token` (NUL-terminated, untrusted) issued by svc_auth_jwt_issue:
  * length at most SVC_AUTH_TOKEN_MAX and three non-empty base64url parts;
  * signature with `secret` (`secret_len` >= 32 bytes; never a NULL key:
@@ -51,6 +62,16 @@ int svc_auth_jwt_issue(const char *secret, size_t secret_len, const char *issuer
 int svc_auth_jwt_verify(const char *secret, size_t secret_len, const char *issuer,
 			enum svc_token_kind kind, const char *token, int64_t now,
 			char *out_user_id);
+
+/*
+ * svc_auth_jwt_verify() that also writes the token's session generation
+ * (the "gen" claim; 0 when absent) into *out_gen. A "gen" that is present
+ * but not a JSON integer >= 0 is SVC_E_UNAUTHORIZED. Out-parameters are set
+ * only on success.
+ */
+int svc_auth_jwt_verify_gen(const char *secret, size_t secret_len, const char *issuer,
+			    enum svc_token_kind kind, const char *token, int64_t now,
+			    char *out_user_id, int64_t *out_gen);
 
 /*
  * Hashes `password` (`len` bytes, NULs allowed; NULL only when `len` is 0)

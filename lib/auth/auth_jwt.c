@@ -103,6 +103,13 @@ int svc_auth_jwt_issue(const char *secret, size_t secret_len, const char *issuer
 		       enum svc_token_kind kind, const char *user_id, int64_t now,
 		       int64_t ttl_secs, char **out)
 {
+	return svc_auth_jwt_issue_gen(secret, secret_len, issuer, kind, user_id, 0, now, ttl_secs, out);
+}
+
+int svc_auth_jwt_issue_gen(const char *secret, size_t secret_len, const char *issuer,
+			   enum svc_token_kind kind, const char *user_id, int64_t gen, int64_t now,
+			   int64_t ttl_secs, char **out)
+{
 	unsigned char rnd[JTI_BYTES];
 	char jti[2 * JTI_BYTES + 1];
 	const char *kname = kind_name(kind);
@@ -112,13 +119,13 @@ int svc_auth_jwt_issue(const char *secret, size_t secret_len, const char *issuer
 	int error = SVC_E_INTERNAL;
 
 	if (!secret || secret_len < SECRET_MIN || secret_len > INT_MAX || !issuer ||
-	    !kname || !user_id || !is_uuid(user_id) || !out || ttl_secs <= 0)
+	    !kname || !user_id || !is_uuid(user_id) || !out || ttl_secs <= 0 || gen < 0)
 		goto done;
 	if (now > INT64_MAX - ttl_secs)
 		goto done;
 	exp = now + ttl_secs;
 #if LONG_MAX < INT64_MAX
-	if (now < LONG_MIN || exp > LONG_MAX)   /* jwt_add_grant_int takes a long */
+	if (now < LONG_MIN || exp > LONG_MAX || gen > LONG_MAX)   /* jwt_add_grant_int takes a long */
 		goto done;
 #endif
 	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
@@ -132,7 +139,8 @@ int svc_auth_jwt_issue(const char *secret, size_t secret_len, const char *issuer
 	    jwt_add_grant_int(j, "iat", (long)now) != 0 ||
 	    jwt_add_grant_int(j, "exp", (long)exp) != 0 ||
 	    jwt_add_grant(j, "jti", jti) != 0 ||
-	    jwt_add_grant(j, "kind", kname) != 0)
+	    jwt_add_grant(j, "kind", kname) != 0 ||
+	    (gen > 0 && jwt_add_grant_int(j, "gen", (long)gen) != 0))
 		goto done;
 	if (jwt_set_alg(j, JWT_ALG_HS256, (const unsigned char *)secret, (int)secret_len) != 0)
 		goto done;
@@ -156,16 +164,26 @@ int svc_auth_jwt_verify(const char *secret, size_t secret_len, const char *issue
 			enum svc_token_kind kind, const char *token, int64_t now,
 			char *out_user_id)
 {
+	int64_t gen;
+
+	return svc_auth_jwt_verify_gen(secret, secret_len, issuer, kind, token, now, out_user_id, &gen);
+}
+
+int svc_auth_jwt_verify_gen(const char *secret, size_t secret_len, const char *issuer,
+			    enum svc_token_kind kind, const char *token, int64_t now,
+			    char *out_user_id, int64_t *out_gen)
+{
 	const char *kname = kind_name(kind);
 	jwt_t *j = NULL;
 	char *hdr_text = NULL, *claims_text = NULL;
 	json_object *hdr = NULL, *claims = NULL, *v;
 	const char *s;
+	int64_t gen;
 	size_t len;
 	int error = SVC_E_UNAUTHORIZED;
 
 	if (!secret || secret_len < SECRET_MIN || secret_len > INT_MAX || !issuer ||
-	    !kname || !token || !out_user_id)
+	    !kname || !token || !out_user_id || !out_gen)
 		goto done;
 	len = strnlen(token, SVC_AUTH_TOKEN_MAX + 1);
 	if (len > SVC_AUTH_TOKEN_MAX || !is_compact_jws(token, len))
@@ -202,10 +220,17 @@ int svc_auth_jwt_verify(const char *secret, size_t secret_len, const char *issue
 	s = get_string(claims, "kind");
 	if (!s || strcmp(s, kname) != 0)
 		goto done;
+	/* gen: absent (0), or a JSON integer >= 0 */
+	gen = 0;
+	if (json_object_object_get_ex(claims, "gen", &v)) {
+		if (!json_object_is_type(v, json_type_int) || (gen = json_object_get_int64(v)) < 0)
+			goto done;
+	}
 	s = get_string(claims, "sub");
 	if (!s || !is_uuid(s))
 		goto done;
 	memcpy(out_user_id, s, UUID_LEN + 1);
+	*out_gen = gen;
 	error = 0;
 done:
 	json_object_put(claims);

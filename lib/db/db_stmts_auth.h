@@ -13,9 +13,21 @@ SVC_STMT(STMT_RATE_CLEAR,
 SVC_STMT(STMT_RATE_PURGE,
 	"DELETE FROM auth_rate_limits WHERE expires_at < ? LIMIT 1000")
 
-/* users created or changed by sign-in flows */
-SVC_STMT(STMT_AUTH_USER_SET_PASSWORD,
-	"UPDATE users SET password_hash = ?, updated_at = " NOW " WHERE id = ?")
+/* users changed by sign-in flows and the account settings (docs/api.md "Account") */
+/* what a password change, a refresh and a disconnect need to know */
+SVC_STMT(STMT_AUTH_USER_CREDS,
+	"SELECT email, password_hash, session_gen, "
+	"(SELECT COUNT(*) FROM auth_identities i WHERE i.user_id = users.id) FROM users WHERE id = ?")
+SVC_STMT(STMT_AUTH_USER_CREDS_LOCK,
+	"SELECT email, password_hash, session_gen, "
+	"(SELECT COUNT(*) FROM auth_identities i WHERE i.user_id = users.id) FROM users WHERE id = ? FOR UPDATE")
+/* the columns of STMT_AUTH_USER_CREDS and STMT_AUTH_USER_CREDS_LOCK */
+SVC_COLS(UCRCOL_EMAIL, UCRCOL_HASH, UCRCOL_GEN, UCRCOL_IDENTITIES)
+SVC_STMT(STMT_AUTH_USER_SET_NAME,
+	"UPDATE users SET display_name = ?, updated_at = " NOW " WHERE id = ?")
+/* a new password (a change or a reset) ends every other session: their refresh tokens carry the old session_gen */
+SVC_STMT(STMT_AUTH_USER_NEW_PASSWORD,
+	"UPDATE users SET password_hash = ?, session_gen = session_gen + 1, updated_at = " NOW " WHERE id = ?")
 
 /* OAuth identities */
 SVC_STMT(STMT_IDENTITY_GET,
@@ -26,6 +38,15 @@ SVC_STMT(STMT_IDENTITY_INSERT,
 	"VALUES (?, ?, ?, ?, " NOW ", " NOW ")")
 SVC_STMT(STMT_IDENTITY_TOUCH,
 	"UPDATE auth_identities SET last_login_at = " NOW ", email = ? WHERE provider = ? AND subject = ?")
+SVC_STMT(STMT_IDENTITY_LIST,
+	"SELECT provider, email, " TS("created_at") ", " TS("last_login_at")
+	" FROM auth_identities WHERE user_id = ? ORDER BY provider, created_at LIMIT 100")
+SVC_COLS(ILCOL_PROVIDER, ILCOL_EMAIL, ILCOL_CREATED, ILCOL_LAST_LOGIN)
+SVC_STMT(STMT_IDENTITY_OF_USER,
+	"SELECT subject FROM auth_identities WHERE user_id = ? AND provider = ?")
+SVC_COLS(IUCOL_SUBJECT)
+SVC_STMT(STMT_IDENTITY_DELETE,
+	"DELETE FROM auth_identities WHERE user_id = ? AND provider = ?")
 
 /* password reset */
 SVC_STMT(STMT_RESET_INSERT,

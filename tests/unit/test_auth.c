@@ -492,6 +492,38 @@ static void test_auth_jwt_issue_rejects_bad_input(void)
 	free(tok);
 }
 
+/* The session generation (claim "gen"): round trip, absent is 0, only a non-negative integer passes. */
+static void test_auth_jwt_session_generation(void)
+{
+	char uid[37];
+	char *tok = NULL;
+	int64_t gen = -1;
+
+	CU_ASSERT_EQUAL_FATAL(svc_auth_jwt_issue_gen(SECRET, SECRET_LEN, ISS, SVC_TOKEN_REFRESH, UID, 7, NOW, 900,
+						     &tok), 0);
+	CU_ASSERT_EQUAL(svc_auth_jwt_verify_gen(SECRET, SECRET_LEN, ISS, SVC_TOKEN_REFRESH, tok, NOW, uid, &gen), 0);
+	CU_ASSERT_EQUAL(gen, 7);
+	CU_ASSERT_STRING_EQUAL(uid, UID);
+	/* the plain verifier still accepts it */
+	CU_ASSERT_EQUAL(svc_auth_jwt_verify(SECRET, SECRET_LEN, ISS, SVC_TOKEN_REFRESH, tok, NOW, uid), 0);
+	free(tok);
+	tok = issue(SVC_TOKEN_ACCESS, 900);   /* no gen claim */
+	gen = -1;
+	CU_ASSERT_EQUAL(svc_auth_jwt_verify_gen(SECRET, SECRET_LEN, ISS, SVC_TOKEN_ACCESS, tok, NOW, uid, &gen), 0);
+	CU_ASSERT_EQUAL(gen, 0);
+	free(tok);
+	tok = NULL;
+	CU_ASSERT_EQUAL(svc_auth_jwt_issue_gen(SECRET, SECRET_LEN, ISS, SVC_TOKEN_ACCESS, UID, -1, NOW, 900, &tok),
+			SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NULL(tok);
+#define GEN(v) "{\"sub\":\"" UID "\",\"iss\":\"" ISS "\",\"exp\":1900000900,\"kind\":\"access\",\"gen\":" v "}"
+	assert_claims_refused(GEN("-1"));
+	assert_claims_refused(GEN("\"3\""));
+	assert_claims_refused(GEN("1.5"));
+	assert_claims_refused(GEN("true"));
+#undef GEN
+}
+
 SVC_TEST_SUITE(auth_jwt)
 {
 	CU_pSuite s = CU_add_suite("auth_jwt", NULL, NULL);
@@ -515,6 +547,7 @@ SVC_TEST_SUITE(auth_jwt)
 	CU_add_test(s, "payload_not_object", test_auth_jwt_payload_not_object);
 	CU_add_test(s, "sub_must_be_uuid", test_auth_jwt_sub_must_be_uuid);
 	CU_add_test(s, "issue_rejects_bad_input", test_auth_jwt_issue_rejects_bad_input);
+	CU_add_test(s, "session_generation", test_auth_jwt_session_generation);
 }
 
 /* ---- passwords ---- */
