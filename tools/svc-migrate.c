@@ -15,6 +15,7 @@
 
 #define MIGRATION_MAX (1024 * 1024)
 #define MAX_FILES 1000
+#define MIGRATE_TIMEOUT 600u /* seconds a migration statement may run */
 
 static int cmp(const void *a, const void *b)
 {
@@ -79,6 +80,10 @@ int main(int argc, char **argv)
 	}
 	if (!dir)
 		dir = cfg.schema_dir;
+	/* A migration may rebuild a large table: its statements get ten minutes, not the
+	 * seconds of SVC_DB_TIMEOUT a request gets (connecting still fails fast). */
+	if (cfg.db_timeout < MIGRATE_TIMEOUT)
+		cfg.db_timeout = MIGRATE_TIMEOUT;
 	if (svc_db_open(&cfg, &db) < 0) {
 		fprintf(stderr, "svc-migrate: cannot connect to the database\n");
 		goto out;

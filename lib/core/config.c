@@ -337,7 +337,7 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 	struct storage *st = calloc(1, sizeof *st);
 	struct svc_config c;
 	const char *file, *v;
-	uint64_t port;
+	uint64_t port, secs;
 	int err = SVC_E_INTERNAL;
 
 	memset(&c, 0, sizeof c);
@@ -399,6 +399,18 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 	c.db_user = get(st, "SVC_DB_USER", "svc");
 	c.db_password = get(st, "SVC_DB_PASSWORD", "");
 	c.db_name = get(st, "SVC_DB_NAME", "svc");
+	v = get(st, "SVC_DB_CONNECT_TIMEOUT", "3");
+	if (svc_parse_u64(v, 600, &secs) < 0 || secs == 0) {
+		snprintf(errbuf, errmax, "SVC_DB_CONNECT_TIMEOUT must be seconds from 1 to 600");
+		goto done;
+	}
+	c.db_connect_timeout = (unsigned)secs;
+	v = get(st, "SVC_DB_TIMEOUT", "5");
+	if (svc_parse_u64(v, 3600, &secs) < 0 || secs == 0) {
+		snprintf(errbuf, errmax, "SVC_DB_TIMEOUT must be seconds from 1 to 3600");
+		goto done;
+	}
+	c.db_timeout = (unsigned)secs;
 	c.ai_base_url = get(st, "SVC_AI_BASE_URL", "");
 	c.ai_api_key = get(st, "SVC_AI_API_KEY", "");
 	c.ai_model = get(st, "SVC_AI_MODEL", "");

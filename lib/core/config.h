@@ -32,6 +32,8 @@ struct svc_config {
 	const char *db_user;           /* SVC_DB_USER, default svc */
 	const char *db_password;       /* SVC_DB_PASSWORD */
 	const char *db_name;           /* SVC_DB_NAME, default svc */
+	unsigned db_connect_timeout;   /* SVC_DB_CONNECT_TIMEOUT: seconds a connection may take, default 3 */
+	unsigned db_timeout;           /* SVC_DB_TIMEOUT: seconds a read or write of a query may wait, default 5 */
 	const char *ai_base_url;       /* SVC_AI_BASE_URL: "" = no instance provider */
 	const char *ai_api_key;        /* SVC_AI_API_KEY */
 	const char *ai_model;          /* SVC_AI_MODEL */

@@ -1,4 +1,12 @@
-/* db.c: MariaDB Connector/C wrapper: lazy prepared statements, text results, reconnect on 2006/2013. */
+/*
+ * db.c: MariaDB Connector/C wrapper: lazy prepared statements, text results.
+ * Every connection has connect, read and write timeouts (SVC_DB_CONNECT_TIMEOUT,
+ * SVC_DB_TIMEOUT), so a stalled server costs a request seconds, not minutes. A
+ * connection found dead at once (2006/2013 right away: the server restarted) is
+ * replaced and the statement tried again, outside a transaction; one that died by
+ * timing out is dropped and the caller gets SVC_E_UNAVAILABLE (503) at once, and
+ * the next statement connects again.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +19,14 @@
 #include "db/db.h"
 #include "core/err.h"
 #include "core/log.h"
+#include "core/util.h"
 
 #define MAX_PARAMS 16
 #define MAX_COLS 32
 #define CELL_MAX (16u * 1024 * 1024)
+/* A statement that failed with a lost connection after this long timed out (a stalled
+ * server): it is not tried again on a new connection. */
+#define QUICK_FAILURE_MS 1000
 
 static const char *const stmt_sql[STMT__MAX] = {
 #define SVC_STMT(name, sql) [name] = sql,
@@ -86,13 +98,13 @@ static void close_conn(struct svc_db *db)
 	if (db->conn)
 		mysql_close(db->conn);
 	db->conn = NULL;
-	db->in_tx = 0;
 }
 
 static int connect_db(struct svc_db *db)
 {
 	const struct svc_config *c = db->cfg;
-	unsigned int timeout = 10, rw_timeout = 60;
+	unsigned int timeout = c->db_connect_timeout ? c->db_connect_timeout : 3;
+	unsigned int rw_timeout = c->db_timeout ? c->db_timeout : 5;
 	MYSQL *m = mysql_init(NULL);
 
 	if (!m)
@@ -148,28 +160,32 @@ static int translate(unsigned int e, const char *msg, const char *what)
 {
 	if (e == ER_DUP_ENTRY)
 		return SVC_E_CONFLICT;
+	svc_log_error("db: %.60s: %u %s", what, e, msg);
 	if (is_lost(e) || e == CR_CONNECTION_ERROR || e == CR_CONN_HOST_ERROR)
 		return SVC_E_UNAVAILABLE;
-	svc_log_error("db: %s: %u %s", what, e, msg);
 	return SVC_E_INTERNAL;
 }
 
-static int prepare(struct svc_db *db, enum svc_stmt id, MYSQL_STMT **out)
+/* Prepares statement `id` once per connection; *out_errno gets the client error number (0 for none). */
+static int prepare(struct svc_db *db, enum svc_stmt id, MYSQL_STMT **out, unsigned int *out_errno)
 {
 	MYSQL_STMT *st;
 	my_bool update_max = 1;
 
+	*out_errno = 0;
 	if (db->stmts[id]) {
 		*out = db->stmts[id];
 		return 0;
 	}
-	if (!db->conn)
+	if (!db->conn) {
+		*out_errno = CR_SERVER_GONE_ERROR;
 		return SVC_E_UNAVAILABLE;
+	}
 	st = mysql_stmt_init(db->conn);
 	if (!st)
 		return SVC_E_INTERNAL;
 	if (mysql_stmt_prepare(st, stmt_sql[id], (unsigned long)strlen(stmt_sql[id]))) {
-		int err = translate(mysql_stmt_errno(st), mysql_stmt_error(st), "prepare");
+		int err = translate(*out_errno = mysql_stmt_errno(st), mysql_stmt_error(st), "prepare");
 		mysql_stmt_close(st);
 		return err;
 	}
@@ -282,10 +298,8 @@ static int run_once(struct svc_db *db, enum svc_stmt id, const struct svc_dbv *p
 	int err;
 
 	*out_errno = 0;
-	if ((err = prepare(db, id, &st)) < 0) {
-		*out_errno = db->conn ? mysql_errno(db->conn) : CR_SERVER_GONE_ERROR;
+	if ((err = prepare(db, id, &st, out_errno)) < 0)
 		return err;
-	}
 	if (n > MAX_PARAMS || n != mysql_stmt_param_count(st)) {
 		svc_log_error("db: statement %d takes %lu parameters, given %zu", (int)id,
 			      mysql_stmt_param_count(st), n);
@@ -328,28 +342,49 @@ int svc_db_run(struct svc_db *db, enum svc_stmt id, const struct svc_dbv *params
 	unsigned int e = 0;
 	int err;
 
+	int64_t t0 = svc_mono_ms();
+
 	if (out)
 		*out = NULL;
 	err = run_once(db, id, params, n, out, affected, &e);
-	if (err < 0 && (is_lost(e) || !db->conn) && !db->in_tx) {
+	if (err < 0 && (is_lost(e) || !db->conn)) {
+		/* The connection is gone (translate() logged how): a new one is made here (right
+		 * away) or by the next statement (after a timeout, or inside a transaction, which
+		 * died with it). */
+		int64_t ms = svc_mono_ms() - t0;
+
 		close_conn(db);
+		if (db->in_tx || ms >= QUICK_FAILURE_MS)
+			return SVC_E_UNAVAILABLE;
 		if (connect_db(db) < 0)
 			return SVC_E_UNAVAILABLE;
 		err = run_once(db, id, params, n, out, affected, &e);
+		if (err < 0 && is_lost(e))
+			close_conn(db);
 	}
 	return err;
 }
 
 static int simple(struct svc_db *db, const char *sql)
 {
+	int64_t t0 = svc_mono_ms();
+
 	if (!db->conn && (db->in_tx || connect_db(db) < 0))
 		return SVC_E_UNAVAILABLE;
 	if (mysql_real_query(db->conn, sql, (unsigned long)strlen(sql))) {
 		unsigned int e = mysql_errno(db->conn);
-		if (is_lost(e) && !db->in_tx) {
+		if (is_lost(e)) {
+			/* as in svc_db_run: again at once only outside a transaction and not after a timeout */
+			int64_t ms = svc_mono_ms() - t0;
+
+			svc_log_error("db: %s: %u %s", sql, e, mysql_error(db->conn));
 			close_conn(db);
-			if (connect_db(db) < 0 || mysql_real_query(db->conn, sql, (unsigned long)strlen(sql)))
+			if (db->in_tx || ms >= QUICK_FAILURE_MS || connect_db(db) < 0)
 				return SVC_E_UNAVAILABLE;
+			if (mysql_real_query(db->conn, sql, (unsigned long)strlen(sql))) {
+				close_conn(db);
+				return SVC_E_UNAVAILABLE;
+			}
 			return 0;
 		}
 		return translate(e, mysql_error(db->conn), sql);
@@ -387,6 +422,14 @@ int svc_db_rollback(struct svc_db *db)
 	return err;
 }
 
+void svc_db_end_request(struct svc_db *db)
+{
+	if (db && db->in_tx) {
+		svc_log_error("db: a request ended inside a transaction; rolled back");
+		svc_db_rollback(db);
+	}
+}
+
 int svc_db_exec_script(struct svc_db *db, const char *sql)
 {
 	int status;
@@ -415,7 +458,9 @@ int svc_db_prepare_all(struct svc_db *db, size_t *out_failed)
 
 	for (i = 0; i < STMT__MAX; i++) {
 		MYSQL_STMT *st;
-		if ((err = prepare(db, (enum svc_stmt)i, &st)) < 0) {
+		unsigned int e;
+
+		if ((err = prepare(db, (enum svc_stmt)i, &st, &e)) < 0) {
 			*out_failed = i;
 			return err;
 		}

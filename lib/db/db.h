@@ -61,8 +61,10 @@ struct svc_db;
 /*
  * Connects to MariaDB with the settings in `cfg` (unix socket when
  * SVC_DB_SOCKET is set, else TCP), utf8mb4, session time zone UTC, strict
- * SQL mode, connect/read/write timeouts. Statements are prepared lazily on
- * first use. *out is freed with svc_db_close(). Errors: SVC_E_UNAVAILABLE.
+ * SQL mode, and the timeouts SVC_DB_CONNECT_TIMEOUT (connecting) and
+ * SVC_DB_TIMEOUT (each read and write of a query), in seconds. Statements are
+ * prepared lazily on first use. *out is freed with svc_db_close(). Errors:
+ * SVC_E_UNAVAILABLE (logged).
  */
 int svc_db_open(const struct svc_config *cfg, struct svc_db **out);
 
@@ -73,9 +75,13 @@ void svc_db_close(struct svc_db *db);
  * Executes statement `id` with `n` parameters and fetches all of its rows
  * into *out (NULL when `out` is NULL: the rows are discarded) and the number
  * of affected rows into *affected (may be NULL). On a lost connection (2006,
- * 2013) outside a transaction it reconnects, prepares again and retries
- * once. Errors: SVC_E_CONFLICT (duplicate key, ER_DUP_ENTRY),
- * SVC_E_UNAVAILABLE (no connection), SVC_E_INTERNAL (anything else, logged).
+ * 2013) the connection is dropped; when that happened at once (under a
+ * second: a server restarted since the last statement) and outside a
+ * transaction, it reconnects, prepares again and retries once; after a
+ * timeout (a stalled server) or inside a transaction (which is lost) it
+ * returns SVC_E_UNAVAILABLE at once and the next statement reconnects.
+ * Errors: SVC_E_CONFLICT (duplicate key, ER_DUP_ENTRY), SVC_E_UNAVAILABLE
+ * (no connection, timed out), SVC_E_INTERNAL (anything else, logged).
  */
 int svc_db_run(struct svc_db *db, enum svc_stmt id, const struct svc_dbv *params, size_t n,
 	       struct svc_rows **out, uint64_t *affected);
@@ -84,6 +90,13 @@ int svc_db_run(struct svc_db *db, enum svc_stmt id, const struct svc_dbv *params
 int svc_db_begin(struct svc_db *db);
 int svc_db_commit(struct svc_db *db);
 int svc_db_rollback(struct svc_db *db);
+
+/*
+ * Called by the responder loops after each request: rolls back a transaction
+ * the request left open (a bug; logged), so the next request does not run
+ * inside it. NULL is allowed.
+ */
+void svc_db_end_request(struct svc_db *db);
 
 /*
  * Runs a whole SQL script (several statements, as in the schema files) with the

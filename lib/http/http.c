@@ -310,12 +310,17 @@ static void write_head(struct svc_resp *resp, const char *type, size_t len, int 
 	resp->started = 1;
 }
 
+/* Retry-After of a 503: a database that stalled or restarted is usually back within seconds. */
+#define RETRY_AFTER_UNAVAILABLE "5"
+
 static void send_error(struct svc_resp *resp, int err)
 {
 	struct json_object *o = json_object_new_object();
 	const char *body;
 
 	resp->status = svc_err_status(err);
+	if (err == SVC_E_UNAVAILABLE)
+		svc_resp_header(resp, "Retry-After", RETRY_AFTER_UNAVAILABLE);
 	json_object_object_add(o, "error", json_object_new_string(svc_err_code(err)));
 	json_object_object_add(o, "message", json_object_new_string(
 		resp->message[0] ? resp->message : svc_err_message(err)));
@@ -869,6 +874,7 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 			continue;
 		}
 		handle(ctx, &r, routes, nroutes);
+		svc_db_end_request(ctx->db);
 		FCGX_Finish_r(&r);
 		if (ctx->after) {
 			void (*fn)(struct svc_ctx *, void *) = ctx->after;

@@ -340,10 +340,11 @@ static void test_config_durations(void)
 static int load_with_file(const char *text, struct svc_config *cfg, char *errbuf, size_t max)
 {
 	static const char *const names[] = { "JWT_SECRET", "SVC_DATA_DIR", "JWT_ISSUER", "SVC_AI_PROTOCOL",
-					     "JWT_ACCESS_TOKEN_EXPIRES_IN", "SVC_DB_PORT", NULL };
+					     "JWT_ACCESS_TOKEN_EXPIRES_IN", "SVC_DB_PORT", "SVC_DB_TIMEOUT",
+					     "SVC_DB_CONNECT_TIMEOUT", NULL };
 	char path[] = "/tmp/svc-config-XXXXXX";
 	char *saved_cfg = getenv("SVC_CONFIG") ? strdup(getenv("SVC_CONFIG")) : NULL;
-	char *saved[8] = { 0 };
+	char *saved[12] = { 0 };
 	int fd = mkstemp(path), err, i;
 	FILE *f;
 
@@ -387,7 +388,22 @@ static void test_config_file_and_required(void)
 	CU_ASSERT_STRING_EQUAL(cfg.domain, "localhost");
 	CU_ASSERT_STRING_EQUAL(cfg.ai_base_url, "");
 	CU_ASSERT_EQUAL(cfg.secure_cookies, 0);
+	CU_ASSERT_EQUAL(cfg.db_connect_timeout, 3);
+	CU_ASSERT_EQUAL(cfg.db_timeout, 5);
 	svc_config_dispose(&cfg);
+
+	/* the database timeouts: whole seconds, never 0 (which would mean "wait for ever") */
+	CU_ASSERT_EQUAL(load_with_file("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=/x\n"
+				       "SVC_DB_TIMEOUT=7\nSVC_DB_CONNECT_TIMEOUT=2\n", &cfg, errbuf, sizeof errbuf), 0);
+	CU_ASSERT_EQUAL(cfg.db_timeout, 7);
+	CU_ASSERT_EQUAL(cfg.db_connect_timeout, 2);
+	svc_config_dispose(&cfg);
+	CU_ASSERT_EQUAL(load_with_file("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=/x\n"
+				       "SVC_DB_TIMEOUT=0\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "SVC_DB_TIMEOUT"));
+	CU_ASSERT_EQUAL(load_with_file("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=/x\n"
+				       "SVC_DB_CONNECT_TIMEOUT=3s\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "SVC_DB_CONNECT_TIMEOUT"));
 
 	CU_ASSERT_EQUAL(load_with_file("SVC_DATA_DIR=/tmp/x\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "JWT_SECRET"));
