@@ -17,6 +17,13 @@
 #define PREVIEW_TTL_MAX (24 * 3600)
 #define PREVIEW_LABEL "preview"              /* <token>.preview.<SVC_DOMAIN> */
 
+/* The preview origin's script (lib/api/preview_script.js: visual editing and design comments), a C
+ * string the build makes from it (lib/api/api.mk); it ends with the function expression that
+ * preview_inject() calls with app_url's origin. */
+static const char preview_script[] =
+#include "api/preview_script.h"
+	;
+
 int svc_api_site_url(const struct svc_config *cfg, const char *label, char *out, size_t max)
 {
 	const char *scheme = strncmp(cfg->app_url, "https:", 6) == 0 ? "https" : "http";
@@ -171,6 +178,41 @@ static int slash_location(const char *path, char *out, size_t max)
 	return 0;
 }
 
+/*
+ * An HTML page of the preview as svc-preview sends it: the file's bytes, then
+ * <script>preview_script("<app_url's origin>");</script> (docs/web.md "Visual
+ * editing"). At the end of the file, after </html>, the HTML parser still puts it
+ * into <body> (WHATWG HTML "after after body"), as its last element, and the script
+ * removes its own element as it runs, so the page's elements keep their places
+ * and :nth-of-type counts. Only here: the files and the published site never
+ * have it. The origin is written as a JSON string (json-c escapes "/", so no
+ * "</script" can appear). Returns 0, SVC_E_TOO_LARGE or SVC_E_INTERNAL.
+ */
+static int preview_inject(const char *app_origin, size_t app_len, const char *data, size_t len,
+			  struct svc_buf *out)
+{
+	struct json_object *o = json_object_new_string_len(app_origin, (int)app_len);
+	int err;
+
+	if (!o)
+		return SVC_E_INTERNAL;
+	err = svc_buf_add(out, data, len);
+	if (err == 0)
+		err = svc_buf_adds(out, "<script>");
+	if (err == 0)
+		err = svc_buf_adds(out, preview_script);
+	if (err == 0)
+		err = svc_buf_addf(out, "(%s);</script>\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return err;
+}
+
+/* 1 when the file at `path` is served as an HTML page (.html, .htm: what gets the preview's script). */
+static int is_html(const char *path)
+{
+	return strncmp(svc_fsx_content_type(path), "text/html", 9) == 0;
+}
+
 /* 1 when project `id` exists and is not deleted; 0 when not; or a DB error. */
 static int project_live(struct svc_db *db, const char *id)
 {
@@ -249,8 +291,20 @@ enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
 		return err;
 	/* the frame is sandboxed without allow-same-origin, so its origin is opaque ("null"): module scripts and
 	 * fetches of its own files are cross-origin and need this; no credentials are ever involved */
-	if ((err = svc_resp_header(resp, "Access-Control-Allow-Origin", "*")) == 0)
+	if ((err = svc_resp_header(resp, "Access-Control-Allow-Origin", "*")) < 0) {
+		free(data);
+		return err;
+	}
+	if (is_html(norm)) {
+		struct svc_buf page;
+		svc_buf_init(&page, PREVIEW_FILE_MAX + sizeof preview_script + 600);
+		err = preview_inject(cfg->app_url, app_len, data, len, &page);
+		if (err == 0)
+			err = svc_resp_raw(resp, 200, svc_fsx_content_type(norm), svc_buf_str(&page), page.len);
+		svc_buf_dispose(&page);
+	} else {
 		err = svc_resp_raw(resp, 200, svc_fsx_content_type(norm), data, len);
+	}
 	free(data);
 	return err;
 }

@@ -16,10 +16,18 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (APP_URL, DATA_DIR, DOMAIN, HTTP_PORT, UNKNOWN_ID, api, check, create_project, finish,  # noqa: E402
-                    request, setting, signup, skip_rest)
+                    request, setting, signup, site_get, skip_rest)
 
 APP_ORIGIN = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(APP_URL))
 LABEL_RE = re.compile(r"^[a-z2-7]{60}$")
+# the preview origin's script, inline at the end of every HTML page it serves (lib/api/preview_script.js)
+SCRIPT_RE = re.compile(rb"^<script>\(function \(APP_ORIGIN\) \{\n.*'svc-preview'.*\n\}\)\n\(\"%s\"\);</script>\n$"
+                       % re.escape(APP_ORIGIN.replace("/", "\\/")).encode(), re.S)
+
+
+def is_page(r, raw):
+    """r is the preview's answer for a page whose file is `raw`: those bytes unchanged, then the script."""
+    return r.status == 200 and r.raw.startswith(raw) and SCRIPT_RE.match(r.raw[len(raw):]) is not None
 
 
 def jwt_secret():
@@ -84,8 +92,11 @@ def test_url(a, pid):
 def test_serving(a, pid, label):
     want = api("GET", "/projects/%s/files/index.html" % pid, token=a.token)
     r = pget(label)
-    check("test_preview_serves_the_projects_index_html", r.status == 200 and r.raw == want.raw and want.status == 200,
-          (r, want))
+    check("test_preview_serves_the_projects_index_html", want.status == 200 and is_page(r, want.raw), (r, want))
+    tail = r.raw[len(want.raw):]
+    check("test_preview_script_is_one_inline_script_at_the_end",
+          tail.count(b"</script") == 1 and b"<!--" not in tail and b"src=" not in tail.split(b"\n", 1)[0], tail[:200])
+    check("test_preview_files_api_has_no_preview_script", b"svc-preview" not in want.raw, want)
     check("test_preview_html_content_type", r.headers.get("content-type", "").startswith("text/html"), r.headers)
     check("test_preview_csp_lets_only_app_url_frame_it",
           r.headers.get("content-security-policy") == "frame-ancestors " + APP_ORIGIN, r.headers)
@@ -97,14 +108,17 @@ def test_serving(a, pid, label):
     check("test_preview_not_cached", "no-store" in r.headers.get("cache-control", ""), r.headers)
     check("test_preview_nosniff", r.headers.get("x-content-type-options") == "nosniff", r.headers)
     r = pget(label, "/index.html")
-    check("test_preview_index_html_by_name", r.status == 200 and r.raw == want.raw, r)
+    check("test_preview_index_html_by_name", is_page(r, want.raw), r)
+    css = api("GET", "/projects/%s/files/style.css" % pid, token=a.token)
+    r = pget(label, "/style.css")
+    check("test_preview_other_files_unchanged", css.status == 200 and r.status == 200 and r.raw == css.raw, r)
     for path, ctype in (("/style.css", "text/css"), ("/app.js", "text/javascript")):
         r = pget(label, path)
         check("test_preview_content_type_%s" % path.rsplit(".", 1)[1],
               r.status == 200 and r.headers.get("content-type", "").startswith(ctype), r)
     # the viewer's cookies change nothing: the token alone authorises, and nothing is set
     r = pget(label, "/", {"Cookie": "svc_access_token=%s; svc_refresh_token=%s" % (a.token, a.refresh)})
-    check("test_preview_ignores_the_app_cookies", r.status == 200 and r.raw == want.raw and no_cookie_set(r), r)
+    check("test_preview_ignores_the_app_cookies", is_page(r, want.raw) and no_cookie_set(r), r)
     r = pget(label, "/nope.html")
     check("test_preview_missing_file_404_page", is_svc_preview_page(r, 404) and "text/html" in
           r.headers.get("content-type", "") and no_cookie_set(r), r)
@@ -137,7 +151,7 @@ def test_tree(a, pid, label):
         r = pget(label, "/sub%20dir")
         check(names[0], r.status == 301 and r.headers.get("location", "").endswith("/sub%20dir/"), r)
         r = pget(label, "/sub%20dir/")
-        check(names[1], r.status == 200 and b"sub page" in r.raw, r)
+        check(names[1], is_page(r, b"<p>sub page</p>\n"), r)
         r = pget(label, "/.env")
         check(names[2], r.status in (403, 404) and b"preview-must-not-serve-this" not in r.raw, r)
         r = pget(label, "/leak.txt")
@@ -226,7 +240,7 @@ def test_other_project(a, label_a):
     ra, rb = pget(label_a), pget(label_b)
     want_b = api("GET", "/projects/%s/files/index.html" % bid, token=a.token)
     check("test_preview_each_token_serves_its_own_project",
-          label_b and rb.status == 200 and rb.raw == want_b.raw and ra.status == 200 and ra.raw != rb.raw, (ra, rb))
+          label_b and is_page(rb, want_b.raw) and ra.status == 200 and ra.raw != rb.raw, (ra, rb))
     # after a (soft) delete the token no longer shows anything
     api("DELETE", "/projects/%s" % bid, token=a.token)
     r = pget(label_b)
@@ -257,6 +271,20 @@ def test_session_isolation(a, label):
               r.status == 403 and "access-control-allow-origin" not in r.headers, r)
 
 
+def test_published_site_has_no_script(a, pid):
+    """Publishing copies the project's files: the preview's script is not one of them, so the site never has it."""
+    r = api("POST", "/deploy/%s" % pid, token=a.token)
+    slug = r.body.get("slug") if r.status == 200 and isinstance(r.body, dict) else None
+    check("test_preview_setup_publish", slug, r)
+    if not slug:
+        return
+    want = api("GET", "/projects/%s/files/index.html" % pid, token=a.token)
+    site = site_get(slug, "/")
+    check("test_preview_published_site_has_no_preview_script",
+          site.status == 200 and site.raw == want.raw and b"svc-preview" not in site.raw and b"APP_ORIGIN" not in site.raw,
+          site)
+
+
 def main():
     a = signup(tag="preview")
     proj = create_project(a, "todo-app")
@@ -275,6 +303,7 @@ def main():
     test_permissions(a, pid)
     test_other_project(a, label)
     test_session_isolation(a, label)
+    test_published_site_has_no_script(a, pid)
     return finish()
 
 
