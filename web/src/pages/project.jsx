@@ -111,7 +111,7 @@ export function ProjectPage({ id }) {
 					<section class="work-pane" aria-label="Workspace" hidden={narrow && current === 'chat'}>
 						{!narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
 						<div role="tabpanel" id="panel-preview" aria-labelledby="tab-preview" hidden={current !== 'preview'} class="panel">
-							<Preview project={p} tick={tick} onUrl={setPreviewUrl} />
+							<Preview project={p} tick={tick} onUrl={setPreviewUrl} onChanged={filesChanged} writer={canWrite(user, p)} />
 						</div>
 						<div role="tabpanel" id="panel-files" aria-labelledby="tab-files" hidden={current !== 'files'} class="panel">
 							<Files project={p} tick={tick} />

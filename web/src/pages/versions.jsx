@@ -1,70 +1,9 @@
-// versions.jsx: the project's live preview (its own origin, docs/web.md "Preview") and its
-// versions with a diff per version and Restore.
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, post, enc, ApiError } from '../lib/api.js';
+// versions.jsx: the project's versions with a diff per version and Restore; the live preview
+// (its own origin, docs/web.md "Preview") is in visual.jsx, with visual editing.
+import { useState } from 'preact/hooks';
+import { get, post, enc } from '../lib/api.js';
 import { ago, when } from '../lib/format.js';
 import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../ui.jsx';
-
-/**
- * Preview: the working tree in a sandboxed iframe on the project's preview origin
- * (http://<token>.preview.<SVC_DOMAIN>:<port>/, from GET /projects/:id/preview). The URL is
- * fetched again shortly before it expires and whenever files changed (tick), which also
- * reloads the frame. The frame never gets app_url's origin or cookies: the token in the
- * host name is its only authority, and sandbox leaves out allow-same-origin.
- */
-export function Preview({ project, tick, onUrl }) {
-	const [state, setState] = useState({ url: null, expiresAt: null, error: null });
-	const [n, setN] = useState(0); // the frame's key: a new value reloads it
-	const timer = useRef(0);
-	async function load() {
-		clearTimeout(timer.current);
-		try {
-			const r = await get(`/projects/${enc(project.id)}/preview`);
-			setState({ url: r.url, expiresAt: r.expiresAt, error: null });
-			setN((x) => x + 1);
-			onUrl(r.url);
-			const left = Date.parse(r.expiresAt) - Date.now();
-			if (left > 0) timer.current = setTimeout(load, Math.max(5000, left - 30000));
-		} catch (e) {
-			setState((s) => ({ ...s, error: e }));
-		}
-	}
-	useEffect(() => {
-		load();
-		return () => clearTimeout(timer.current);
-	}, [project.id, tick]);
-	const missing = state.error instanceof ApiError && (state.error.status === 404 || state.error.status === 405);
-	return (
-		<div class="preview">
-			<div class="preview-bar">
-				<button type="button" class="ghost" onClick={load}>
-					Reload preview
-				</button>
-				{state.url && (
-					<a href={state.url} target="_blank" rel="noopener noreferrer">
-						Open preview in a new tab
-					</a>
-				)}
-			</div>
-			{missing ? (
-				<p class="empty">The preview is not available on this server.</p>
-			) : state.error ? (
-				<ErrorNote error={state.error} />
-			) : !state.url ? (
-				<Loading label="Starting the preview…" />
-			) : (
-				<iframe
-					key={n}
-					title="Preview"
-					src={state.url}
-					sandbox="allow-scripts allow-forms allow-popups allow-modals"
-					referrerpolicy="no-referrer"
-					class="preview-frame"
-				/>
-			)}
-		</div>
-	);
-}
 
 /** DiffText: a unified diff with added, removed and hunk lines marked (also in text, by their sign). */
 function DiffText({ text }) {
@@ -84,6 +23,8 @@ function DiffText({ text }) {
 		</pre>
 	);
 }
+
+export { Preview } from './visual.jsx';
 
 const STATUS = { added: 'added', modified: 'changed', deleted: 'deleted', renamed: 'renamed' };
 
