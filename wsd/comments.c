@@ -13,6 +13,7 @@
 struct wsd_comment {
 	char id[37];
 	char parent_id[37];
+	char user_id[37];    /* its author */
 	int resolved;
 	int busy;            /* an internal call for it is running */
 	char *added_json;    /* the design-comment:added message, sent to joiners while open */
@@ -28,8 +29,9 @@ static struct wsd_comment *comment_find(struct wsd_room *r, const char *id)
 	return NULL;
 }
 
-/* Appends a comment to the room's list; takes added_json (the design-comment:added message). */
-static struct wsd_comment *comment_add(struct wsd_room *r, const char *id, const char *parent_id, char *added_json)
+/* Appends a comment of user_id to the room's list; takes added_json (the design-comment:added message). */
+static struct wsd_comment *comment_add(struct wsd_room *r, const char *id, const char *parent_id, const char *user_id,
+				       char *added_json)
 {
 	struct wsd_comment *c;
 
@@ -38,6 +40,7 @@ static struct wsd_comment *comment_add(struct wsd_room *r, const char *id, const
 	memset(c, 0, sizeof *c);
 	snprintf(c->id, sizeof c->id, "%s", id);
 	snprintf(c->parent_id, sizeof c->parent_id, "%s", parent_id);
+	snprintf(c->user_id, sizeof c->user_id, "%s", user_id ? user_id : "");
 	c->added_json = added_json;
 	return c;
 }
@@ -88,7 +91,7 @@ static void comment_done(struct wsd_comment_job *j)
 	}
 	switch (j->op) {
 	case WSD_C_ADD:
-		c = comment_add(r, j->comment_id, j->parent_id, j->broadcast);
+		c = comment_add(r, j->comment_id, j->parent_id, j->user_id, j->broadcast);
 		j->broadcast = NULL;
 		wsd_room_broadcast(r, comment_msg(c->added_json));
 		return;
@@ -145,6 +148,11 @@ void wsd_comments_rx(struct wsd_sess *s, const uint8_t *json, size_t len)
 			comment_error(s, "conflict", "The comment is not resolved.");
 			goto done;
 		}
+		/* anyone who may write resolves and reopens; a comment is deleted by its author or an admin */
+		if (req.op == WSD_C_DELETE && strcmp(c->user_id, s->user_id) != 0 && !s->can_moderate) {
+			comment_error(s, "forbidden", "Only its author or an admin of the workspace can delete a comment.");
+			goto done;
+		}
 		c->busy = 1;
 	}
 	r->jobs++;
@@ -160,7 +168,7 @@ void wsd_comments_load(struct wsd_room *r, struct wsd_load_result *res)
 
 	for (i = 0; i < res->ncomments; i++) {
 		struct wsd_loaded_comment *lc = &res->comments[i];
-		struct wsd_comment *c = comment_add(r, lc->id, lc->parent_id, lc->added_json);
+		struct wsd_comment *c = comment_add(r, lc->id, lc->parent_id, lc->user_id, lc->added_json);
 		c->resolved = lc->resolved;
 		lc->added_json = NULL;
 	}

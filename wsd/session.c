@@ -278,9 +278,10 @@ static void access_done(struct wsd_access_job *j)
 	if (j->error < 0)
 		reason = j->error == SVC_E_NOT_FOUND ? "permission-denied: no such project"
 						     : "permission-denied: service unavailable";
-	else if (j->member)
+	else if (j->member) {
 		s->can_write = 1;
-	else if (!j->public_read)
+		s->can_moderate = j->moderate;
+	} else if (!j->public_read)
 		reason = "permission-denied: not a member of this project's workspace";
 	if (reason) {
 		wsd_sess_deny(s, reason);

@@ -192,6 +192,7 @@ static void access_run(struct wsd_job *jb, struct wsd_worker *w)
 		obj.created_by = svc_rows_get(rows, 0, ACOL_CREATED_BY);
 		j->member = svc_perm_check(&subj, SVC_ACT_WRITE, &obj) == 0;
 		j->public_read = svc_perm_check(&subj, SVC_ACT_READ, &obj) == 0;
+		j->moderate = j->member && svc_perm_check(&subj, SVC_ACT_COMMENT_MODERATE, &obj) == 0;
 	}
 	snprintf(j->user_name, sizeof j->user_name, "%s", name ? name : "");
 done:
@@ -431,6 +432,7 @@ static int load_comments(struct svc_db *db, const char *project_id, struct wsd_l
 		const char *parent = svc_rows_get(rows, i, CMCOL_PARENT), *status = svc_rows_get(rows, i, CMCOL_STATUS);
 		snprintf(c->id, sizeof c->id, "%s", svc_rows_get(rows, i, CMCOL_ID));
 		snprintf(c->parent_id, sizeof c->parent_id, "%s", parent ? parent : "");
+		snprintf(c->user_id, sizeof c->user_id, "%s", svc_rows_get(rows, i, CMCOL_USER));
 		c->resolved = status && strcmp(status, "resolved") == 0;
 		c->added_json = comment_added_json(rows, i);
 	}
@@ -1093,6 +1095,7 @@ void wsd_store_comment(struct wsd_worker *w, const char *project_id, struct wsd_
 	j->sess_id = sess_id;
 	j->op = req->op;
 	j->cb = cb;
+	snprintf(j->user_id, sizeof j->user_id, "%s", user_id);
 	svc_time_format(svc_now_ms(), now);
 	json_object_object_add(body, "projectId", json_object_new_string(project_id));
 	json_object_object_add(body, "userId", json_object_new_string(user_id));

@@ -219,6 +219,7 @@ struct wsd_sess {
 	char user_name[160];
 	int token_ok;          /* the token verified at the upgrade */
 	int can_write;
+	int can_moderate;      /* may delete other members' design comments (admins, owners) */
 	struct wsd_room *room;
 	struct wsd_user *user;
 	struct wsd_sess *hnext;

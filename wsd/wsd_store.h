@@ -57,6 +57,7 @@ struct wsd_access_job {
 	int error;                 /* 0, SVC_E_NOT_FOUND (no such project), SVC_E_UNAVAILABLE */
 	int member;                /* may write */
 	int public_read;           /* may read */
+	int moderate;              /* may delete other members' design comments (SVC_ACT_COMMENT_MODERATE) */
 	char user_name[160];
 	void (*cb)(struct wsd_access_job *j);
 };
@@ -66,7 +67,7 @@ void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const char *user_i
 
 /* --- loading a room's document --- */
 struct wsd_loaded_comment {
-	char id[37], parent_id[37];
+	char id[37], parent_id[37], user_id[37];
 	int resolved;
 	char *added_json;          /* the design-comment:added message (owned) */
 };
@@ -230,6 +231,7 @@ struct wsd_comment_job {
 	uint64_t sess_id;
 	enum wsd_comment_op op;
 	char comment_id[37], parent_id[37];
+	char user_id[37];          /* who asked (an added comment's author) */
 	char path[160];
 	char *body;                /* the internal call's body */
 	char *broadcast;           /* the message for the room once stored */

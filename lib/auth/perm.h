@@ -34,6 +34,8 @@ enum svc_action {
 	SVC_ACT_DEPLOY,          /* publish a project, custom domains */
 	/* workspace credits (lib/api/api_credits.c) */
 	SVC_ACT_WS_CREDIT_LIMIT, /* change a workspace's credit limit: platform admins only, not even its owner */
+	/* design comments (svc-wsd, wsd/comments.c) */
+	SVC_ACT_COMMENT_MODERATE, /* delete another member's design comment (its author may always delete it) */
 	SVC_ACT__MAX
 };
 
@@ -84,7 +86,9 @@ struct svc_perm_object {
  *      the workspace and adding, changing or removing members need admin or
  *      owner, and anything that gives, takes or touches the owner role needs
  *      owner; removing oneself is leaving, which any member may do; no role
- *      may change a workspace's credit limit (SVC_ACT_WS_CREDIT_LIMIT).
+ *      may change a workspace's credit limit (SVC_ACT_WS_CREDIT_LIMIT);
+ *      deleting another member's design comment needs admin or owner
+ *      (SVC_ACT_COMMENT_MODERATE; a comment's author is svc-wsd's check).
  * Structural rules (a workspace keeps an owner, a personal workspace has one
  * member) are not permissions: the handlers answer 409 for them.
  * Returns 0 when allowed; SVC_E_UNAUTHORIZED when denied to an anonymous

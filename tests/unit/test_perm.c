@@ -139,6 +139,17 @@ static void test_perm_scopes_limit_a_credential(void)
 	CU_ASSERT_EQUAL(svc_perm_check(&s, SVC_ACT_WS_UPDATE, &o), SVC_E_FORBIDDEN);
 }
 
+/* Deleting another member's design comment: admins, owners and platform admins; not members or outsiders. */
+static void test_perm_comment_moderation(void)
+{
+	CU_ASSERT_EQUAL(check(ME, 0, "member", SVC_ACT_COMMENT_MODERATE, "workspace", OTHER), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(check(ME, 0, "admin", SVC_ACT_COMMENT_MODERATE, "workspace", OTHER), 0);
+	CU_ASSERT_EQUAL(check(ME, 0, "owner", SVC_ACT_COMMENT_MODERATE, "private", OTHER), 0);
+	CU_ASSERT_EQUAL(check(ME, 1, NULL, SVC_ACT_COMMENT_MODERATE, "workspace", OTHER), 0);
+	CU_ASSERT_EQUAL(check(ME, 0, NULL, SVC_ACT_COMMENT_MODERATE, "public", OTHER), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(check("", 0, NULL, SVC_ACT_COMMENT_MODERATE, "public", OTHER), SVC_E_UNAUTHORIZED);
+}
+
 static void test_perm_role_rank(void)
 {
 	CU_ASSERT_EQUAL(svc_perm_role_rank(NULL), 0);
@@ -158,5 +169,6 @@ SVC_TEST_SUITE(perm)
 	CU_add_test(s, "test_perm_member_management", test_perm_member_management);
 	CU_add_test(s, "test_perm_platform_admin_may_do_everything", test_perm_platform_admin_may_do_everything);
 	CU_add_test(s, "test_perm_scopes_limit_a_credential", test_perm_scopes_limit_a_credential);
+	CU_add_test(s, "test_perm_comment_moderation", test_perm_comment_moderation);
 	CU_add_test(s, "test_perm_role_rank", test_perm_role_rank);
 }

@@ -442,6 +442,51 @@ await test('wsd design comments: add, resolve, unresolve, delete broadcast and p
   assert(!closedStock && stock.provider.wsconnected, 'the stock client stayed connected')
 })
 
+await test('wsd design comments are deleted by their author or a workspace admin only', async () => {
+  // a team workspace: owner (its owner), a member and an admin; the project is the owner's
+  const ws = await api('POST', '/workspaces', { name: 'WSD comments ' + crypto.randomBytes(3).toString('hex') }, owner.token)
+  assert(ws.status === 201, 'workspace: ' + ws.text)
+  const member = await signup('cmember'); const admin = await signup('cadmin')
+  for (const [acct, role] of [[member, 'member'], [admin, 'admin']]) {
+    const me = await api('GET', '/auth/me', undefined, acct.token)
+    const r = await api('POST', `/workspaces/${ws.body.id}/members`, { email: me.body.user.email, role }, owner.token)
+    assert(r.status === 201, 'add member: ' + r.text)
+  }
+  const p = await createProject({ ...owner, wid: ws.body.id })
+  const o = client(owner, p, { comments: true }); const m = client(member, p, { comments: true }); const a = client(admin, p, { comments: true })
+  await synced(o, m, a)
+  const add = async (c, content) => {
+    c.sendComment({ type: 'design-comment:add', content, xPercent: 5, yPercent: 5 })
+    return (await waitFor('added ' + content, () => o.comments.find(x => x.type === 'design-comment:added' && x.comment.content === content))).comment
+  }
+  const ownerNote = await add(o, 'owner note')
+  const memberNote = await add(m, 'member note')
+  const memberNote2 = await add(m, 'member note 2')
+  m.sendComment({ type: 'design-comment:delete', commentId: ownerNote.id })
+  await waitFor('member refused', () => m.errors.some(e => e.error === 'forbidden'))
+  m.sendComment({ type: 'design-comment:resolve', commentId: ownerNote.id })
+  await waitFor('a member still resolves', () => o.comments.some(x => x.type === 'design-comment:resolved' && x.commentId === ownerNote.id))
+  m.sendComment({ type: 'design-comment:delete', commentId: memberNote.id })
+  await waitFor('own deleted', () => o.comments.some(x => x.type === 'design-comment:deleted' && x.commentId === memberNote.id))
+  a.sendComment({ type: 'design-comment:delete', commentId: memberNote2.id })
+  await waitFor('admin deletes a member\'s', () => o.comments.some(x => x.type === 'design-comment:deleted' && x.commentId === memberNote2.id))
+  o.sendComment({ type: 'design-comment:delete', commentId: ownerNote.id })
+  await waitFor('owner deletes own', () => m.comments.some(x => x.type === 'design-comment:deleted' && x.commentId === ownerNote.id))
+  assert(!o.comments.some(x => x.type === 'design-comment:deleted' && x.commentId !== memberNote.id &&
+    x.commentId !== memberNote2.id && x.commentId !== ownerNote.id), 'nothing else deleted')
+  assert((await comments(owner, p)).length === 0, 'all three gone from the list')
+  // a member who joins later is refused too (the room knows each comment's author, also when it loads them)
+  const late = await add(o, 'owner late')
+  for (const c of [o, m, a]) c.provider.destroy()
+  await sleep(300)
+  const m2 = client(member, p, { comments: true })
+  await synced(m2)
+  await sleep(200)
+  m2.sendComment({ type: 'design-comment:delete', commentId: late.id })
+  await waitFor('member refused after reload', () => m2.errors.some(e => e.error === 'forbidden'))
+  assert((await comments(owner, p)).some(c => c.id === late.id), 'still there')
+})
+
 await test('wsd invalid design comments get an error to the sender only', async () => {
   const a = client(owner, pid, { comments: true }); const b = client(owner, pid, { comments: true })
   await synced(a, b)
