@@ -13,7 +13,7 @@
 #define DEFAULT_STEPS 25
 #define DEFAULT_TIMEOUT 600       /* seconds per provider call */
 #define CONNECT_TIMEOUT 10        /* seconds */
-#define LOW_SPEED_TIME 120        /* idle timeout: seconds without a byte before a provider counts as dead */
+#define DEFAULT_IDLE 120          /* idle timeout: seconds without a byte before a provider counts as dead */
 #define TICK_MS 200               /* at most this often the tick callback runs during a transfer */
 #define DEFAULT_RETRY_MAX 10      /* seconds of Retry-After a 429 is waited for */
 #define MAX_429_TRIES 3           /* provider calls per step when the provider answers 429 */
@@ -340,7 +340,7 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 	    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT) != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout) != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)LOW_SPEED_TIME) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, turn->idle_secs > 0 ? turn->idle_secs : DEFAULT_IDLE) != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK) {
 		error = SVC_E_INTERNAL;
 		goto done;

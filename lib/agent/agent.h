@@ -65,6 +65,8 @@ struct svc_agent_turn {
 	void *ctx;                     /* passed to emit and tick */
 	unsigned max_steps;            /* model calls per turn; 0 = default 25 */
 	long timeout_secs;             /* whole-turn limit per provider call; 0 = default 600 */
+	long idle_secs;                /* a provider call that receives no byte for this long (before or during
+					* its answer) fails with model_unavailable; 0 = default 120 */
 };
 
 /* What a finished turn produced. */

@@ -287,6 +287,7 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 	at.user_text = sp->text;
 	at.images = sp->images;
 	at.retry_max_secs = t->cfg->ai_retry_max_secs > 0 ? t->cfg->ai_retry_max_secs : -1;
+	at.idle_secs = (long)t->cfg->ai_idle_secs;
 	at.emit = emit;
 	at.tick = tick;
 	at.ctx = t;

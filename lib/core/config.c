@@ -447,6 +447,11 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 		snprintf(errbuf, errmax, "SVC_AI_RETRY_MAX must be seconds from 0 to 600");
 		goto done;
 	}
+	v = get(st, "SVC_AI_IDLE_TIMEOUT", "120");
+	if (parse_tokens(v, strlen(v), &c.ai_idle_secs) < 0 || c.ai_idle_secs < 1 || c.ai_idle_secs > 3600) {
+		snprintf(errbuf, errmax, "SVC_AI_IDLE_TIMEOUT must be seconds from 1 to 3600");
+		goto done;
+	}
 	if (parse_price(get(st, "SVC_DEFAULT_CREDIT_USD", "10"), &c.default_credit_usd) < 0) {
 		snprintf(errbuf, errmax, "SVC_DEFAULT_CREDIT_USD must be a number of US dollars");
 		goto done;

@@ -219,6 +219,21 @@ def test_failures(acct):
         check("test_agent_%s_timeline_keeps_what_was_streamed" % label,
               len(stored) == 2 and stored[0].get("delta") == deltas and stored[1].get("error") == "model_unavailable",
               stored)
+    # a provider that accepts the request and then sends nothing: SVC_AI_IDLE_TIMEOUT (15 s in the
+    # test stack) ends the turn, instead of the 600 s whole-call limit
+    reset_double()
+    start = time.monotonic()
+    events, _, err = send(acct, pid, chat_id, "never answer please")
+    took = time.monotonic() - start
+    e = final(events)
+    check("test_agent_silent_provider_ends_with_model_unavailable",
+          err is None and e.get("error") == "model_unavailable" and "in time" in (e.get("message") or ""), events)
+    check("test_agent_silent_provider_ends_within_the_idle_timeout (%.1f s)" % took, 14 <= took <= 25, took)
+    deadline = time.monotonic() + 5
+    while double_stats().get("client_closed_early", 0) < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    check("test_agent_silent_provider_connection_is_closed", double_stats().get("client_closed_early", 0) >= 1,
+          double_stats())
     events, _, err = send(acct, pid, chat_id, "hello after the failures")
     check("test_agent_chat_works_after_provider_failures", types_of(events)[-1:] == ["session.task_complete"], events)
 
