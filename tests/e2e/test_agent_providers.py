@@ -228,7 +228,7 @@ def test_failures(acct):
     e = final(events)
     check("test_agent_silent_provider_ends_with_model_unavailable",
           err is None and e.get("error") == "model_unavailable" and "in time" in (e.get("message") or ""), events)
-    check("test_agent_silent_provider_ends_within_the_idle_timeout (%.1f s)" % took, 14 <= took <= 25, took)
+    check("test_agent_silent_provider_ends_within_the_idle_timeout (%.1f s)" % took, 14 <= took <= 35, took)
     deadline = time.monotonic() + 5
     while double_stats().get("client_closed_early", 0) < 1 and time.monotonic() < deadline:
         time.sleep(0.1)
