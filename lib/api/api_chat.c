@@ -347,14 +347,28 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 	}
 }
 
-/* Checks a model override against the provider's allowed models. Returns 0 or SVC_E_VALIDATION. */
-static int model_allowed(const struct svc_ai_provider *prov, const char *model)
+/*
+ * Checks a model override: the provider's default model and the models of its
+ * allowed list pass; with no list, the instance's provider takes only models
+ * with a price (SVC_AI_PRICES), so no turn escapes the credits by naming a
+ * model that would cost 0 (a workspace's own provider bills the workspace).
+ * Returns 0, or SVC_E_VALIDATION with resp's message set.
+ */
+static int model_allowed(const struct svc_config *cfg, const struct svc_ai_provider *prov, const char *model,
+			 struct svc_resp *resp)
 {
-	if (!model || !prov->base_url[0] || !prov->allowed_models[0])
+	if (!model || !prov->base_url[0] || strcmp(model, prov->model) == 0)
 		return 0;
-	if (strcmp(model, prov->model) == 0 || svc_config_list_has(prov->allowed_models, model))
+	if (prov->allowed_models[0]) {
+		if (svc_config_list_has(prov->allowed_models, model))
+			return 0;
+		return svc_resp_error(resp, SVC_E_VALIDATION, "model", "model %.200s is not one of the provider's allowed models",
+				      model);
+	}
+	if (prov->from_workspace || svc_config_model_priced(cfg, model))
 		return 0;
-	return SVC_E_VALIDATION;
+	return svc_resp_error(resp, SVC_E_VALIDATION, "model",
+			      "model %.200s has no price on this instance (an admin adds it to SVC_AI_PRICES)", model);
 }
 
 /* Takes the chat's generation lock for turn `turn_id`. Returns 0, SVC_E_CONFLICT or a DB error. */
@@ -428,11 +442,8 @@ static int stream_turn(struct svc_req *req, struct svc_resp *resp, struct turn_s
 		goto done;
 	}
 	have_prov = 1;
-	if (model_allowed(&prov, sp->model) < 0) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "model", "model %.200s is not one of the provider's allowed models",
-				     sp->model);
+	if ((err = model_allowed(cfg, &prov, sp->model, resp)) < 0)
 		goto done;
-	}
 	/* One generation per chat, across every responder process. */
 	if ((err = lock_chat(t.db, t.chat_id, t.turn_id)) < 0) {
 		if (err == SVC_E_CONFLICT)

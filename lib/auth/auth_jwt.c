@@ -6,6 +6,8 @@
 #include <json-c/json.h>
 #include <jwt.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "auth/auth.h"
@@ -15,6 +17,7 @@
 #define SECRET_MIN 32          /* bytes; RFC 7518 §3.2: at least the hash size */
 #define JTI_BYTES 16
 #define UUID_LEN 36
+#define SIG_LEN 43             /* base64url characters of an HS256 signature (32 bytes, no padding) */
 
 static const char *kind_name(enum svc_token_kind kind)
 {
@@ -160,6 +163,39 @@ done:
 	return error;
 }
 
+/*
+ * RFC 7515 section 5.2 step 5 for HS256, done here in constant time before
+ * libjwt sees the token: libjwt 1.10 compares the signature with strcmp,
+ * which leaks how much of a forged MAC is right (the CVE-2024-25189 class).
+ * The signing input is everything before the last dot; the signature must be
+ * exactly the 43 base64url characters of HMAC-SHA256(secret, input).
+ * `token` has passed is_compact_jws(). Returns 1 when the MAC is right.
+ */
+static int mac_ok(const char *secret, size_t secret_len, const char *token, size_t len)
+{
+	const char *dot = memchr(token, '.', len);
+	unsigned char mac[EVP_MAX_MD_SIZE], text[48];
+	unsigned int maclen = 0;
+	size_t input_len, i;
+
+	dot = dot ? memchr(dot + 1, '.', len - (size_t)(dot + 1 - token)) : NULL;
+	if (!dot)
+		return 0;
+	input_len = (size_t)(dot - token);
+	if (len - input_len - 1 != SIG_LEN)
+		return 0;
+	if (!HMAC(EVP_sha256(), secret, (int)secret_len, (const unsigned char *)token, input_len, mac, &maclen) ||
+	    maclen != 32)
+		return 0;
+	/* base64 (44 characters with one '=') to base64url without padding */
+	if (EVP_EncodeBlock(text, mac, 32) != 44)
+		return 0;
+	for (i = 0; i < SIG_LEN; i++)
+		text[i] = text[i] == '+' ? '-' : text[i] == '/' ? '_' : text[i];
+	OPENSSL_cleanse(mac, sizeof mac);
+	return CRYPTO_memcmp(text, dot + 1, SIG_LEN) == 0;
+}
+
 int svc_auth_jwt_verify(const char *secret, size_t secret_len, const char *issuer,
 			enum svc_token_kind kind, const char *token, int64_t now,
 			char *out_user_id)
@@ -187,6 +223,8 @@ int svc_auth_jwt_verify_gen(const char *secret, size_t secret_len, const char *i
 		goto done;
 	len = strnlen(token, SVC_AUTH_TOKEN_MAX + 1);
 	if (len > SVC_AUTH_TOKEN_MAX || !is_compact_jws(token, len))
+		goto done;
+	if (!mac_ok(secret, secret_len, token, len))
 		goto done;
 
 	/* Never a NULL key: libjwt 1.10 would then skip the signature check. */

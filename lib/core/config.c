@@ -253,6 +253,14 @@ void svc_config_model_price(const struct svc_config *cfg, const char *model, dou
 	}
 }
 
+int svc_config_model_priced(const struct svc_config *cfg, const char *model)
+{
+	const char *v;
+	size_t len;
+
+	return model && cfg->ai_prices && table_find(cfg->ai_prices, model, &v, &len);
+}
+
 int64_t svc_config_model_context(const struct svc_config *cfg, const char *model)
 {
 	const char *v;

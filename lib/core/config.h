@@ -94,6 +94,9 @@ void svc_config_dispose(struct svc_config *cfg);
  */
 void svc_config_model_price(const struct svc_config *cfg, const char *model, double *out_in, double *out_out);
 
+/* Returns 1 when `model` (NULL allowed: 0) has an entry in SVC_AI_PRICES, else 0. */
+int svc_config_model_priced(const struct svc_config *cfg, const char *model);
+
 /*
  * The context window of `model` in tokens from SVC_AI_CONTEXT_WINDOWS
  * ("gpt-4o=128000,small=8192"), else SVC_AI_CONTEXT_DEFAULT; 0 = unlimited.

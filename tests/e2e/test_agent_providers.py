@@ -32,12 +32,23 @@ def test_reasoning_usage_cost(acct):
     check("test_agent_reasoning_is_kept_in_the_timeline",
           [e.get("delta") for e in items if e.get("type") == "assistant.reasoning_delta"] == ["Let me ", "think."],
           items)
-    events, _, err = send(acct, pid, chat_id, "hello", model="no-price-model")
+    # a model the instance has no price for would cost nothing and slip past the credits: refused
+    # (SVC_AI_MODELS is empty in the test stack, so any priced model may be named)
+    reset_double()
+    r = api("POST", "/chat/%s/messages" % pid, {"chatId": chat_id, "text": "hi", "model": "no-price-model"},
+            token=acct.token, headers={"Accept": "text/event-stream"})
+    check("test_agent_unpriced_model_is_400_model",
+          r.status == 400 and r.body.get("field") == "model" and r.body.get("error") == "validation_failed"
+          and "price" in (r.body.get("message") or ""), r)
+    check("test_agent_unpriced_model_reaches_no_provider", double_stats().get("requests") == 0, double_stats())
+    # SVC_AI_PRICES: small-ctx = 1 USD / Mtok in, 2 out; "hello" reports 25 in, 7 out
+    events, _, err = send(acct, pid, chat_id, "hello", model="small-ctx")
     u = next((e for e in events if e.get("type") == "session.usage_info"), {})
-    check("test_agent_unknown_model_costs_zero", u.get("cost") == 0 and u.get("inputTokens") == 25, u)
+    check("test_agent_priced_override_costs_its_price",
+          u.get("inputTokens") == 25 and abs(u.get("cost", -1) - (25 * 1 + u.get("outputTokens", 0) * 2) / 1e6) < 1e-9, u)
     reqs = double_requests()
     check("test_agent_model_override_reaches_the_provider",
-          reqs and (reqs[-1].get("body") or {}).get("model") == "no-price-model", [q.get("body", {}).get("model") for q in reqs])
+          reqs and (reqs[-1].get("body") or {}).get("model") == "small-ctx", [q.get("body", {}).get("model") for q in reqs])
 
 
 def test_credits():

@@ -255,6 +255,43 @@ static void test_auth_jwt_hs512_same_secret(void)
 	free(tok);
 }
 
+/*
+ * The MAC is checked by svc (constant time, exact text) before libjwt: a
+ * signature one bit off, one with its base64url padding, one with a
+ * non-canonical last character (same 32 bytes for a lenient decoder) and a
+ * truncated one are refused; the good one passes.
+ */
+static void test_auth_jwt_signature_checked_exactly(void)
+{
+	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	char uid[37];
+	char *good = libjwt_token(JWT_ALG_HS256, SECRET, GOOD_CLAIMS);
+	size_t n = strlen(good);
+	char *t = malloc(n + 2);
+	const char *last;
+	int idx;
+
+	CU_ASSERT_EQUAL(verify(SVC_TOKEN_ACCESS, good, NOW, uid), 0);
+	/* the last of 43 characters carries 4 bits of the MAC and 2 zero bits */
+	last = strchr(alphabet, good[n - 1]);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(last);
+	idx = (int)(last - alphabet);
+	memcpy(t, good, n + 1);
+	t[n - 1] = alphabet[idx ^ 1];          /* a padding bit set: same bytes, other text */
+	CU_ASSERT_EQUAL(verify(SVC_TOKEN_ACCESS, t, NOW, uid), SVC_E_UNAUTHORIZED);
+	t[n - 1] = alphabet[idx ^ 4];          /* one MAC bit off */
+	CU_ASSERT_EQUAL(verify(SVC_TOKEN_ACCESS, t, NOW, uid), SVC_E_UNAUTHORIZED);
+	memcpy(t, good, n + 1);
+	t[n] = '=';                            /* padded */
+	t[n + 1] = '\0';
+	CU_ASSERT_EQUAL(verify(SVC_TOKEN_ACCESS, t, NOW, uid), SVC_E_UNAUTHORIZED);
+	memcpy(t, good, n + 1);
+	t[n - 1] = '\0';                       /* truncated */
+	CU_ASSERT_EQUAL(verify(SVC_TOKEN_ACCESS, t, NOW, uid), SVC_E_UNAUTHORIZED);
+	free(t);
+	free(good);
+}
+
 static void test_auth_jwt_hs384_refused(void)
 {
 	char uid[37];
@@ -538,6 +575,7 @@ SVC_TEST_SUITE(auth_jwt)
 	CU_add_test(s, "alg_none", test_auth_jwt_alg_none);
 	CU_add_test(s, "hs512_same_secret", test_auth_jwt_hs512_same_secret);
 	CU_add_test(s, "hs384_refused", test_auth_jwt_hs384_refused);
+	CU_add_test(s, "signature_checked_exactly", test_auth_jwt_signature_checked_exactly);
 	CU_add_test(s, "alg_not_exactly_hs256", test_auth_jwt_alg_not_exactly_hs256);
 	CU_add_test(s, "other_secret", test_auth_jwt_other_secret);
 	CU_add_test(s, "kind_mismatch", test_auth_jwt_kind_mismatch);
