@@ -89,7 +89,9 @@ static int filter(struct lws *wsi, struct pss *pss)
 	tok = lws_get_urlarg_by_name(wsi, "token=", token, SVC_AUTH_TOKEN_MAX + 16);
 	if (!tok && (n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_COOKIE)) > 0 && n < 16384) {
 		cookie = malloc((size_t)n + 1);
+		/* two svc_access_token cookies (one planted by a site of a shared parent domain): neither */
 		if (cookie && lws_hdr_copy(wsi, cookie, n + 1, WSI_TOKEN_HTTP_COOKIE) > 0 &&
+		    svc_cookie_count(cookie, "svc_access_token") == 1 &&
 		    svc_cookie_get(cookie, "svc_access_token", token, SVC_AUTH_TOKEN_MAX + 1))
 			tok = token;
 	}

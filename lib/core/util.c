@@ -408,36 +408,63 @@ int svc_secret_equal(const char *a, size_t alen, const char *b, size_t blen)
 	return CRYPTO_memcmp(a, b, alen) == 0;
 }
 
-int svc_cookie_get(const char *header, const char *name, char *out, size_t max)
+/*
+ * One "name=value" pair of a Cookie header at *h (RFC 6265 §5.2): the name in
+ * [*n0, *n1) and the value in [*v0, *v1), white space trimmed; *h moves past
+ * it. Pairs without "=" are skipped. Returns 0 at the end of the header.
+ */
+static int cookie_next(const char **h, const char **n0, const char **n1, const char **v0, const char **v1)
 {
-	const char *h = header, *end, *eq, *n0, *n1, *v0, *v1;
-	size_t nlen = strlen(name);
+	const char *end, *eq;
 
-	while (h && *h) {
-		end = h + strcspn(h, ";");
-		eq = memchr(h, '=', (size_t)(end - h));
+	while (*h && **h) {
+		end = *h + strcspn(*h, ";");
+		eq = memchr(*h, '=', (size_t)(end - *h));
 		if (eq) {
-			for (n0 = h; n0 < eq && (*n0 == ' ' || *n0 == '\t'); n0++)
+			for (*n0 = *h; *n0 < eq && (**n0 == ' ' || **n0 == '\t'); (*n0)++)
 				;
-			for (n1 = eq; n1 > n0 && (n1[-1] == ' ' || n1[-1] == '\t'); n1--)
+			for (*n1 = eq; *n1 > *n0 && ((*n1)[-1] == ' ' || (*n1)[-1] == '\t'); (*n1)--)
 				;
-			for (v0 = eq + 1; v0 < end && (*v0 == ' ' || *v0 == '\t'); v0++)
+			for (*v0 = eq + 1; *v0 < end && (**v0 == ' ' || **v0 == '\t'); (*v0)++)
 				;
-			for (v1 = end; v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\t'); v1--)
+			for (*v1 = end; *v1 > *v0 && ((*v1)[-1] == ' ' || (*v1)[-1] == '\t'); (*v1)--)
 				;
-			if (nlen && (size_t)(n1 - n0) == nlen && memcmp(n0, name, nlen) == 0) {
-				if (v1 - v0 >= 2 && *v0 == '"' && v1[-1] == '"') {
-					v0++;
-					v1--;
-				}
-				if ((size_t)(v1 - v0) >= max)
-					return 0;
-				memcpy(out, v0, (size_t)(v1 - v0));
-				out[v1 - v0] = '\0';
-				return 1;
-			}
 		}
-		h = *end ? end + 1 : end;
+		*h = *end ? end + 1 : end;
+		if (eq)
+			return 1;
 	}
 	return 0;
+}
+
+int svc_cookie_get(const char *header, const char *name, char *out, size_t max)
+{
+	const char *h = header, *n0, *n1, *v0, *v1;
+	size_t nlen = strlen(name);
+
+	while (cookie_next(&h, &n0, &n1, &v0, &v1)) {
+		if (nlen && (size_t)(n1 - n0) == nlen && memcmp(n0, name, nlen) == 0) {
+			if (v1 - v0 >= 2 && *v0 == '"' && v1[-1] == '"') {
+				v0++;
+				v1--;
+			}
+			if ((size_t)(v1 - v0) >= max)
+				return 0;
+			memcpy(out, v0, (size_t)(v1 - v0));
+			out[v1 - v0] = '\0';
+			return 1;
+		}
+	}
+	return 0;
+}
+
+size_t svc_cookie_count(const char *header, const char *name)
+{
+	const char *h = header, *n0, *n1, *v0, *v1;
+	size_t nlen = strlen(name), n = 0;
+
+	while (cookie_next(&h, &n0, &n1, &v0, &v1))
+		if (nlen && (size_t)(n1 - n0) == nlen && memcmp(n0, name, nlen) == 0)
+			n++;
+	return n;
 }

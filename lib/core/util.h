@@ -221,6 +221,14 @@ int svc_is_blank(const char *s);
  */
 int svc_cookie_get(const char *header, const char *name, char *out, size_t max);
 
+/*
+ * How many pairs of `header` (a Cookie header value, NULL allowed) are named
+ * `name`, parsed as svc_cookie_get() does. Two of svc's own cookies of one
+ * name mean that another site of a shared parent domain planted one (cookie
+ * tossing): the request is refused rather than guessing which is real.
+ */
+size_t svc_cookie_count(const char *header, const char *name);
+
 /* Compares two byte strings in constant time for equal lengths (CRYPTO_memcmp). Returns 1 when equal. */
 int svc_secret_equal(const char *a, size_t alen, const char *b, size_t blen);
 

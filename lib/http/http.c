@@ -673,6 +673,9 @@ static int body_check(struct svc_req *req, struct svc_resp *resp, const struct s
 	return 0;
 }
 
+/* The cookies svc sets (lib/api/api_auth.c): at most one of each per request. */
+static const char *const svc_cookie_names[] = { "svc_access_token", "svc_refresh_token", "svc_oauth" };
+
 static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc_route *routes,
 		    size_t nroutes)
 {
@@ -688,6 +691,13 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 	svc_auth_client_addr(FCGX_GetParam("REMOTE_ADDR", req->fcgi->envp), svc_req_header(req, "X-Forwarded-For"),
 			     req->ctx->auth.trusted_proxies, req->client_addr, sizeof req->client_addr);
 	req->remote_addr = req->client_addr;
+	/* Cookie tossing (docs/api.md "Cross-site requests"): a site under a shared parent domain can
+	 * plant a second cookie of one of svc's names; which one is real cannot be known, so refuse. */
+	for (i = 0; i < sizeof svc_cookie_names / sizeof svc_cookie_names[0]; i++)
+		if (svc_cookie_count(svc_req_header(req, "Cookie"), svc_cookie_names[i]) > 1)
+			return svc_resp_error(resp, SVC_E_VALIDATION, NULL,
+					      "The request carries two %s cookies; clear this site's cookies and sign in again.",
+					      svc_cookie_names[i]);
 	/* the global limit; internal calls (HMAC-signed, from svc-wsd and svc-worker) are not counted */
 	if (req->ctx->auth.rl_global.limit && req->ctx->db && uri && strncmp(uri, "/api/internal/", 14) != 0 &&
 	    !svc_auth_addr_in_list(req->client_addr, req->ctx->auth.rate_limit_exempt)) {

@@ -70,6 +70,23 @@ def main():
     r = api("OPTIONS", path, headers={"Origin": APP_URL, "Access-Control-Request-Method": "PATCH"})
     check("test_auth_csrf_preflight_is_not_refused", r.status in (200, 204), r)
 
+    # cookie tossing: a second cookie of one of svc's names (planted by a site of a shared parent
+    # domain) makes the request fail, whichever comes first; other duplicated cookies do not matter
+    b = signup(tag="toss")
+    for name, hdr in (("planted_first", "svc_access_token=%s; svc_access_token=%s" % (b.token, a.token)),
+                      ("planted_last", "svc_access_token=%s; theme=x; svc_access_token = %s" % (a.token, b.token)),
+                      ("refresh", "svc_access_token=%s; svc_refresh_token=x; svc_refresh_token=y" % a.token),
+                      ("oauth_state", "svc_oauth=a; svc_access_token=%s; svc_oauth=b" % a.token)):
+        r = api("GET", path, headers={"Cookie": hdr})
+        check("test_auth_cookie_tossing_%s_is_400" % name,
+              is_error(r, 400, "validation_failed") and "two" in (r.body.get("message") or ""), r)
+    r = api("PATCH", path, json={"name": "tossed"}, headers={"Cookie": "svc_access_token=%s; svc_access_token=%s"
+                                                                        % (b.token, a.token), "Origin": APP_URL})
+    check("test_auth_cookie_tossing_write_changes_nothing",
+          is_error(r, 400, "validation_failed") and api("GET", path, token=a.token).body.get("name") != "tossed", r)
+    r = api("GET", path, headers={"Cookie": "svc_access_token=%s; theme=a; theme=b" % a.token})
+    check("test_auth_cookie_duplicate_foreign_cookie_is_ignored", r.status == 200, r)
+
 
 if __name__ == "__main__":
     try:

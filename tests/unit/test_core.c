@@ -269,6 +269,14 @@ static void test_util_cookie_get(void)
 	CU_ASSERT_EQUAL(svc_cookie_get(NULL, "a", v, sizeof v), 0);
 	CU_ASSERT_EQUAL(svc_cookie_get("a==b", "a", v, sizeof v), 1); /* only the first "=" splits */
 	CU_ASSERT_STRING_EQUAL(v, "=b");
+
+	/* counting pairs of one name (cookie tossing: two svc_access_token cookies) */
+	CU_ASSERT_EQUAL(svc_cookie_count(h, "svc_access_token"), 1);
+	CU_ASSERT_EQUAL(svc_cookie_count(h, "nope"), 0);
+	CU_ASSERT_EQUAL(svc_cookie_count("a=1; b=2;a = 3 ;", "a"), 2);
+	CU_ASSERT_EQUAL(svc_cookie_count("a=1; aa=2; xa=3; a", "a"), 1); /* names match whole; "a" alone has no "=" */
+	CU_ASSERT_EQUAL(svc_cookie_count(NULL, "a"), 0);
+	CU_ASSERT_EQUAL(svc_cookie_count("a=1", ""), 0);
 }
 
 /* The end of the header, where lib/http and svc-wsd's copies used to differ. */

@@ -580,6 +580,12 @@ await test('wsd the token in a cookie works and a foreign Origin is refused', as
   const bad = raw(`${WS_URL}/not-a-project?token=${owner.token}`)
   await waitFor('unknown path refused', () => bad.error || bad.closed)
   assert(!bad.msgs.length, 'nothing for a bad path')
+  // two svc_access_token cookies (one tossed by a site of a shared parent domain): neither counts
+  const tossed = raw(`${WS_URL}/${pid}`, { Cookie: `svc_access_token=${owner.token}; svc_access_token=${owner.token}`, Origin: APP_ORIGIN })
+  await waitFor('two access cookies refused', () => tossed.error || tossed.closed)
+  assert(!tossed.msgs.some(m => m.data[0] === 0), 'no sync message with two access cookies')
+  assert(tossed.msgs.some(m => m.data[0] === 2 && new TextDecoder().decode(m.data).includes('permission-denied')),
+    'told permission-denied: ' + JSON.stringify(tossed.msgs.map(m => Array.from(m.data.slice(0, 4)))))
 })
 
 await test('wsd oversized and malformed messages close the sender only', async () => {
