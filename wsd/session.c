@@ -12,7 +12,6 @@
 #include "wsd.h"
 #include "wsd_store.h"
 
-#define CLOSE_KILL_S 10          /* a close frame that cannot be sent this long: the socket is dropped */
 #define WRITE_BURST 32           /* messages sent per writeable callback at most */
 
 /* A user's sessions: the per-user limits count them. */
@@ -209,7 +208,7 @@ void wsd_sess_close(struct wsd_sess *s, int code, const char *reason)
 	if (s->wsi) {
 		lws_rx_flow_control(s->wsi, 0);
 		/* a client that stopped reading never makes the socket writeable again */
-		lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, CLOSE_KILL_S);
+		lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, (int)wsd_g->cfg.wsd_close_timeout_s);
 	}
 	sess_want_write(s);
 }

@@ -309,6 +309,7 @@ static int load_wsd(struct storage *st, struct svc_config *c, char *errbuf, size
 		{ "SVC_WSD_MAX_CONNECTIONS_PER_USER", offsetof(struct svc_config, wsd_max_conns_per_user), 32, 1, 1000000 },
 		{ "SVC_WSD_MAX_ROOMS_PER_USER", offsetof(struct svc_config, wsd_max_rooms_per_user), 16, 1, 1000000 },
 		{ "SVC_WSD_SEND_QUEUE_MAX", offsetof(struct svc_config, wsd_send_queue_max), 16u << 20, 65536, 1u << 30 },
+		{ "SVC_WSD_CLOSE_TIMEOUT", offsetof(struct svc_config, wsd_close_timeout_s), 10, 1, 3600 },
 		{ "SVC_WSD_SAVE_DELAY_MS", offsetof(struct svc_config, wsd_save_delay_ms), 1000, 10, 600000 },
 		{ "SVC_WSD_COMMIT_DELAY_MS", offsetof(struct svc_config, wsd_commit_delay_ms), 2000, 0, 3600000 },
 		{ "SVC_WSD_COMPACT_UPDATES", offsetof(struct svc_config, wsd_compact_updates), 500, 1, 10000000 },

@@ -62,6 +62,7 @@ struct svc_config {
 	uint64_t wsd_max_conns_per_user; /* SVC_WSD_MAX_CONNECTIONS_PER_USER, default 32 */
 	uint64_t wsd_max_rooms_per_user; /* SVC_WSD_MAX_ROOMS_PER_USER, default 16 */
 	uint64_t wsd_send_queue_max;   /* SVC_WSD_SEND_QUEUE_MAX: bytes queued to one slow client before it is dropped, default 16 MiB */
+	uint64_t wsd_close_timeout_s;  /* SVC_WSD_CLOSE_TIMEOUT: seconds a closing socket may take to accept its close frame, default 10 */
 	uint64_t wsd_save_delay_ms;    /* SVC_WSD_SAVE_DELAY_MS: quiet time before files are written, default 1000 */
 	uint64_t wsd_commit_delay_ms;  /* SVC_WSD_COMMIT_DELAY_MS: quiet time after a save before files-changed, default 2000 */
 	uint64_t wsd_compact_updates;  /* SVC_WSD_COMPACT_UPDATES: stored updates that trigger a snapshot, default 500 */

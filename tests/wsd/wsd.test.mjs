@@ -736,7 +736,8 @@ await test('wsd per-user and total limits on connections and rooms', async () =>
 })
 
 await test('wsd a client that stops reading is dropped with 1013, the others go on', async () => {
-  const w = await privateWsd({ SVC_WSD_SEND_QUEUE_MAX: '1048576' })
+  // the close frame waits until the test resumes reading, however long the 30 MB take on a busy machine
+  const w = await privateWsd({ SVC_WSD_SEND_QUEUE_MAX: '1048576', SVC_WSD_CLOSE_TIMEOUT: '600' })
   const p = await createProject(owner)
   const slow = raw(`${w.url}/${p}?token=${owner.token}`)
   const writer = raw(`${w.url}/${p}?token=${owner.token}`)
