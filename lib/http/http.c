@@ -643,13 +643,20 @@ static const char *method_name(enum svc_method m)
 }
 
 /*
- * SVC_R_INTERNAL: checks X-Svc-Timestamp and X-Svc-Signature over the
- * method, the decoded path and the raw body (lib/auth/internal.h), then parses
- * the body (none counts as "{}") into req->json. 401, 400 invalid_json.
+ * SVC_R_INTERNAL: only from this host or a trusted proxy (the client address
+ * after X-Forwarded-For, so a request relayed from outside by a proxy on
+ * this host does not pass; 404 otherwise: the path does not exist for
+ * others), then X-Svc-Timestamp and X-Svc-Signature over the method, the
+ * decoded path and the raw body (lib/auth/internal.h); then the body (none
+ * counts as "{}") is parsed into req->json. 404, 401, 400 invalid_json.
  */
 static int internal_check(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
+
+	if (!svc_auth_addr_in_list(req->client_addr, "127.0.0.0/8, ::1") &&
+	    !svc_auth_addr_in_list(req->client_addr, req->ctx->auth.trusted_proxies))
+		return SVC_E_NOT_FOUND;
 
 	if (svc_internal_verify(cfg->internal_secret, strlen(cfg->internal_secret), method_name(req->method),
 				req->path, svc_req_header(req, "X-Svc-Timestamp"), svc_req_header(req, "X-Svc-Signature"),

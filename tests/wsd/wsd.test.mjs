@@ -661,6 +661,10 @@ await test('wsd internal endpoints refuse unsigned and forged calls', async () =
   assert(r.status === 401, 'API tampered body: ' + r.status)
   r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, body) }, body })
   assert(r.status === 200, 'API signed: ' + r.status + ' ' + await r.text())
+  // a correctly signed internal call relayed from outside (through a trusted proxy, as
+  // X-Forwarded-For says) does not exist: internal paths answer only this host and the proxies
+  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': '203.0.113.9', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, body) }, body })
+  assert(r.status === 404, 'API signed but from outside: ' + r.status)
 })
 
 await test('wsd cold text is kept compressed in memory and stays exact through joins and edits', async () => {
