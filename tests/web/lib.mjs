@@ -36,11 +36,15 @@ export async function shot(page, name) {
 	await page.screenshot({ path: join(SHOTS, `${name}-${v.width}x${v.height}.png`) });
 }
 
-/** shotBoth(page, name): the screenshot at 1280x800 and at 390x844, back to the size it had. */
-export async function shotBoth(page, name) {
+/**
+ * shotBoth(page, name, at): the screenshot at 1280x800 and at 390x844, back to the size it had;
+ * `at` (optional, a locator) is scrolled into view at each size first.
+ */
+export async function shotBoth(page, name, at) {
 	const v = page.viewportSize();
 	for (const size of [DESKTOP, PHONE]) {
 		await page.setViewportSize(size);
+		if (at) await at.scrollIntoViewIfNeeded();
 		await page.waitForTimeout(150);
 		await shot(page, name);
 	}

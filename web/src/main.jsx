@@ -15,6 +15,8 @@ import { Loading } from './ui.jsx';
 // The project page (chat, files, preview, versions, Markdown) is its own chunk: sign-in
 // and the dashboard never load it (budgets in docs/web.md).
 const loadProject = () => import('./pages/project.jsx');
+// The settings pages (account, workspaces) are a chunk of their own too.
+const loadSettings = () => import('./pages/settings.jsx');
 
 const here = () => locationStore.get();
 
@@ -71,6 +73,9 @@ function TopBar({ user }) {
 			</Link>
 			<nav aria-label="Account" class="account">
 				<span class="who">{user.user.displayName || user.user.email}</span>
+				<Link href="/settings/account" class="top-link">
+					Settings
+				</Link>
 				<button
 					type="button"
 					class="ghost"
@@ -84,6 +89,17 @@ function TopBar({ user }) {
 			</nav>
 		</header>
 	);
+}
+
+/** /settings: to /settings/account, keeping the query (the assistant flow's redirect lands here, docs/api.md). */
+function SettingsHome() {
+	useEffect(() => {
+		const q = new URLSearchParams(location.search);
+		if (q.get('error')) q.set('flow', 'assistant'); // only the assistant flow fails to /settings
+		const s = q.toString();
+		navigate('/settings/account' + (s ? '?' + s : ''), { replace: true });
+	}, []);
+	return <Loading />;
 }
 
 function Home() {
@@ -123,6 +139,14 @@ function Routes({ path }) {
 	if (match('/reset', path) || match('/reset-password', path)) return <Reset />;
 	if (match('/dashboard', path)) return <SignedIn><Dashboard trash={false} /></SignedIn>;
 	if (match('/trash', path)) return <SignedIn><Dashboard trash={true} /></SignedIn>;
+	if (match('/settings', path)) return <SettingsHome />;
+	if (match('/settings/account', path)) return <SignedIn><Lazy load={loadSettings} name="SettingsPage" section="account" /></SignedIn>;
+	if ((m = match('/settings/workspace/:wid', path)))
+		return (
+			<SignedIn>
+				<Lazy load={loadSettings} name="SettingsPage" section="workspace" wid={m.wid} />
+			</SignedIn>
+		);
 	if ((m = match('/projects/:id', path)))
 		return (
 			<SignedIn>

@@ -51,6 +51,9 @@ export function Dashboard({ trash }) {
 						</option>
 					))}
 				</Field>
+				<Link href={`/settings/workspace/${enc(ws.id)}`} class="side-link">
+					Workspace settings
+				</Link>
 				<nav aria-label="Folders">
 					<ul class="folders">
 						<li>
