@@ -1,6 +1,7 @@
 /* http.c: the FastCGI responder loop, the router, request accessors, responses and server-sent events. */
 #include <errno.h>
 #include <signal.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -903,21 +904,38 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 	return 0;
 }
 
-static int prefork(struct svc_ctx *ctx, const char *path, long procs, const struct svc_route *routes,
-		   size_t nroutes)
+/*
+ * The pool of --listen: the socket at `path` is made with mode 0660 (umask
+ * 0117 while it is created, so it is never wider), and handed to group
+ * `group` (--socket-group, the web server's; NULL: the process's own), so
+ * that only the web server and svc reach it. Then `procs` children serve it.
+ */
+static int prefork(struct svc_ctx *ctx, const char *path, const char *group, long procs,
+		   const struct svc_route *routes, size_t nroutes)
 {
 	pid_t *kids;
 	int fd;
 	long i;
+	mode_t old_mask;
 	struct sigaction sa;
 
 	unlink(path);
+	old_mask = umask(0117);
 	fd = FCGX_OpenSocket(path, 128);
+	umask(old_mask);
 	if (fd < 0) {
 		svc_log_error("cannot listen on %s", path);
 		return 1;
 	}
-	chmod(path, 0666);
+	if (group) {
+		struct group *g = getgrnam(group);
+		if (!g || chown(path, (uid_t)-1, g->gr_gid) < 0) {
+			svc_log_error("cannot give %s to group %s: %s", path, group, g ? strerror(errno) : "no such group");
+			close(fd);
+			unlink(path);
+			return 1;
+		}
+	}
 	kids = calloc((size_t)procs, sizeof *kids);
 	if (!kids)
 		return 1;
@@ -970,7 +988,7 @@ int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_rout
 {
 	struct svc_ctx ctx;
 	char errbuf[256];
-	const char *listen_path = NULL;
+	const char *listen_path = NULL, *socket_group = NULL;
 	uint64_t procs = 4;
 	int i, rc;
 
@@ -980,13 +998,15 @@ int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_rout
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
 			listen_path = argv[++i];
+		} else if (strcmp(argv[i], "--socket-group") == 0 && i + 1 < argc) {
+			socket_group = argv[++i];
 		} else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
 			if (svc_parse_u64(argv[++i], 512, &procs) < 0 || procs == 0) {
 				fprintf(stderr, "%s: --procs needs a number from 1 to 512\n", name);
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: %s [--listen SOCKET_PATH [--procs N]]\n", name);
+			fprintf(stderr, "usage: %s [--listen SOCKET_PATH [--procs N] [--socket-group GROUP]]\n", name);
 			return 2;
 		}
 	}
@@ -1002,7 +1022,7 @@ int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_rout
 		return 1;
 	}
 	if (listen_path)
-		rc = prefork(&ctx, listen_path, (long)procs, routes, nroutes);
+		rc = prefork(&ctx, listen_path, socket_group, (long)procs, routes, nroutes);
 	else
 		rc = serve(&ctx, 0, routes, nroutes);
 	svc_db_close(ctx.db);

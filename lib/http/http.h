@@ -126,10 +126,12 @@ struct svc_route {
  * Runs a responder: loads the settings (exits 1 naming a missing one),
  * initialises libraries, and serves FastCGI requests with `routes`. With no
  * arguments it serves the listening socket on fd 0 (lighttpd's bin-path,
- * mod_fcgid). With "--listen PATH --procs N" it creates the unix socket PATH
- * (mode 0666), pre-forks N workers that share it, replaces workers that die
- * and stops them all on SIGTERM or SIGINT (Apache mod_proxy_fcgi, systemd).
- * The router answers, before any handler and in this order: over the
+ * mod_fcgid). With "--listen PATH --procs N [--socket-group GROUP]" it
+ * creates the unix socket PATH with mode 0660, owned by GROUP (the web
+ * server's; default the process's group), pre-forks N workers that share it,
+ * replaces workers that die and stops them all on SIGTERM or SIGINT (Apache
+ * mod_proxy_fcgi, systemd). The router answers, before any handler and in
+ * this order: two cookies of one of svc's names 400, over the
  * global rate limit 429 (SVC_RATE_LIMIT_GLOBAL, per client address), unknown
  * path 404, wrong method 405 with Allow, a cross-site unsafe request 403
  * (POST/PUT/PATCH/DELETE without a Bearer token that carries a session

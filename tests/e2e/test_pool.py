@@ -73,6 +73,23 @@ def main():
               for th, state, _ in streams), results())
 
 
+def socket_modes():
+    """The --listen pools Apache reaches (svc-dev puts them in <data dir>/../run-apache): mode 0660,
+    group www-data when the stack runs as root, so no other local user can send them requests."""
+    import grp
+    import stat
+    run = os.path.join(os.path.dirname(os.environ.get("SVC_DATA_DIR", "").rstrip("/")), "run-apache")
+    socks = sorted(f for f in os.listdir(run) if f.endswith(".sock")) if os.path.isdir(run) else []
+    check("the responder pools' sockets exist (%s)" % ", ".join(socks), len(socks) >= 5, run)
+    for f in socks:
+        st = os.stat(os.path.join(run, f))
+        check("%s has mode 0660" % f, stat.S_IMODE(st.st_mode) == 0o660, oct(st.st_mode))
+        if os.getuid() == 0:
+            check("%s belongs to group www-data" % f, grp.getgrgid(st.st_gid).gr_name == "www-data", st.st_gid)
+
+
 if __name__ == "__main__":
     main()
+    if not os.environ.get("SVC_TEST_PREFIX"):
+        socket_modes()
     sys.exit(finish())
