@@ -39,8 +39,8 @@ static const struct tool tools[] = {
 	{ "delete_file", 1, "Delete a file.",
 	  "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\",\"description\":\"relative path\"}},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}" },
-	{ "search_files", 0, "Search the text files of the project for a POSIX extended regular expression; "
-	  "answers \"path:line: text\" per match.",
+	{ "search_files", 0, "Search the text files of the project for a POSIX extended regular expression "
+	  "(no back-references; a line's first 4 KiB are searched); answers \"path:line: text\" per match.",
 	  "{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":\"string\",\"description\":\"POSIX extended regular expression\"}},"
 	  "\"required\":[\"pattern\"],\"additionalProperties\":false}" },
 };
@@ -323,7 +323,8 @@ static int do_search(struct svc_agent__tools *t, struct json_object *args, char 
 		return SVC_E_VALIDATION;
 	error = svc_fsx_search(t->root, pattern, MAX_MATCHES, &text);
 	if (error == SVC_E_VALIDATION) {
-		*out = textf("the pattern is not a valid POSIX extended regular expression");
+		*out = textf("the pattern is not a valid POSIX extended regular expression of at most 512 bytes "
+			     "without back-references");
 		return error;
 	}
 	if (error < 0) {

@@ -25,6 +25,9 @@
 #define FSX_SEARCH_BINARY_PROBE 8192      /* a NUL in this many leading bytes means binary */
 #define FSX_SEARCH_TEXT_MAX 200           /* bytes of a matching line shown */
 #define FSX_SEARCH_LIST_MAX 100000        /* files looked at by one search */
+#define FSX_SEARCH_LINE_MAX 4096          /* bytes of a line the pattern is matched against */
+#define FSX_SEARCH_PATTERN_MAX 512        /* bytes of a pattern */
+#define FSX_SEARCH_TIME_MS 3000           /* a search stops after this long */
 #define FSX_TMP_PREFIX ".svc-tmp-"
 
 /* ---- path syntax ---- */
@@ -498,8 +501,12 @@ void svc_fsx_list_free(struct svc_fsx_entry *list, size_t n)
 
 /* ---- search ---- */
 
+/*
+ * Searches one file's text `buf` (NUL at `len`) line by line; stops at
+ * max_matches in all, or (returning 1) once `deadline_ms` (svc_mono_ms) passed.
+ */
 static int search_file(const char *path, char *buf, size_t len, const regex_t *re, size_t max_matches,
-		       size_t *found, struct svc_buf *t)
+		       int64_t deadline_ms, size_t *found, struct svc_buf *t)
 {
 	size_t probe = len < FSX_SEARCH_BINARY_PROBE ? len : FSX_SEARCH_BINARY_PROBE;
 	size_t lineno = 0, pos = 0;
@@ -518,8 +525,22 @@ static int search_file(const char *path, char *buf, size_t len, const regex_t *r
 		line[n] = '\0'; /* buf has a NUL at len, so this is in bounds */
 		if (n > 0 && line[n - 1] == '\r')
 			line[--n] = '\0';
-		if (regexec(re, line, 0, NULL, 0) != 0)
+		if ((lineno & 63) == 0 && svc_mono_ms() > deadline_ms)
+			return 1;
+		/* glibc's matcher is quadratic in the line for some patterns: it sees a line's first 4 KiB */
+		if (n > FSX_SEARCH_LINE_MAX) {
+			size_t cut = svc_utf8_cut(line, n, FSX_SEARCH_LINE_MAX);
+			char c = line[cut];
+			int rc;
+
+			line[cut] = '\0';
+			rc = regexec(re, line, 0, NULL, 0);
+			line[cut] = c;
+			if (rc != 0)
+				continue;
+		} else if (regexec(re, line, 0, NULL, 0) != 0) {
 			continue;
+		}
 		if (n > FSX_SEARCH_TEXT_MAX)
 			n = svc_utf8_cut(line, n, FSX_SEARCH_TEXT_MAX);
 		k = snprintf(num, sizeof num, ":%zu: ", lineno);
@@ -533,15 +554,44 @@ static int search_file(const char *path, char *buf, size_t len, const regex_t *r
 	return SVC_OK;
 }
 
+/* 1 when `pattern` holds a back-reference (\1 to \9 outside a bracket expression): glibc matches those in exponential time. */
+static int has_backref(const char *pattern)
+{
+	const char *p, *first = NULL; /* first: where a bracket expression's items start */
+
+	for (p = pattern; *p; p++) {
+		if (first) {
+			/* a ']' first in the list is a member, not the end (POSIX 9.3.5) */
+			if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+				const char *end = strstr(p + 2, (char[]){ p[1], ']', 0 });
+				if (!end)
+					return 0; /* regcomp refuses it */
+				p = end + 1;
+			} else if (*p == ']' && p != first) {
+				first = NULL;
+			}
+		} else if (*p == '[') {
+			first = p[1] == '^' ? p + 2 : p + 1;
+		} else if (*p == '\\' && p[1]) {
+			if (p[1] >= '1' && p[1] <= '9')
+				return 1;
+			p++;
+		}
+	}
+	return 0;
+}
+
 int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, char **out)
 {
 	struct svc_fsx_entry *list = NULL;
 	struct svc_buf t;
 	size_t n = 0, i, found = 0;
+	int64_t deadline = svc_mono_ms() + FSX_SEARCH_TIME_MS;
 	regex_t re;
-	int compiled = 0, error;
+	int compiled = 0, error, stopped = 0;
 
-	if (!pattern || regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE | REG_NOSUB) != 0)
+	if (!pattern || strlen(pattern) > FSX_SEARCH_PATTERN_MAX || has_backref(pattern) ||
+	    regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE | REG_NOSUB) != 0)
 		return SVC_E_VALIDATION;
 	compiled = 1;
 	svc_buf_init(&t, SIZE_MAX - 1);
@@ -561,11 +611,18 @@ int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, ch
 		}
 		if (rerr < 0)
 			continue; /* vanished, grew or replaced by a symlink meanwhile */
-		error = search_file(list[i].path, buf, len, &re, max_matches, &found, &t);
+		error = search_file(list[i].path, buf, len, &re, max_matches, deadline, &found, &t);
 		free(buf);
 		if (error < 0)
 			goto done;
+		if (error == 1 || svc_mono_ms() > deadline) {
+			stopped = 1;
+			break;
+		}
 	}
+	error = SVC_OK;
+	if (stopped && (error = svc_buf_adds(&t, "(the search stopped after 3 s: make the pattern narrower)\n")) < 0)
+		goto done;
 	if (!(*out = svc_buf_detach(&t, NULL)))
 		error = SVC_E_INTERNAL;
 done:

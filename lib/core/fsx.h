@@ -79,7 +79,14 @@ void svc_fsx_list_free(struct svc_fsx_entry *list, size_t n);
  * "path:line: text" (line numbers from 1; text cut at 200 bytes on a UTF-8
  * boundary, a trailing CR dropped), at most `max_matches` lines, "" when
  * nothing matches. Binary files (a NUL in the first 8 KiB) are skipped; the
- * pattern is compiled with REG_EXTENDED | REG_NEWLINE (regcomp(3)). Errors: SVC_E_VALIDATION (the pattern does not compile), SVC_E_INTERNAL.
+ * pattern is compiled with REG_EXTENDED | REG_NEWLINE (regcomp(3)). The work
+ * is bounded, since the pattern may come from a model: a pattern has at most
+ * 512 bytes and no back-references (\1..\9: exponential in glibc), it is
+ * matched against a line's first 4 KiB only (glibc is quadratic in the line
+ * for patterns like "(a|aa)*b"), and the search stops after 3 s, ending the
+ * text with the line "(the search stopped after 3 s: make the pattern
+ * narrower)". Errors: SVC_E_VALIDATION (too long, a back-reference, or the
+ * pattern does not compile), SVC_E_INTERNAL.
  */
 int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, char **out);
 

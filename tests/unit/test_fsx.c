@@ -10,6 +10,7 @@
 
 #include "core/err.h"
 #include "core/fsx.h"
+#include "core/util.h"
 #include "unit.h"
 
 /* A scratch area: base/root is the project root, base/outside a directory beside it. */
@@ -405,6 +406,58 @@ static void test_fsx_search(void)
 	scratch_close(&s);
 }
 
+/* A model chooses the pattern: its cost is bounded (back-references, pattern size, line prefix, time). */
+static void test_fsx_search_bounded(void)
+{
+	struct scratch s;
+	char *out = NULL, *big, pat[600];
+	size_t i, len = 1024 * 1024 - 1;
+	int64_t t0;
+
+	scratch_open(&s);
+	put(s.root, "a.txt", "ab1b\n");
+	/* back-references (exponential in glibc) are refused; an escaped backslash before a digit, a
+	 * digit in a bracket expression and a class are not back-references */
+	CU_ASSERT(svc_fsx_search(s.root, "(a*)*\\1b", 10, &out) == SVC_E_VALIDATION);
+	CU_ASSERT(svc_fsx_search(s.root, "(ab)\\1", 10, &out) == SVC_E_VALIDATION);
+	CU_ASSERT(svc_fsx_search(s.root, "[]a]\\1", 10, &out) == SVC_E_VALIDATION);
+	CU_ASSERT(svc_fsx_search(s.root, "[[:alpha:]]\\2", 10, &out) == SVC_E_VALIDATION);
+	CU_ASSERT_FATAL(svc_fsx_search(s.root, "[\\1]b", 10, &out) == SVC_OK);
+	CU_ASSERT_STRING_EQUAL(out, "a.txt:1: ab1b\n");
+	free(out);
+	out = NULL;
+	CU_ASSERT_FATAL(svc_fsx_search(s.root, "\\\\1|ab", 10, &out) == SVC_OK);
+	free(out);
+	out = NULL;
+	memset(pat, 'a', sizeof pat - 1);
+	pat[sizeof pat - 1] = '\0';
+	CU_ASSERT(svc_fsx_search(s.root, pat, 10, &out) == SVC_E_VALIDATION); /* over 512 bytes */
+
+	/* a match past a line's first 4 KiB is not seen */
+	big = malloc(len + 1);
+	CU_ASSERT_FATAL(big != NULL);
+	memset(big, 'a', 5000);
+	memcpy(big + 4500, "NEEDLE", 6);
+	big[5000] = '\n';
+	CU_ASSERT_FATAL(svc_fsx_write(s.root, "wide.txt", big, 5001) == SVC_OK);
+	CU_ASSERT_FATAL(svc_fsx_search(s.root, "NEEDLE", 10, &out) == SVC_OK);
+	CU_ASSERT_STRING_EQUAL(out, "");
+	free(out);
+	out = NULL;
+
+	/* a quadratic pattern over 1 MiB of 4 KiB lines of 'a' (20 s and more unbounded) stops at 3 s */
+	for (i = 0; i < len; i++)
+		big[i] = (i % 4096 == 4095) ? '\n' : 'a';
+	CU_ASSERT_FATAL(svc_fsx_write(s.root, "slow.txt", big, len) == SVC_OK);
+	t0 = svc_mono_ms();
+	CU_ASSERT_FATAL(svc_fsx_search(s.root, "(a|aa)*b", 10, &out) == SVC_OK);
+	CU_ASSERT(svc_mono_ms() - t0 < 10000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "the search stopped after 3 s"));
+	free(out);
+	free(big);
+	scratch_close(&s);
+}
+
 static void test_fsx_copy_and_remove_tree(void)
 {
 	struct scratch s;
@@ -523,6 +576,7 @@ SVC_TEST_SUITE(fsx)
 	CU_add_test(s, "test_fsx_delete", test_fsx_delete);
 	CU_add_test(s, "test_fsx_list_sorted_skips_git_and_symlinks", test_fsx_list_sorted_skips_git_and_symlinks);
 	CU_add_test(s, "test_fsx_search", test_fsx_search);
+	CU_add_test(s, "test_fsx_search_bounded", test_fsx_search_bounded);
 	CU_add_test(s, "test_fsx_copy_and_remove_tree", test_fsx_copy_and_remove_tree);
 	CU_add_test(s, "test_fsx_content_type", test_fsx_content_type);
 	CU_add_test(s, "test_fsx_dir_iterator", test_fsx_dir_iterator);
