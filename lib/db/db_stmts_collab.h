@@ -32,9 +32,11 @@ SVC_STMT(STMT_WSD_FILE_PUT,
 	"ON DUPLICATE KEY UPDATE sha256 = VALUES(sha256), updated_at = " NOW)
 SVC_STMT(STMT_WSD_FILE_DELETE,
 	"DELETE FROM collab_files WHERE project_id = ? AND path = ?")
-/* design comments: svc-wsd's view of a project's comments, open ones in full */
+/* design comments: svc-wsd's view of a project's comments, open ones in full; the DOUBLE
+ * positions as text (fetched as DOUBLE into svc_db_run()'s string cells they came back empty) */
 SVC_STMT(STMT_COMMENTS_OF_PROJECT,
-	"SELECT c.id, c.user_id, u.display_name, c.content, c.x_percent, c.y_percent, c.selector, c.page_path, "
+	"SELECT c.id, c.user_id, u.display_name, c.content, CAST(c.x_percent AS CHAR), CAST(c.y_percent AS CHAR), "
+	"c.selector, c.page_path, "
 	"c.parent_id, " TS("c.created_at") ", " TS("c.updated_at") ", c.status, c.resolved_by, " TS("c.resolved_at") " "
 	"FROM design_comments c LEFT JOIN users u ON u.id = c.user_id "
 	"WHERE c.project_id = ? AND c.deleted_at IS NULL ORDER BY c.created_at, c.id LIMIT 10000")

@@ -420,6 +420,7 @@ await test('wsd design comments: add, resolve, unresolve, delete broadcast and p
   const reply = await waitFor('reply', () => b.comments.find(m => m.type === 'design-comment:added' && m.comment.parentId === c.id))
   let list = await comments(owner, pid)
   assert(list.length === 2 && list.find(x => x.id === c.id).status === 'open', 'listed: ' + JSON.stringify(list))
+  assert(list.find(x => x.id === c.id).xPercent === 25.5 && list.find(x => x.id === c.id).yPercent === 10, 'the point as stored: ' + JSON.stringify(list))
   b.sendComment({ type: 'design-comment:resolve', commentId: c.id })
   const res = await waitFor('resolved', () => a.comments.find(m => m.type === 'design-comment:resolved' && m.commentId === c.id))
   assert(res.resolvedBy && res.resolvedBy.id === owner.uid && res.resolvedAt, 'resolved fields')
@@ -429,6 +430,8 @@ await test('wsd design comments: add, resolve, unresolve, delete broadcast and p
   const j = client(owner, pid, { comments: true })
   await synced(j)
   await waitFor('joiner gets the open reply', () => j.comments.some(m => m.comment && m.comment.id === reply.comment.id))
+  const again = j.comments.find(m => m.comment && m.comment.id === reply.comment.id).comment
+  assert(again.xPercent === 1 && again.yPercent === 1, 'a joiner gets the point: ' + JSON.stringify(again))
   assert(!j.comments.some(m => m.comment && m.comment.id === c.id), 'resolved comment not sent to joiners')
   b.sendComment({ type: 'design-comment:unresolve', commentId: c.id })
   await waitFor('unresolved', () => a.comments.some(m => m.type === 'design-comment:unresolved' && m.commentId === c.id))
