@@ -94,3 +94,38 @@ export async function hasEndpoint(method, path, token) {
 	const r = await api(method, path, { token });
 	return !(r.status === 404 && r.json && r.json.message === 'Not found.');
 }
+
+/** until(fn, what, ms): polls fn() every 100 ms until it resolves truthy and resolves that; fails after ms (15 s). */
+export async function until(fn, what, ms = 15000) {
+	const end = Date.now() + ms;
+	let last;
+	while (Date.now() < end) {
+		last = await fn();
+		if (last) return last;
+		await new Promise((r) => setTimeout(r, 100));
+	}
+	throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+}
+
+/** previewFrame(page): the Frame of the project page's preview as it is now (a reload makes a new one). */
+export function previewFrame(page) {
+	return until(async () => (await page.getByTitle('Preview').elementHandle({ timeout: 20000 })).contentFrame(), 'the preview frame');
+}
+
+/**
+ * postFromElsewhere(page, msg): msg posted to the app's window as a forger would: from the app's own
+ * window, and from a sandboxed frame of another (opaque, "null") origin that is not the preview;
+ * the frame (title "Other frame") is removed after a second, when the app must have ignored both.
+ */
+export async function postFromElsewhere(page, msg) {
+	await page.evaluate((m) => {
+		window.postMessage(m, '*');
+		const other = document.createElement('iframe');
+		other.setAttribute('sandbox', 'allow-scripts');
+		other.title = 'Other frame';
+		other.srcdoc = `<script>parent.postMessage(${JSON.stringify(m)}, '*')<\/script>`;
+		document.body.appendChild(other);
+	}, msg);
+	await page.waitForTimeout(1000);
+	await page.getByTitle('Other frame').evaluate((e) => e.remove());
+}

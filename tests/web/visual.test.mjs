@@ -5,7 +5,7 @@
 // by role and accessible name only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, newPage, signIn, signUpApi, api, shotBoth, BASE } from './lib.mjs';
+import { launch, newPage, signIn, signUpApi, api, shotBoth, BASE, until, previewFrame, postFromElsewhere } from './lib.mjs';
 
 let browser;
 let page;
@@ -23,24 +23,8 @@ async function versions() {
 	assert.equal(r.status, 200);
 	return r.json.items;
 }
-/** until(fn, what): polls fn() until it is truthy (10 s). */
-async function until(fn, what, ms = 10000) {
-	const end = Date.now() + ms;
-	let last;
-	while (Date.now() < end) {
-		last = await fn();
-		if (last) return last;
-		await new Promise((r) => setTimeout(r, 100));
-	}
-	assert.fail(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
-}
 /** frame(): the preview's frame as it is now (a reload makes a new one). */
-async function frame() {
-	return until(async () => {
-		const h = await page.getByTitle('Preview').elementHandle({ timeout: 20000 });
-		return h.contentFrame();
-	}, 'the preview frame');
-}
+const frame = () => previewFrame(page);
 /** settled(): the preview's frame once no reload replaced it for a second (a change of files reloads it, and
  * the collaboration socket's notice of the same change may reload it once more). */
 async function settled() {
@@ -206,20 +190,10 @@ test('it works after a reload of the preview', async () => {
 test('messages from another window or origin are ignored', async () => {
 	await pick('heading', 'Visual & page', 'Visual & page');
 	const fake = { svc: 'svc-preview', v: 1, type: 'select', page: '/page.html', el: { selector: '#fake', tag: 'h1', text: 'FAKE', computed: {} } };
-	// the app's own window, and a frame of another (opaque) origin that is not the preview
-	await page.evaluate((msg) => {
-		window.postMessage(msg, '*');
-		const other = document.createElement('iframe');
-		other.setAttribute('sandbox', 'allow-scripts');
-		other.title = 'Other frame';
-		other.srcdoc = `<script>parent.postMessage(${JSON.stringify(msg)}, '*')<\/script>`;
-		document.body.appendChild(other);
-	}, fake);
-	await page.waitForTimeout(1000);
+	await postFromElsewhere(page, fake);
 	assert.equal(await field('Text').inputValue(), 'Visual & page', 'the inspector did not take them');
 	// a message from the preview frame is taken (its own page's scripts could send it too: it is data, never markup)
 	await (await frame()).evaluate((msg) => parent.postMessage(msg, '*'), { ...fake, el: { ...fake.el, text: '<img src=x onerror=alert(1)>' } });
 	await until(async () => (await field('Text').inputValue()) === '<img src=x onerror=alert(1)>', 'the frame\'s message');
 	assert.equal(await page.getByRole('img', { name: 'x' }).count(), 0);
-	await page.evaluate(() => document.querySelector('iframe[title="Other frame"]').remove());
 });

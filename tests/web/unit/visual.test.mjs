@@ -2,7 +2,7 @@
 // the patches of an inspector's edits and how a refused one is told.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { previewMessage, toFrame, element, pageFile, parseStyle, valuesOf, patchesOf, saveError, pinAt } from '../../../web/src/pages/visual-bridge.js';
+import { previewMessage, toFrame, element, pageFile, parseStyle, valuesOf, patchesOf, saveError, pinAt, applyComment, threadsOf } from '../../../web/src/pages/visual-bridge.js';
 
 const URL_ = 'http://abc.preview.localhost:8080/';
 const frame = { name: 'the frame' };
@@ -74,4 +74,32 @@ test('patchesOf sends only changed fields, in field order; saveError names the r
 test('pinAt places a point inside a box', () => {
 	assert.deepEqual(pinAt([10, 20, 200, 100], 50, 25), [110, 45]);
 	assert.equal(pinAt(null, 1, 1), null);
+});
+
+const C = (id, createdAt, parentId = null) => ({ id, content: 'c ' + id, user: { id: 'u', name: 'Ann' }, xPercent: 1, yPercent: 2, selector: 'h1', pagePath: '/', parentId, createdAt, updatedAt: createdAt });
+
+test('applyComment folds svc-wsd\'s messages into the list', () => {
+	let m = new Map([['a', { ...C('a', '2026-01-01T00:00:00.000Z'), status: 'resolved', resolvedBy: { id: 'u' }, resolvedAt: 'x' }]]);
+	const same = applyComment(m, { type: 'design-comment:added', comment: C('a', '2026-01-01T00:00:00.000Z') });
+	assert.equal(same.get('a').status, 'resolved', 'a known comment keeps its status (a join resends open ones)');
+	m = applyComment(m, { type: 'design-comment:added', comment: C('b', '2026-01-02T00:00:00.000Z') });
+	assert.equal(m.get('b').status, 'open');
+	m = applyComment(m, { type: 'design-comment:unresolved', commentId: 'a' });
+	assert.equal(m.get('a').status, 'open');
+	assert.equal(m.get('a').resolvedBy, null);
+	m = applyComment(m, { type: 'design-comment:resolved', commentId: 'b', resolvedBy: { id: 'v', name: 'Bo' }, resolvedAt: 't' });
+	assert.equal(m.get('b').status, 'resolved');
+	m = applyComment(m, { type: 'design-comment:deleted', commentId: 'a' });
+	assert.equal(m.has('a'), false);
+	assert.equal(applyComment(m, { type: 'design-comment:deleted', commentId: 'zz' }), m, 'unknown id: unchanged');
+	assert.equal(applyComment(m, { type: 'other' }), m);
+	assert.equal(applyComment(m, { type: 'design-comment:added', comment: { id: 5 } }), m);
+	assert.equal(applyComment(m, null), m);
+});
+
+test('threadsOf groups replies under their top comment and numbers threads by age', () => {
+	const m = new Map();
+	for (const c of [C('r2', '2026-01-03T00:00:00.000Z'), C('r1', '2026-01-01T00:00:00.000Z'), C('x', '2026-01-02T00:00:00.000Z', 'r1'), C('y', '2026-01-04T00:00:00.000Z', 'x'), C('orphan', '2026-01-05T00:00:00.000Z', 'gone')]) m.set(c.id, c);
+	const t = threadsOf(m);
+	assert.deepEqual(t.map((x) => [x.root.id, x.n, x.replies.map((r) => r.id)]), [['r1', 1, ['x', 'y']], ['r2', 2, []]]);
 });

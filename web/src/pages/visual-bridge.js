@@ -189,3 +189,54 @@ export function pinAt(rect, x, y) {
 	if (!r) return null;
 	return [r[0] + (r[2] * x) / 100, r[1] + (r[3] * y) / 100];
 }
+
+// ------------------------------------------------------------------ design comments
+
+/**
+ * applyComment(map, msg): the project's comments (Map id -> comment as GET
+ * /projects/:id/design-comments has them) after one of svc-wsd's type-100 messages
+ * (docs/collaboration.md "Design comments"): added (a new comment, or one already known: its
+ * status stays), resolved, unresolved, deleted. Returns a new Map, or the same one when the
+ * message changes nothing or is not one of these.
+ */
+export function applyComment(map, msg) {
+	if (!msg || typeof msg !== 'object') return map;
+	if (msg.type === 'design-comment:added') {
+		const c = msg.comment;
+		if (!c || typeof c.id !== 'string' || typeof c.content !== 'string') return map;
+		const old = map.get(c.id);
+		const next = new Map(map);
+		next.set(c.id, old ? { ...old, ...c, status: old.status, resolvedBy: old.resolvedBy, resolvedAt: old.resolvedAt } : { ...c, status: 'open', resolvedBy: null, resolvedAt: null });
+		return next;
+	}
+	const id = msg.commentId;
+	if (typeof id !== 'string' || !map.has(id)) return map;
+	const next = new Map(map);
+	if (msg.type === 'design-comment:resolved') next.set(id, { ...map.get(id), status: 'resolved', resolvedBy: msg.resolvedBy || null, resolvedAt: msg.resolvedAt || null });
+	else if (msg.type === 'design-comment:unresolved') next.set(id, { ...map.get(id), status: 'open', resolvedBy: null, resolvedAt: null });
+	else if (msg.type === 'design-comment:deleted') next.delete(id);
+	else return map;
+	return next;
+}
+
+const byTime = (a, b) => String(a.createdAt).localeCompare(String(b.createdAt)) || String(a.id).localeCompare(String(b.id));
+
+/**
+ * threadsOf(map): the comments as threads, oldest first: [{root, replies (oldest first), n}], n
+ * the thread's number (1 for the oldest, as its pin shows). A reply belongs to the thread of its
+ * top parent (a reply to a reply too); a reply whose parent was deleted is not shown (deleting a
+ * comment takes its replies with it).
+ */
+export function threadsOf(map) {
+	const all = [...map.values()].sort(byTime);
+	const threads = new Map();
+	for (const c of all) if (!c.parentId) threads.set(c.id, { root: c, replies: [], n: threads.size + 1 });
+	for (const c of all) {
+		if (!c.parentId) continue;
+		let top = c;
+		for (let i = 0; i < 32 && top && top.parentId; i++) top = map.get(top.parentId);
+		const t = top && threads.get(top.id);
+		if (t) t.replies.push(c);
+	}
+	return [...threads.values()];
+}

@@ -1,10 +1,20 @@
 // visual.jsx: the Preview panel (the sandboxed frame on the project's preview origin), its bridge
 // to the preview's script, and visual editing: Edit visually, the inspector, Save through
 // POST /direct-save/:projectId and Undo (docs/web.md "Preview", "Visual editing").
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { get, post, enc, ApiError } from '../lib/api.js';
 import { ErrorNote, Field, Loading } from '../ui.jsx';
-import { previewMessage, toFrame, element, rectOf, pageFile, fieldsOf, valuesOf, patchesOf, saveError } from './visual-bridge.js';
+import { previewMessage, toFrame, element, rectOf, pageFile, fieldsOf, valuesOf, patchesOf, saveError, threadsOf } from './visual-bridge.js';
+import { useDesignComments, Pins, CommentsPanel } from './comments.jsx';
+
+/** trackOf(page, c): the selectors whose boxes the script reports on `page`: the selected element, the open threads' anchors, the comment being written. */
+function trackOf(page, c) {
+	const out = new Set();
+	if (c.selected && c.selected.el && c.selected.page === page) out.add(c.selected.el.selector);
+	for (const t of c.threads) if (t.root.status !== 'resolved' && (t.root.pagePath || '/') === page) out.add(t.root.selector || 'html');
+	if (c.draft && c.draft.page === page && c.draft.selector) out.add(c.draft.selector);
+	return [...out];
+}
 
 /** samePage(url, path): the preview URL with the path of the page the frame showed; the URL itself when that path would leave its origin. */
 function samePage(url, path) {
@@ -30,7 +40,12 @@ function samePage(url, path) {
 export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = false }) {
 	const [state, setState] = useState({ url: null, expiresAt: null, error: null });
 	const [n, setN] = useState(0); // the frame's key: a new value reloads it
-	const [mode, setMode] = useState('off'); // what a click in the frame does: off, select
+	const [mode, setMode] = useState('off'); // what a click in the frame does: off, select, comment
+	const [showComments, setShowComments] = useState(false); // the Comments panel without Comment mode
+	const [draft, setDraft] = useState(null); // {page, selector, xPercent, yPercent, rect}: a comment being written
+	const [focus, setFocus] = useState(null); // the thread a pin opened
+	const comments = useDesignComments(project);
+	const threads = useMemo(() => threadsOf(comments.comments), [comments.comments]);
 	const [frame, setFrame] = useState({ ready: false, page: null }); // the script answered; the page it is on
 	const [selected, setSelected] = useState(null); // {el, page, rev}: the element in the inspector
 	const [hover, setHover] = useState(null);
@@ -42,8 +57,8 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 	const answered = useRef(false); // a "ready" since the frame's last load event
 	const shown = useRef('/'); // the path of the page the frame shows
 	const rev = useRef(0);
-	const track = selected && selected.page === frame.page ? [selected.el.selector] : [];
-	cur.current = { url: state.url, mode, selected, track, page: frame.page };
+	cur.current = { url: state.url, mode, selected, threads, draft, page: frame.page };
+	const track = trackOf(frame.page, cur.current);
 
 	async function load() {
 		clearTimeout(timer.current);
@@ -85,14 +100,17 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 				setFrame({ ready: true, page });
 				setHover(null);
 				send('mode', { mode: c.mode });
-				const again = c.selected && c.selected.page === page ? [c.selected.el.selector] : [];
-				send('track', { selectors: again });
-				if (again.length) send('pick', { selector: again[0] });
+				send('track', { selectors: trackOf(page, c) });
+				if (c.selected && c.selected.el && c.selected.page === page) send('pick', { selector: c.selected.el.selector });
 			} else if (d.type === 'select') {
 				if (c.mode !== 'select' && !d.picked) return;
 				const el = element(d.el);
 				if (d.picked && !el) setSelected((s) => (s ? { ...s, gone: true } : s));
 				else setSelected(el ? { el, page, rev: ++rev.current } : { el: null, page, rev: ++rev.current });
+			} else if (d.type === 'point') {
+				if (c.mode !== 'comment' || typeof d.selector !== 'string' || !d.selector || d.selector.length > 1000) return;
+				const pct = (v) => (typeof v === 'number' && v >= 0 && v <= 100 ? v : 0);
+				setDraft({ page: page || '/', selector: d.selector, xPercent: pct(d.xPercent), yPercent: pct(d.yPercent), rect: rectOf(d.rect) });
 			} else if (d.type === 'hover') {
 				setHover(rectOf(d.rect));
 			} else if (d.type === 'rects') {
@@ -117,9 +135,15 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 		}
 		answered.current = false;
 	}
-	function toggleVisual() {
-		setMode((m) => (m === 'select' ? 'off' : 'select'));
+	function toggleMode(m) {
+		setMode((old) => (old === m ? 'off' : m));
 		setHover(null);
+		setDraft(null);
+	}
+	function openThread(id) {
+		setShowComments(true);
+		if (mode === 'select') setMode('off');
+		setFocus(id);
 	}
 	function saved(r) {
 		if (r && r.changed && r.sha) setLastEdit({ sha: r.sha, file: r.filePath });
@@ -128,6 +152,9 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 
 	const missing = state.error instanceof ApiError && (state.error.status === 404 || state.error.status === 405);
 	const inspecting = mode === 'select';
+	const commenting = mode === 'comment';
+	const side = inspecting ? 'inspector' : commenting || showComments ? 'comments' : null;
+	const open = threads.filter((t) => t.root.status !== 'resolved').length;
 	const selRect = selected && selected.el && selected.page === frame.page ? rects.get(selected.el.selector) || null : null;
 	return (
 		<div class="preview">
@@ -140,13 +167,26 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 						Open preview in a new tab
 					</a>
 				)}
-				{writer && (
-					<span class="preview-modes">
-						<button type="button" class={inspecting ? 'secondary on' : 'secondary'} aria-pressed={inspecting ? 'true' : 'false'} onClick={toggleVisual}>
+				<span class="preview-modes">
+					{writer && (
+						<button type="button" class="secondary" aria-pressed={inspecting ? 'true' : 'false'} onClick={() => toggleMode('select')}>
 							Edit visually
 						</button>
-					</span>
-				)}
+					)}
+					{writer && (
+						<button type="button" class="secondary" aria-pressed={commenting ? 'true' : 'false'} onClick={() => toggleMode('comment')}>
+							Comment
+						</button>
+					)}
+					<button type="button" class="secondary" aria-pressed={side === 'comments' ? 'true' : 'false'} onClick={() => (side === 'comments' ? (setShowComments(false), setMode('off')) : openThread(null))}>
+						Comments
+						{open > 0 && (
+							<span class="count" aria-hidden="true">
+								{open}
+							</span>
+						)}
+					</button>
+				</span>
 			</div>
 			{missing ? (
 				<p class="empty">The preview is not available on this server.</p>
@@ -155,7 +195,7 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 			) : !state.url ? (
 				<Loading label="Starting the preview…" />
 			) : (
-				<div class={inspecting ? 'preview-body with-side' : 'preview-body'}>
+				<div class={side ? 'preview-body with-side' : 'preview-body'}>
 					<div class="preview-stage">
 						<iframe
 							key={n}
@@ -171,7 +211,13 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 							{mode !== 'off' && hover && <Box rect={hover} kind="hover" />}
 							{inspecting && selRect && <Box rect={selRect} kind="selected" />}
 						</div>
+						{frame.ready && <Pins threads={threads} page={frame.page} rects={rects} draft={commenting ? draft : null} onOpen={openThread} />}
 					</div>
+					{side === 'comments' && (
+						<aside class="preview-side" aria-label="Comments">
+							<CommentsPanel project={project} state={comments} threads={threads} draft={commenting ? draft : null} commenting={commenting} writer={writer} focus={focus} onDraftDone={() => setDraft(null)} />
+						</aside>
+					)}
 					{inspecting && (
 						<aside class="preview-side" aria-label="Inspector">
 							<Inspector project={project} frame={frame} selected={selected && selected.page === frame.page ? selected : null} lastEdit={lastEdit} onSaved={saved} onUndone={() => { setLastEdit(null); onChanged(); }} />
