@@ -165,7 +165,10 @@
 		hovered = el;
 		post({ type: 'hover', rect: el ? rectOf(el) : null });
 	}
-	function onLeave() {
+	function onLeave(ev) {
+		// mouseleave does not bubble, but this capturing listener sees every element's: only the
+		// page's own (the pointer left the frame) clears the outline
+		if (ev && ev.target !== document.documentElement && ev.target !== document) return;
 		hovered = null;
 		post({ type: 'hover', rect: null });
 	}
