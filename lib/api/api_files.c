@@ -77,8 +77,10 @@ enum svc_err svc_api_projects_file(struct svc_req *req, struct svc_resp *resp)
 	if ((err = svc_fsx_read(dir, norm, FILE_READ_MAX, &data, &len)) < 0)
 		return err;
 	err = svc_resp_raw(resp, 200, svc_fsx_content_type(norm), data, len);
+	/* the project's own bytes never render on the API's origin, even opened directly: a
+	 * download (with nosniff and the API's CSP); the app reads them with fetch() */
 	if (err == 0)
-		svc_resp_header(resp, "Content-Disposition", "inline");
+		svc_resp_header(resp, "Content-Disposition", "attachment");
 	free(data);
 	return err;
 }

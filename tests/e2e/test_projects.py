@@ -334,6 +334,9 @@ def test_files(a, b, pid):
     check("test_projects_file_html_has_an_html_content_type",
           r.headers.get("content-type", "").startswith("text/html"), r.headers)
     check("test_projects_file_carries_nosniff", r.headers.get("x-content-type-options") == "nosniff", r.headers)
+    check("test_projects_file_is_an_attachment_never_rendered_on_the_api_origin",
+          r.headers.get("content-disposition", "").startswith("attachment")
+          and "default-src 'none'" in r.headers.get("content-security-policy", ""), r.headers)
     for name, ctype in (("style.css", "text/css"), ("app.js", "javascript")):
         r = api("GET", "/projects/%s/files/%s" % (pid, name), token=a.token)
         check("test_projects_file_%s_content_type" % name.replace(".", "_"),
