@@ -48,6 +48,11 @@ enum svc_err svc_api_projects_update(struct svc_req *req, struct svc_resp *resp)
 enum svc_err svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_files(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_file(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_projects_file_move(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_projects_file_delete(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_projects_file_put_body;
+extern const struct svc_body svc_api_projects_file_move_body;
 enum svc_err svc_api_projects_versions(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_version_diff(struct svc_req *req, struct svc_resp *resp);

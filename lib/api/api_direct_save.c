@@ -1,6 +1,4 @@
 /* api_direct_save.c: the visual editor's direct save: CSS patches applied to a project's HTML or CSS file and committed. */
-#include <fcntl.h>
-#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +8,7 @@
 #include "project/direct_save.h"
 #include "core/err.h"
 #include "core/fsx.h"
-#include "auth/internal.h"
 #include "core/json.h"
-#include "project/repo.h"
-#include "project/thumbnail.h"
 
 /* Answers 422 for a patch that cannot be applied: the error body plus patchIndex, and field "patches[i]". */
 static int patch_refused(struct svc_resp *resp, size_t index, const char *message)
@@ -48,7 +43,7 @@ enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 	struct svc_ds_change changes[SVC_DS_PATCHES_MAX];
 	struct svc_rows *rows = NULL;
 	struct json_object *arr, *body, *items;
-	char msg[512], norm[SVC_FSX_PATH_MAX + 1], dir[2048], aname[256], aemail[256], cmsg[SVC_FSX_PATH_MAX + 32];
+	char msg[512], norm[SVC_FSX_PATH_MAX + 1], dir[2048], cmsg[SVC_FSX_PATH_MAX + 32];
 	char sha[41] = "", *data = NULL, *out = NULL;
 	size_t len = 0, out_len = 0, n = 0, i, failed = 0;
 	enum svc_ds_kind kind;
@@ -86,9 +81,8 @@ enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0)
 		return err;
 	/* one direct save at a time per project: read, patch and write must not interleave */
-	lockfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0) {
-		err = SVC_E_INTERNAL;
+	if ((lockfd = svc_project_lock(dir)) < 0) {
+		err = lockfd;
 		goto done;
 	}
 	if ((err = svc_fsx_read(dir, norm, SVC_DS_FILE_MAX, &data, &len)) < 0) {
@@ -106,16 +100,9 @@ enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 	if (out_len != len || memcmp(out, data, len) != 0) {
 		if ((err = svc_fsx_write(dir, norm, out, out_len)) < 0)
 			goto done;
-		svc_project_author(req->ctx->db, req->user_id, aname, sizeof aname, aemail, sizeof aemail);
 		snprintf(cmsg, sizeof cmsg, "Visual edit: %s", norm);
-		if ((err = svc_repo_commit_all(dir, cmsg, aname, aemail, sha, &committed)) < 0)
+		if ((err = svc_project_commit_change(req, id, dir, cmsg, sha, &committed)) < 0)
 			goto done;
-		if (committed) {
-			struct svc_dbv p = svc_dbv_str(id);
-			svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
-			svc_internal_notify_files(&req->ctx->cfg, id); /* the live document takes the change (svc-wsd) */
-			svc_thumbnail_request(req->ctx->db, id);      /* svc-worker renders it again, off the request */
-		}
 	}
 	body = json_object_new_object();
 	json_object_object_add(body, "filePath", json_object_new_string(norm));

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/api.h"
 #include "core/err.h"
@@ -224,4 +225,159 @@ enum svc_err svc_api_projects_version_diff(struct svc_req *req, struct svc_resp 
 	json_object_object_add(body, "truncated", json_object_new_boolean(d.truncated));
 	svc_repo_diff_dispose(&d);
 	return svc_resp_json(resp, 200, body);
+}
+
+/* ---- creating, renaming and deleting files (the editor's file tree) ---- */
+
+/*
+ * The common part of the file writes: checks SVC_ACT_WRITE on project `id` and
+ * the path `rel` (answering 400 validation_failed, `field` path, for a refused
+ * one), locks the project directory (svc_project_lock) and writes it into dir
+ * and the normalised path into norm. Returns the lock's descriptor (>= 0, the
+ * caller closes it) or an error (already answered for a refused path).
+ */
+static int file_change_begin(struct svc_req *req, struct svc_resp *resp, const char *id, const char *rel,
+			     const char *field, char *dir, size_t max, char *norm)
+{
+	int err;
+
+	if ((err = project_dir_for(req, id, SVC_ACT_WRITE, dir, max)) < 0)
+		return err;
+	if (svc_fsx_check_path(rel, norm) < 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, field, "the file path is not allowed");
+	return svc_project_lock(dir);
+}
+
+/*
+ * Answers a file change: commits it as `msg` (svc_project_commit_change) and
+ * answers `status` with {path, sha} (sha null when nothing changed), plus
+ * oldPath when old_path is not NULL and created for a write. Closes lockfd.
+ */
+static int file_change_end(struct svc_req *req, struct svc_resp *resp, const char *id, const char *dir, int lockfd,
+			   const char *msg, int status, const char *path, const char *old_path)
+{
+	struct json_object *body;
+	char sha[41] = "";
+	int err, committed = 0;
+
+	err = svc_project_commit_change(req, id, dir, msg, sha, &committed);
+	close(lockfd);
+	if (err < 0)
+		return err;
+	body = json_object_new_object();
+	json_object_object_add(body, "path", json_object_new_string(path));
+	if (old_path)
+		json_object_object_add(body, "oldPath", json_object_new_string(old_path));
+	svc_json_add_str(body, "sha", committed ? sha : NULL);
+	return svc_resp_json(resp, status, body);
+}
+
+/* Turns an fsx error of a file change into its answer (field names the path it is about). */
+static int file_change_error(struct svc_resp *resp, int err, const char *field)
+{
+	switch (err) {
+	case SVC_E_VALIDATION:
+		return svc_resp_error(resp, err, field, "the file path is not allowed (a directory, a symlink, or through a file)");
+	case SVC_E_NOT_FOUND:
+		return svc_resp_error(resp, err, field, "No such file in the project.");
+	case SVC_E_CONFLICT:
+		return svc_resp_error(resp, err, field, "A file with this path already exists.");
+	default:
+		return err;
+	}
+}
+
+static const struct svc_field put_fields[] = {
+	{ "content", SVC_V_STR, SVC_F_REQUIRED, 0, FILE_READ_MAX, NULL },
+	{ "overwrite", SVC_V_BOOL, 0, 0, 0, NULL },
+};
+const struct svc_body svc_api_projects_file_put_body = SVC_BODY(put_fields);
+
+/*
+ * PUT /projects/:id/files/<path> {content, overwrite?}: creates the file (201),
+ * or with overwrite true replaces an existing one (200); one commit ("Create
+ * <path>" / "Edit <path>"). 400 path; 403; 404 project; 409 exists (without
+ * overwrite); 413 body over 1 MiB (the router).
+ */
+enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id"), *path = svc_req_param(req, "*");
+	char dir[2048], norm[SVC_FSX_PATH_MAX + 1], msg[SVC_FSX_PATH_MAX + 16], *old = NULL;
+	const char *content = svc_json_str(req->json, "content");
+	struct json_object *v;
+	int fd, err, overwrite = 0, existed = 0;
+	size_t len, old_len = 0;
+
+	if (json_object_object_get_ex(req->json, "overwrite", &v))
+		overwrite = json_object_get_boolean(v);
+	json_object_object_get_ex(req->json, "content", &v);
+	len = (size_t)json_object_get_string_len(v);
+	if ((fd = file_change_begin(req, resp, id, path, "path", dir, sizeof dir, norm)) < 0)
+		return fd;
+	if (overwrite) {
+		/* a regular file there? (read at most 0 bytes: an empty one reads, a longer one is too large) */
+		err = svc_fsx_read(dir, norm, 0, &old, &old_len);
+		existed = err == 0 || err == SVC_E_TOO_LARGE;
+		free(old);
+		err = svc_fsx_write(dir, norm, content, len);
+	} else {
+		err = svc_fsx_create(dir, norm, content, len);
+	}
+	if (err < 0) {
+		close(fd);
+		return file_change_error(resp, err, "path");
+	}
+	snprintf(msg, sizeof msg, "%s %s", existed ? "Edit" : "Create", norm);
+	return file_change_end(req, resp, id, dir, fd, msg, existed ? 200 : 201, norm, NULL);
+}
+
+static const struct svc_field move_fields[] = {
+	{ "path", SVC_V_STR, SVC_F_REQUIRED, 1, SVC_FSX_PATH_MAX, NULL },
+};
+const struct svc_body svc_api_projects_file_move_body = SVC_BODY(move_fields);
+
+/*
+ * PATCH /projects/:id/files/<path> {path}: renames (moves) the file to `path`,
+ * making missing directories; one commit ("Rename <old> to <new>"). 200
+ * {path, oldPath, sha}; 400 path (either); 403; 404 project or file; 409 the
+ * new path exists.
+ */
+enum svc_err svc_api_projects_file_move(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id"), *path = svc_req_param(req, "*");
+	char dir[2048], from[SVC_FSX_PATH_MAX + 1], to[SVC_FSX_PATH_MAX + 1], msg[2 * SVC_FSX_PATH_MAX + 16];
+	int fd, err;
+
+	if ((fd = file_change_begin(req, resp, id, path, "oldPath", dir, sizeof dir, from)) < 0)
+		return fd;
+	if (svc_fsx_check_path(svc_json_str(req->json, "path"), to) < 0) {
+		close(fd);
+		return svc_resp_error(resp, SVC_E_VALIDATION, "path", "the new file path is not allowed");
+	}
+	if ((err = svc_fsx_rename(dir, from, to)) < 0) {
+		close(fd);
+		return file_change_error(resp, err, err == SVC_E_NOT_FOUND ? "oldPath" : "path");
+	}
+	snprintf(msg, sizeof msg, "Rename %s to %s", from, to);
+	return file_change_end(req, resp, id, dir, fd, msg, 200, to, from);
+}
+
+/*
+ * DELETE /projects/:id/files/<path>: deletes the file; one commit ("Delete
+ * <path>"). 200 {path, sha}; 400 path; 403; 404 project or file.
+ */
+enum svc_err svc_api_projects_file_delete(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id"), *path = svc_req_param(req, "*");
+	char dir[2048], norm[SVC_FSX_PATH_MAX + 1], msg[SVC_FSX_PATH_MAX + 16];
+	int fd, err;
+
+	if ((fd = file_change_begin(req, resp, id, path, "path", dir, sizeof dir, norm)) < 0)
+		return fd;
+	if ((err = svc_fsx_delete(dir, norm)) < 0) {
+		close(fd);
+		return file_change_error(resp, err, "path");
+	}
+	snprintf(msg, sizeof msg, "Delete %s", norm);
+	return file_change_end(req, resp, id, dir, fd, msg, 200, norm, NULL);
 }

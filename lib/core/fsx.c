@@ -29,6 +29,9 @@
 #define FSX_SEARCH_PATTERN_MAX 512        /* bytes of a pattern */
 #define FSX_SEARCH_TIME_MS 3000           /* a search stops after this long */
 #define FSX_TMP_PREFIX ".svc-tmp-"
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0) /* linux/fs.h; stdio.h has it only with _GNU_SOURCE */
+#endif
 
 /* ---- path syntax ---- */
 
@@ -262,7 +265,22 @@ static int tmp_name(char tmp[32])
 	return n > 0 && n < 32 ? SVC_OK : SVC_E_INTERNAL;
 }
 
-int svc_fsx_write(const char *root, const char *rel, const char *data, size_t len)
+/*
+ * Moves entry `from` of directory fromfd to `to` of directory tofd. With `noreplace` an
+ * existing `to` is SVC_E_CONFLICT (renameat2 RENAME_NOREPLACE, atomic: no check-then-act).
+ */
+static int move_entry(int fromfd, const char *from, int tofd, const char *to, int noreplace)
+{
+	if (noreplace) {
+		if (syscall(SYS_renameat2, fromfd, from, tofd, to, RENAME_NOREPLACE) == 0)
+			return SVC_OK;
+		return errno == EEXIST ? SVC_E_CONFLICT : errno_to_err(errno);
+	}
+	return renameat(fromfd, from, tofd, to) == 0 ? SVC_OK : errno_to_err(errno);
+}
+
+/* svc_fsx_write (noreplace 0) and svc_fsx_create (noreplace 1). */
+static int write_file(const char *root, const char *rel, const char *data, size_t len, int noreplace)
 {
 	char norm[SVC_FSX_PATH_MAX + 1], tmp[32];
 	const char *base;
@@ -302,10 +320,8 @@ int svc_fsx_write(const char *root, const char *rel, const char *data, size_t le
 		goto done;
 	}
 	fd = -1;
-	if (renameat(dirfd, tmp, dirfd, base) < 0) {
-		error = errno_to_err(errno);
+	if ((error = move_entry(dirfd, tmp, dirfd, base, noreplace)) < 0)
 		goto done;
-	}
 	tmp_made = 0;
 	(void)fsync(dirfd); /* make the rename durable; the data already is */
 done:
@@ -319,31 +335,77 @@ done:
 	return error;
 }
 
+int svc_fsx_write(const char *root, const char *rel, const char *data, size_t len)
+{
+	return write_file(root, rel, data, len, 0);
+}
+
+int svc_fsx_create(const char *root, const char *rel, const char *data, size_t len)
+{
+	return write_file(root, rel, data, len, 1);
+}
+
+/*
+ * Opens the directory holding the existing regular file `norm` (checked) under
+ * rootfd into *out_dirfd (the caller closes it) and points *out_base at the
+ * file's name in norm. A symlink is SVC_E_VALIDATION, a missing entry or one
+ * that is not a regular file SVC_E_NOT_FOUND.
+ */
+static int open_file_parent(int rootfd, const char *norm, int *out_dirfd, const char **out_base)
+{
+	struct stat st;
+	int error;
+
+	if ((error = open_parent(rootfd, norm, 0, out_dirfd, out_base)) < 0)
+		return error;
+	if (fstatat(*out_dirfd, *out_base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		error = errno_to_err(errno);
+	else if (!S_ISREG(st.st_mode))
+		error = S_ISLNK(st.st_mode) ? SVC_E_VALIDATION : SVC_E_NOT_FOUND;
+	if (error < 0) {
+		close(*out_dirfd);
+		*out_dirfd = -1;
+	}
+	return error;
+}
+
+int svc_fsx_rename(const char *root, const char *from, const char *to)
+{
+	char nfrom[SVC_FSX_PATH_MAX + 1], nto[SVC_FSX_PATH_MAX + 1];
+	const char *bfrom, *bto;
+	int rootfd = -1, fromfd = -1, tofd = -1, error;
+
+	if ((error = svc_fsx_check_path(from, nfrom)) < 0 || (error = svc_fsx_check_path(to, nto)) < 0)
+		return error;
+	if ((error = open_root(root, &rootfd)) < 0)
+		return error;
+	if ((error = open_file_parent(rootfd, nfrom, &fromfd, &bfrom)) < 0 ||
+	    (error = open_parent(rootfd, nto, 1, &tofd, &bto)) < 0 ||
+	    (error = move_entry(fromfd, bfrom, tofd, bto, 1)) < 0)
+		goto done;
+	(void)fsync(tofd); /* make both directory changes durable */
+	(void)fsync(fromfd);
+done:
+	if (tofd >= 0)
+		close(tofd);
+	if (fromfd >= 0)
+		close(fromfd);
+	close(rootfd);
+	return error;
+}
+
 int svc_fsx_delete(const char *root, const char *rel)
 {
 	char norm[SVC_FSX_PATH_MAX + 1];
 	const char *base;
-	struct stat st;
 	int rootfd = -1, dirfd = -1, error;
 
 	if ((error = svc_fsx_check_path(rel, norm)) < 0)
 		return error;
 	if ((error = open_root(root, &rootfd)) < 0)
 		return error;
-	if ((error = open_parent(rootfd, norm, 0, &dirfd, &base)) < 0)
+	if ((error = open_file_parent(rootfd, norm, &dirfd, &base)) < 0)
 		goto done;
-	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		error = errno_to_err(errno);
-		goto done;
-	}
-	if (S_ISLNK(st.st_mode)) {
-		error = SVC_E_VALIDATION;
-		goto done;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		error = SVC_E_NOT_FOUND;
-		goto done;
-	}
 	/* flags 0: never removes a directory; a symlink swapped in is removed itself, never its target */
 	if (unlinkat(dirfd, base, 0) < 0)
 		error = errno_to_err(errno);

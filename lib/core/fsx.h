@@ -53,6 +53,25 @@ int svc_fsx_read(const char *root, const char *rel, size_t max_bytes, char **out
 int svc_fsx_write(const char *root, const char *rel, const char *data, size_t len);
 
 /*
+ * As svc_fsx_write(), but only when `rel` does not exist yet: the temporary
+ * file is renamed into place with RENAME_NOREPLACE (atomic), so an existing
+ * file is SVC_E_CONFLICT and nothing is changed (a directory or a symlink
+ * there is SVC_E_VALIDATION, as for svc_fsx_write()).
+ */
+int svc_fsx_create(const char *root, const char *rel, const char *data, size_t len);
+
+/*
+ * Moves the regular file `from` to `to`, both under `root` (same checks and
+ * confinement as svc_fsx_write(); missing parent directories of `to` are made,
+ * mode 0755). Never replaces: an existing `to` is SVC_E_CONFLICT (renameat2
+ * RENAME_NOREPLACE, atomic). Errors: SVC_E_VALIDATION (a refused path, `from`
+ * a symlink, `to` through a file used as a directory), SVC_E_NOT_FOUND
+ * (`from` missing or not a regular file), SVC_E_CONFLICT, SVC_E_INTERNAL.
+ * Empty directories left behind by the move stay.
+ */
+int svc_fsx_rename(const char *root, const char *from, const char *to);
+
+/*
  * Deletes the regular file `rel` under `root`. Errors as svc_fsx_read(): a
  * symlink is refused (SVC_E_VALIDATION), a directory is SVC_E_NOT_FOUND.
  */

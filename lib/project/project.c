@@ -1,10 +1,14 @@
 /* project.c: a project or workspace loaded for a caller with its permission check, its JSON and directory, project creation, the queued first prompt. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "auth/internal.h"
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/json.h"
@@ -12,6 +16,7 @@
 #include "db/jobs.h"
 #include "project/project.h"
 #include "project/repo.h"
+#include "project/thumbnail.h"
 
 /* ---- loading, permissions, JSON ---- */
 
@@ -191,6 +196,36 @@ void svc_project_author(struct svc_db *db, const char *user_id, char *name, size
 		snprintf(email, emax, "%s", em);
 	}
 	svc_rows_free(rows);
+}
+
+int svc_project_lock(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return SVC_E_INTERNAL;
+	if (flock(fd, LOCK_EX) < 0) {
+		close(fd);
+		return SVC_E_INTERNAL;
+	}
+	return fd;
+}
+
+int svc_project_commit_change(struct svc_req *req, const char *id, const char *dir, const char *msg, char *out_sha,
+			      int *out_committed)
+{
+	char aname[256], aemail[256];
+	struct svc_dbv p = svc_dbv_str(id);
+	int err;
+
+	*out_committed = 0;
+	svc_project_author(req->ctx->db, req->user_id, aname, sizeof aname, aemail, sizeof aemail);
+	if ((err = svc_repo_commit_all(dir, msg, aname, aemail, out_sha, out_committed)) < 0 || !*out_committed)
+		return err;
+	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
+	svc_internal_notify_files(&req->ctx->cfg, id); /* the live document takes the change (svc-wsd) */
+	svc_thumbnail_request(req->ctx->db, id);      /* svc-worker renders it again, off the request */
+	return 0;
 }
 
 int svc_project_mkdirs(const char *path)

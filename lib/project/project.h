@@ -110,6 +110,27 @@ int svc_workspace_role(struct svc_req *req, const char *wid, char *role);
 void svc_project_author(struct svc_db *db, const char *user_id, char *name, size_t nmax, char *email, size_t emax);
 
 /*
+ * Locks project directory `dir` (absolute) for one change of its files (an
+ * exclusive flock on the directory, the lock direct save and the file
+ * endpoints share), so read, change and commit of two requests never
+ * interleave. Returns the descriptor (>= 0) that the caller closes to unlock,
+ * or SVC_E_INTERNAL.
+ */
+int svc_project_lock(const char *dir);
+
+/*
+ * Commits everything in project `id`'s working tree (directory `dir`) as one
+ * version with message `msg`, authored by user `user_id` (svc_project_author).
+ * When a commit was made (*out_committed 1, its sha in out_sha, 41 bytes) the
+ * project's updatedAt is touched, svc-wsd is told to take the change into the
+ * live document (svc_internal_notify_files) and a thumbnail is requested.
+ * *out_committed 0 when nothing changed. Errors: those of
+ * svc_repo_commit_all() (SVC_E_INTERNAL).
+ */
+int svc_project_commit_change(struct svc_req *req, const char *id, const char *dir, const char *msg, char *out_sha,
+			      int *out_committed);
+
+/*
  * Makes a URL-safe slug from `name` (UTF-8) into out (max bytes): runs of
  * [a-z0-9] (ASCII letters lowered) joined by single '-', at most 40
  * characters, "project" when nothing is left.

@@ -324,6 +324,51 @@ static void test_fsx_delete(void)
 	scratch_close(&s);
 }
 
+static void test_fsx_create_never_replaces(void)
+{
+	struct scratch s;
+
+	scratch_open(&s);
+	CU_ASSERT(svc_fsx_create(s.root, "a/b/new.txt", "one", 3) == SVC_OK);
+	CU_ASSERT(holds(s.root, "a/b/new.txt", "one"));
+	CU_ASSERT(svc_fsx_create(s.root, "a/b/new.txt", "two", 3) == SVC_E_CONFLICT);
+	CU_ASSERT(holds(s.root, "a/b/new.txt", "one"));
+	CU_ASSERT(svc_fsx_create(s.root, "a/b", "x", 1) == SVC_E_VALIDATION); /* a directory */
+	CU_ASSERT(svc_fsx_create(s.root, "../escape", "x", 1) == SVC_E_VALIDATION);
+	CU_ASSERT(svc_fsx_create(s.root, ".git/config", "x", 1) == SVC_E_VALIDATION);
+	CU_ASSERT(count_entries(s.root) == 1); /* "a": no temporary file left behind */
+	scratch_close(&s);
+}
+
+static void test_fsx_rename(void)
+{
+	struct scratch s;
+	char target[256];
+
+	scratch_open(&s);
+	put(s.root, "f", "x");
+	put(s.root, "g", "y");
+	put(s.outside, "secret", "keep");
+	snprintf(target, sizeof target, "%s/secret", s.outside);
+	link_to(target, s.root, "link");
+	CU_ASSERT(svc_fsx_rename(s.root, "f", "sub/dir/h") == SVC_OK);
+	CU_ASSERT(!exists(s.root, "f"));
+	CU_ASSERT(holds(s.root, "sub/dir/h", "x"));
+	CU_ASSERT(svc_fsx_rename(s.root, "sub/dir/h", "g") == SVC_E_CONFLICT);
+	CU_ASSERT(holds(s.root, "g", "y"));
+	CU_ASSERT(holds(s.root, "sub/dir/h", "x"));
+	CU_ASSERT(svc_fsx_rename(s.root, "missing", "m") == SVC_E_NOT_FOUND);
+	CU_ASSERT(svc_fsx_rename(s.root, "sub", "moved") == SVC_E_NOT_FOUND); /* a directory */
+	CU_ASSERT(svc_fsx_rename(s.root, "link", "moved") == SVC_E_VALIDATION);
+	CU_ASSERT(svc_fsx_rename(s.root, "g", "../out") == SVC_E_VALIDATION);
+	CU_ASSERT(svc_fsx_rename(s.root, "g", ".git/g") == SVC_E_VALIDATION);
+	CU_ASSERT(svc_fsx_rename(s.root, "g", "g/inside") == SVC_E_VALIDATION); /* through a file */
+	CU_ASSERT(svc_fsx_rename(s.root, "g", "link") == SVC_E_CONFLICT);      /* never over a symlink */
+	CU_ASSERT(holds(s.outside, "secret", "keep"));
+	CU_ASSERT(holds(s.root, "g", "y"));
+	scratch_close(&s);
+}
+
 static void test_fsx_list_sorted_skips_git_and_symlinks(void)
 {
 	struct svc_fsx_entry *list = NULL;
@@ -574,6 +619,8 @@ SVC_TEST_SUITE(fsx)
 		    test_fsx_write_over_dir_or_through_file_refused);
 	CU_add_test(s, "test_fsx_read_limits_and_missing", test_fsx_read_limits_and_missing);
 	CU_add_test(s, "test_fsx_delete", test_fsx_delete);
+	CU_add_test(s, "test_fsx_create_never_replaces", test_fsx_create_never_replaces);
+	CU_add_test(s, "test_fsx_rename", test_fsx_rename);
 	CU_add_test(s, "test_fsx_list_sorted_skips_git_and_symlinks", test_fsx_list_sorted_skips_git_and_symlinks);
 	CU_add_test(s, "test_fsx_search", test_fsx_search);
 	CU_add_test(s, "test_fsx_search_bounded", test_fsx_search_bounded);
