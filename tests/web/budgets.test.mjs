@@ -1,6 +1,6 @@
 // budgets.test.mjs: the budgets of docs/web.md, measured in the browser: gzipped JavaScript per
-// route (sign-in and dashboard <= 150 kB, project page <= 450 kB) and the time until the
-// dashboard of a user with 100 projects is interactive (<= 1 s; the figure goes to
+// route (sign-in and dashboard <= 150 kB, project page <= 450 kB, also with the code editor
+// open) and the time until the dashboard of a user with 100 projects is interactive (<= 1 s; the figure goes to
 // bench/README.md). Also the keyboard path through sign-in and New project, and the phone layout.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -85,6 +85,19 @@ test('the dashboard loads at most 150 kB and the project page at most 450 kB of 
 	assert.ok(dash.bytes <= 150000, `dashboard ${dash.bytes} bytes`);
 	assert.ok(proj.bytes <= 450000, `project page ${proj.bytes} bytes`);
 	assert.ok(proj.files.length > dash.files.length, 'the project page is a chunk of its own');
+	// the code editor (CodeMirror, HTML mode) comes in chunks of its own when a file is opened
+	const collaboration = (await api('GET', '/auth/me', { token: user.token })).json.features.collaboration;
+	if (collaboration) {
+		const ed = await jsOf(page, async () => {
+			await page.getByRole('tab', { name: 'Files' }).click();
+			await page.getByRole('treeitem', { name: 'index.html', exact: true }).click();
+			await page.getByRole('textbox', { name: 'Code editor' }).waitFor({ timeout: 30000 });
+		});
+		figures.projectPageWithEditorJsGzipBytes = proj.bytes + ed.bytes;
+		console.log(`the editor's chunks: ${ed.bytes} bytes (${ed.files.join(', ')})`);
+		assert.ok(ed.bytes > 0, 'the editor loads when a file is opened, not with the page');
+		assert.ok(proj.bytes + ed.bytes <= 450000, `project page with the editor ${proj.bytes + ed.bytes} bytes`);
+	}
 	await page.context().close();
 });
 

@@ -129,3 +129,25 @@ export async function postFromElsewhere(page, msg) {
 	await page.waitForTimeout(1000);
 	await page.getByTitle('Other frame').evaluate((e) => e.remove());
 }
+
+/**
+ * fileText(page, path): the whole text of `path` as the Files view shows it: from the code
+ * editor's state when it is open in the editor (CodeMirror renders only the lines in view),
+ * else the read-only view's text. The region and the editor are found by role and name.
+ */
+export async function fileText(page, path) {
+	const region = page.getByRole('region', { name: `Contents of ${path}` });
+	const ed = region.getByRole('textbox', { name: 'Code editor' });
+	if (await ed.count()) return ed.evaluate((el) => (el.cmTile && el.cmTile.root && el.cmTile.root.view ? el.cmTile.root.view.state.doc.toString() : el.textContent));
+	return region.getByRole('code').first().textContent();
+}
+
+/** waitForFileText(page, path, text, ms): until fileText(page, path) contains `text`; the milliseconds it took. */
+export async function waitForFileText(page, path, text, ms = 20000) {
+	const t0 = Date.now();
+	for (;;) {
+		if ((await fileText(page, path).catch(() => '')).includes(text)) return Date.now() - t0;
+		if (Date.now() - t0 > ms) throw new Error(`${path} did not show ${JSON.stringify(text)} within ${ms} ms`);
+		await page.waitForTimeout(25);
+	}
+}

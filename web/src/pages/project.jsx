@@ -10,7 +10,7 @@ import { openRoom, RoomContext, usePeople, colorFor } from '../lib/room.js';
 import { ErrorNote, Loading, useAsync, useTitle } from '../ui.jsx';
 import { ErrorPage } from './errors.jsx';
 import { Chat } from './chat.jsx';
-import { Files } from './files.jsx';
+import { Files, canWrite } from './files.jsx';
 import { Preview, Versions } from './versions.jsx';
 
 const NARROW = '(max-width: 899px)';
@@ -114,7 +114,7 @@ export function ProjectPage({ id }) {
 							<Preview project={p} tick={tick} onUrl={setPreviewUrl} onChanged={filesChanged} writer={canWrite(user, p)} />
 						</div>
 						<div role="tabpanel" id="panel-files" aria-labelledby="tab-files" hidden={current !== 'files'} class="panel">
-							<Files project={p} tick={tick} />
+							<Files project={p} tick={tick} writable={canWrite(user, p)} active={current === 'files'} />
 						</div>
 						<div role="tabpanel" id="panel-versions" aria-labelledby="tab-versions" hidden={current !== 'versions'} class="panel">
 							<Versions project={p} tick={tick} onRestored={filesChanged} />
@@ -124,17 +124,6 @@ export function ProjectPage({ id }) {
 			</div>
 		</RoomContext.Provider>
 	);
-}
-
-/**
- * canWrite(me, project): whether the signed-in user may change the project's files: a member of
- * its workspace (any role may, docs/api.md "Permissions") or a platform admin. Anyone else sees
- * a public project read-only (svc-wsd drops their edits anyway).
- */
-export function canWrite(m, p) {
-	if (!m || !m.user) return false;
-	if (m.user.isPlatformAdmin) return true;
-	return (m.workspaces || []).some((w) => w.id === p.workspaceId);
 }
 
 /** Tabs: a tablist (arrow keys, Home, End move between tabs; WAI-ARIA APG "Tabs"). */
