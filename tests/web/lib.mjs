@@ -133,13 +133,15 @@ export async function postFromElsewhere(page, msg) {
 /**
  * fileText(page, path): the whole text of `path` as the Files view shows it: from the code
  * editor's state when it is open in the editor (CodeMirror renders only the lines in view),
- * else the read-only view's text. The region and the editor are found by role and name.
+ * else the read-only view's text; '' while neither is there yet (never waits). The region and
+ * the editor are found by role and name.
  */
 export async function fileText(page, path) {
 	const region = page.getByRole('region', { name: `Contents of ${path}` });
 	const ed = region.getByRole('textbox', { name: 'Code editor' });
 	if (await ed.count()) return ed.evaluate((el) => (el.cmTile && el.cmTile.root && el.cmTile.root.view ? el.cmTile.root.view.state.doc.toString() : el.textContent));
-	return region.getByRole('code').first().textContent();
+	const code = region.getByRole('code');
+	return (await code.count()) ? code.first().textContent() : ''; // '' while the file is opening
 }
 
 /** waitForFileText(page, path, text, ms): until fileText(page, path) contains `text`; the milliseconds it took. */
