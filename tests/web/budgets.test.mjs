@@ -41,15 +41,20 @@ async function jsOf(page, go) {
 	await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
 	const bodies = [];
 	const seen = new Set();
+	let last = Date.now();
 	page.on('response', (r) => {
 		// the app's own scripts (not those of the project running in the preview frame)
 		if (r.request().resourceType() === 'script' && r.url().startsWith(APP + '/assets/') && r.status() < 300 && !seen.has(r.url())) {
 			seen.add(r.url());
+			last = Date.now();
 			bodies.push(r.body().then((b) => ({ url: r.url(), gz: gzipSync(b).length }), () => ({ url: r.url(), gz: 0 })));
 		}
 	});
 	await go();
 	await page.waitForLoadState('networkidle');
+	// and a second without another script: networkidle is reached once per navigation, and chunks
+	// loaded later by import() (the editor's language) come after it
+	while (Date.now() - last < 1000) await page.waitForTimeout(200);
 	const all = await Promise.all(bodies);
 	await cdp.send('Network.setCacheDisabled', { cacheDisabled: false });
 	await cdp.detach();
