@@ -66,7 +66,7 @@ def test_send_errors(a, b, pid, chat_id, other_chat, b_pid):
     r = send(pid, raw='{"chatId": "%s", "text": "hello"}' % chat_id, token=a.token,
              headers={"Content-Type": "text/plain"})
     check("test_chat_send_text_plain_is_415", is_error(r, 415, "unsupported_media_type"), r)
-    # message bodies may carry image attachments: the cap is 8 MiB (Apache's LimitRequestBody)
+    # message bodies may carry image attachments: the cap is 8 MiB, under the web server's 16 MiB backstop
     r = send(pid, raw='{"chatId": "%s", "text": "%s"}' % (chat_id, "x" * (8 * 1024 * 1024 + 1)), token=a.token)
     check("test_chat_send_body_over_8mib_is_413", is_error(r, 413, "payload_too_large"), r)
     r = api("GET", "/chat/%s/nonexistent" % pid, token=a.token)

@@ -73,11 +73,11 @@ def test_not_swallowed(a):
     check("test_web_docs_still_served", r.status == 200 and r.raw.startswith(b"# svc HTTP API"), r)
     r = get("/.git/config")
     check("test_web_dotfiles_refused", r.status in (403, 404) and b"[core]" not in r.raw, r)
-    # the web server's backstop: no body over 8 MiB reaches anything (lighttpd
+    # the web server's backstop: no body over 16 MiB reaches anything (lighttpd
     # server.max-request-size, Apache LimitRequestBody); under it the responders' own 413
-    r = api("POST", "/projects/%s/duplicate" % UNKNOWN_ID, token=a.token, raw=b"x" * (9 << 20),
+    r = api("POST", "/projects/%s/duplicate" % UNKNOWN_ID, token=a.token, raw=b"x" * (17 << 20),
             headers={"Content-Type": "application/json"}, timeout=60)
-    check("test_web_body_over_8_mib_is_413", r.status == 413, (r.status, r.raw[:200]))
+    check("test_web_body_over_16_mib_is_413", r.status == 413, (r.status, r.raw[:200]))
     r = api("POST", "/auth/login", raw=b"{" + b" " * (2 << 20) + b"}", headers={"Content-Type": "application/json"})
     check("test_web_body_over_the_route_cap_is_the_api_413", r.status == 413 and isinstance(r.body, dict)
           and r.body.get("error"), r)
