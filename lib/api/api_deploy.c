@@ -1,6 +1,4 @@
 /* api_deploy.c: publishing a project: its files copied into the published site, swapped in with one rename. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +9,7 @@
 #include "core/fsx.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "project/publish.h"
 
 /* POST /deploy/:projectId: 200 {url, slug, publishedAt}; 403; 404. Swaps the new site in with one rename. */
 enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
@@ -36,16 +35,12 @@ enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
 		goto done;
 	snprintf(git, sizeof git, "%s/.git", tmp);
 	svc_fsx_remove_tree(git);
-	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
-		svc_fsx_remove_tree(tmp); /* now holds the previous site */
-	} else if (errno == ENOENT && rename(tmp, final) == 0) {
-		/* first publication */
-	} else {
-		svc_log_error("deploy: swap %s: %s", final, strerror(errno));
+	if ((err = svc_publish_mark(tmp, id)) < 0) {
 		svc_fsx_remove_tree(tmp);
-		err = SVC_E_INTERNAL;
 		goto done;
 	}
+	if ((err = svc_publish_swap(tmp, final)) < 0)
+		goto done;
 	p = svc_dbv_str(id);
 	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_SET_PUBLISHED, &p, 1, NULL, NULL)) < 0)
 		goto done;
