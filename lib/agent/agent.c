@@ -9,6 +9,7 @@
 
 #include "agent/agent.h"
 #include "core/err.h"
+#include "core/log.h"
 
 #define DEFAULT_STEPS 25
 #define DEFAULT_TIMEOUT 600       /* seconds per provider call */
@@ -271,6 +272,7 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 	const struct svc_agent_provider *p = &turn->provider;
 	struct curl_slist *headers = NULL, *h;
 	struct xfer x;
+	struct svc_outbound_guard guard;
 	char url[MAX_URL], errbuf[CURL_ERROR_SIZE], *auth = NULL;
 	size_t alen;
 	long code = 0, timeout = turn->timeout_secs > 0 ? turn->timeout_secs : DEFAULT_TIMEOUT;
@@ -278,6 +280,7 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 	int error = 0;
 
 	memset(&x, 0, sizeof(x));
+	memset(&guard, 0, sizeof(guard));
 	x.curl = curl;
 	x.turn = turn;
 	x.st = st;
@@ -322,6 +325,8 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 		}
 	}
 	curl_easy_reset(curl);
+	if (p->outbound && (error = svc_outbound_curl(curl, p->outbound, &guard)) < 0)
+		goto done;
 	if (curl_easy_setopt(curl, CURLOPT_URL, url) != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK ||
@@ -372,6 +377,14 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 	if (res == CURLE_OPERATION_TIMEDOUT) {
 		snprintf(out->message, sizeof(out->message), "the model provider did not answer in time (%s)",
 			 errbuf[0] ? errbuf : curl_easy_strerror(res));
+		error = SVC_E_MODEL_UNAVAILABLE;
+		goto done;
+	}
+	if (res == CURLE_COULDNT_CONNECT && guard.refused) {
+		/* the address stays in the log: the message must not map the instance's network for a client */
+		svc_log_warn("agent: refused to connect to %s (%s): a workspace's provider base URL may not reach it",
+			     guard.addr, svc_net_kind_name(guard.kind));
+		snprintf(out->message, sizeof(out->message), "%s", SVC_AGENT_REFUSED_ADDRESS);
 		error = SVC_E_MODEL_UNAVAILABLE;
 		goto done;
 	}

@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "core/outbound.h"
 #include "core/util.h"
 
 /* Which model endpoint to call. Strings are borrowed for the duration of the call. */
@@ -17,7 +18,18 @@ struct svc_agent_provider {
 	const char *model;    /* model name sent to the provider */
 	double price_input_per_mtok;  /* USD per million input tokens; 0 = unknown */
 	double price_output_per_mtok; /* USD per million output tokens; 0 = unknown */
+	const struct svc_outbound_policy *outbound; /* NULL: trusted (the instance's svc.conf provider); else every
+						     * address connected to must be allowed by it (a workspace's
+						     * own base URL, lib/core/outbound.h) */
 };
+
+/*
+ * The message of the model_unavailable error when a provider's address is not
+ * allowed by its `outbound` policy (fixed: the address itself is only logged).
+ */
+#define SVC_AGENT_REFUSED_ADDRESS \
+	"The model provider's address is not allowed: a workspace's provider may not reach loopback, link-local, " \
+	"private or other internal addresses on this instance."
 
 /*
  * Called for every event of the turn, in order: "assistant.message_delta"

@@ -5,6 +5,7 @@
 
 #include "api/api_agent.h"
 #include "auth/crypto.h"
+#include "core/outbound.h"
 #include "core/err.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -230,6 +231,19 @@ enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
 	has_key_field = json_object_object_get_ex(req->json, "apiKey", &v);
 	if (!url_ok(url))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "baseUrl", "baseUrl must be an http:// or https:// URL");
+	{
+		struct svc_outbound_policy outbound;
+		char why[200];
+
+		/* early answer; every connection is checked again when made (lib/core/outbound.h) */
+		svc_outbound_policy_load(&req->ctx->cfg, &outbound);
+		if ((err = svc_outbound_check_url(&outbound, url, why, sizeof why)) == SVC_E_FORBIDDEN)
+			return svc_resp_error(resp, SVC_E_VALIDATION, "baseUrl",
+					      "baseUrl may not point at an internal address (%s); the instance's "
+					      "administrator can allow it with SVC_OUTBOUND_ALLOW_PRIVATE or SVC_OUTBOUND_ALLOW_NETS", why);
+		if (err < 0)
+			return err;
+	}
 	if (!token_ok(model, 0))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "model", "model must be visible ASCII without commas");
 	if (key && key[0] && !token_ok(key, 1))

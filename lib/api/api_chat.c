@@ -254,6 +254,7 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 {
 	struct svc_agent_turn at;
 	struct svc_agent_result result, spent;
+	struct svc_outbound_policy outbound;
 	struct json_object *done_ev;
 	const char *model = sp->model ? sp->model : prov->model;
 	char cmsg[200], first[80], sha[41] = "", limit_text[64], *prompt_extra = NULL;
@@ -279,6 +280,11 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 	at.provider.model = model;
 	at.provider.price_input_per_mtok = pin;
 	at.provider.price_output_per_mtok = pout;
+	if (prov->from_workspace) {
+		/* a workspace's own base URL is a name its admin chose: SSRF guard (docs/operations.md) */
+		svc_outbound_policy_load(t->cfg, &outbound);
+		at.provider.outbound = &outbound;
+	}
 	at.project_dir = dir;
 	at.mode = sp->mode;
 	apply_mode(t->cfg, sp->mode, &at, &prompt_extra);
