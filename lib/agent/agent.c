@@ -63,7 +63,6 @@ struct xfer {
 	struct svc_agent__sse sse;
 	struct svc_agent__step *st;
 	struct svc_buf errbody;   /* a non-2xx answer's body */
-	char reason[64];                 /* the reason phrase of the last status line */
 	int err;                         /* why on_body stopped the transfer */
 	int tick_err;                    /* what the tick callback returned when it stopped it */
 	long retry_after;                /* seconds of the last Retry-After header; -1 when none */
@@ -78,20 +77,13 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Keeps the reason phrase of "HTTP/1.1 429 Too Many Requests" (HTTP/2 has none). */
+/* A status line resets the Retry-After seen; keeps the seconds of a Retry-After header. */
 static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
 {
 	struct xfer *x = ud;
 	size_t n = size * nmemb, i, j = 0;
 
 	if (n > 12 && memcmp(line, "HTTP/", 5) == 0) {
-		i = 5;
-		while (i < n && line[i] != ' ')
-			i++;
-		i += 5; /* " 429 " */
-		while (i < n && j < sizeof(x->reason) - 1 && line[i] >= 0x20 && line[i] < 0x7f)
-			x->reason[j++] = line[i++];
-		x->reason[j] = '\0';
 		x->retry_after = -1;
 	} else if (n > 12 && strncasecmp(line, "retry-after:", 12) == 0) {
 		long v = 0;
@@ -211,10 +203,30 @@ static const char *reason_for(long code)
 	}
 }
 
-/* out->message for a non-2xx answer: status, reason and the first 200 bytes of the provider's error message. */
+/* A fixed sentence for a provider's error status: what the client is told instead of the provider's own words. */
+static const char *fixed_error(long code)
+{
+	if (code == 401 || code == 403)
+		return "the provider refused the API key";
+	if (code == 404)
+		return "the provider knows no such model or path (check the base URL and the model)";
+	if (code == 429)
+		return "the provider's rate limit or quota is reached";
+	if (code == 402)
+		return "the provider's account needs payment";
+	if (code >= 500)
+		return "the provider failed";
+	return "the provider refused the request";
+}
+
+/*
+ * out->message for a non-2xx answer: the status, its standard reason and a fixed sentence. The
+ * provider's body (which may carry anything, e.g. what an inside service answered) goes to the log
+ * only, its first 200 bytes, with the key scrubbed (review finding 3 of issue 17).
+ */
 static void http_error(struct xfer *x, long code, struct svc_agent_result *out)
 {
-	const char *body = svc_buf_str(&x->errbody), *msg = NULL, *reason;
+	const char *body = svc_buf_str(&x->errbody), *msg = NULL, *reason = reason_for(code);
 	struct json_object *doc = NULL, *e;
 	char text[256];
 
@@ -232,10 +244,10 @@ static void http_error(struct xfer *x, long code, struct svc_agent_result *out)
 		clean_text(msg, strlen(msg), 200, text, sizeof(text));
 	else
 		clean_text(body, x->errbody.len, 200, text, sizeof(text));
-	reason = x->reason[0] ? x->reason : reason_for(code);
+	scrub_key(text, sizeof(text), x->turn->provider.api_key);
+	svc_log_warn("agent: the model provider answered %ld: %s", code, text[0] ? text : "(no error message)");
 	snprintf(out->message, sizeof(out->message), "the model provider answered %ld%s%s: %s", code,
-		 reason[0] ? " " : "", reason, text[0] ? text : "(no error message)");
-	scrub_key(out->message, sizeof(out->message), x->turn->provider.api_key);
+		 reason[0] ? " " : "", reason, fixed_error(code));
 	json_object_put(doc);
 }
 

@@ -201,6 +201,26 @@ static int token_ok(const char *s, int allow_comma)
 	return 1;
 }
 
+/* Returns 1 when workspace `wid` has a stored key and a base URL other than `url`, 0 when not, or an error. */
+static int base_url_changed(struct svc_req *req, const char *wid, const char *url)
+{
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p = svc_dbv_str(wid);
+	const char *key, *old;
+	int err;
+
+	if ((err = svc_db_run(req->ctx->db, STMT_AGENT_PROVIDER_GET, &p, 1, &rows, NULL)) < 0)
+		return err;
+	err = 0;
+	if (rows && rows->nrows == 1) {
+		key = svc_rows_get(rows, 0, PVCOL_API_KEY);
+		old = svc_rows_get(rows, 0, PVCOL_BASE_URL);
+		err = key && key[0] && strcmp(old ? old : "", url) != 0;
+	}
+	svc_rows_free(rows);
+	return err;
+}
+
 static const char *const protocols[] = { "openai", "anthropic", NULL };
 static const struct svc_field provider_fields[] = {
 	{ "protocol", SVC_V_ENUM, SVC_F_REQUIRED, 0, 0, protocols },
@@ -211,7 +231,11 @@ static const struct svc_field provider_fields[] = {
 };
 const struct svc_body svc_api_ai_provider_put_body = SVC_BODY(provider_fields);
 
-/* PUT /workspaces/:wid/ai-provider: 200; 400 validation_failed; 403; 404; 503 without ENCRYPTION_KEY. */
+/*
+ * PUT /workspaces/:wid/ai-provider: 200; 400 validation_failed (baseUrl: not http(s), or its name resolves to
+ * an address outward requests may not reach; apiKey: absent while baseUrl changes and a key is stored); 403;
+ * 404; 503 without ENCRYPTION_KEY.
+ */
 enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid"), *url, *model, *key;
@@ -261,6 +285,18 @@ enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
 				svc_buf_dispose(&list);
 				return SVC_E_INTERNAL;
 			}
+		}
+	}
+	if (!has_key_field) {
+		/* the stored key is the old address's: a new base URL is not sent it (review finding 3 of issue 17) */
+		if ((err = base_url_changed(req, wid, url)) < 0) {
+			svc_buf_dispose(&list);
+			return err;
+		}
+		if (err == 1) {
+			svc_buf_dispose(&list);
+			return svc_resp_error(resp, SVC_E_VALIDATION, "apiKey",
+					      "A new base URL needs the API key again: send apiKey (null for none).");
 		}
 	}
 	if (key && key[0]) {

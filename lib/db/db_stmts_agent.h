@@ -52,7 +52,9 @@ SVC_STMT(STMT_AGENT_PROVIDER_PUT,
 	"api_key = VALUES(api_key), updated_by = VALUES(updated_by), updated_at = " NOW)
 SVC_STMT(STMT_AGENT_PROVIDER_PUT_KEEP_KEY,
 	"INSERT INTO workspace_ai_providers (workspace_id, protocol, base_url, model, allowed_models, api_key, "
-	"updated_by, updated_at) VALUES (?, ?, ?, ?, ?, NULL, ?, " NOW ") ON DUPLICATE KEY UPDATE protocol = VALUES(protocol), "
+	"updated_by, updated_at) VALUES (?, ?, ?, ?, ?, NULL, ?, " NOW ") ON DUPLICATE KEY UPDATE "
+	/* first, while base_url is still the old one: a key never follows a new base URL (two admins racing) */
+	"api_key = IF(base_url = VALUES(base_url), api_key, NULL), protocol = VALUES(protocol), "
 	"base_url = VALUES(base_url), model = VALUES(model), allowed_models = VALUES(allowed_models), "
 	"updated_by = VALUES(updated_by), updated_at = " NOW)
 SVC_STMT(STMT_AGENT_WKEY_LATEST,

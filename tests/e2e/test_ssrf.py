@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# test_ssrf.py: a workspace's own AI provider cannot reach loopback, link-local, private or other internal addresses
+# test_ssrf.py: a workspace's own AI provider cannot reach loopback, link-local, private or other internal addresses,
+# its key never follows a new base URL, and its error bodies are not echoed (review finding 3 of issue 17)
 # (lib/core/outbound.h); the test stack allows only the provider double's 127.0.0.7 (SVC_OUTBOUND_ALLOW_NETS)
 import os
 import sys
@@ -113,6 +114,49 @@ def test_instance_provider_is_trusted():
           r.body.get("source") == "instance" and types_of(events)[-1:] == ["session.task_complete"], events)
 
 
+def test_new_base_url_needs_the_key(acct):
+    """Review finding 3 of issue 17: the stored key is the old address's and never follows a new base URL."""
+    r = put_provider(acct, PROVIDER_URL + "/v1", key="k-first-0123456789")
+    check("test_provider_key_stored", r.status == 200 and r.body.get("hasApiKey") is True, r)
+    moved = {"protocol": "openai", "baseUrl": "https://models.example/v1", "model": "double"}
+    r = api("PUT", provider_path(acct), moved, token=acct.token)
+    check("test_provider_new_base_url_without_key_is_400_apiKey",
+          r.status == 400 and r.body.get("error") == "validation_failed" and r.body.get("field") == "apiKey", r)
+    r = api("GET", provider_path(acct), token=acct.token)
+    check("test_provider_refused_move_keeps_url_and_key",
+          r.body.get("baseUrl") == PROVIDER_URL + "/v1" and r.body.get("hasApiKey") is True, r)
+    same = {"protocol": "openai", "baseUrl": PROVIDER_URL + "/v1", "model": "double-2"}
+    r = api("PUT", provider_path(acct), same, token=acct.token)
+    check("test_provider_same_base_url_keeps_the_key", r.status == 200 and r.body.get("hasApiKey") is True
+          and r.body.get("model") == "double-2", r)
+    r = api("PUT", provider_path(acct), dict(moved, apiKey=None), token=acct.token)
+    check("test_provider_new_base_url_with_null_key_has_none",
+          r.status == 200 and r.body.get("hasApiKey") is False and r.body.get("baseUrl") == moved["baseUrl"], r)
+    r = api("PUT", provider_path(acct), dict(same, apiKey="k-second-0123456789"), token=acct.token)
+    check("test_provider_new_base_url_with_a_key_is_200",
+          r.status == 200 and r.body.get("hasApiKey") is True and r.body.get("apiKeyLast4") == "6789", r)
+    # without a stored key there is nothing to carry: a move needs no key
+    r = api("PUT", provider_path(acct), dict(moved, apiKey=None), token=acct.token)
+    r = api("PUT", provider_path(acct), dict(same), token=acct.token)
+    check("test_provider_move_without_a_stored_key_is_200", r.status == 200 and r.body.get("hasApiKey") is False, r)
+
+
+def test_provider_errors_are_not_echoed(acct):
+    """Review finding 3 of issue 17: a provider's error body (which may be what an inside service answered)
+    is logged, never sent to the client: the status and a fixed sentence."""
+    pid, chat_id = fresh_project(acct)
+    for label, text, code, body_words, fixed in (
+            ("500", "server error please", "500", "The server had an error", "the provider failed"),
+            ("429", "rate limit please", "429", "Rate limit reached", "rate limit")):
+        reset_double()
+        events, _, err = send(acct, pid, chat_id, text)
+        e = events[-1] if events else {}
+        msg = e.get("message") or ""
+        check("test_provider_%s_error_has_status_and_fixed_message" % label,
+              e.get("error") == "model_unavailable" and code in msg and fixed in msg, events)
+        check("test_provider_%s_error_body_is_not_echoed" % label, body_words not in repr(events), events)
+
+
 def main():
     if not PROVIDER_URL:
         check("test_ssrf needs the provider double", False, "SVC_PROVIDER_URL is not set")
@@ -124,6 +168,8 @@ def main():
     test_allowed_net(acct, pid, chat_id)
     test_connect_time_refusal(acct, pid, chat_id, port)
     test_instance_provider_is_trusted()
+    test_new_base_url_needs_the_key(signup(tag="ssrf-key"))
+    test_provider_errors_are_not_echoed(signup(tag="ssrf-errors"))
 
 
 if __name__ == "__main__":

@@ -390,6 +390,7 @@ const PROVIDER_FIELDS = {
 	apiKey: 'A key holds only visible characters, without spaces.',
 	allowedModels: 'List model names separated by commas.',
 };
+const PROVIDER_REASONS = /internal address|needs the API key again/;
 
 function Provider({ w }) {
 	const cur = useAsync(() => get(`/workspaces/${enc(w.id)}/ai-provider`), [w.id]);
@@ -419,8 +420,9 @@ function ProviderForm({ w, p, onSaved }) {
 			onSaved(r);
 		}
 	}
-	const fe = (f) => (a.error && a.error.field === f ? PROVIDER_FIELDS[f] || sentence(a.error) : null);
-	const keyHint = own && p.hasApiKey ? (p.apiKeyLast4 ? `A key ending in ${p.apiKeyLast4} is stored. Leave this empty to keep it.` : 'A key is stored. Leave this empty to keep it.') : 'No key is stored. Local servers (Ollama, llama.cpp) may need none.';
+	// the server's own sentence where the field is right but the reason is not the usual one
+	const fe = (f) => (a.error && a.error.field === f ? (PROVIDER_REASONS.test(a.error.message || '') ? a.error.message.replace(/: send apiKey.*$/, ': enter it, or remove the stored key.') : PROVIDER_FIELDS[f] || sentence(a.error)) : null);
+	const keyHint = own && p.hasApiKey ? (p.apiKeyLast4 ? `A key ending in ${p.apiKeyLast4} is stored. Leave this empty to keep it (a new base URL needs it again).` : 'A key is stored. Leave this empty to keep it (a new base URL needs it again).') : 'No key is stored. Local servers (Ollama, llama.cpp) may need none.';
 	return (
 		<Section title="AI provider">
 			<p>
