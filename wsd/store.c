@@ -19,18 +19,6 @@
 #define FILES_MAX 20000          /* files of a project looked at */
 #define API_TIMEOUT_MS 15000
 
-/* ------------------------------------------------------------------ known disk state */
-
-const char *wsd_known_get(const struct wsd_known *k, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < k->n; i++)
-		if (strcmp(k->e[i].path, path) == 0)
-			return k->e[i].hash;
-	return NULL;
-}
-
 /* The hex SHA-256 of collab_files; OpenSSL failing (out of memory) aborts, as every allocation of svc-wsd does. */
 static void sha256_hex(const void *data, size_t len, char *out)
 {
@@ -38,44 +26,7 @@ static void sha256_hex(const void *data, size_t len, char *out)
 		abort();
 }
 
-void wsd_known_set(struct wsd_known *k, const char *path, const char *hash)
-{
-	size_t i;
-
-	for (i = 0; i < k->n; i++)
-		if (strcmp(k->e[i].path, path) == 0) {
-			snprintf(k->e[i].hash, sizeof k->e[i].hash, "%s", hash);
-			return;
-		}
-	WSD_GROW(k->e, k->cap, k->n + 1);
-	k->e[k->n].path = strdup(path);
-	if (!k->e[k->n].path)
-		abort();
-	snprintf(k->e[k->n].hash, sizeof k->e[k->n].hash, "%s", hash);
-	k->n++;
-}
-
-void wsd_known_del(struct wsd_known *k, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < k->n; i++)
-		if (strcmp(k->e[i].path, path) == 0) {
-			free(k->e[i].path);
-			k->e[i] = k->e[--k->n];
-			return;
-		}
-}
-
-void wsd_known_dispose(struct wsd_known *k)
-{
-	size_t i;
-
-	for (i = 0; i < k->n; i++)
-		free(k->e[i].path);
-	free(k->e);
-	memset(k, 0, sizeof *k);
-}
+/* ------------------------------------------------------------------ known disk state (wsd/known.c) */
 
 static void known_copy(struct wsd_known *dst, const struct wsd_known *src)
 {

@@ -1,0 +1,51 @@
+# fuzz.mk: the libFuzzer targets of tests/fuzz (docs/hacking.md "Fuzzing"). Each target is built
+# two ways, only when asked for (tests/fuzz/run.sh asks): NAME-replay, with the tree's own compiler
+# and flags and tests/fuzz/replay.c as main, replays the seed corpus (under ASan+UBSan in
+# build-test/); fuzz-NAME, in a tree configured with CC=clang and -fsanitize=fuzzer-no-link
+# (build-fuzz/), is the libFuzzer binary.
+# (tests/fuzz/run.sh has the same list.)
+EXTRA_PROGRAMS = tests/fuzz/http-replay tests/fuzz/jwt-replay tests/fuzz/sse-replay tests/fuzz/plan-replay \
+	tests/fuzz/direct_save-replay tests/fuzz/wsd-replay \
+	tests/fuzz/fuzz-http tests/fuzz/fuzz-jwt tests/fuzz/fuzz-sse tests/fuzz/fuzz-plan \
+	tests/fuzz/fuzz-direct_save tests/fuzz/fuzz-wsd
+
+FUZZ_WSD_SOURCES = wsd/known.c wsd/session.c wsd/awareness.c wsd/comments.c wsd/disk.c wsd/proto.c wsd/merge.c
+
+tests_fuzz_http_replay_SOURCES = tests/fuzz/fuzz_http.c tests/fuzz/replay.c
+tests_fuzz_http_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_http_SOURCES = tests/fuzz/fuzz_http.c
+tests_fuzz_fuzz_http_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_http_LDADD = $(SVC_LIBS)
+
+tests_fuzz_jwt_replay_SOURCES = tests/fuzz/fuzz_jwt.c tests/fuzz/replay.c
+tests_fuzz_jwt_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_jwt_SOURCES = tests/fuzz/fuzz_jwt.c
+tests_fuzz_fuzz_jwt_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_jwt_LDADD = $(SVC_LIBS)
+
+tests_fuzz_sse_replay_SOURCES = tests/fuzz/fuzz_sse.c tests/fuzz/replay.c
+tests_fuzz_sse_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_sse_SOURCES = tests/fuzz/fuzz_sse.c
+tests_fuzz_fuzz_sse_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_sse_LDADD = $(SVC_LIBS)
+
+tests_fuzz_plan_replay_SOURCES = tests/fuzz/fuzz_plan.c tests/fuzz/replay.c
+tests_fuzz_plan_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_plan_SOURCES = tests/fuzz/fuzz_plan.c
+tests_fuzz_fuzz_plan_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_plan_LDADD = $(SVC_LIBS)
+
+tests_fuzz_direct_save_replay_SOURCES = tests/fuzz/fuzz_direct_save.c tests/fuzz/replay.c
+tests_fuzz_direct_save_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_direct_save_SOURCES = tests/fuzz/fuzz_direct_save.c
+tests_fuzz_fuzz_direct_save_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_direct_save_LDADD = $(SVC_LIBS)
+
+# svc-wsd's message handling: its sources (but wsd.c, worker.c and store.c, which the target replaces)
+tests_fuzz_wsd_replay_SOURCES = tests/fuzz/fuzz_wsd.c tests/fuzz/replay.c $(FUZZ_WSD_SOURCES)
+tests_fuzz_wsd_replay_CFLAGS = $(AM_CFLAGS) $(LWS_CFLAGS)
+tests_fuzz_wsd_replay_LDADD = $(SVC_LIBS) $(LWS_LIBS) -lpthread
+tests_fuzz_fuzz_wsd_SOURCES = tests/fuzz/fuzz_wsd.c $(FUZZ_WSD_SOURCES)
+tests_fuzz_fuzz_wsd_CFLAGS = $(AM_CFLAGS) $(LWS_CFLAGS)
+tests_fuzz_fuzz_wsd_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_wsd_LDADD = $(SVC_LIBS) $(LWS_LIBS) -lpthread

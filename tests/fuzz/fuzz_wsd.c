@@ -1,0 +1,198 @@
+/*
+ * fuzz_wsd.c: libFuzzer target for svc-wsd's message handling: whole
+ * y-websocket messages (y-protocols sync steps 1 and 2 and updates,
+ * awareness updates, query-awareness, auth) and svc's design-comment
+ * messages (type 100, JSON) from two clients of one room, a writer and a
+ * read-only viewer, through the daemon's own code: session.c (framing,
+ * reassembly, the send queue), room.c (batches, broadcast), awareness.c,
+ * comments.c, disk.c (which files an edit dirtied), proto.c and lib/yjs.
+ *
+ * What is replaced: the lws connection (no socket: sessions have no wsi,
+ * which the daemon allows) and the store (wsd/wsd_store.h: MariaDB and the
+ * disk); the store below loads an empty document with one file and answers
+ * design-comment writes at once, so the rest runs as in the daemon.
+ *
+ * Input: a series of frames, each: byte 0 (bit 0: the viewer sends it; bit 1:
+ * the frame is text, not binary; bit 2: split it in two fragments), a 16-bit
+ * little-endian length, then that many bytes of message.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* room.c's room_free() and its tables are static: include the module. */
+#include "../../wsd/room.c"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct wsd g;
+struct wsd *wsd_g = &g;
+void (*wsd_wake)(void);
+
+/* ---- the store, answered in memory ---- */
+
+void wsd_store_load(struct wsd_worker *w, const char *project_id, struct wsd_room *r,
+		    void (*cb)(struct wsd_room *r, struct wsd_load_result *res))
+{
+	struct wsd_load_result res;
+	static const char html[] = "<!doctype html>\n<h1>Hello</h1>\n";
+
+	(void)w;
+	(void)project_id;
+	memset(&res, 0, sizeof res);
+	if (svc_yjs_doc_new(&res.doc, 1) < 0 ||
+	    svc_yjs_map_set_text(res.doc, "files", "index.html", 10, html, sizeof html - 1, NULL, NULL) < 0)
+		abort();
+	cb(r, &res);
+	svc_yjs_doc_free(res.doc);
+	wsd_known_dispose(&res.known);
+}
+
+void wsd_store_comment(struct wsd_worker *w, const char *project_id, struct wsd_room *r, uint64_t sess_id,
+		       const char *user_id, const char *user_name, const struct wsd_comment_req *req,
+		       void (*cb)(struct wsd_comment_job *j))
+{
+	static unsigned next;
+	struct wsd_comment_job j;
+	struct json_object *o = json_object_new_object();
+
+	(void)w;
+	(void)project_id;
+	(void)user_name;
+	memset(&j, 0, sizeof j);
+	j.room = r;
+	j.sess_id = sess_id;
+	j.op = req->op;
+	snprintf(j.user_id, sizeof j.user_id, "%s", user_id);
+	snprintf(j.parent_id, sizeof j.parent_id, "%s", req->parent_id);
+	if (req->op == WSD_C_ADD)
+		snprintf(j.comment_id, sizeof j.comment_id, "00000000-0000-4000-8000-%012x", next++ % 4);
+	else
+		snprintf(j.comment_id, sizeof j.comment_id, "%s", req->comment_id);
+	json_object_object_add(o, "type", json_object_new_string("design-comment:changed"));
+	json_object_object_add(o, "id", json_object_new_string(j.comment_id));
+	j.broadcast = strdup(json_object_to_json_string(o));
+	json_object_put(o);
+	j.status = (next % 3) ? 200 : 500;
+	r->jobs++;
+	cb(&j);
+	free(j.broadcast);
+}
+
+void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const char *user_id, const char *project_id,
+		      void (*cb)(struct wsd_access_job *j))
+{
+	(void)w, (void)sess_id, (void)user_id, (void)project_id, (void)cb;
+}
+
+void wsd_store_persist(const char *project_id, struct wsd_room *r, struct wsd_update *updates, size_t n,
+		       void (*cb)(struct wsd_persist_job *j))
+{
+	(void)project_id, (void)r, (void)updates, (void)n, (void)cb;
+}
+
+void wsd_store_persist_flush(struct wsd_worker *w)
+{
+	(void)w;
+}
+
+void wsd_store_compact(struct wsd_worker *w, const char *project_id, struct wsd_room *r, uint64_t seq,
+		       struct svc_yjs_buf *state, void (*cb)(struct wsd_compact_job *j))
+{
+	(void)w, (void)project_id, (void)r, (void)seq, (void)state, (void)cb;
+}
+
+void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
+		    size_t n, void (*cb)(struct wsd_save_job *j))
+{
+	(void)w, (void)project_id, (void)r, (void)files, (void)n, (void)cb;
+}
+
+void wsd_store_rescan(struct wsd_worker *w, const char *project_id, struct wsd_room *r, const struct wsd_known *known,
+		      void (*cb)(struct wsd_rescan_job *j))
+{
+	(void)w, (void)project_id, (void)r, (void)known, (void)cb;
+}
+
+void wsd_store_read_base(struct wsd_worker *w, const char *project_id, struct wsd_room *r, const char *path,
+			 void (*cb)(struct wsd_base_job *j))
+{
+	(void)w, (void)project_id, (void)r, (void)path, (void)cb;
+}
+
+void wsd_store_files_changed(struct wsd_worker *w, const char *project_id, struct wsd_room *r, char **paths,
+			     size_t npaths, char **users, size_t nusers, void (*cb)(struct wsd_call_job *j))
+{
+	(void)w, (void)project_id, (void)r, (void)paths, (void)npaths, (void)users, (void)nusers, (void)cb;
+}
+
+void wsd_store_presence(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct json_object *users,
+			void (*cb)(struct wsd_call_job *j))
+{
+	(void)w, (void)project_id, (void)r, (void)users, (void)cb;
+}
+
+/* ---- the input ---- */
+
+static void sess_init(struct wsd_sess *s, uint64_t id, int can_write)
+{
+	memset(s, 0, sizeof *s);
+	s->id = id;
+	s->state = WSD_S_AUTH;
+	snprintf(s->project_id, sizeof s->project_id, "%s", "11111111-1111-4111-8111-111111111111");
+	snprintf(s->user_id, sizeof s->user_id, "2222222%u-2222-4222-8222-222222222222", (unsigned)id);
+	snprintf(s->user_name, sizeof s->user_name, "user %u", (unsigned)id);
+	s->token_ok = 1;
+	s->can_write = can_write;
+	s->can_moderate = can_write;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct wsd_sess sess[2];
+	struct wsd_room *r;
+	size_t off = 0;
+	int i;
+
+	if (size > 1 << 20)
+		return 0;
+	if (!g.cfg.wsd_max_message) {
+		g.cfg.wsd_max_message = 64 * 1024;
+		g.cfg.wsd_max_rooms = 4;
+		g.cfg.wsd_max_conns = 16;
+		g.cfg.wsd_max_conns_per_user = 4;
+		g.cfg.wsd_max_rooms_per_user = 4;
+		g.cfg.wsd_send_queue_max = 256 * 1024;
+		g.cfg.wsd_max_file_bytes = 64 * 1024;
+		g.cfg.wsd_awareness_timeout_ms = 30000;
+		g.cfg.wsd_keepalive_ms = 15000;
+	}
+	sess_init(&sess[0], 1, 1);
+	sess_init(&sess[1], 2, 0);
+	wsd_room_join(&sess[0]);
+	wsd_room_join(&sess[1]);
+	r = wsd_room_find(sess[0].project_id);
+	if (!r || r->state != WSD_R_READY)
+		__builtin_trap();
+	while (off + 3 <= size) {
+		unsigned flags = data[off];
+		size_t len = (size_t)data[off + 1] | (size_t)data[off + 2] << 8;
+		struct wsd_sess *s = &sess[flags & 1];
+		off += 3;
+		if (len > size - off)
+			len = size - off;
+		if ((flags & 4) && len > 1) {
+			wsd_sess_rx(s, data + off, len / 2, 1, 0, !(flags & 2));
+			wsd_sess_rx(s, data + off + len / 2, len - len / 2, 0, 1, !(flags & 2));
+		} else {
+			wsd_sess_rx(s, data + off, len, 1, 1, !(flags & 2));
+		}
+		off += len;
+		wsd_flush();
+	}
+	for (i = 0; i < 2; i++)
+		if (sess[i].room || sess[i].state != WSD_S_AUTH)
+			wsd_sess_closed(&sess[i]);
+	room_free(r);
+	return 0;
+}
