@@ -8,6 +8,9 @@
 
 #define AW_MAX_ENTRIES 4096
 #define AW_CHECK_MS 3000         /* awareness.js checks every outdatedTimeout / 10 */
+#define AW_MAX_PER_SESS 8        /* client ids one connection may hold states for (y-websocket: one per Y.Doc) */
+#define AW_RATE_PER_S 20         /* updates of one connection relayed at once per second, */
+#define AW_RATE_BURST 40         /* after a burst of this many; beyond, they are relayed with the next tick */
 
 /* One client's state (awareness.js meta and states). */
 struct wsd_aw_state {
@@ -15,17 +18,56 @@ struct wsd_aw_state {
 	char *json;          /* NULL: removed (the clock is kept, as y-protocols keeps meta) */
 	size_t json_len;
 	int64_t updated_ms;
-	uint64_t owner;      /* session that added it */
+	uint64_t owner;      /* session that set it: no other connection may change it while that one is here */
+	int deferred;        /* changed, relay due with the next tick (its sender was over its rate) */
 };
+
+/*
+ * The state of `client`, or NULL; r->aw is sorted by client id, so a lookup
+ * is O(log n) and an update of n entries never scans the room per entry.
+ * *at (may be NULL) gets the index where it is or would be inserted.
+ */
+static struct wsd_aw_state *aw_find_at(struct wsd_room *r, uint64_t client, size_t *at)
+{
+	size_t lo = 0, hi = r->naw;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->aw[mid].client < client)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (at)
+		*at = lo;
+	return lo < r->naw && r->aw[lo].client == client ? &r->aw[lo] : NULL;
+}
 
 static struct wsd_aw_state *aw_find(struct wsd_room *r, uint64_t client)
 {
-	size_t i;
+	return aw_find_at(r, client, NULL);
+}
 
-	for (i = 0; i < r->naw; i++)
-		if (r->aw[i].client == client)
-			return &r->aw[i];
-	return NULL;
+/* 1 when session `owner` is still in room r (so the state it set is still its own). */
+static int owner_here(struct wsd_room *r, uint64_t owner)
+{
+	struct wsd_sess *o = owner ? wsd_sess_find(owner) : NULL;
+
+	return o && o->room == r && o->state != WSD_S_CLOSING;
+}
+
+/* Takes one token of s's relay budget (AW_RATE_PER_S, refilled continuously). Returns 1 when there was one. */
+static int rate_take(struct wsd_sess *s, int64_t now)
+{
+	if (s->aw_tokens_ms == 0)
+		s->aw_tokens_ms = now - (int64_t)AW_RATE_BURST * 1000 / AW_RATE_PER_S;
+	/* the budget is kept as the time it was last empty: tokens = (now - that) * rate, at most a burst */
+	if (now - s->aw_tokens_ms > (int64_t)AW_RATE_BURST * 1000 / AW_RATE_PER_S)
+		s->aw_tokens_ms = now - (int64_t)AW_RATE_BURST * 1000 / AW_RATE_PER_S;
+	if (now - s->aw_tokens_ms < 1000 / AW_RATE_PER_S)
+		return 0;
+	s->aw_tokens_ms += 1000 / AW_RATE_PER_S;
+	return 1;
 }
 
 /* Encodes [1, varUint8Array(awareness update of `clients`)] (awareness.js encodeAwarenessUpdate). */
@@ -105,8 +147,8 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 	struct wsd_room *r = s->room;
 	struct wsd_aw_entry *e = NULL;
 	uint64_t *changed = NULL;
-	size_t nchanged = 0;
-	int n, i, err = 0;
+	size_t nchanged = 0, owned = 0, k;
+	int n, i, err = 0, relay;
 	int64_t now = svc_mono_ms();
 
 	e = malloc(AW_MAX_ENTRIES * sizeof *e);
@@ -118,19 +160,37 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 		err = n;
 		goto done;
 	}
+	for (k = 0; k < r->naw; k++)
+		if (r->aw[k].owner == s->id && r->aw[k].json)
+			owned++;
+	relay = rate_take(s, now);
 	for (i = 0; i < n; i++) {
-		struct wsd_aw_state *a = aw_find(r, e[i].client);
+		size_t at;
+		struct wsd_aw_state *a = aw_find_at(r, e[i].client, &at);
 		uint64_t curr = a ? a->clock : 0;
 		int is_null = wsd_aw_is_null(&e[i]);
 		if (!(curr < e[i].clock || (curr == e[i].clock && is_null && a && a->json)))
 			continue;
+		/* a client id belongs to the connection that set it while that one is here: nobody
+		 * else (a viewer included) can change or remove another person's cursor */
+		if (a && a->owner != s->id && owner_here(r, a->owner))
+			continue;
+		if (!is_null && e[i].json_len > wsd_g->cfg.wsd_awareness_max_bytes)
+			continue;
+		if (!is_null && (!a || !a->json || a->owner != s->id)) {
+			if (owned >= AW_MAX_PER_SESS)
+				continue;
+			owned++;
+		}
 		if (!a) {
 			WSD_GROW(r->aw, r->capaw, r->naw + 1);
-			a = &r->aw[r->naw++];
+			memmove(&r->aw[at + 1], &r->aw[at], (r->naw - at) * sizeof *r->aw);
+			r->naw++;
+			a = &r->aw[at];
 			memset(a, 0, sizeof *a);
 			a->client = e[i].client;
 		}
-		if (!a->json && !is_null)
+		if (!is_null)
 			a->owner = s->id;
 		free(a->json);
 		a->json = NULL;
@@ -144,7 +204,13 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 		}
 		a->clock = e[i].clock;
 		a->updated_ms = now;
-		changed[nchanged++] = e[i].client;
+		if (relay) {
+			a->deferred = 0;
+			changed[nchanged++] = e[i].client;
+		} else {
+			a->deferred = 1;
+			r->aw_deferred = 1;
+		}
 	}
 	if (nchanged) {
 		struct wsd_msg *m = aw_encode(r, changed, nchanged, 0);
@@ -157,6 +223,30 @@ done:
 	return err;
 }
 
+/* Relays the states whose sender was over its rate (one message for the room). */
+static void aw_relay_deferred(struct wsd_room *r)
+{
+	uint64_t *ids;
+	size_t i, n = 0;
+	struct wsd_msg *m;
+
+	r->aw_deferred = 0;
+	if (r->naw == 0)
+		return;
+	ids = malloc(r->naw * sizeof *ids);
+	if (!ids)
+		abort();
+	for (i = 0; i < r->naw; i++)
+		if (r->aw[i].deferred) {
+			r->aw[i].deferred = 0;
+			ids[n++] = r->aw[i].client;
+		}
+	m = n ? aw_encode(r, ids, n, 0) : NULL;
+	if (m)
+		wsd_room_broadcast(r, m);
+	free(ids);
+}
+
 /*
  * Every AW_CHECK_MS (or a tenth of the timeout when it is set shorter):
  * states not renewed for SVC_WSD_AWARENESS_TIMEOUT_MS (30 s, awareness.js
@@ -167,8 +257,10 @@ void wsd_aw_check(struct wsd_room *r, int64_t now)
 	const int64_t timeout = (int64_t)wsd_g->cfg.wsd_awareness_timeout_ms;
 	const int64_t every = timeout / 10 < AW_CHECK_MS ? timeout / 10 : AW_CHECK_MS;
 	uint64_t *gone;
-	size_t i, n = 0;
+	size_t i, j, n = 0;
 
+	if (r->aw_deferred)
+		aw_relay_deferred(r);
 	if (now - r->aw_checked_ms < every)
 		return;
 	r->aw_checked_ms = now;
@@ -183,12 +275,11 @@ void wsd_aw_check(struct wsd_room *r, int64_t now)
 	if (n)
 		aw_remove(r, gone, n);
 	free(gone);
-	for (i = 0; i < r->naw;) {
-		if (!r->aw[i].json && now - r->aw[i].updated_ms >= 2 * timeout)
-			r->aw[i] = r->aw[--r->naw];
-		else
-			i++;
-	}
+	/* forget old removals, keeping the order by client id */
+	for (i = j = 0; i < r->naw; i++)
+		if (r->aw[i].json || now - r->aw[i].updated_ms < 2 * timeout)
+			r->aw[j++] = r->aw[i];
+	r->naw = j;
 }
 
 void wsd_aw_send_all(struct wsd_room *r, struct wsd_sess *s)

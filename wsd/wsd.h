@@ -234,6 +234,7 @@ struct wsd_sess {
 	char close_reason[100];
 	int64_t connected_ms;
 	int64_t last_tx_ms;     /* last frame sent (the keepalive fills silences) */
+	int64_t aw_tokens_ms;   /* awareness relay budget (awareness.c): when it was last empty, 0 = full */
 };
 
 /* Global daemon state, owned by the event loop thread. */

@@ -315,6 +315,7 @@ static int load_wsd(struct storage *st, struct svc_config *c, char *errbuf, size
 		{ "SVC_WSD_COMPACT_UPDATES", offsetof(struct svc_config, wsd_compact_updates), 500, 1, 10000000 },
 		{ "SVC_WSD_MAX_FILE_BYTES", offsetof(struct svc_config, wsd_max_file_bytes), 1048576, 1, 64u << 20 },
 		{ "SVC_WSD_AWARENESS_TIMEOUT_MS", offsetof(struct svc_config, wsd_awareness_timeout_ms), 30000, 100, 3600000 },
+		{ "SVC_WSD_AWARENESS_MAX_BYTES", offsetof(struct svc_config, wsd_awareness_max_bytes), 16384, 64, 1048576 },
 		{ "SVC_WSD_KEEPALIVE_MS", offsetof(struct svc_config, wsd_keepalive_ms), 15000, 100, 3600000 },
 		{ "SVC_WSD_PACK_MIN_BYTES", offsetof(struct svc_config, wsd_pack_min_bytes), 4096, 0, 64u << 20 },
 	};

@@ -68,6 +68,7 @@ struct svc_config {
 	uint64_t wsd_compact_updates;  /* SVC_WSD_COMPACT_UPDATES: stored updates that trigger a snapshot, default 500 */
 	uint64_t wsd_max_file_bytes;   /* SVC_WSD_MAX_FILE_BYTES: larger files stay out of the document, default 1 MiB */
 	uint64_t wsd_awareness_timeout_ms; /* SVC_WSD_AWARENESS_TIMEOUT_MS: awareness states not renewed this long go, default 30000 */
+	uint64_t wsd_awareness_max_bytes; /* SVC_WSD_AWARENESS_MAX_BYTES: larger awareness states are ignored, default 16384 */
 	uint64_t wsd_keepalive_ms;     /* SVC_WSD_KEEPALIVE_MS: silence after which a client gets an empty awareness update, default 15000 */
 	uint64_t wsd_pack_min_bytes;   /* SVC_WSD_PACK_MIN_BYTES: cold text pieces this big are kept zstd-compressed, 0 = never, default 4096 */
 	void *storage;                 /* private */

@@ -818,44 +818,68 @@ static int cmp_yid_desc(const void *a, const void *b)
 	return -cmp_yid_client(a, b);
 }
 
+/* One entry of a state vector read from a peer, with its position in the vector. */
+struct sv_entry {
+	uint64_t client;
+	uint64_t clock;
+	size_t seq;
+};
+
+static int cmp_sv_client(const void *a, const void *b)
+{
+	const struct sv_entry *x = a, *y = b;
+	return x->client < y->client ? -1 : x->client > y->client;
+}
+
+/* By client, then by position in the vector. */
+static int cmp_sv_entry(const void *a, const void *b)
+{
+	const struct sv_entry *x = a, *y = b;
+	int c = cmp_sv_client(a, b);
+	return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+
 int svc_yjs_encode_state(struct svc_yjs_doc *doc, const uint8_t *sv, size_t sv_len,
 			 struct svc_yjs_buf *out, size_t *err_offset)
 {
-	struct yid *have = NULL, *todo;
-	size_t nhave = 0, ntodo = 0, i, k;
+	struct sv_entry *have = NULL;
+	struct yid *todo;
+	size_t nhave = 0, ntodo = 0, i;
 	struct ydec d = { sv, sv_len, 0 };
 	struct yrangev ds = { NULL, 0, 0 };
 	if (sv) {
-		uint64_t n, client, clock;
+		uint64_t n;
 		if (svc_yjs__get_varuint(&d, &n) < 0 || n > sv_len / 2)
 			goto bad;
 		have = svc_yjs__xmalloc((n ? n : 1) * sizeof(*have));
 		for (i = 0; i < n; i++) {
-			if (svc_yjs__get_varuint(&d, &client) < 0 || svc_yjs__get_varuint(&d, &clock) < 0)
+			if (svc_yjs__get_varuint(&d, &have[i].client) < 0 ||
+			    svc_yjs__get_varuint(&d, &have[i].clock) < 0)
 				goto bad;
-			/* Map.set semantics: a later entry for the same client wins */
-			for (k = 0; k < nhave; k++) {
-				if (have[k].client == client)
-					break;
-			}
-			have[k].client = client;
-			have[k].clock = clock;
-			if (k == nhave)
-				nhave++;
+			have[i].seq = i;
 		}
-		if (nhave)
-			qsort(have, nhave, sizeof(*have), cmp_yid_client);
+		/* Map.set semantics: a later entry for the same client wins. Sorted by client, then
+		 * by position, the last of each run of one client is the one that counts: O(n log n),
+		 * not a scan per entry (a state vector from a client may hold 500,000 entries). */
+		if (n)
+			qsort(have, n, sizeof(*have), cmp_sv_entry);
+		for (i = 0; i < n; i++) {
+			if (nhave && have[nhave - 1].client == have[i].client)
+				nhave--;
+			have[nhave++] = have[i];
+		}
 	}
 	todo = svc_yjs__xmalloc((doc->nclients ? doc->nclients : 1) * sizeof(*todo));
 	for (i = 0; i < doc->hcap; i++) {
 		struct yclient *c = doc->clients[i];
 		uint64_t h = 0, st;
+		struct sv_entry key, *found;
 		if (!c || !c->n)
 			continue;
-		for (k = 0; k < nhave; k++) {
-			if (have[k].client == c->client)
-				h = have[k].clock;
-		}
+		key.client = c->client;
+		found = nhave ? bsearch(&key, have, nhave, sizeof(*have), cmp_sv_client) : NULL;
+		if (found)
+			h = found->clock;
 		st = svc_yjs__state(doc, c->client);
 		if (st > h) {
 			todo[ntodo].client = c->client;
