@@ -17,7 +17,8 @@
 #include "project/repo.h"
 #include "project/thumbnail.h"
 
-#define LEASE_SECS 900     /* a job not finished within this is taken again (its worker died) */
+#define LEASE_SECS 900     /* a job not finished within this is taken again (its worker died on another host) */
+#define RECOVER_MS 30000   /* how often running jobs of dead workers of this host are looked for */
 #define IDLE_MS 500        /* wait between looks at an empty queue */
 
 /* The kinds this worker runs; other issues add theirs here. */
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	char errbuf[256];
 	int once = 0, rc = 0, r;
+	int64_t recovered_ms = svc_mono_ms() - RECOVER_MS; /* look at once */
 
 	svc_log_init("svc-worker");
 	if (argc == 2 && strcmp(argv[1], "--once") == 0) {
@@ -81,6 +83,14 @@ int main(int argc, char **argv)
 			}
 			sleep_ms(2000);
 			continue;
+		}
+		/* jobs of a worker of this host that died (SIGKILL, OOM) run again now, not after the lease */
+		if (svc_mono_ms() - recovered_ms >= RECOVER_MS) {
+			unsigned n = 0;
+			if (svc_jobs_recover(ctx.db, &n) == 0)
+				recovered_ms = svc_mono_ms();
+			else
+				svc_log_warn("svc-worker: looking for jobs of dead workers failed");
 		}
 		r = svc_jobs_run_once(ctx.db, handlers, sizeof handlers / sizeof handlers[0], &ctx, LEASE_SECS);
 		if (r < 0) {

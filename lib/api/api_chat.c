@@ -381,9 +381,18 @@ static int model_allowed(const struct svc_config *cfg, const struct svc_ai_provi
 static int lock_chat(struct svc_db *db, const char *chat_id, const char *turn_id)
 {
 	struct svc_dbv p[2] = { svc_dbv_str(chat_id), svc_dbv_str(turn_id) };
+	uint64_t affected = 0;
+	int err;
 
 	svc_db_run(db, STMT_GEN_CLEAR_STALE, p, 1, NULL, NULL);
-	return svc_db_run(db, STMT_GEN_INSERT, p, 2, NULL, NULL);
+	err = svc_db_run(db, STMT_GEN_INSERT, p, 2, NULL, NULL);
+	/* The chat's generation is this very turn: a queued turn (first prompt) run again after its
+	 * worker died holds the job now (lib/db/jobs.h), so it takes the turn's lock over at once
+	 * instead of waiting out the dead worker's heartbeat (90 s). A request's new turn never
+	 * matches: its turn id is new. */
+	if (err == SVC_E_CONFLICT && svc_db_run(db, STMT_GEN_HEARTBEAT, p, 2, NULL, &affected) == 0 && affected == 1)
+		return 0;
+	return err;
 }
 
 static void unlock_chat(struct svc_db *db, const char *chat_id, const char *turn_id)

@@ -75,7 +75,15 @@ SVC_STMT(STMT_JOB_PICK,
 SVC_COLS(JCOL_ID, JCOL_KIND, JCOL_PAYLOAD, JCOL_ATTEMPTS, JCOL_MAX_ATTEMPTS)
 SVC_STMT(STMT_JOB_LEASE,
 	"UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = " NOW " + INTERVAL ? SECOND, "
-	"updated_at = " NOW " WHERE id = ?")
+	"locked_by = ?, updated_at = " NOW " WHERE id = ?")
+/* the running jobs leased by workers of one host ("host:%"): svc_jobs_recover() */
+SVC_STMT(STMT_JOB_RUNNING_ON,
+	"SELECT id, locked_by FROM jobs WHERE state = 'running' AND locked_by LIKE ? ORDER BY id LIMIT 1000")
+SVC_COLS(JRCOL_ID, JRCOL_LOCKED_BY)
+/* a dead worker's job: its lease ends now, so STMT_JOB_PICK takes it (the attempt it used counts) */
+SVC_STMT(STMT_JOB_RELEASE,
+	"UPDATE jobs SET locked_until = " NOW " - INTERVAL 1 SECOND, updated_at = " NOW " "
+	"WHERE id = ? AND state = 'running' AND locked_by = ?")
 SVC_STMT(STMT_JOB_DONE,
 	"UPDATE jobs SET state = 'done', locked_until = NULL, updated_at = " NOW " WHERE id = ?")
 SVC_STMT(STMT_JOB_RETRY,

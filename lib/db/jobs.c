@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/err.h"
 #include "db/jobs.h"
@@ -9,6 +10,113 @@
 #include "core/util.h"
 
 #define LAST_ERROR_MAX 1000
+
+/*
+ * The start time of process `pid` in clock ticks after boot (proc(5)
+ * /proc/PID/stat field 22), or 0 when there is no such process. With the
+ * pid it names one process: a pid reused later has another start time.
+ */
+static uint64_t proc_start(uint64_t pid)
+{
+	char path[64], buf[1024], num[32], *p;
+	uint64_t start = 0;
+	size_t n;
+	FILE *f;
+	int field;
+
+	snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the command name (field 2) may hold spaces and parentheses: count from its last ')' */
+	if (!(p = strrchr(buf, ')')))
+		return 0;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || (n = strcspn(p + 1, " ")) == 0 || n >= sizeof num)
+		return 0;
+	memcpy(num, p + 1, n);
+	num[n] = '\0';
+	return svc_parse_u64(num, UINT64_MAX, &start) == 0 ? start : 0;
+}
+
+/* Splits an owner "host:pid:start" into its numbers when its host is `host`. Returns 0, or -1. */
+static int owner_parse(const char *owner, const char *host, uint64_t *pid, uint64_t *start)
+{
+	size_t hl = strlen(host), n;
+	const char *p = owner + hl + 1, *colon;
+	char num[32];
+
+	/* LIKE's '_' matches any byte: the host must be exactly ours */
+	if (strncmp(owner, host, hl) != 0 || owner[hl] != ':' || !(colon = strchr(p, ':')))
+		return -1;
+	n = (size_t)(colon - p);
+	if (n == 0 || n >= sizeof num)
+		return -1;
+	memcpy(num, p, n);
+	num[n] = '\0';
+	return svc_parse_u64(num, UINT64_MAX, pid) == 0 && svc_parse_u64(colon + 1, UINT64_MAX, start) == 0 ? 0 : -1;
+}
+
+/* The host part of an owner, "host", in out (at most 128 bytes); 0 or SVC_E_INTERNAL. */
+static int host_name(char *out, size_t max)
+{
+	if (gethostname(out, max) != 0)
+		return SVC_E_INTERNAL;
+	out[max - 1] = '\0';
+	return 0;
+}
+
+int svc_jobs_owner(char *out, size_t max)
+{
+	char host[128];
+	int n;
+
+	if (host_name(host, sizeof host) < 0)
+		return SVC_E_INTERNAL;
+	n = snprintf(out, max, "%s:%ld:%llu", host, (long)getpid(), (unsigned long long)proc_start((uint64_t)getpid()));
+	return n < 0 || (size_t)n >= max ? SVC_E_INTERNAL : 0;
+}
+
+int svc_jobs_recover(struct svc_db *db, unsigned *out_released)
+{
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[2];
+	char host[128], like[160];
+	size_t i;
+	int error;
+
+	if (out_released)
+		*out_released = 0;
+	if (host_name(host, sizeof host) < 0)
+		return SVC_E_INTERNAL;
+	snprintf(like, sizeof like, "%s:%%", host);
+	p[0] = svc_dbv_str(like);
+	if ((error = svc_db_run(db, STMT_JOB_RUNNING_ON, p, 1, &rows, NULL)) < 0)
+		return error;
+	for (i = 0; rows && i < rows->nrows; i++) {
+		const char *by = svc_rows_get(rows, i, JRCOL_LOCKED_BY), *id = svc_rows_get(rows, i, JRCOL_ID);
+		uint64_t pid, start, jid;
+
+		if (!by || !id || owner_parse(by, host, &pid, &start) < 0)
+			continue;
+		if (start != 0 && proc_start(pid) == start)
+			continue; /* alive */
+		if (svc_parse_u64(id, (uint64_t)INT64_MAX, &jid) < 0)
+			continue;
+		p[0] = svc_dbv_i64((int64_t)jid);
+		p[1] = svc_dbv_str(by);
+		if ((error = svc_db_run(db, STMT_JOB_RELEASE, p, 2, NULL, NULL)) < 0)
+			break;
+		svc_log_warn("svc-worker: job %lld of a worker that is gone (%s) is ready again", (long long)jid, by);
+		if (out_released)
+			(*out_released)++;
+	}
+	svc_rows_free(rows);
+	return error < 0 ? error : 0;
+}
 
 int svc_jobs_enqueue(struct svc_db *db, const char *kind, const char *payload, unsigned max_attempts,
 		     int64_t *out_id)
@@ -42,8 +150,19 @@ int svc_jobs_enqueue(struct svc_db *db, const char *kind, const char *payload, u
 
 int svc_jobs_take(struct svc_db *db, unsigned lease_secs, struct svc_job *out)
 {
+	char owner[160];
+	int error;
+
+	memset(out, 0, sizeof *out);
+	if ((error = svc_jobs_owner(owner, sizeof owner)) < 0)
+		return error;
+	return svc_jobs_take_as(db, owner, lease_secs, out);
+}
+
+int svc_jobs_take_as(struct svc_db *db, const char *owner, unsigned lease_secs, struct svc_job *out)
+{
 	struct svc_rows *rows = NULL;
-	struct svc_dbv p[2];
+	struct svc_dbv p[3];
 	uint64_t id, attempts, max;
 	const char *kind, *payload;
 	int error, in_tx = 0;
@@ -68,8 +187,9 @@ int svc_jobs_take(struct svc_db *db, unsigned lease_secs, struct svc_job *out)
 		goto done;
 	}
 	p[0] = svc_dbv_i64(lease_secs ? lease_secs : 1);
-	p[1] = svc_dbv_i64((int64_t)id);
-	if ((error = svc_db_run(db, STMT_JOB_LEASE, p, 2, NULL, NULL)) < 0)
+	p[1] = svc_dbv_str(owner);
+	p[2] = svc_dbv_i64((int64_t)id);
+	if ((error = svc_db_run(db, STMT_JOB_LEASE, p, 3, NULL, NULL)) < 0)
 		goto done;
 	if ((error = svc_db_commit(db)) < 0)
 		goto done;

@@ -60,11 +60,15 @@ int svc_jobs_enqueue(struct svc_db *db, const char *kind, const char *payload, u
 
 /*
  * Takes the oldest ready job (queued and due, or running with an expired
- * lease) in its own transaction, leasing it for `lease_secs` seconds.
+ * lease) in its own transaction, leasing it for `lease_secs` seconds to
+ * this process (svc_jobs_owner()).
  * Returns 1 with *out filled (free with svc_job_dispose()), 0 when no job
  * is ready, or a DB error. Must not be called inside a transaction.
  */
 int svc_jobs_take(struct svc_db *db, unsigned lease_secs, struct svc_job *out);
+
+/* svc_jobs_take() leasing to `owner` ("host:pid:start", at most 159 bytes) instead of this process. */
+int svc_jobs_take_as(struct svc_db *db, const char *owner, unsigned lease_secs, struct svc_job *out);
 
 /* Marks job `id` done. Errors: DB errors. */
 int svc_jobs_finish(struct svc_db *db, int64_t id);
@@ -86,6 +90,25 @@ void svc_job_dispose(struct svc_job *job);
  */
 int svc_jobs_dispatch(const struct svc_job_handler *table, size_t n, void *ctx, const struct svc_job *job,
 		      char *errmsg, size_t errmax);
+
+/*
+ * Writes this process's name as a job owner, "host:pid:start" (gethostname,
+ * getpid, the start time in clock ticks of proc(5) /proc/self/stat field
+ * 22, so a reused pid is another owner), into out (`max` bytes, 160 is
+ * enough). Returns 0 or SVC_E_INTERNAL.
+ */
+int svc_jobs_owner(char *out, size_t max);
+
+/*
+ * Hands back the running jobs leased by a worker of this host that is gone
+ * (its pid is not running, or runs another process): their lease ends now,
+ * so the next svc_jobs_take() anywhere takes them, instead of after
+ * `lease_secs` (a worker killed by SIGKILL or the OOM killer). Workers of
+ * other hosts are left to their lease. Called by svc-worker when it starts
+ * and every half minute. *out_released (may be NULL) gets how many.
+ * Returns 0 or a DB error.
+ */
+int svc_jobs_recover(struct svc_db *db, unsigned *out_released);
 
 /*
  * The worker's step: takes one job, dispatches it, and finishes or fails

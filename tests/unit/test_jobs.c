@@ -1,6 +1,7 @@
 /* test_jobs.c: the jobs table against the database: enqueue, take, SKIP LOCKED between connections, retry, dispatch. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <CUnit/CUnit.h>
 #include <mysql.h>
@@ -54,6 +55,59 @@ static int take_until(struct svc_db *db, int64_t id, struct svc_job *out)
 		svc_job_dispose(out);
 	}
 	return 0;
+}
+
+/* A worker killed while it ran a job (here: a child that takes it and dies) gets it handed back by svc_jobs_recover(). */
+static void test_jobs_recover_dead_owner(void)
+{
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	struct svc_rows *rows = NULL;
+	struct svc_job job, probe;
+	int64_t id = 0;
+	unsigned released = 99;
+	char owner[160], host[128], dead[200];
+	int i;
+
+	CU_ASSERT_EQUAL(svc_jobs_owner(owner, sizeof owner), 0);
+	CU_ASSERT_EQUAL(gethostname(host, sizeof host), 0);
+	CU_ASSERT_EQUAL(strncmp(owner, host, strlen(host)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strchr(owner + strlen(host) + 1, ':'));
+	CU_ASSERT_EQUAL(svc_jobs_owner(owner, 8), SVC_E_INTERNAL);
+	if (!getenv("SVC_CONFIG") && !getenv("SVC_DB_SOCKET")) {
+		CU_ASSERT_PTR_NULL(getenv("SVC_TEST_REQUIRE_DB"));
+		return;
+	}
+	CU_ASSERT_FATAL(open_db(&cfg, &db) == 0);
+	CU_ASSERT_EQUAL_FATAL(svc_jobs_enqueue(db, "unit.ok", "{}", 3, &id), 0);
+	/* leased by this process, which is alive: recover leaves it */
+	CU_ASSERT_EQUAL_FATAL(take_until(db, id, &job), 1);
+	CU_ASSERT_EQUAL(svc_jobs_recover(db, &released), 0);
+	CU_ASSERT_EQUAL(take_until(db, id, &probe), 0);
+	CU_ASSERT_STRING_EQUAL(state_of(db, id, &rows), "running");
+	svc_rows_free(rows);
+	/* leased by a process that is gone (a pid above any pid_max): handed back, the attempt it used counted */
+	CU_ASSERT_EQUAL(svc_jobs_fail(db, &job, "back to the queue", 0), 0);
+	svc_job_dispose(&job);
+	snprintf(dead, sizeof dead, "%s:999999999:12345", host);
+	for (i = 0; i < 50; i++) {
+		CU_ASSERT_EQUAL_FATAL(svc_jobs_take_as(db, dead, 60, &job), 1);
+		if (job.id == id)
+			break;
+		svc_jobs_fail(db, &job, "not mine", 0);
+		svc_job_dispose(&job);
+	}
+	CU_ASSERT_EQUAL_FATAL(job.id, id);
+	svc_job_dispose(&job);
+	CU_ASSERT_EQUAL(take_until(db, id, &probe), 0);
+	CU_ASSERT_EQUAL(svc_jobs_recover(db, &released), 0);
+	CU_ASSERT(released >= 1);
+	CU_ASSERT_EQUAL_FATAL(take_until(db, id, &job), 1);
+	CU_ASSERT_EQUAL(job.attempts, 3);
+	CU_ASSERT_EQUAL(svc_jobs_finish(db, job.id), 0);
+	svc_job_dispose(&job);
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
 }
 
 static void test_jobs_take_lock_finish_and_retry(void)
@@ -137,5 +191,6 @@ SVC_TEST_SUITE(jobs)
 {
 	CU_pSuite s = CU_add_suite("jobs", NULL, NULL);
 
+	CU_add_test(s, "test_jobs_recover_dead_owner", test_jobs_recover_dead_owner);
 	CU_add_test(s, "test_jobs_take_lock_finish_and_retry", test_jobs_take_lock_finish_and_retry);
 }
