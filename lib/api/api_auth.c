@@ -143,19 +143,20 @@ int svc_api__auth_gen(struct svc_db *db, const char *user_id, int64_t *out_gen)
 	return err;
 }
 
-int svc_api__auth_session(struct svc_req *req, struct svc_resp *resp, const char *user_id, int64_t gen,
-			  struct json_object *body)
+/* Issues the access and refresh tokens of session `session` (the refresh token's id `jti`), sets the cookies, fills `body`. */
+static int issue_tokens(struct svc_req *req, struct svc_resp *resp, const char *user_id, int64_t gen,
+			const char *session, const char *jti, struct json_object *body)
 {
 	const struct svc_config *c = &req->ctx->cfg;
 	int64_t now = svc_now_ms() / 1000;
 	char *access = NULL, *refresh = NULL;
 	int err;
 
-	if ((err = svc_auth_jwt_issue_gen(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
-					  user_id, gen, now, c->access_ttl_secs, &access)) < 0)
+	if ((err = svc_auth_jwt_issue_session(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
+					      user_id, gen, session, NULL, now, c->access_ttl_secs, &access)) < 0)
 		goto done;
-	if ((err = svc_auth_jwt_issue_gen(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
-					  user_id, gen, now, c->refresh_ttl_secs, &refresh)) < 0)
+	if ((err = svc_auth_jwt_issue_session(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
+					      user_id, gen, session, jti, now, c->refresh_ttl_secs, &refresh)) < 0)
 		goto done;
 	if ((err = svc_resp_cookie(resp, COOKIE_ACCESS, access, "/", c->access_ttl_secs)) < 0 ||
 	    (err = svc_resp_cookie(resp, COOKIE_REFRESH, refresh, REFRESH_PATH, c->refresh_ttl_secs)) < 0)
@@ -169,6 +170,18 @@ done:
 	free(access);
 	free(refresh);
 	return err;
+}
+
+int svc_api__auth_session(struct svc_req *req, struct svc_resp *resp, const char *user_id, int64_t gen,
+			  struct json_object *body)
+{
+	char session[SVC_AUTH_ID_LEN + 1], jti[SVC_AUTH_ID_LEN + 1];
+	int err;
+
+	if ((err = svc_session_start(req->ctx->db, user_id, svc_now_ms(), req->ctx->cfg.refresh_ttl_secs, session,
+				     jti)) < 0)
+		return err;
+	return issue_tokens(req, resp, user_id, gen, session, jti, body);
 }
 
 /*
@@ -338,67 +351,115 @@ done:
 	return err;
 }
 
-/*
- * POST /auth/refresh: 200 {user, accessToken, refreshToken, expiresIn} and both cookies; 401 when
- * the refresh token (cookie or body refreshToken) is missing or invalid; 429 rate_limited.
- */
-enum svc_err svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp)
+/* The refresh token of the request: body refreshToken, else the svc_refresh_token cookie; into `token` (SVC_AUTH_TOKEN_MAX + 1). */
+static int refresh_token_of(struct svc_req *req, char *token, size_t size, const char **out)
 {
-	const struct svc_config *c = &req->ctx->cfg;
-	char token[SVC_AUTH_TOKEN_MAX + 1], uid[37];
-	struct json_object *parsed = NULL, *body;
-	struct svc_rows *user = NULL;
+	struct json_object *parsed = NULL;
 	const char *t = NULL;
-	int64_t gen = 0, now_gen = 0;
-	int err;
 
-	if ((err = svc_api__auth_limit(req, resp, "refresh_ip", req->remote_addr, &req->ctx->auth.rl_refresh_ip)) < 0)
-		return err;
 	if (req->body_len > 0) {
 		if (svc_json_parse_object(req->body, req->body_len, &parsed) < 0)
 			return SVC_E_INVALID_JSON;
 		t = svc_json_str(parsed, "refreshToken");
-	}
-	if (!t && svc_req_cookie(req, COOKIE_REFRESH, token, sizeof token) == 1)
-		t = token;
-	if (!t || svc_auth_jwt_verify_gen(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
-					  t, svc_now_ms() / 1000, uid, &gen) < 0) {
+		if (t && strlen(t) < size) {
+			memcpy(token, t, strlen(t) + 1);
+			t = token;
+		} else {
+			t = NULL;
+		}
 		json_object_put(parsed);
+	}
+	if (!t && svc_req_cookie(req, COOKIE_REFRESH, token, size) == 1)
+		t = token;
+	*out = t;
+	return 0;
+}
+
+/*
+ * POST /auth/refresh: 200 {user, accessToken, refreshToken, expiresIn} and both cookies: the
+ * presented refresh token is exchanged for a new one of the same session (rotation); 401 when
+ * it is missing or invalid, from before sessions were stored, of an ended session (logout,
+ * reuse), from before a password change, or exchanged already more than
+ * SVC_SESSION_REUSE_GRACE_MS ago (then the whole session ends: RFC 6819 §5.2.2.3); 429.
+ */
+enum svc_err svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_config *c = &req->ctx->cfg;
+	char token[SVC_AUTH_TOKEN_MAX + 1], jti[SVC_AUTH_ID_LEN + 1];
+	struct svc_auth_claims claims;
+	struct json_object *body;
+	struct svc_rows *user = NULL;
+	const char *t = NULL, *why = NULL;
+	int64_t gen = 0;
+	int err;
+
+	if ((err = svc_api__auth_limit(req, resp, "refresh_ip", req->remote_addr, &req->ctx->auth.rl_refresh_ip)) < 0)
+		return err;
+	if ((err = refresh_token_of(req, token, sizeof token, &t)) < 0)
+		return err;
+	if (!t || svc_auth_jwt_verify_claims(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH,
+					     t, svc_now_ms() / 1000, &claims) < 0) {
 		AUTH_LOG(req, "refresh_failed", "token=%s", t ? "invalid" : "missing");
+		OPENSSL_cleanse(token, sizeof token);
 		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "The refresh token is missing or invalid.");
 	}
-	json_object_put(parsed);
-	if ((err = svc_api__auth_gen(req->ctx->db, uid, &now_gen)) < 0) {
-		if (err == SVC_E_UNAUTHORIZED)
-			AUTH_LOG(req, "refresh_failed", "token=unknown_user");
-		return err;
+	OPENSSL_cleanse(token, sizeof token);
+	err = svc_session_rotate(req->ctx->db, &claims, svc_now_ms(), SVC_SESSION_REUSE_GRACE_MS, c->refresh_ttl_secs,
+				 jti, &gen, &why);
+	if (err == SVC_E_UNAUTHORIZED) {
+		AUTH_LOG(req, "refresh_failed", "token=%s user=%s", why, claims.user_id);
+		if (strcmp(why, "password_changed") == 0)
+			return svc_resp_error(resp, err, NULL, "This session ended when the password changed; sign in again.");
+		if (strcmp(why, "reused") == 0)
+			return svc_resp_error(resp, err, NULL, "This refresh token was used before, so the session is ended; sign in again.");
+		return svc_resp_error(resp, err, NULL, "This session has ended; sign in again.");
 	}
-	if (gen != now_gen) {
-		/* issued before the password changed (POST /auth/password) */
-		AUTH_LOG(req, "refresh_failed", "token=revoked user=%s", uid);
-		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "This session ended when the password changed; sign in again.");
-	}
-	if ((err = svc_api__auth_user_row(req->ctx->db, STMT_USER_BY_ID, uid, &user)) < 0)
+	if (err < 0)
 		return err;
-	AUTH_LOG(req, "refresh_ok", "user=%s", uid);
+	if ((err = svc_api__auth_user_row(req->ctx->db, STMT_USER_BY_ID, claims.user_id, &user)) < 0)
+		return err;
+	AUTH_LOG(req, "refresh_ok", "user=%s", claims.user_id);
 	body = json_object_new_object();
 	json_object_object_add(body, "user", svc_api__auth_user_json(user));
 	svc_rows_free(user);
-	if ((err = svc_api__auth_session(req, resp, uid, gen, body)) < 0) {
+	if ((err = issue_tokens(req, resp, claims.user_id, gen, claims.family, jti, body)) < 0) {
 		json_object_put(body);
 		return err;
 	}
 	return svc_resp_json(resp, 200, body);
 }
 
-/* POST /auth/logout: 200; clears both cookies (tokens are not revoked: spec "Authentication" 2). */
+/*
+ * POST /auth/logout: 200; ends the session of the refresh token presented (cookie or body
+ * refreshToken) and of the access token, when valid: their refresh tokens and access tokens stop
+ * at once; clears both cookies. Answers 200 without any token too.
+ */
 enum svc_err svc_api_auth_logout(struct svc_req *req, struct svc_resp *resp)
 {
-	struct json_object *body = json_object_new_object();
+	const struct svc_config *c = &req->ctx->cfg;
+	char token[SVC_AUTH_TOKEN_MAX + 1], uid[37];
+	struct svc_auth_claims claims;
+	struct json_object *body;
+	const char *t = NULL;
+	int64_t now = svc_now_ms();
+	int err;
 
-	(void)req;
+	if ((err = refresh_token_of(req, token, sizeof token, &t)) < 0)
+		return err;
+	if (t && svc_auth_jwt_verify_claims(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_REFRESH, t,
+					    now / 1000, &claims) == 0 && claims.family[0]) {
+		if ((err = svc_session_revoke(req->ctx->db, claims.user_id, claims.family, "logout", now)) < 0)
+			return err;
+		AUTH_LOG(req, "logout", "user=%s", claims.user_id);
+	}
+	OPENSSL_cleanse(token, sizeof token);
+	/* the access token's session too (a client that keeps its refresh token elsewhere) */
+	if (svc_req_authenticate(req, uid) == 0 && req->session_id[0] &&
+	    (err = svc_session_revoke(req->ctx->db, uid, req->session_id, "logout", now)) < 0)
+		return err;
 	svc_resp_cookie(resp, COOKIE_ACCESS, "", "/", 0);
 	svc_resp_cookie(resp, COOKIE_REFRESH, "", REFRESH_PATH, 0);
+	body = json_object_new_object();
 	json_object_object_add(body, "ok", json_object_new_boolean(1));
 	return svc_resp_json(resp, 200, body);
 }

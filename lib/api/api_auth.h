@@ -30,10 +30,11 @@ int svc_api__auth_limit(struct svc_req *req, struct svc_resp *resp, const char *
 int svc_api__auth_gen(struct svc_db *db, const char *user_id, int64_t *out_gen);
 
 /*
- * Issues an access and a refresh token for `user_id` with session generation
- * `gen` (svc_auth_jwt_issue_gen), sets both cookies (docs/api.md "Cookies")
- * and, when `body` is not NULL, adds accessToken, refreshToken and expiresIn
- * to it. Returns 0 or SVC_E_INTERNAL.
+ * Starts a new session for `user_id` (svc_session_start: a sign-in, a
+ * sign-up, a password change) and issues its access and refresh tokens with
+ * session generation `gen` (svc_auth_jwt_issue_session), sets both cookies
+ * (docs/api.md "Cookies") and, when `body` is not NULL, adds accessToken,
+ * refreshToken and expiresIn to it. Returns 0, SVC_E_INTERNAL or DB errors.
  */
 int svc_api__auth_session(struct svc_req *req, struct svc_resp *resp, const char *user_id, int64_t gen,
 			  struct json_object *body);

@@ -44,6 +44,28 @@ int svc_auth_jwt_issue_gen(const char *secret, size_t secret_len, const char *is
 			   enum svc_token_kind kind, const char *user_id, int64_t gen, int64_t now,
 			   int64_t ttl_secs, char **out);
 
+#define SVC_AUTH_ID_LEN 32 /* hex digits of a token id (jti) and of a session (refresh-token family) id */
+
+/*
+ * svc_auth_jwt_issue_gen() with two more claims: "fam" = `family`, the
+ * session (refresh-token family, lib/auth/auth_session.c) the token belongs
+ * to, left out when NULL; and "jti" = `jti` when not NULL (the id a refresh
+ * token is stored under) instead of a random one. Both must be NULL or
+ * SVC_AUTH_ID_LEN lowercase hex digits. Same errors as svc_auth_jwt_issue().
+ */
+int svc_auth_jwt_issue_session(const char *secret, size_t secret_len, const char *issuer,
+			       enum svc_token_kind kind, const char *user_id, int64_t gen, const char *family,
+			       const char *jti, int64_t now, int64_t ttl_secs, char **out);
+
+/* The claims of a verified session token (svc_auth_jwt_verify_claims()). */
+struct svc_auth_claims {
+	char user_id[37];                   /* sub */
+	int64_t gen;                        /* gen, 0 when absent */
+	int64_t iat;                        /* iat, 0 when absent */
+	char jti[SVC_AUTH_ID_LEN + 1];      /* "" when absent (not one of svc's ids: refused) */
+	char family[SVC_AUTH_ID_LEN + 1];   /* fam, "" when absent (a token from before sessions were stored) */
+};
+
 /*
  * Verifies `token` (NUL-terminated, untrusted) issued by svc_auth_jwt_issue:
  * length at most SVC_AUTH_TOKEN_MAX and three non-empty base64url parts;
@@ -72,6 +94,15 @@ int svc_auth_jwt_verify(const char *secret, size_t secret_len, const char *issue
 int svc_auth_jwt_verify_gen(const char *secret, size_t secret_len, const char *issuer,
 			    enum svc_token_kind kind, const char *token, int64_t now,
 			    char *out_user_id, int64_t *out_gen);
+
+/*
+ * svc_auth_jwt_verify() that returns every claim svc uses in *out (set only
+ * on success). "jti" and "fam" must be absent or SVC_AUTH_ID_LEN lowercase
+ * hex digits, else SVC_E_UNAUTHORIZED.
+ */
+int svc_auth_jwt_verify_claims(const char *secret, size_t secret_len, const char *issuer,
+			       enum svc_token_kind kind, const char *token, int64_t now,
+			       struct svc_auth_claims *out);
 
 /*
  * Hashes `password` (`len` bytes, NULs allowed; NULL only when `len` is 0)
@@ -394,5 +425,58 @@ int svc_oauth_fetch_profile(const struct svc_oauth_provider *p, const struct svc
 
 /* Cleanses and frees a token returned by svc_oauth_exchange(); NULL is allowed. */
 void svc_oauth_free_token(char *token);
+
+/* ---- sessions: refresh-token families (lib/auth/auth_session.c, docs/api.md "POST /auth/refresh") ---- */
+
+/*
+ * How long a refresh token stays usable after it was exchanged, in ms: two
+ * tabs that refresh with the same token at once both get a new one (the
+ * second a sibling in the same session). After it, presenting the old token
+ * again is reuse, and ends the session (RFC 6819 §5.2.2.3).
+ */
+#define SVC_SESSION_REUSE_GRACE_MS 10000
+
+/*
+ * Starts a session for `user_id` at `now_ms` (ms since the epoch) whose
+ * first refresh token lives `refresh_ttl_secs`: stores the session and the
+ * token (and purges up to 100 expired sessions). Writes the session id and
+ * the refresh token's jti (SVC_AUTH_ID_LEN hex digits and a NUL each) into
+ * out_session and out_jti. Returns 0, SVC_E_INTERNAL or DB errors.
+ */
+int svc_session_start(struct svc_db *db, const char *user_id, int64_t now_ms, int64_t refresh_ttl_secs,
+		      char *out_session, char *out_jti);
+
+/*
+ * Exchanges the refresh token whose verified claims are `c` for a new one of
+ * the same session: retires c->jti (only one of two racing calls does) and
+ * stores a new jti, written into out_jti (SVC_AUTH_ID_LEN + 1 bytes); the
+ * user's session generation goes into *out_gen. Refused with
+ * SVC_E_UNAUTHORIZED and *out_why set to a fixed word: "unknown" (no such
+ * token stored: from before sessions were stored, purged, or forged claims),
+ * "revoked" (the session ended: logout, reuse), "password_changed" (the
+ * user's generation moved on), "reused" (retired more than `grace_ms` ago:
+ * the whole session is ended now, RFC 6819 §5.2.2.3). DB errors otherwise.
+ */
+int svc_session_rotate(struct svc_db *db, const struct svc_auth_claims *c, int64_t now_ms, int64_t grace_ms,
+		       int64_t refresh_ttl_secs, char *out_jti, int64_t *out_gen, const char **out_why);
+
+/*
+ * Ends session `session` of `user_id` (its refresh tokens and the access
+ * tokens issued with them stop at once), noting `why` ("logout", "reuse";
+ * at most 16 ASCII characters). Ending one that is unknown or already ended
+ * is not an error. Returns 0 or DB errors.
+ */
+int svc_session_revoke(struct svc_db *db, const char *user_id, const char *session, const char *why, int64_t now_ms);
+
+/*
+ * The check of every request with an access token whose verified claims are
+ * `c`: the user still exists, the token's generation is the user's
+ * (users.session_gen: a password change or reset raises it, so it is the
+ * account's "tokens valid after"), and its session (c->family) is not
+ * ended; a token without a session (issued before they were stored) is
+ * checked for the generation only. One primary-key read. Returns 0,
+ * SVC_E_UNAUTHORIZED or DB errors.
+ */
+int svc_session_check(struct svc_db *db, const struct svc_auth_claims *c);
 
 #endif

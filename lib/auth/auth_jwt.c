@@ -113,6 +113,27 @@ int svc_auth_jwt_issue_gen(const char *secret, size_t secret_len, const char *is
 			   enum svc_token_kind kind, const char *user_id, int64_t gen, int64_t now,
 			   int64_t ttl_secs, char **out)
 {
+	return svc_auth_jwt_issue_session(secret, secret_len, issuer, kind, user_id, gen, NULL, NULL, now, ttl_secs, out);
+}
+
+/* 1 when `s` is NULL, or exactly SVC_AUTH_ID_LEN lowercase hex digits. */
+static int id_ok(const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return 1;
+	for (i = 0; i < SVC_AUTH_ID_LEN; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	}
+	return s[SVC_AUTH_ID_LEN] == '\0';
+}
+
+int svc_auth_jwt_issue_session(const char *secret, size_t secret_len, const char *issuer,
+			       enum svc_token_kind kind, const char *user_id, int64_t gen, const char *family,
+			       const char *jti_in, int64_t now, int64_t ttl_secs, char **out)
+{
 	unsigned char rnd[JTI_BYTES];
 	char jti[2 * JTI_BYTES + 1];
 	const char *kname = kind_name(kind);
@@ -122,7 +143,8 @@ int svc_auth_jwt_issue_gen(const char *secret, size_t secret_len, const char *is
 	int error = SVC_E_INTERNAL;
 
 	if (!secret || secret_len < SECRET_MIN || secret_len > INT_MAX || !issuer ||
-	    !kname || !user_id || !is_uuid(user_id) || !out || ttl_secs <= 0 || gen < 0)
+	    !kname || !user_id || !is_uuid(user_id) || !out || ttl_secs <= 0 || gen < 0 || !id_ok(family) ||
+	    !id_ok(jti_in))
 		goto done;
 	if (now > INT64_MAX - ttl_secs)
 		goto done;
@@ -131,9 +153,13 @@ int svc_auth_jwt_issue_gen(const char *secret, size_t secret_len, const char *is
 	if (now < LONG_MIN || exp > LONG_MAX || gen > LONG_MAX)   /* jwt_add_grant_int takes a long */
 		goto done;
 #endif
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
-		goto done;
-	svc_hex_encode(rnd, JTI_BYTES, jti);
+	if (jti_in) {
+		memcpy(jti, jti_in, sizeof jti);
+	} else {
+		if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+			goto done;
+		svc_hex_encode(rnd, JTI_BYTES, jti);
+	}
 
 	if (jwt_new(&j) != 0)
 		goto done;
@@ -143,7 +169,8 @@ int svc_auth_jwt_issue_gen(const char *secret, size_t secret_len, const char *is
 	    jwt_add_grant_int(j, "exp", (long)exp) != 0 ||
 	    jwt_add_grant(j, "jti", jti) != 0 ||
 	    jwt_add_grant(j, "kind", kname) != 0 ||
-	    (gen > 0 && jwt_add_grant_int(j, "gen", (long)gen) != 0))
+	    (gen > 0 && jwt_add_grant_int(j, "gen", (long)gen) != 0) ||
+	    (family && jwt_add_grant(j, "fam", family) != 0))
 		goto done;
 	if (jwt_set_alg(j, JWT_ALG_HS256, (const unsigned char *)secret, (int)secret_len) != 0)
 		goto done;
@@ -209,6 +236,39 @@ int svc_auth_jwt_verify_gen(const char *secret, size_t secret_len, const char *i
 			    enum svc_token_kind kind, const char *token, int64_t now,
 			    char *out_user_id, int64_t *out_gen)
 {
+	struct svc_auth_claims c;
+	int error;
+
+	if (!out_user_id || !out_gen)
+		return SVC_E_UNAUTHORIZED;
+	if ((error = svc_auth_jwt_verify_claims(secret, secret_len, issuer, kind, token, now, &c)) < 0)
+		return error;
+	memcpy(out_user_id, c.user_id, sizeof c.user_id);
+	*out_gen = c.gen;
+	return 0;
+}
+
+/* Copies the string claim `key` of `claims` into `out` (SVC_AUTH_ID_LEN + 1 bytes): "" when absent; -1 when not an id. */
+static int get_id(json_object *claims, const char *key, char *out)
+{
+	json_object *v;
+	const char *s;
+
+	out[0] = '\0';
+	if (!json_object_object_get_ex(claims, key, &v))
+		return 0;
+	s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	if (!s || !id_ok(s))
+		return -1;
+	memcpy(out, s, SVC_AUTH_ID_LEN + 1);
+	return 0;
+}
+
+int svc_auth_jwt_verify_claims(const char *secret, size_t secret_len, const char *issuer,
+			       enum svc_token_kind kind, const char *token, int64_t now,
+			       struct svc_auth_claims *out)
+{
+	struct svc_auth_claims c;
 	const char *kname = kind_name(kind);
 	jwt_t *j = NULL;
 	char *hdr_text = NULL, *claims_text = NULL;
@@ -219,7 +279,7 @@ int svc_auth_jwt_verify_gen(const char *secret, size_t secret_len, const char *i
 	int error = SVC_E_UNAUTHORIZED;
 
 	if (!secret || secret_len < SECRET_MIN || secret_len > INT_MAX || !issuer ||
-	    !kname || !token || !out_user_id || !out_gen)
+	    !kname || !token || !out)
 		goto done;
 	len = strnlen(token, SVC_AUTH_TOKEN_MAX + 1);
 	if (len > SVC_AUTH_TOKEN_MAX || !is_compact_jws(token, len))
@@ -264,11 +324,18 @@ int svc_auth_jwt_verify_gen(const char *secret, size_t secret_len, const char *i
 		if (!json_object_is_type(v, json_type_int) || (gen = json_object_get_int64(v)) < 0)
 			goto done;
 	}
+	memset(&c, 0, sizeof c);
+	/* jti and fam: absent, or SVC_AUTH_ID_LEN lowercase hex digits */
+	if (get_id(claims, "jti", c.jti) < 0 || get_id(claims, "fam", c.family) < 0)
+		goto done;
+	if (json_object_object_get_ex(claims, "iat", &v) && json_object_is_type(v, json_type_int))
+		c.iat = json_object_get_int64(v);
 	s = get_string(claims, "sub");
 	if (!s || !is_uuid(s))
 		goto done;
-	memcpy(out_user_id, s, UUID_LEN + 1);
-	*out_gen = gen;
+	memcpy(c.user_id, s, UUID_LEN + 1);
+	c.gen = gen;
+	*out = c;
 	error = 0;
 done:
 	json_object_put(claims);

@@ -29,6 +29,30 @@ SVC_STMT(STMT_AUTH_USER_SET_NAME,
 SVC_STMT(STMT_AUTH_USER_NEW_PASSWORD,
 	"UPDATE users SET password_hash = ?, session_gen = session_gen + 1, updated_at = " NOW " WHERE id = ?")
 
+/* sign-in sessions and their refresh tokens (lib/auth/auth_session.c, schema/009_sessions.sql) */
+SVC_STMT(STMT_SESSION_INSERT,
+	"INSERT INTO auth_sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+SVC_STMT(STMT_SESSION_EXTEND,
+	"UPDATE auth_sessions SET expires_at = GREATEST(expires_at, ?) WHERE id = ?")
+SVC_STMT(STMT_SESSION_REVOKE,
+	"UPDATE auth_sessions SET revoked_at = ?, revoked_why = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL")
+SVC_STMT(STMT_SESSION_PURGE,
+	"DELETE FROM auth_sessions WHERE expires_at < ? LIMIT 100")
+SVC_STMT(STMT_REFRESH_INSERT,
+	"INSERT INTO auth_refresh_tokens (jti, session_id, created_at) VALUES (?, ?, ?)")
+/* the rotation: only one of two racing refreshes retires the token */
+SVC_STMT(STMT_REFRESH_RETIRE,
+	"UPDATE auth_refresh_tokens SET retired_at = ? WHERE jti = ? AND retired_at IS NULL")
+SVC_STMT(STMT_REFRESH_STATE,
+	"SELECT t.session_id, s.user_id, t.retired_at, s.revoked_at, u.session_gen FROM auth_refresh_tokens t "
+	"JOIN auth_sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id WHERE t.jti = ?")
+SVC_COLS(RTCOL_SESSION, RTCOL_USER, RTCOL_RETIRED, RTCOL_REVOKED, RTCOL_GEN)
+/* every request with an access token: the user's generation and its session, by primary keys */
+SVC_STMT(STMT_SESSION_ACCESS,
+	"SELECT u.session_gen, s.id, s.revoked_at FROM users u "
+	"LEFT JOIN auth_sessions s ON s.id = ? AND s.user_id = u.id WHERE u.id = ?")
+SVC_COLS(SACOL_GEN, SACOL_SESSION, SACOL_REVOKED)
+
 /* OAuth identities */
 SVC_STMT(STMT_IDENTITY_GET,
 	"SELECT user_id FROM auth_identities WHERE provider = ? AND subject = ?")

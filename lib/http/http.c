@@ -130,7 +130,9 @@ int svc_req_authenticate(struct svc_req *req, char *out_user_id)
 	const struct svc_config *c = &req->ctx->cfg;
 	const char *auth = svc_req_header(req, "Authorization");
 	char token[SVC_AUTH_TOKEN_MAX + 1];
+	struct svc_auth_claims claims;
 	const char *t = NULL;
+	int err;
 
 	if (auth && strncasecmp(auth, "Bearer ", 7) == 0) {
 		t = auth + 7;
@@ -142,6 +144,7 @@ int svc_req_authenticate(struct svc_req *req, char *out_user_id)
 	if (!t || !*t)
 		return SVC_E_UNAUTHORIZED;
 	req->token_id[0] = '\0';
+	req->session_id[0] = '\0';
 	req->token_scopes = 0;
 	req->scopes = 0;
 	if (t != token && strncmp(t, SVC_PAT_PREFIX, sizeof(SVC_PAT_PREFIX) - 1) == 0) {
@@ -150,9 +153,14 @@ int svc_req_authenticate(struct svc_req *req, char *out_user_id)
 			return SVC_E_UNAVAILABLE;
 		return svc_pat_authenticate(req->ctx->db, t, out_user_id, req->token_id, &req->token_scopes);
 	}
-	if (svc_auth_jwt_verify(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
-				t, svc_now_ms() / 1000, out_user_id) < 0)
+	if (svc_auth_jwt_verify_claims(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
+				       t, svc_now_ms() / 1000, &claims) < 0)
 		return SVC_E_UNAUTHORIZED;
+	/* the session is not ended (logout, reuse) and no password change came after the token */
+	if (req->ctx->db && (err = svc_session_check(req->ctx->db, &claims)) < 0)
+		return err;
+	memcpy(out_user_id, claims.user_id, sizeof claims.user_id);
+	memcpy(req->session_id, claims.family, sizeof claims.family);
 	req->scopes = SVC_SCOPE_ALL;
 	return 0;
 }

@@ -64,6 +64,7 @@ struct svc_req {
 	char client_addr[SVC_ADDR_MAX];      /* REMOTE_ADDR, or X-Forwarded-For from SVC_TRUSTED_PROXIES; "-" if none */
 	unsigned scopes;                     /* perm.h SVC_SCOPE_* of the credential: all for a session */
 	char token_id[37];                   /* the API token used, "" for a session or anonymous */
+	char session_id[SVC_AUTH_ID_LEN + 1]; /* the access token's session (its "fam" claim), "" when none */
 	unsigned token_scopes;               /* lib/auth/auth.h SVC_PAT_* scopes of that API token */
 };
 
@@ -233,10 +234,13 @@ int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
  * Reads the caller's credential from "Authorization: Bearer" (an access
  * token, or a per-user API token "svc_pat_...") or the svc_access_token
  * cookie and verifies it. Writes the user id into out_user_id (37 bytes);
- * sets req->scopes to SVC_SCOPE_ALL for a session, or req->token_id and
- * req->token_scopes for an API token (the router then checks them against
- * the route and sets req->scopes: svc_pat_route_scopes()).
- * Returns 0, SVC_E_UNAUTHORIZED, or a DB error for an API token.
+ * sets req->scopes to SVC_SCOPE_ALL and req->session_id for a session, or
+ * req->token_id and req->token_scopes for an API token (the router then
+ * checks them against the route and sets req->scopes:
+ * svc_pat_route_scopes()). An access token is also checked against its
+ * session and the user's generation (svc_session_check(): one read by
+ * primary keys) when the process has a database. Returns 0,
+ * SVC_E_UNAUTHORIZED, or a DB error.
  */
 int svc_req_authenticate(struct svc_req *req, char *out_user_id);
 

@@ -12,9 +12,9 @@ from test_auth_ratelimit import fresh_addr, is_429  # noqa: E402
 from test_auth_reset import SMTP_URL, forgot, token_of, wait_message  # noqa: E402
 
 
-def pat(acct, scopes=("admin",)):
+def pat(acct, scopes=("admin",), token=None):
     """An API token of acct (the account endpoints are for sessions only)."""
-    r = api("POST", "/auth/tokens", {"name": "account test", "scopes": list(scopes)}, token=acct.token)
+    r = api("POST", "/auth/tokens", {"name": "account test", "scopes": list(scopes)}, token=token or acct.token)
     return r.body.get("token") if r.status == 201 else None
 
 
@@ -85,9 +85,12 @@ def test_password_change():
     check("test_auth_account_password_the_new_refresh_token_works", r.status == 200, r)
     r2 = api("POST", "/auth/refresh", {"refreshToken": r.body.get("refreshToken")})
     check("test_auth_account_password_refreshed_tokens_keep_working", r2.status == 200, r2)
-    # access tokens are stateless: one issued before lives out its 15 minutes
-    check("test_auth_account_password_old_access_token_lives_out_its_time",
-          api("GET", "/auth/me", token=other.body.get("accessToken")).status == 200, None)
+    # every request checks the user's generation: an access token from before the change stops at once
+    # (review finding 1 of issue 17)
+    r = api("GET", "/auth/me", token=other.body.get("accessToken"))
+    check("test_auth_account_password_old_access_token_stops_at_once", is_error(r, 401, "unauthorized"), r)
+    r = api("GET", "/projects", token=a.token)
+    check("test_auth_account_password_this_sessions_old_access_token_stops", is_error(r, 401, "unauthorized"), r)
     # errors
     tok = b.get("accessToken")
     r = change(a, "wrong-" + secrets.token_hex(4), "pw-" + secrets.token_hex(6), token=tok)
@@ -108,7 +111,7 @@ def test_password_change():
           is_error(r, 400, "validation_failed", "currentPassword"), r)
     r = api("POST", "/auth/password", {"currentPassword": new, "newPassword": "pw-" + secrets.token_hex(6)})
     check("test_auth_account_password_without_session_is_401", is_error(r, 401, "unauthorized"), r)
-    r = change(a, new, "pw-" + secrets.token_hex(6), token=pat(a))
+    r = change(a, new, "pw-" + secrets.token_hex(6), token=pat(a, token=tok))
     check("test_auth_account_password_with_api_token_is_403", is_error(r, 403, "forbidden"), r)
     check("test_auth_account_password_refusals_changed_nothing", login(a.email, new).status == 200, None)
 
@@ -144,6 +147,8 @@ def test_reset_ends_sessions():
     check("test_auth_account_reset_is_200", r.status == 200, r)
     r = api("POST", "/auth/refresh", {"refreshToken": a.refresh})
     check("test_auth_account_reset_ends_refresh_tokens", is_error(r, 401, "unauthorized"), r)
+    r = api("GET", "/auth/me", token=a.token)
+    check("test_auth_account_reset_ends_access_tokens", is_error(r, 401, "unauthorized"), r)
     # a password change makes outstanding reset links stop working
     b = signup(tag="acct-reset2")
     forgot(b.email)

@@ -561,6 +561,45 @@ static void test_auth_jwt_session_generation(void)
 #undef GEN
 }
 
+/* A session token's "fam" and chosen "jti" (lib/auth/auth_session.c): round trip; only 32 lowercase hex digits pass. */
+static void test_auth_jwt_session_claims(void)
+{
+	static const char fam[] = "0123456789abcdef0123456789abcdef", jti[] = "fedcba9876543210fedcba9876543210";
+	struct svc_auth_claims c;
+	char *tok = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(svc_auth_jwt_issue_session(SECRET, SECRET_LEN, ISS, SVC_TOKEN_REFRESH, UID, 3, fam, jti,
+							 NOW, 900, &tok), 0);
+	CU_ASSERT_EQUAL(svc_auth_jwt_verify_claims(SECRET, SECRET_LEN, ISS, SVC_TOKEN_REFRESH, tok, NOW, &c), 0);
+	CU_ASSERT_STRING_EQUAL(c.family, fam);
+	CU_ASSERT_STRING_EQUAL(c.jti, jti);
+	CU_ASSERT_STRING_EQUAL(c.user_id, UID);
+	CU_ASSERT_EQUAL(c.gen, 3);
+	CU_ASSERT_EQUAL(c.iat, NOW);
+	free(tok);
+	tok = issue(SVC_TOKEN_ACCESS, 900); /* no fam: a token from before sessions were stored */
+	CU_ASSERT_EQUAL(svc_auth_jwt_verify_claims(SECRET, SECRET_LEN, ISS, SVC_TOKEN_ACCESS, tok, NOW, &c), 0);
+	CU_ASSERT_STRING_EQUAL(c.family, "");
+	CU_ASSERT_EQUAL(strlen(c.jti), 32);
+	free(tok);
+	tok = NULL;
+	CU_ASSERT_EQUAL(svc_auth_jwt_issue_session(SECRET, SECRET_LEN, ISS, SVC_TOKEN_ACCESS, UID, 0, "ABCDEF0123456789abcdef0123456789",
+						   NULL, NOW, 900, &tok), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(svc_auth_jwt_issue_session(SECRET, SECRET_LEN, ISS, SVC_TOKEN_ACCESS, UID, 0, NULL, "short", NOW,
+						   900, &tok), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NULL(tok);
+#define FAM(v) "{\"sub\":\"" UID "\",\"iss\":\"" ISS "\",\"exp\":1900000900,\"kind\":\"access\",\"fam\":" v "}"
+	assert_claims_refused(FAM("\"0123\""));
+	assert_claims_refused(FAM("\"0123456789ABCDEF0123456789abcdef\""));
+	assert_claims_refused(FAM("\"0123456789abcdef0123456789abcdef0\""));
+	assert_claims_refused(FAM("7"));
+#undef FAM
+#define JTI(v) "{\"sub\":\"" UID "\",\"iss\":\"" ISS "\",\"exp\":1900000900,\"kind\":\"access\",\"jti\":" v "}"
+	assert_claims_refused(JTI("\"x\""));
+	assert_claims_refused(JTI("null"));
+#undef JTI
+}
+
 SVC_TEST_SUITE(auth_jwt)
 {
 	CU_pSuite s = CU_add_suite("auth_jwt", NULL, NULL);
@@ -586,6 +625,7 @@ SVC_TEST_SUITE(auth_jwt)
 	CU_add_test(s, "sub_must_be_uuid", test_auth_jwt_sub_must_be_uuid);
 	CU_add_test(s, "issue_rejects_bad_input", test_auth_jwt_issue_rejects_bad_input);
 	CU_add_test(s, "session_generation", test_auth_jwt_session_generation);
+	CU_add_test(s, "session_claims", test_auth_jwt_session_claims);
 }
 
 /* ---- passwords ---- */
