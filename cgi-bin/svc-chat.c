@@ -1,4 +1,4 @@
-/* svc-chat.c: the FastCGI responder for /api/chat and /api/plan (server-sent event streams; its own process pool). */
+/* svc-chat.c: the FastCGI responder for /api/chat, /api/plan and /api/deploy (server-sent event streams, long requests; its own process pool). */
 #include "api/api.h"
 #include "api/api_agent.h"
 
@@ -12,6 +12,8 @@ static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/plan/:projectId", svc_api_plan_send, SVC_R_AUTH | SVC_R_JSON, MESSAGE_BODY_MAX, &svc_api_plan_send_body },
 	{ SVC_GET, "/api/plan/:projectId/:chatId", svc_api_plan_get, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/plan/:projectId/:chatId/run", svc_api_plan_run, SVC_R_AUTH, 0, NULL },
+	/* a publish holds its request for the whole build (lib/project/publish.h) */
+	{ SVC_POST, "/api/deploy/:projectId", svc_api_projects_deploy, SVC_R_AUTH, 0, NULL },
 };
 
 int main(int argc, char **argv)

@@ -57,6 +57,11 @@ enum svc_err svc_api_projects_versions(struct svc_req *req, struct svc_resp *res
 enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_version_diff(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_deployments_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_deployments_restore(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_build_settings_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_build_settings_put(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_build_settings_put_body;
 enum svc_err svc_api_projects_restore(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_chats_list(struct svc_req *req, struct svc_resp *resp);

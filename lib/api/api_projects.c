@@ -10,6 +10,7 @@
 #include "core/fsx.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "project/publish.h"
 #include "project/thumbnail.h"
 
 /* ---- create, list, get, update, delete ---- */
@@ -384,6 +385,7 @@ enum svc_err svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 			svc_fsx_remove_tree(dir);
 		if (svc_project_published_dir(&req->ctx->cfg, svc_rows_get(rows, 0, PCOL_SLUG), dir, sizeof dir) == 0)
 			svc_fsx_remove_tree(dir);
+		svc_publish_remove_all(&req->ctx->cfg, id);
 		if (svc_thumbnail_path(&req->ctx->cfg, id, dir, sizeof dir) == 0) {
 			unlink(dir);
 			memcpy(dir + strlen(dir) - 4, ".source", 8);

@@ -177,7 +177,7 @@ int svc_pat_route_scopes(unsigned scopes, int safe_method, const char *pattern, 
 		}
 		return SVC_E_FORBIDDEN;
 	}
-	if (starts(pattern, "/api/deploy/") || strstr(pattern, "/domains")) {
+	if (starts(pattern, "/api/deploy/") || strstr(pattern, "/domains") || strstr(pattern, "/deployments")) {
 		*out_needed = "deploy";
 		if (scopes & SVC_PAT_DEPLOY) {
 			*out_perm_scopes = p | SVC_SCOPE_READ | SVC_SCOPE_WRITE;

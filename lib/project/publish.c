@@ -2,13 +2,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/err.h"
 #include "core/fsx.h"
+#include "core/json.h"
 #include "core/log.h"
+#include "core/util.h"
+#include "project/project.h"
 #include "project/publish.h"
+#include "project/repo.h"
 
 int svc_publish_mark(const char *site, const char *project_id)
 {
@@ -43,4 +50,505 @@ int svc_publish_swap(const char *next, const char *live)
 	svc_log_error("publish: swap %s: %s", live, strerror(errno));
 	svc_fsx_remove_tree(next);
 	return SVC_E_INTERNAL;
+}
+
+unsigned svc_publish_kept(const struct svc_config *cfg)
+{
+	const char *v = svc_config_get(cfg, "SVC_DEPLOYMENTS_KEPT", "");
+	uint64_t n;
+
+	if (!v[0])
+		return 5;
+	if (svc_parse_u64(v, 100, &n) < 0 || n < 1) {
+		svc_log_warn("publish: SVC_DEPLOYMENTS_KEPT=%s is not a number from 1 to 100; using 5", v);
+		return 5;
+	}
+	return (unsigned)n;
+}
+
+struct json_object *svc_deployment_json(const struct svc_rows *rows, size_t r)
+{
+	struct json_object *o = json_object_new_object(), *by = NULL;
+	const char *user = svc_rows_get(rows, r, DCOL_USER), *kept = svc_rows_get(rows, r, DCOL_KEPT);
+	const char *status = svc_rows_get(rows, r, DCOL_STATUS);
+
+	svc_json_add_str(o, "id", svc_rows_get(rows, r, DCOL_ID));
+	svc_json_add_str(o, "projectId", svc_rows_get(rows, r, DCOL_PROJECT));
+	svc_json_add_str(o, "status", status);
+	svc_json_add_str(o, "commitSha", svc_rows_get(rows, r, DCOL_SHA));
+	svc_json_add_time(o, "startedAt", svc_rows_get(rows, r, DCOL_STARTED));
+	svc_json_add_time(o, "finishedAt", svc_rows_get(rows, r, DCOL_FINISHED));
+	svc_json_add_str(o, "error", svc_rows_get(rows, r, DCOL_ERROR));
+	svc_json_add_str(o, "logExcerpt", svc_rows_get(rows, r, DCOL_LOG));
+	json_object_object_add(o, "restorable", json_object_new_boolean(kept && strcmp(kept, "1") == 0 && status &&
+									 (strcmp(status, "live") == 0 ||
+									  strcmp(status, "superseded") == 0)));
+	if (user) {
+		by = json_object_new_object();
+		svc_json_add_str(by, "id", user);
+		svc_json_add_str(by, "name", svc_rows_get(rows, r, DCOL_USER_NAME));
+	}
+	json_object_object_add(o, "createdBy", by);
+	return o;
+}
+
+int svc_deployment_get(struct svc_db *db, const char *project_id, const char *deployment_id,
+		       struct json_object **out)
+{
+	struct svc_dbv p[2] = { svc_dbv_str(deployment_id), svc_dbv_str(project_id) };
+	struct svc_rows *rows = NULL;
+	int err;
+
+	if ((err = svc_db_run(db, STMT_DEPLOY_GET, p, 2, &rows, NULL)) < 0)
+		return err;
+	if (rows->nrows != 1)
+		err = SVC_E_NOT_FOUND;
+	else
+		*out = svc_deployment_json(rows, 0);
+	svc_rows_free(rows);
+	return err;
+}
+
+/* ---- a build's log: passed on, and its end kept as the excerpt ---- */
+
+struct run_log {
+	const struct svc_publish_events *ev;
+	char tail[SVC_PUBLISH_LOG_TAIL];
+	size_t len;
+	int cut; /* something was dropped from the front */
+};
+
+static void run_log_add(void *arg, const char *text, size_t len)
+{
+	struct run_log *l = arg;
+
+	if (l->ev && l->ev->log)
+		l->ev->log(l->ev->arg, text, len);
+	if (!text || !len)
+		return;
+	if (len >= sizeof l->tail) {
+		memcpy(l->tail, text + len - sizeof l->tail, sizeof l->tail);
+		l->len = sizeof l->tail;
+		l->cut = 1;
+		return;
+	}
+	if (l->len + len > sizeof l->tail) {
+		size_t drop = l->len + len - sizeof l->tail;
+		memmove(l->tail, l->tail + drop, l->len - drop);
+		l->len -= drop;
+		l->cut = 1;
+	}
+	memcpy(l->tail + l->len, text, len);
+	l->len += len;
+}
+
+static void run_log_say(struct run_log *l, const char *line)
+{
+	run_log_add(l, line, strlen(line));
+}
+
+size_t svc_publish_clean_text(const char *in, size_t len, char *out)
+{
+	size_t i = 0, n = 0;
+
+	while (i < len) {
+		uint32_t cp = 0;
+		size_t k = svc_utf8_decode(in + i, len - i, &cp);
+
+		if (k == 0 || (cp < 0x20 && cp != '\n' && cp != '\t') || cp == 0x7f) {
+			out[n++] = '?';
+			i += k ? k : 1;
+			continue;
+		}
+		memcpy(out + n, in + i, k);
+		n += k;
+		i += k;
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* The excerpt (SVC_PUBLISH_LOG_TAIL + 1 bytes at out): from the first whole line when the front was dropped. */
+static void run_log_excerpt(const struct run_log *l, char *out)
+{
+	size_t i = 0;
+
+	if (l->cut) {
+		const char *nl = memchr(l->tail, '\n', l->len);
+		if (nl)
+			i = (size_t)(nl - l->tail) + 1;
+	}
+	svc_publish_clean_text(l->tail + i, l->len - i, out);
+}
+
+/* ---- paths ---- */
+
+/* Writes SVC_DATA_DIR/<area>/<a>[/<b>] into out (max bytes). Returns 0 or SVC_E_INTERNAL. */
+static int data_path(const struct svc_config *cfg, const char *area, const char *a, const char *b, char *out,
+		     size_t max)
+{
+	int n = snprintf(out, max, "%s/%s%s%s%s%s", cfg->data_dir, area, a ? "/" : "", a ? a : "", b ? "/" : "",
+			 b ? b : "");
+
+	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
+}
+
+/* SVC_DATA_DIR/deployments/<projectId>[/<deploymentId>] */
+static int kept_dir(const struct svc_config *cfg, const char *project_id, const char *deployment_id, char *out,
+		    size_t max)
+{
+	return data_path(cfg, "deployments", project_id, deployment_id, out, max);
+}
+
+void svc_publish_remove_all(const struct svc_config *cfg, const char *project_id)
+{
+	char dir[2048];
+
+	if (kept_dir(cfg, project_id, NULL, dir, sizeof dir) == 0)
+		svc_fsx_remove_tree(dir);
+}
+
+/* Takes the project's publishing lock (an flock of SVC_DATA_DIR/deployments/<projectId>/.lock): one switch at a time. */
+static int publish_lock(const struct svc_config *cfg, const char *project_id)
+{
+	char dir[2048], lock[2100];
+	int fd, err;
+
+	if ((err = kept_dir(cfg, project_id, NULL, dir, sizeof dir)) < 0 || (err = svc_project_mkdirs(dir)) < 0)
+		return err;
+	snprintf(lock, sizeof lock, "%s/.lock", dir);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		svc_log_error("publish: lock %s: %s", lock, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return SVC_E_INTERNAL;
+	}
+	return fd;
+}
+
+/*
+ * Copies the kept site `site` beside the live site of `slug` and switches
+ * it in (svc_publish_swap()). Call with the publishing lock held.
+ */
+static int go_live(const struct svc_config *cfg, const char *slug, const char *site)
+{
+	char pub[2048], live[2048], next[2200], rnd[17];
+	int err;
+
+	if ((err = data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 ||
+	    (err = svc_project_mkdirs(pub)) < 0 || (err = svc_project_published_dir(cfg, slug, live, sizeof live)) < 0 ||
+	    (err = svc_random_hex(rnd, 8)) < 0)
+		return err;
+	snprintf(next, sizeof next, "%s/.tmp-%s-%s", pub, slug, rnd);
+	if ((err = svc_fsx_copy_tree(site, next)) < 0) {
+		svc_log_error("publish: cannot copy %s beside the live site", site);
+		return err == SVC_E_TOO_LARGE ? err : SVC_E_INTERNAL;
+	}
+	return svc_publish_swap(next, live);
+}
+
+/* Records deployment `id` live and the others superseded, and the project published, in one transaction. */
+static int record_live(struct svc_db *db, const char *project_id, const char *id, const char *excerpt)
+{
+	struct svc_dbv sup[2] = { svc_dbv_str(project_id), svc_dbv_str(id) };
+	struct svc_dbv fin[2] = { excerpt ? svc_dbv_str(excerpt) : svc_dbv_null(), svc_dbv_str(id) };
+	struct svc_dbv pid = svc_dbv_str(project_id);
+	int err;
+
+	if ((err = svc_db_begin(db)) < 0)
+		return err;
+	if ((err = svc_db_run(db, STMT_DEPLOY_SUPERSEDE, sup, 2, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, excerpt ? STMT_DEPLOY_FINISH : STMT_DEPLOY_MAKE_LIVE, excerpt ? fin : fin + 1,
+			      excerpt ? 2 : 1, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_PROJECT_SET_PUBLISHED, &pid, 1, NULL, NULL)) < 0) {
+		svc_db_rollback(db);
+		return err;
+	}
+	return svc_db_commit(db);
+}
+
+/* Removes the kept sites of all but the live deployment and the newest `keep` - 1 others. */
+static void prune(struct svc_db *db, const struct svc_config *cfg, const char *project_id, unsigned keep)
+{
+	struct svc_dbv p = svc_dbv_str(project_id);
+	struct svc_rows *rows = NULL;
+	char dir[2048];
+	size_t i, others = 0;
+
+	if (svc_db_run(db, STMT_DEPLOY_KEPT, &p, 1, &rows, NULL) < 0)
+		return;
+	for (i = 0; i < rows->nrows; i++) {
+		const char *id = svc_rows_get(rows, i, DKCOL_ID), *st = svc_rows_get(rows, i, DKCOL_STATUS);
+		struct svc_dbv u = svc_dbv_str(id);
+
+		if (strcmp(st, "live") == 0)
+			continue; /* the live site is always kept, and counts as one of `keep` */
+		if (others + 1 < keep) {
+			others++;
+			continue;
+		}
+		if (kept_dir(cfg, project_id, id, dir, sizeof dir) == 0 && svc_fsx_remove_tree(dir) == 0)
+			svc_db_run(db, STMT_DEPLOY_UNKEEP, &u, 1, NULL, NULL);
+	}
+	svc_rows_free(rows);
+}
+
+/* ---- publishing ---- */
+
+void svc_publish_target_of(const struct svc_rows *rows, const char *user_id, struct svc_publish_target *out)
+{
+	out->project_id = svc_rows_get(rows, 0, PCOL_ID);
+	out->workspace_id = svc_rows_get(rows, 0, PCOL_WORKSPACE);
+	out->slug = svc_rows_get(rows, 0, PCOL_SLUG);
+	out->user_id = user_id;
+}
+
+/*
+ * Records a new deployment of t->project_id, building, unless one is
+ * building already (SVC_E_CONFLICT); one older than `stale_secs` was
+ * interrupted (its process died) and is failed first. Writes its id into
+ * out_id (37 bytes).
+ */
+static int claim(struct svc_db *db, const struct svc_publish_target *t, const char *sha, int64_t stale_secs,
+		 char *out_id)
+{
+	struct svc_dbv pid = svc_dbv_str(t->project_id), ins[4];
+	struct svc_rows *rows = NULL;
+	char id[37];
+	size_t i;
+	int err;
+
+	if ((err = svc_uuid_v4(id)) < 0 || (err = svc_db_begin(db)) < 0)
+		return err;
+	if ((err = svc_db_run(db, STMT_DEPLOY_LOCK_PROJECT, &pid, 1, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_DEPLOY_BUILDING, &pid, 1, &rows, NULL)) < 0)
+		goto done;
+	for (i = 0; i < rows->nrows; i++) {
+		uint64_t age = 0;
+		struct svc_dbv f[3] = { svc_dbv_str("the build was interrupted (its process ended)"), svc_dbv_null(),
+					svc_dbv_str(svc_rows_get(rows, i, DBCOL_ID)) };
+
+		svc_parse_u64(svc_rows_get(rows, i, DBCOL_AGE_SECS), UINT64_MAX, &age);
+		if ((int64_t)age < stale_secs) {
+			err = SVC_E_CONFLICT;
+			goto done;
+		}
+		if ((err = svc_db_run(db, STMT_DEPLOY_FAIL, f, 3, NULL, NULL)) < 0)
+			goto done;
+	}
+	ins[0] = svc_dbv_str(id);
+	ins[1] = pid;
+	ins[2] = sha[0] ? svc_dbv_str(sha) : svc_dbv_null();
+	ins[3] = t->user_id && t->user_id[0] ? svc_dbv_str(t->user_id) : svc_dbv_null();
+	if ((err = svc_db_run(db, STMT_DEPLOY_INSERT, ins, 4, NULL, NULL)) < 0)
+		goto done;
+	err = svc_db_commit(db);
+done:
+	if (err < 0)
+		svc_db_rollback(db);
+	else
+		memcpy(out_id, id, sizeof id);
+	svc_rows_free(rows);
+	return err;
+}
+
+/* Does the workspace allow install scripts in builds (workspaces.build_scripts)? */
+static int scripts_allowed(struct svc_db *db, const char *workspace_id)
+{
+	struct svc_dbv p = svc_dbv_str(workspace_id);
+	struct svc_rows *rows = NULL;
+	int yes = 0;
+
+	if (svc_db_run(db, STMT_WORKSPACE_BUILD_SCRIPTS, &p, 1, &rows, NULL) == 0 && rows->nrows == 1) {
+		const char *v = svc_rows_get(rows, 0, WBCOL_SCRIPTS);
+		yes = v && strcmp(v, "1") == 0;
+	}
+	svc_rows_free(rows);
+	return yes;
+}
+
+/* Copies the project's working tree (without .git) to `build`, under the project's lock. */
+static int copy_sources(const struct svc_config *cfg, const char *project_id, const char *build)
+{
+	char pdir[2048], git[2100];
+	int lock, err;
+
+	if ((err = svc_project_dir(cfg, project_id, pdir, sizeof pdir)) < 0)
+		return err;
+	if ((lock = svc_project_lock(pdir)) < 0)
+		return lock;
+	err = svc_fsx_copy_tree(pdir, build);
+	close(lock);
+	if (err < 0)
+		return err;
+	snprintf(git, sizeof git, "%s/.git", build);
+	return svc_fsx_remove_tree(git);
+}
+
+/* The site of a build (`out`: the build's dist/ or the files) kept as `site`, with its marker. */
+static int keep_site(const char *project_id, const char *out, const char *site)
+{
+	char tmp[2100], git[2200];
+	int err;
+
+	snprintf(tmp, sizeof tmp, "%s.tmp", site);
+	svc_fsx_remove_tree(tmp);
+	if ((err = svc_fsx_copy_tree(out, tmp)) < 0) /* symlinks and special files stay behind */
+		return err;
+	snprintf(git, sizeof git, "%s/.git", tmp);
+	if ((err = svc_fsx_remove_tree(git)) < 0 || (err = svc_publish_mark(tmp, project_id)) < 0)
+		goto fail;
+	if (rename(tmp, site) < 0) {
+		svc_log_error("publish: rename %s: %s", site, strerror(errno));
+		err = SVC_E_INTERNAL;
+		goto fail;
+	}
+	return 0;
+fail:
+	svc_fsx_remove_tree(tmp);
+	return err;
+}
+
+int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struct svc_publish_target *t,
+		    const struct svc_publish_events *ev, char *out_id, char *why, size_t why_max)
+{
+	struct run_log *log = calloc(1, sizeof *log);
+	char *excerpt = malloc(SVC_PUBLISH_LOG_TAIL + 1);
+	char id[37] = "", pdir[2048], build[2048], out[2100], site[2048], sha[41] = "", line[256];
+	struct svc_repo_commit *head = NULL;
+	struct svc_build_opts o;
+	size_t nhead = 0;
+	struct stat st;
+	int64_t t0;
+	int err, lock = -1;
+
+	snprintf(why, why_max, "%s", "");
+	if (!log || !excerpt) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	log->ev = ev;
+	svc_build_opts_load(cfg, scripts_allowed(db, t->workspace_id), &o);
+	if ((err = svc_project_dir(cfg, t->project_id, pdir, sizeof pdir)) < 0)
+		goto done;
+	if (svc_repo_log(pdir, 1, &head, &nhead) == 0 && nhead == 1)
+		memcpy(sha, head[0].sha, sizeof sha);
+	if ((err = claim(db, t, sha, (int64_t)o.wall_secs + 120, id)) < 0)
+		goto done;
+	memcpy(out_id, id, sizeof id);
+	if (ev && ev->started) {
+		struct json_object *j = NULL;
+		if (svc_deployment_get(db, t->project_id, id, &j) == 0)
+			ev->started(ev->arg, j);
+		json_object_put(j);
+	}
+	if ((err = data_path(cfg, "builds", id, NULL, build, sizeof build)) < 0 ||
+	    (err = kept_dir(cfg, t->project_id, id, site, sizeof site)) < 0)
+		goto failed;
+	if ((err = copy_sources(cfg, t->project_id, build)) < 0) {
+		snprintf(why, why_max, "the project's files could not be copied");
+		goto failed;
+	}
+	snprintf(out, sizeof out, "%s/package.json", build);
+	if (lstat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+		snprintf(line, sizeof line, "package.json: building in the sandbox (%s)\n",
+			 o.scripts ? "install scripts allowed" : "install scripts off");
+		run_log_say(log, line);
+		if ((err = svc_build_run(&o, build, run_log_add, log, why, why_max)) < 0)
+			goto failed;
+		snprintf(out, sizeof out, "%s/dist", build);
+	} else {
+		run_log_say(log, "no package.json: the project's files are published as they are\n");
+		snprintf(out, sizeof out, "%s", build);
+	}
+	if ((err = keep_site(t->project_id, out, site)) < 0) {
+		snprintf(why, why_max, "%s", err == SVC_E_TOO_LARGE ? "the site is nested too deeply, or the disk is full"
+								    : "the site could not be stored");
+		err = err == SVC_E_TOO_LARGE ? SVC_E_VALIDATION : err < 0 ? err : SVC_E_INTERNAL;
+		goto failed;
+	}
+	if ((lock = publish_lock(cfg, t->project_id)) < 0) {
+		err = lock;
+		goto failed;
+	}
+	t0 = svc_mono_ms();
+	if ((err = go_live(cfg, t->slug, site)) < 0) {
+		snprintf(why, why_max, "the site could not be switched in");
+		goto failed;
+	}
+	snprintf(line, sizeof line, "the site is live (switched in %lld ms)\n", (long long)(svc_mono_ms() - t0));
+	run_log_say(log, line);
+	svc_log_info("publish: %s deployment %s live, switched in %lld ms", t->slug, id, (long long)(svc_mono_ms() - t0));
+	run_log_excerpt(log, excerpt);
+	if ((err = record_live(db, t->project_id, id, excerpt)) < 0)
+		goto done;
+	prune(db, cfg, t->project_id, svc_publish_kept(cfg));
+	goto done;
+failed:
+	if (!why[0])
+		snprintf(why, why_max, "%s", "the deployment failed (internal error)");
+	if (log->len == 0 || log->tail[log->len - 1] != '\n')
+		run_log_say(log, "\n");
+	if (err != SVC_E_VALIDATION) {
+		run_log_say(log, why);
+		run_log_say(log, "\n");
+	}
+	run_log_excerpt(log, excerpt);
+	{
+		struct svc_dbv f[3] = { svc_dbv_str(why), svc_dbv_str(excerpt), svc_dbv_str(id) };
+		svc_db_run(db, STMT_DEPLOY_FAIL, f, 3, NULL, NULL);
+	}
+	svc_fsx_remove_tree(site);
+done:
+	if (id[0] && data_path(cfg, "builds", id, NULL, build, sizeof build) == 0)
+		svc_fsx_remove_tree(build);
+	if (lock >= 0)
+		close(lock);
+	svc_repo_log_free(head, nhead);
+	free(excerpt);
+	free(log);
+	return err;
+}
+
+int svc_publish_restore(struct svc_db *db, const struct svc_config *cfg, const struct svc_publish_target *t,
+			const char *deployment_id, char *why, size_t why_max)
+{
+	struct svc_dbv p[2] = { svc_dbv_str(deployment_id), svc_dbv_str(t->project_id) };
+	struct svc_rows *rows = NULL;
+	const char *status, *kept;
+	char site[2048];
+	int err, lock;
+
+	snprintf(why, why_max, "%s", "");
+	if ((lock = publish_lock(cfg, t->project_id)) < 0)
+		return lock;
+	if ((err = svc_db_run(db, STMT_DEPLOY_GET, p, 2, &rows, NULL)) < 0)
+		goto done;
+	if (rows->nrows != 1) {
+		err = SVC_E_NOT_FOUND;
+		goto done;
+	}
+	status = svc_rows_get(rows, 0, DCOL_STATUS);
+	kept = svc_rows_get(rows, 0, DCOL_KEPT);
+	if (strcmp(status, "building") == 0 || strcmp(status, "failed") == 0) {
+		snprintf(why, why_max, "a %s deployment has no site to restore", status);
+		err = SVC_E_CONFLICT;
+		goto done;
+	}
+	if (strcmp(status, "live") == 0)
+		goto done;
+	if (!kept || strcmp(kept, "1") != 0) {
+		snprintf(why, why_max, "this deployment's site is no longer kept (the newest %u are)", svc_publish_kept(cfg));
+		err = SVC_E_CONFLICT;
+		goto done;
+	}
+	if ((err = kept_dir(cfg, t->project_id, deployment_id, site, sizeof site)) < 0 ||
+	    (err = go_live(cfg, t->slug, site)) < 0 || (err = record_live(db, t->project_id, deployment_id, NULL)) < 0)
+		goto done;
+	svc_log_info("publish: %s deployment %s restored", t->slug, deployment_id);
+done:
+	close(lock);
+	svc_rows_free(rows);
+	return err;
 }

@@ -28,4 +28,96 @@ int svc_publish_mark(const char *site, const char *project_id);
  */
 int svc_publish_swap(const char *next, const char *live);
 
+#include <json-c/json.h>
+
+#include "core/config.h"
+#include "db/db.h"
+#include "project/build.h"
+
+#define SVC_PUBLISH_LOG_TAIL 16384 /* bytes of a build's log kept as its excerpt (the end) */
+
+/* What svc_publish_run() tells its caller while it works. Every member may be NULL. */
+struct svc_publish_events {
+	/* the deployment exists (status building); `deployment` is its JSON, borrowed for the call */
+	void (*started)(void *arg, struct json_object *deployment);
+	svc_build_log_fn log; /* the build's output as it comes (lines of svc's own too), and ticks */
+	void *arg;
+};
+
+/* Who publishes what (strings borrowed). */
+struct svc_publish_target {
+	const char *project_id;
+	const char *workspace_id;
+	const char *slug;
+	const char *user_id; /* who asked; NULL for none */
+};
+
+/*
+ * Fills *out from row 0 of `rows` (a project as svc_project_load() returns
+ * it) and the caller `user_id`; the strings stay borrowed from both.
+ */
+void svc_publish_target_of(const struct svc_rows *rows, const char *user_id, struct svc_publish_target *out);
+
+/*
+ * Publishes a project (docs/api.md "Publishing"): records a deployment
+ * (building), copies the working tree (without .git) to a build directory
+ * SVC_DATA_DIR/builds/<deploymentId>, builds it in the sandbox when it has
+ * package.json (svc_build_run(), the site is its dist/) or takes the files
+ * as they are, keeps the site with its marker in
+ * SVC_DATA_DIR/deployments/<projectId>/<deploymentId>/ and switches the live
+ * site to it with one rename (svc_publish_swap()); the deployment is then
+ * live, the one live before superseded, and the project's publishedAt set.
+ * Sites of all but the newest SVC_DEPLOYMENTS_KEPT (default 5) deployments
+ * are removed (their records stay). A failed build changes nothing of the
+ * live site. The deployment's id goes into out_id (37 bytes) as soon as it
+ * exists. Returns 0; SVC_E_CONFLICT when a deployment of the project is
+ * building (one older than the wall limit and two minutes counts as
+ * interrupted and is failed); SVC_E_VALIDATION when the build failed, the
+ * reason in `why` (`why_max` bytes), the deployment failed with it;
+ * SVC_E_INTERNAL, DB errors (the deployment failed too when it exists).
+ */
+int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struct svc_publish_target *t,
+		    const struct svc_publish_events *ev, char *out_id, char *why, size_t why_max);
+
+/*
+ * Makes deployment `deployment_id` of the project live again without a
+ * build: its kept site is copied beside the live one and switched in with
+ * one rename; it becomes live, the one live before superseded. Restoring
+ * the live deployment changes nothing. Returns 0; SVC_E_NOT_FOUND (no such
+ * deployment of this project); SVC_E_CONFLICT with the reason in `why`
+ * (failed or building: no site; its site no longer kept); SVC_E_INTERNAL, DB
+ * errors.
+ */
+int svc_publish_restore(struct svc_db *db, const struct svc_config *cfg, const struct svc_publish_target *t,
+			const char *deployment_id, char *why, size_t why_max);
+
+/*
+ * Builds the Deployment JSON (docs/api.md "Deployments") from row `r` of
+ * STMT_DEPLOY_LIST or STMT_DEPLOY_GET: {id, projectId, status, commitSha,
+ * startedAt, finishedAt, error, logExcerpt, restorable, createdBy: {id,
+ * name} or null}. The object is the caller's.
+ */
+struct json_object *svc_deployment_json(const struct svc_rows *rows, size_t r);
+
+/*
+ * Loads deployment `deployment_id` of project `project_id` as its JSON into
+ * *out (the caller's). Errors: SVC_E_NOT_FOUND, DB errors.
+ */
+int svc_deployment_get(struct svc_db *db, const char *project_id, const char *deployment_id,
+		       struct json_object **out);
+
+/*
+ * Writes the `len` bytes of build output at `in` into `out` (at least len + 1
+ * bytes) as text any JSON or database takes: invalid UTF-8 (also a sequence
+ * cut at the end) and control characters other than newline and tab become
+ * '?'. Returns the length written (without the NUL).
+ */
+size_t svc_publish_clean_text(const char *in, size_t len, char *out);
+
+/* Removes every kept site and the publishing lock of a project (SVC_DATA_DIR/deployments/<projectId>), for a hard delete. */
+void svc_publish_remove_all(const struct svc_config *cfg, const char *project_id);
+
+/* How many deployments keep their site (SVC_DEPLOYMENTS_KEPT, 1 to 100, default 5). */
+unsigned svc_publish_kept(const struct svc_config *cfg);
+
 #endif

@@ -1,0 +1,350 @@
+/* build.c: a package.json project's build (npm ci or install, then npm run build) inside bubblewrap, with limits. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "project/build.h"
+
+#define BUILD_ARGS_MAX 96
+
+static unsigned setting_u(const struct svc_config *cfg, const char *key, unsigned def, unsigned min, unsigned max)
+{
+	const char *v = svc_config_get(cfg, key, "");
+	uint64_t n;
+
+	if (!v[0])
+		return def;
+	if (svc_parse_u64(v, max, &n) < 0 || n < min) {
+		svc_log_warn("build: %s=%s is not a number from %u to %u; using %u", key, v, min, max, def);
+		return def;
+	}
+	return (unsigned)n;
+}
+
+void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_build_opts *out)
+{
+	out->bwrap = svc_config_get(cfg, "SVC_BUILD_BWRAP", "/usr/bin/bwrap");
+	out->npm = svc_config_get(cfg, "SVC_BUILD_NPM", "/usr/bin/npm");
+	out->cpu_secs = setting_u(cfg, "SVC_BUILD_CPU_SECS", 300, 1, 86400);
+	out->memory_mb = setting_u(cfg, "SVC_BUILD_MEMORY_MB", 4096, 64, 1048576);
+	out->procs = setting_u(cfg, "SVC_BUILD_PROCS", 256, 4, 1000000);
+	out->wall_secs = setting_u(cfg, "SVC_BUILD_WALL_SECS", 600, 1, 86400);
+	out->tmp_mb = setting_u(cfg, "SVC_BUILD_TMP_MB", 256, 1, 1048576);
+	out->uid = setting_u(cfg, "SVC_BUILD_UID", 65534, 1, 4294967294u);
+	out->network = setting_u(cfg, "SVC_BUILD_NETWORK", 1, 0, 1);
+	out->scripts = scripts;
+}
+
+static void say(svc_build_log_fn log, void *arg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(svc_build_log_fn log, void *arg, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (n > 0 && log)
+		log(arg, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* Hands the tree at `dirfd` (and its entries, without following symlinks) to uid:gid. */
+static int chown_tree(int dirfd, uid_t uid, gid_t gid, int depth)
+{
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
+	int r, err = 0;
+
+	if (depth > 256 || fchown(dirfd, uid, gid) < 0)
+		return SVC_E_INTERNAL;
+	if ((err = svc_fsx_dir_open(dirfd, &d)) < 0)
+		return err;
+	while (err == 0 && (r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			err = sub < 0 ? SVC_E_INTERNAL : chown_tree(sub, uid, gid, depth + 1);
+			if (sub >= 0)
+				close(sub);
+		} else if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
+			err = SVC_E_INTERNAL;
+		}
+	}
+	if (err == 0 && r < 0)
+		err = r;
+	svc_fsx_dir_close(&d);
+	return err;
+}
+
+struct step {
+	const char *title;  /* "npm ci", for the log and the reason */
+	int network;        /* the host's network */
+	const char *cmd[8]; /* the command inside the sandbox, NULL-terminated */
+};
+
+/* The bubblewrap command line of one step (docs/operations.md "The build sandbox"). */
+static size_t sandbox_args(const struct svc_build_opts *o, const char *dir, const struct step *s, const char *tmp_size,
+			   const char *uid, const char **argv)
+{
+	static const char *const base[] = {
+		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--new-session", "--die-with-parent",
+		"--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+		"--proc", "/proc", "--dev", "/dev",
+		"--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/build/.svc-home",
+		"--setenv", "npm_config_cache", "/build/.svc-home/npm-cache", "--setenv", "npm_config_update_notifier",
+		"false", "--setenv", "npm_config_fund", "false", "--setenv", "npm_config_audit", "false",
+		"--setenv", "CI", "1", "--setenv", "LANG", "C.UTF-8",
+	};
+	/* name resolution and TLS for the registry, only in a step with the network */
+	static const char *const net[] = {
+		"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf", "--ro-bind-try", "/etc/hosts", "/etc/hosts",
+		"--ro-bind-try", "/etc/nsswitch.conf", "/etc/nsswitch.conf", "--ro-bind-try", "/etc/ssl", "/etc/ssl",
+		"--ro-bind-try", "/etc/ca-certificates", "/etc/ca-certificates",
+	};
+	size_t n = 0, i;
+
+	argv[n++] = o->bwrap;
+	for (i = 0; i < sizeof base / sizeof base[0]; i++)
+		argv[n++] = base[i];
+	argv[n++] = "--uid";
+	argv[n++] = uid;
+	argv[n++] = "--gid";
+	argv[n++] = uid;
+	argv[n++] = "--size";
+	argv[n++] = tmp_size;
+	argv[n++] = "--tmpfs";
+	argv[n++] = "/tmp";
+	argv[n++] = "--bind";
+	argv[n++] = dir;
+	argv[n++] = "/build";
+	argv[n++] = "--chdir";
+	argv[n++] = "/build";
+	if (s->network) {
+		for (i = 0; i < sizeof net / sizeof net[0]; i++)
+			argv[n++] = net[i];
+	} else {
+		argv[n++] = "--unshare-net";
+	}
+	argv[n++] = "--remount-ro"; /* bubblewrap's own root (a tmpfs): /build and /tmp are mounts of their own */
+	argv[n++] = "/";
+	argv[n++] = "--";
+	for (i = 0; s->cmd[i]; i++)
+		argv[n++] = s->cmd[i];
+	argv[n] = NULL;
+	return n;
+}
+
+/*
+ * In the child: limits, the build's user, the output pipe as stdout and
+ * stderr, then bubblewrap. Never returns; when it cannot exec, it writes the
+ * errno to `err_fd` (close-on-exec, so the parent reads nothing when the
+ * exec worked).
+ */
+static void exec_sandbox(const struct svc_build_opts *o, int out_fd, int err_fd, const char **argv)
+{
+	static char *const envp[] = { "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	struct rlimit cpu = { o->cpu_secs, o->cpu_secs + 5 };
+	struct rlimit as = { (rlim_t)o->memory_mb << 20, (rlim_t)o->memory_mb << 20 };
+	struct rlimit np = { o->procs, o->procs }, core = { 0, 0 };
+	int devnull, e;
+
+	setsid();
+	if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(o->uid) < 0 || setuid(o->uid) < 0))
+		goto fail;
+	if (setrlimit(RLIMIT_CPU, &cpu) < 0 || setrlimit(RLIMIT_AS, &as) < 0 || setrlimit(RLIMIT_NPROC, &np) < 0 ||
+	    setrlimit(RLIMIT_CORE, &core) < 0)
+		goto fail;
+	devnull = open("/dev/null", O_RDONLY);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
+		goto fail;
+	/* nothing of the responder (its FastCGI socket, MariaDB) reaches the build */
+	if (err_fd < 3 || dup2(err_fd, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
+		goto fail;
+	if (close_range(4, ~0U, 0) < 0) {
+		long fd, max = sysconf(_SC_OPEN_MAX);
+		for (fd = 4; fd < (max > 0 ? max : 65536); fd++)
+			close((int)fd);
+	}
+	err_fd = 3;
+	execve(o->bwrap, (char *const *)argv, envp);
+fail:
+	e = errno;
+	if (write(err_fd, &e, sizeof e) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/*
+ * Runs step `s` in the sandbox until it ends or `deadline_ms` (svc_mono_ms)
+ * passes. *out_status is its exit status (128 + signal when killed, -1 when
+ * the deadline killed it). Returns 0 or SVC_E_INTERNAL (it could not start).
+ */
+static int run_step(const struct svc_build_opts *o, const char *dir, const struct step *s, int64_t deadline_ms,
+		    svc_build_log_fn log, void *arg, int *out_status)
+{
+	const char *argv[BUILD_ARGS_MAX];
+	char tmp_size[32], uid[16], buf[4096];
+	int fds[2], efds[2], status = 0, timed_out = 0, child_errno = 0;
+	pid_t pid;
+
+	snprintf(tmp_size, sizeof tmp_size, "%llu", (unsigned long long)o->tmp_mb << 20);
+	snprintf(uid, sizeof uid, "%u", o->uid);
+	sandbox_args(o, dir, s, tmp_size, uid, argv);
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return SVC_E_INTERNAL;
+	if (pipe2(efds, O_CLOEXEC) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return SVC_E_INTERNAL;
+	}
+	pid = fork();
+	if (pid == 0)
+		exec_sandbox(o, fds[1], efds[1], argv);
+	close(fds[1]);
+	close(efds[1]);
+	if (pid > 0 && read(efds[0], &child_errno, sizeof child_errno) > 0) {
+		svc_log_error("build: cannot run %s: %s", o->bwrap, strerror(child_errno));
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		pid = -1;
+	}
+	close(efds[0]);
+	if (pid < 0) {
+		close(fds[0]);
+		return SVC_E_INTERNAL;
+	}
+	for (;;) {
+		struct pollfd p = { fds[0], POLLIN, 0 };
+		int64_t left = deadline_ms - svc_mono_ms();
+		ssize_t n;
+		int r;
+
+		if (left <= 0) {
+			timed_out = 1;
+			break;
+		}
+		r = poll(&p, 1, left < 1000 ? (int)left : 1000);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0) {
+			if (log)
+				log(arg, NULL, 0);
+			continue;
+		}
+		n = read(fds[0], buf, sizeof buf);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		if (log)
+			log(arg, buf, (size_t)n);
+	}
+	if (timed_out) {
+		kill(-pid, SIGKILL); /* bubblewrap's session: --die-with-parent takes the rest */
+		kill(pid, SIGKILL);
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (timed_out)
+		*out_status = -1;
+	else if (WIFEXITED(status))
+		*out_status = WEXITSTATUS(status);
+	else
+		*out_status = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return 0;
+}
+
+int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg, char *why,
+		  size_t why_max)
+{
+	struct step steps[2] = { { 0 } };
+	char lock[2048], dist[2048];
+	struct stat st;
+	int64_t deadline = svc_mono_ms() + (int64_t)o->wall_secs * 1000;
+	size_t i, k;
+	int dfd, err, status;
+
+	snprintf(why, why_max, "%s", "");
+	snprintf(lock, sizeof lock, "%s/package-lock.json", dir);
+	snprintf(dist, sizeof dist, "%s/dist", dir);
+	/* the project's own dist/ is not its build's output */
+	if (svc_fsx_remove_tree(dist) < 0) {
+		snprintf(why, why_max, "the build directory could not be prepared");
+		return SVC_E_INTERNAL;
+	}
+	if (geteuid() == 0) {
+		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		err = dfd < 0 ? SVC_E_INTERNAL : chown_tree(dfd, o->uid, o->uid, 0);
+		if (dfd >= 0)
+			close(dfd);
+		if (err < 0) {
+			svc_log_error("build: cannot hand %s to uid %u", dir, o->uid);
+			snprintf(why, why_max, "the build directory could not be prepared");
+			return SVC_E_INTERNAL;
+		}
+	}
+	steps[0].title = lstat(lock, &st) == 0 ? "npm ci" : "npm install";
+	steps[0].network = o->network;
+	k = 0;
+	steps[0].cmd[k++] = o->npm;
+	steps[0].cmd[k++] = lstat(lock, &st) == 0 ? "ci" : "install";
+	if (!o->scripts)
+		steps[0].cmd[k++] = "--ignore-scripts";
+	if (!o->network)
+		steps[0].cmd[k++] = "--offline";
+	steps[0].cmd[k++] = "--no-audit";
+	steps[0].cmd[k++] = "--no-fund";
+	steps[1].title = "npm run build";
+	steps[1].network = 0;
+	k = 0;
+	steps[1].cmd[k++] = o->npm;
+	steps[1].cmd[k++] = "run";
+	steps[1].cmd[k++] = "build";
+	if (!o->scripts)
+		steps[1].cmd[k++] = "--ignore-scripts"; /* no prebuild/postbuild either */
+	for (i = 0; i < 2; i++) {
+		say(log, arg, "$ %s%s%s\n", steps[i].title, o->scripts || i == 1 ? "" : " --ignore-scripts",
+		    steps[i].network ? "" : " (no network)");
+		if ((err = run_step(o, dir, &steps[i], deadline, log, arg, &status)) < 0) {
+			snprintf(why, why_max, "the build sandbox could not be started");
+			return SVC_E_INTERNAL;
+		}
+		if (status == -1) {
+			snprintf(why, why_max, "the build ran out of time (%u s)", o->wall_secs);
+			say(log, arg, "%s\n", why);
+			return SVC_E_VALIDATION;
+		}
+		if (status != 0) {
+			if (status > 128)
+				snprintf(why, why_max, "%s was killed by signal %d (a limit: CPU %u s, memory %u MiB?)",
+					 steps[i].title, status - 128, o->cpu_secs, o->memory_mb);
+			else
+				snprintf(why, why_max, "%s exited with status %d", steps[i].title, status);
+			say(log, arg, "%s\n", why);
+			return SVC_E_VALIDATION;
+		}
+	}
+	if (lstat(dist, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, why_max, "the build made no dist/ directory");
+		say(log, arg, "%s\n", why);
+		return SVC_E_VALIDATION;
+	}
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* build.h: a package.json project's build (npm ci or install, then npm run build) inside bubblewrap, with limits. */
+#ifndef SVC_BUILD_H
+#define SVC_BUILD_H
+
+#include <stddef.h>
+
+#include "core/config.h"
+
+/* What a build may use (docs/operations.md "Builds"): the settings, and the workspace's choice about scripts. */
+struct svc_build_opts {
+	const char *bwrap;  /* SVC_BUILD_BWRAP: the bubblewrap program, default /usr/bin/bwrap (borrowed from the config) */
+	const char *npm;    /* SVC_BUILD_NPM: npm inside the sandbox, default /usr/bin/npm (under /usr: the sandbox sees only /usr) */
+	unsigned cpu_secs;  /* SVC_BUILD_CPU_SECS: CPU seconds of each process (RLIMIT_CPU), default 300 */
+	unsigned memory_mb; /* SVC_BUILD_MEMORY_MB: address space of each process (RLIMIT_AS), MiB, default 4096 */
+	unsigned procs;     /* SVC_BUILD_PROCS: processes of the build's user (RLIMIT_NPROC), default 256 */
+	unsigned wall_secs; /* SVC_BUILD_WALL_SECS: the whole build (install and build), default 600 */
+	unsigned tmp_mb;    /* SVC_BUILD_TMP_MB: the sandbox's /tmp (a tmpfs), MiB, default 256 */
+	unsigned uid;       /* SVC_BUILD_UID: the user builds run as when svc runs as root, default 65534 (nobody) */
+	int network;        /* SVC_BUILD_NETWORK: 1 (default) the install step has the host's network; 0 none (npm --offline) */
+	int scripts;        /* the workspace allows install scripts (workspaces.build_scripts): no --ignore-scripts */
+};
+
+/*
+ * Fills *out from the settings of `cfg` (defaults above) with `scripts` as
+ * the workspace's choice. Strings are borrowed from cfg.
+ */
+void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_build_opts *out);
+
+/*
+ * Receives the build's output as it comes (stdout and stderr together, in
+ * pieces of up to 4 KiB, not split at lines), and `text` NULL with `len` 0
+ * about once a second while the build says nothing, so a caller can keep a
+ * stream alive. `arg` is the caller's.
+ */
+typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
+
+/*
+ * Builds the project whose files are in `dir` (absolute, trusted: a copy
+ * made for this build, which the build may change at will): `npm ci` when
+ * it has package-lock.json, `npm install` otherwise (with --ignore-scripts
+ * unless o->scripts), then `npm run build`, each in bubblewrap: the system's
+ * /usr read-only, `dir` as /build (the only writable place besides a small
+ * /tmp), no other file of the host (no SVC_DATA_DIR, settings or secrets),
+ * an empty environment, its own PID, IPC and UTS namespaces, the network
+ * only for the install step and only when o->network, and the limits of
+ * `o` (the wall clock over both steps). When svc runs as root the build runs
+ * as o->uid and `dir` is handed to that user. Lines about each step ("$ npm
+ * ci ...") and the output go to `log`. Returns 0 when the build made the
+ * directory `dir`/dist; SVC_E_VALIDATION when the project's build failed,
+ * with the reason for a person in `why` (`why_max` bytes: "npm run build
+ * exited with status 1", "the build ran out of time (600 s)", "the build made
+ * no dist/ directory"); SVC_E_INTERNAL when the host could not run it
+ * (logged, `why` says so too).
+ */
+int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg, char *why,
+		  size_t why_max);
+
+#endif

@@ -1,0 +1,3 @@
+import { setupCounter } from './counter.js'
+
+setupCounter(document.querySelector('#counter'))

@@ -1,0 +1,109 @@
+/* test_publish.c: unit tests of lib/project/publish.c (the marker, the one-rename switch, build output as text) and lib/project/build.c (the sandbox). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "core/err.h"
+#include "core/fsx.h"
+#include "project/build.h"
+#include "project/publish.h"
+#include "unit.h"
+
+#define ID1 "11111111-1111-4111-8111-111111111111"
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	CU_ASSERT_EQUAL(svc_fsx_write(root, rel, text, strlen(text)), 0);
+}
+
+static char *get(const char *root, const char *rel)
+{
+	char *out = NULL;
+	size_t n;
+
+	return svc_fsx_read(root, rel, 1 << 20, &out, &n) == 0 ? out : NULL;
+}
+
+static void test_publish_clean_text(void)
+{
+	char out[64];
+
+	CU_ASSERT_EQUAL(svc_publish_clean_text("ok\n\tgr\xc3\xbc\xc3\x9f", 10, out), 10);
+	CU_ASSERT_STRING_EQUAL(out, "ok\n\tgr\xc3\xbc\xc3\x9f");
+	/* invalid bytes, a NUL, escape codes, and a sequence cut at the end */
+	svc_publish_clean_text("a\xff" "b\0c\x1b[0m\xe2\x82", 11, out);
+	CU_ASSERT_STRING_EQUAL(out, "a?b?c?[0m??");
+}
+
+static void test_publish_mark_replaces_the_projects_own(void)
+{
+	char dir[] = "/tmp/svc-publish-XXXXXX", *m;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	put(dir, ".well-known/svc-site/x", "a directory where the marker goes");
+	put(dir, ".well-known/security.txt", "kept");
+	CU_ASSERT_EQUAL(svc_publish_mark(dir, ID1), 0);
+	m = get(dir, SVC_PUBLISH_MARKER);
+	CU_ASSERT(m && strcmp(m, ID1) == 0);
+	free(m);
+	m = get(dir, ".well-known/security.txt");
+	CU_ASSERT(m && strcmp(m, "kept") == 0);
+	free(m);
+	svc_fsx_remove_tree(dir);
+	/* a file named .well-known */
+	memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	put(dir, ".well-known", "a file");
+	CU_ASSERT_EQUAL(svc_publish_mark(dir, ID1), 0);
+	m = get(dir, SVC_PUBLISH_MARKER);
+	CU_ASSERT(m && strcmp(m, ID1) == 0);
+	free(m);
+	svc_fsx_remove_tree(dir);
+}
+
+static void test_publish_swap_exchanges_and_removes_the_old(void)
+{
+	char dir[] = "/tmp/svc-publish-XXXXXX", live[64], next[64], *v;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(live, sizeof live, "%s/live", dir);
+	snprintf(next, sizeof next, "%s/next", dir);
+	CU_ASSERT_EQUAL(mkdir(next, 0755), 0);
+	put(next, "index.html", "one");
+	CU_ASSERT_EQUAL(svc_publish_swap(next, live), 0); /* the first: a rename */
+	CU_ASSERT_EQUAL(mkdir(next, 0755), 0);
+	put(next, "index.html", "two");
+	CU_ASSERT_EQUAL(svc_publish_swap(next, live), 0);
+	v = get(live, "index.html");
+	CU_ASSERT(v && strcmp(v, "two") == 0);
+	free(v);
+	CU_ASSERT_EQUAL(access(next, F_OK), -1); /* the previous site is gone */
+	CU_ASSERT_EQUAL(svc_publish_swap(next, live), SVC_E_INTERNAL); /* nothing to switch in */
+	svc_fsx_remove_tree(dir);
+}
+
+static void test_build_without_bwrap_is_internal(void)
+{
+	struct svc_build_opts o = { "/nonexistent/bwrap", "/usr/bin/npm", 10, 1024, 64, 10, 16, 65534, 0, 0 };
+	char dir[] = "/tmp/svc-publish-XXXXXX", why[128];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	put(dir, "package.json", "{}");
+	CU_ASSERT_EQUAL(svc_build_run(&o, dir, NULL, NULL, why, sizeof why), SVC_E_INTERNAL);
+	CU_ASSERT_STRING_EQUAL(why, "the build sandbox could not be started");
+	svc_fsx_remove_tree(dir);
+}
+
+SVC_TEST_SUITE(publish)
+{
+	CU_pSuite s = CU_add_suite("publish", NULL, NULL);
+
+	CU_add_test(s, "test_publish_clean_text", test_publish_clean_text);
+	CU_add_test(s, "test_publish_mark_replaces_the_projects_own", test_publish_mark_replaces_the_projects_own);
+	CU_add_test(s, "test_publish_swap_exchanges_and_removes_the_old", test_publish_swap_exchanges_and_removes_the_old);
+	CU_add_test(s, "test_build_without_bwrap_is_internal", test_build_without_bwrap_is_internal);
+}
