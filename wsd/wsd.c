@@ -28,6 +28,7 @@ struct http_req {
 	int post;
 	char ts[32];
 	char sig[SVC_INTERNAL_SIG_MAX + 8];
+	char nonce[SVC_INTERNAL_NONCE_LEN + 8];
 	char *body;
 	size_t body_len, body_cap;
 	int status;
@@ -47,6 +48,7 @@ struct pss {
 static struct wsd g;
 struct wsd *wsd_g;
 static volatile sig_atomic_t got_signal;
+static struct svc_nonce_cache nonces; /* of the signed calls served (http_handle) */
 static lws_sorted_usec_list_t tick_sul;
 
 static void wake(void)
@@ -131,9 +133,20 @@ static void http_handle(struct http_req *h)
 	size_t plen = strlen(prefix);
 
 	if (svc_internal_verify(g.cfg.internal_secret, strlen(g.cfg.internal_secret), h->post ? "POST" : "GET",
-				h->path, h->ts[0] ? h->ts : NULL, h->sig[0] ? h->sig : NULL, h->body, h->body_len,
-				svc_now_ms() / 1000) < 0) {
+				h->path, h->ts[0] ? h->ts : NULL, h->nonce[0] ? h->nonce : NULL, h->sig[0] ? h->sig : NULL,
+				h->body, h->body_len, svc_now_ms() / 1000) < 0) {
 		http_answer(h, 401, "{\"error\":\"unauthorized\",\"message\":\"Bad or missing signature.\"}");
+		return;
+	}
+	/* each signed call once (the daemon is one process: its memory is the record) */
+	switch (svc_nonce_cache_add(&nonces, h->nonce, svc_now_ms() / 1000)) {
+	case 0:
+		break;
+	case SVC_E_UNAUTHORIZED:
+		http_answer(h, 401, "{\"error\":\"unauthorized\",\"message\":\"This signed request was already used.\"}");
+		return;
+	default:
+		http_answer(h, 503, "{\"error\":\"service_unavailable\",\"message\":\"Too many signed calls; try again.\"}");
 		return;
 	}
 	if (!h->post && strcmp(h->path, "/internal/status") == 0) {
@@ -210,6 +223,8 @@ static int http_begin(struct lws *wsi, struct pss *pss, const char *uri)
 		h->ts[0] = '\0';
 	if (lws_hdr_custom_copy(wsi, h->sig, sizeof h->sig, "x-svc-signature:", 16) < 0)
 		h->sig[0] = '\0';
+	if (lws_hdr_custom_copy(wsi, h->nonce, sizeof h->nonce, "x-svc-nonce:", 12) < 0)
+		h->nonce[0] = '\0';
 	if (strncmp(h->path, "/internal/", 10) != 0) {
 		http_answer(h, 404, "{\"error\":\"not_found\",\"message\":\"No such endpoint.\"}");
 		return http_send_headers(wsi, h);
@@ -417,6 +432,7 @@ out:
 	if (g.ctx)
 		lws_context_destroy(g.ctx);
 	curl_global_cleanup();
+	svc_nonce_cache_dispose(&nonces);
 	svc_config_dispose(&g.cfg);
 	return rc;
 }

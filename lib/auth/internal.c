@@ -9,59 +9,114 @@
 
 #include "core/err.h"
 #include "auth/internal.h"
+#include "db/db.h"
 #include "core/log.h"
 #include "core/util.h"
 
 #define PATH_MAX_LEN 2048
 #define ANSWER_MAX (1024 * 1024)
 
+/* 1 when `s` is SVC_INTERNAL_NONCE_LEN lowercase hex digits. */
+static int nonce_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < SVC_INTERNAL_NONCE_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[i] == '\0';
+}
+
 int svc_internal_sign(const char *secret, size_t secret_len, const char *method, const char *path,
-		      int64_t ts, const void *body, size_t len, char *out)
+		      int64_t ts, const char *nonce, const void *body, size_t len, char *out)
 {
 	unsigned char mac[EVP_MAX_MD_SIZE];
 	char body_hex[SVC_SHA256_HEX_LEN + 1], msg[PATH_MAX_LEN + 128];
 	unsigned int mac_len = 0;
 	int n;
 
-	if (!secret || secret_len < SVC_INTERNAL_SECRET_MIN || !method || !path || !out || (!body && len))
+	if (!secret || secret_len < SVC_INTERNAL_SECRET_MIN || !method || !path || !out || (!body && len) ||
+	    !nonce || !nonce_ok(nonce))
 		return SVC_E_INTERNAL;
 	if (strlen(path) > PATH_MAX_LEN || strlen(method) > 16)
 		return SVC_E_INTERNAL;
 	if (svc_sha256_hex(body, len, body_hex) < 0)
 		return SVC_E_INTERNAL;
-	n = snprintf(msg, sizeof msg, "%s\n%s\n%lld\n%s", method, path, (long long)ts, body_hex);
+	n = snprintf(msg, sizeof msg, "%s\n%s\n%lld\n%s\n%s", method, path, (long long)ts, nonce, body_hex);
 	if (n < 0 || (size_t)n >= sizeof msg)
 		return SVC_E_INTERNAL;
 	if (!HMAC(EVP_sha256(), secret, (int)secret_len, (const unsigned char *)msg, (size_t)n, mac, &mac_len) ||
 	    mac_len != SVC_SHA256_HEX_LEN / 2)
 		return SVC_E_INTERNAL;
-	memcpy(out, "v1=", 3);
+	memcpy(out, "v2=", 3);
 	svc_hex_encode(mac, mac_len, out + 3);
 	OPENSSL_cleanse(mac, sizeof mac);
 	return 0;
 }
 
 int svc_internal_verify(const char *secret, size_t secret_len, const char *method, const char *path,
-			const char *ts_header, const char *sig_header, const void *body, size_t len,
-			int64_t now)
+			const char *ts_header, const char *nonce_header, const char *sig_header,
+			const void *body, size_t len, int64_t now)
 {
 	char want[SVC_INTERNAL_SIG_MAX];
 	uint64_t ts;
 	int64_t d;
 	int ok;
 
-	if (!ts_header || !sig_header)
+	if (!ts_header || !sig_header || !nonce_header || !nonce_ok(nonce_header))
 		return SVC_E_UNAUTHORIZED;
 	if (svc_parse_u64(ts_header, (uint64_t)INT64_MAX / 2, &ts) < 0)
 		return SVC_E_UNAUTHORIZED;
 	d = (int64_t)ts - now;
 	if (d > SVC_INTERNAL_WINDOW_SECS || d < -SVC_INTERNAL_WINDOW_SECS)
 		return SVC_E_UNAUTHORIZED;
-	if (svc_internal_sign(secret, secret_len, method, path, (int64_t)ts, body, len, want) < 0)
+	if (svc_internal_sign(secret, secret_len, method, path, (int64_t)ts, nonce_header, body, len, want) < 0)
 		return SVC_E_UNAUTHORIZED;
 	ok = svc_secret_equal(want, strlen(want), sig_header, strlen(sig_header));
 	OPENSSL_cleanse(want, sizeof want);
 	return ok ? 0 : SVC_E_UNAUTHORIZED;
+}
+
+int svc_internal_nonce_db(struct svc_db *db, const char *nonce)
+{
+	struct svc_dbv p = svc_dbv_str(nonce);
+	int err;
+
+	if (!nonce_ok(nonce))
+		return SVC_E_UNAUTHORIZED;
+	/* forget what is out of every window first: a few rows each time, on the same index */
+	svc_db_run(db, STMT_NONCE_PURGE, NULL, 0, NULL, NULL);
+	err = svc_db_run(db, STMT_NONCE_INSERT, &p, 1, NULL, NULL);
+	return err == SVC_E_CONFLICT ? SVC_E_UNAUTHORIZED : err;
+}
+
+int svc_nonce_cache_add(struct svc_nonce_cache *c, const char *nonce, int64_t now)
+{
+	size_t i, j;
+
+	if (!nonce_ok(nonce))
+		return SVC_E_UNAUTHORIZED;
+	for (i = j = 0; i < c->n; i++)
+		if (c->e[i].seen >= now - 2 * SVC_INTERNAL_WINDOW_SECS)
+			c->e[j++] = c->e[i];
+	c->n = j;
+	for (i = 0; i < c->n; i++)
+		if (memcmp(c->e[i].nonce, nonce, SVC_INTERNAL_NONCE_LEN) == 0)
+			return SVC_E_UNAUTHORIZED;
+	if (c->n >= SVC_NONCE_CACHE_MAX)
+		return SVC_E_UNAVAILABLE;
+	if (SVC_ARRAY_GROW(c->e, c->cap, c->n + 1) < 0)
+		return SVC_E_UNAVAILABLE;
+	memcpy(c->e[c->n].nonce, nonce, SVC_INTERNAL_NONCE_LEN + 1);
+	c->e[c->n].seen = now;
+	c->n++;
+	return 0;
+}
+
+void svc_nonce_cache_dispose(struct svc_nonce_cache *c)
+{
+	free(c->e);
+	memset(c, 0, sizeof *c);
 }
 
 struct answer {
@@ -93,7 +148,7 @@ int svc_internal_call(const struct svc_config *cfg, const char *base, const char
 		      long *out_status, char **out_body)
 {
 	char url[PATH_MAX_LEN + 512], full_path[PATH_MAX_LEN + 1], sig[SVC_INTERNAL_SIG_MAX];
-	char h_ts[64], h_sig[SVC_INTERNAL_SIG_MAX + 32];
+	char h_ts[64], h_sig[SVC_INTERNAL_SIG_MAX + 32], nonce[SVC_INTERNAL_NONCE_LEN + 1], h_nonce[64];
 	struct curl_slist *hdrs = NULL;
 	struct answer a;
 	CURL *c = NULL;
@@ -112,15 +167,18 @@ int svc_internal_call(const struct svc_config *cfg, const char *base, const char
 	n = snprintf(full_path, sizeof full_path, "%s%s", url_path(base), path);
 	if (n < 0 || (size_t)n >= sizeof full_path)
 		goto done;
-	if (svc_internal_sign(cfg->internal_secret, strlen(cfg->internal_secret), method, full_path, ts,
+	if (svc_random_hex(nonce, SVC_INTERNAL_NONCE_LEN / 2) < 0 ||
+	    svc_internal_sign(cfg->internal_secret, strlen(cfg->internal_secret), method, full_path, ts, nonce,
 			      body, body ? len : 0, sig) < 0)
 		goto done;
 	snprintf(h_ts, sizeof h_ts, "X-Svc-Timestamp: %lld", (long long)ts);
+	snprintf(h_nonce, sizeof h_nonce, "X-Svc-Nonce: %s", nonce);
 	snprintf(h_sig, sizeof h_sig, "X-Svc-Signature: %s", sig);
 	c = curl_easy_init();
 	if (!c)
 		goto done;
 	hdrs = curl_slist_append(hdrs, h_ts);
+	hdrs = curl_slist_append(hdrs, h_nonce);
 	hdrs = curl_slist_append(hdrs, h_sig);
 	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 	hdrs = curl_slist_append(hdrs, "Expect:");

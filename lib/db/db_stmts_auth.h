@@ -118,3 +118,8 @@ SVC_STMT(STMT_ASSISTANT_UPSERT,
 SVC_STMT(STMT_ASSISTANT_GET,
 	"SELECT provider_login, " TS("updated_at") " FROM assistant_tokens WHERE user_id = ? AND provider = ?")
 SVC_COLS(ASCOL_LOGIN, ASCOL_UPDATED)
+/* the nonces of signed internal calls seen within twice their window (lib/auth/internal.h) */
+SVC_STMT(STMT_NONCE_INSERT,
+	"INSERT INTO internal_nonces (nonce, seen_at) VALUES (?, " NOW ")")
+SVC_STMT(STMT_NONCE_PURGE,
+	"DELETE FROM internal_nonces WHERE seen_at < " NOW " - INTERVAL 600 SECOND ORDER BY seen_at LIMIT 100")

@@ -655,8 +655,9 @@ static const char *method_name(enum svc_method m)
  * SVC_R_INTERNAL: only from this host or a trusted proxy (the client address
  * after X-Forwarded-For, so a request relayed from outside by a proxy on
  * this host does not pass; 404 otherwise: the path does not exist for
- * others), then X-Svc-Timestamp and X-Svc-Signature over the method, the
- * decoded path and the raw body (lib/auth/internal.h); then the body (none
+ * others), then X-Svc-Timestamp, X-Svc-Nonce and X-Svc-Signature over the
+ * method, the decoded path and the raw body (lib/auth/internal.h), the
+ * nonce not seen before (table internal_nonces); then the body (none
  * counts as "{}") is parsed into req->json. 404, 401, 400 invalid_json.
  */
 static int internal_check(struct svc_req *req, struct svc_resp *resp)
@@ -667,10 +668,20 @@ static int internal_check(struct svc_req *req, struct svc_resp *resp)
 	    !svc_auth_addr_in_list(req->client_addr, req->ctx->auth.trusted_proxies))
 		return SVC_E_NOT_FOUND;
 
+	const char *nonce = svc_req_header(req, "X-Svc-Nonce");
+	int err;
+
 	if (svc_internal_verify(cfg->internal_secret, strlen(cfg->internal_secret), method_name(req->method),
-				req->path, svc_req_header(req, "X-Svc-Timestamp"), svc_req_header(req, "X-Svc-Signature"),
-				req->body, req->body ? req->body_len : 0, svc_now_ms() / 1000) < 0)
+				req->path, svc_req_header(req, "X-Svc-Timestamp"), nonce,
+				svc_req_header(req, "X-Svc-Signature"), req->body, req->body ? req->body_len : 0,
+				svc_now_ms() / 1000) < 0)
 		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "Bad or missing internal signature.");
+	/* each signed call once: a replay inside the timestamp window is refused (no database, as
+	 * in the unit tests' dispatch, nothing to remember it in) */
+	if (req->ctx->db && (err = svc_internal_nonce_db(req->ctx->db, nonce)) < 0)
+		return err == SVC_E_UNAUTHORIZED
+			       ? svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "This signed request was already used.")
+			       : err;
 	if (!req->json && svc_json_parse_object(req->body ? req->body : "{}", req->body ? req->body_len : 2,
 						&req->json) < 0)
 		return svc_resp_error(resp, SVC_E_INVALID_JSON, NULL, "The body is not a JSON object.");

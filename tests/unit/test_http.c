@@ -310,23 +310,27 @@ static void test_http_dispatch_fields_wrong_type(void)
 	CU_ASSERT_STRING_EQUAL(answer_body(out), "{}");
 }
 
-/* The two FastCGI parameters of a signed internal request. */
+/* The three FastCGI parameters of a signed internal request. */
 struct signed_headers {
-	char ts[64], sig[128];
-	const char *list[3];
+	char ts[64], nonce[80], sig[128];
+	const char *list[4];
 };
 
 /* Signs `body` for POST `path` at time `ts` (seconds) into h; h->list is the parameter list for run(). */
 static void sign(const char *path, const char *body, int64_t ts, struct signed_headers *h)
 {
-	char sig[SVC_INTERNAL_SIG_MAX];
+	char sig[SVC_INTERNAL_SIG_MAX], nonce[SVC_INTERNAL_NONCE_LEN + 1];
 
-	CU_ASSERT_EQUAL(svc_internal_sign(TEST_SECRET, strlen(TEST_SECRET), "POST", path, ts, body, strlen(body), sig), 0);
+	CU_ASSERT_EQUAL(svc_random_hex(nonce, SVC_INTERNAL_NONCE_LEN / 2), 0);
+	CU_ASSERT_EQUAL(svc_internal_sign(TEST_SECRET, strlen(TEST_SECRET), "POST", path, ts, nonce, body, strlen(body),
+					  sig), 0);
 	snprintf(h->ts, sizeof h->ts, "HTTP_X_SVC_TIMESTAMP=%lld", (long long)ts);
+	snprintf(h->nonce, sizeof h->nonce, "HTTP_X_SVC_NONCE=%s", nonce);
 	snprintf(h->sig, sizeof h->sig, "HTTP_X_SVC_SIGNATURE=%s", sig);
 	h->list[0] = h->ts;
-	h->list[1] = h->sig;
-	h->list[2] = NULL;
+	h->list[1] = h->nonce;
+	h->list[2] = h->sig;
+	h->list[3] = NULL;
 }
 
 static void test_http_dispatch_internal_signature(void)

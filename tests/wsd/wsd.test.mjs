@@ -251,16 +251,19 @@ function awarenessEntries (data) {
   return out
 }
 
-function sign (method, path, ts, body) {
-  return 'v1=' + crypto.createHmac('sha256', conf.INTERNAL_SECRET)
-    .update(`${method}\n${path}\n${ts}\n${crypto.createHash('sha256').update(body).digest('hex')}`).digest('hex')
+// The headers of a signed internal call (docs/conventions.md "Internal calls"): a fresh nonce
+// unless one is given (to send a call twice).
+function signed (method, path, ts, body, nonce = crypto.randomBytes(16).toString('hex')) {
+  const sig = 'v2=' + crypto.createHmac('sha256', conf.INTERNAL_SECRET)
+    .update(`${method}\n${path}\n${ts}\n${nonce}\n${crypto.createHash('sha256').update(body).digest('hex')}`).digest('hex')
+  return { 'X-Svc-Timestamp': ts, 'X-Svc-Nonce': nonce, 'X-Svc-Signature': sig }
 }
 
 // What the API does after it changed files: the signed disk-changed call to the stack's daemon.
 async function notifyDiskChanged (p) {
   const ts = String(Math.floor(Date.now() / 1000))
   const path = `/internal/projects/${p}/disk-changed`
-  const r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}${path}`, { method: 'POST', headers: { 'Content-Length': '0', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, '') } })
+  const r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}${path}`, { method: 'POST', headers: { 'Content-Length': '0', ...signed('POST', path, ts, '') } })
   assert(r.status === 202, 'disk-changed: ' + r.status)
   return r.json()
 }
@@ -647,26 +650,35 @@ await test('wsd internal endpoints refuse unsigned and forged calls', async () =
   let r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0' } })
   assert(r.status === 401, 'daemon unsigned: ' + r.status)
   const ts = String(Math.floor(Date.now() / 1000))
-  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': 'v1=' + '0'.repeat(64) } })
+  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', 'X-Svc-Timestamp': ts, 'X-Svc-Nonce': '0'.repeat(32), 'X-Svc-Signature': 'v2=' + '0'.repeat(64) } })
   assert(r.status === 401, 'daemon forged: ' + r.status)
-  const sign = (method, path, ts, body) => 'v1=' + crypto.createHmac('sha256', conf.INTERNAL_SECRET)
-    .update(`${method}\n${path}\n${ts}\n${crypto.createHash('sha256').update(body).digest('hex')}`).digest('hex')
-  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', `/internal/projects/${pid}/disk-changed`, ts, '') } })
+  const once = signed('POST', `/internal/projects/${pid}/disk-changed`, ts, '')
+  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', ...once } })
   assert(r.status === 202, 'daemon signed: ' + r.status)
+  // the same signed call again, inside its window: a replay
+  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', ...once } })
+  assert(r.status === 401, 'daemon replayed: ' + r.status)
+  // without a nonce (a v1 call): refused
+  const { 'X-Svc-Nonce': _, ...noNonce } = signed('POST', `/internal/projects/${pid}/disk-changed`, ts, '')
+  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', ...noNonce } })
+  assert(r.status === 401, 'daemon without nonce: ' + r.status)
   const old = String(Math.floor(Date.now() / 1000) - 301)
-  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', 'X-Svc-Timestamp': old, 'X-Svc-Signature': sign('POST', `/internal/projects/${pid}/disk-changed`, old, '') } })
+  r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/projects/${pid}/disk-changed`, { method: 'POST', headers: { 'Content-Length': '0', ...signed('POST', `/internal/projects/${pid}/disk-changed`, old, '') } })
   assert(r.status === 401, 'daemon stale: ' + r.status)
   const body = JSON.stringify({ paths: ['x'] })
   const path = new URL(BASE).pathname + `/internal/projects/${pid}/files-changed`
   r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })
   assert(r.status === 401, 'API unsigned: ' + r.status)
-  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, body + ' ') }, body })
+  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...signed('POST', path, ts, body + ' ') }, body })
   assert(r.status === 401, 'API tampered body: ' + r.status)
-  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, body) }, body })
+  const apiOnce = signed('POST', path, ts, body)
+  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...apiOnce }, body })
   assert(r.status === 200, 'API signed: ' + r.status + ' ' + await r.text())
+  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...apiOnce }, body })
+  assert(r.status === 401 && (await r.json()).message.includes('already used'), 'API replayed: ' + r.status)
   // a correctly signed internal call relayed from outside (through a trusted proxy, as
   // X-Forwarded-For says) does not exist: internal paths answer only this host and the proxies
-  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': '203.0.113.9', 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('POST', path, ts, body) }, body })
+  r = await fetch(BASE + `/internal/projects/${pid}/files-changed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': '203.0.113.9', ...signed('POST', path, ts, body) }, body })
   assert(r.status === 404, 'API signed but from outside: ' + r.status)
 })
 
@@ -676,7 +688,7 @@ await test('wsd cold text is kept compressed in memory and stays exact through j
   assert(big.length > 250000, 'the text is big: ' + big.length)
   const status = async () => {
     const ts = String(Math.floor(Date.now() / 1000))
-    const r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/status`, { headers: { 'X-Svc-Timestamp': ts, 'X-Svc-Signature': sign('GET', '/internal/status', ts, '') } })
+    const r = await fetch(`http://127.0.0.1:${conf.SVC_WS_PORT}/internal/status`, { headers: { ...signed('GET', '/internal/status', ts, '') } })
     assert(r.status === 200, 'status: ' + r.status)
     return r.json()
   }
