@@ -65,38 +65,24 @@ const struct svc_body svc_api_auth_password_body = SVC_BODY(password_fields);
 
 /*
  * Checks `current` against the stored hash `hash` of account `email` the way POST /auth/login
- * does: the account's failure window first (429 while it is full), then the password through
- * svc_auth_password_verify (constant time); a failure counts in that window and goes to the
- * auth log as login_failed reason=current_password. Returns 0 on a match, else the answer for
+ * does: svc_api__login_gate() first (429 while this address is locked out of the account, or
+ * slowed), then the password through svc_auth_password_verify (constant time); a failure counts
+ * like a failed login and goes to the auth log as login_failed reason=current_password. Returns 0 on a match, else the answer for
  * the handler to return (403, 429) or a DB error.
  */
 static int check_current(struct svc_req *req, struct svc_resp *resp, const char *email, const char *hash,
 			 const char *current)
 {
-	const struct svc_rate_rule *rule = &req->ctx->auth.rl_login_account;
-	int exempt = svc_auth_addr_in_list(req->remote_addr, req->ctx->auth.rate_limit_exempt);
 	char safe[256];
-	int64_t retry = 0;
 	int err;
 
 	svc_auth_log_escape(email, safe, sizeof safe);
-	if (!exempt) {
-		err = svc_ratelimit_check(req->ctx->db, "login_account", email, rule, svc_now_ms() / 1000, &retry);
-		if (err == SVC_E_RATE_LIMITED) {
-			SVC_API_AUTH_LOG(req, "login_failed", "user=\"%s\" reason=locked", safe);
-			return svc_resp_rate_limited(resp, retry);
-		}
-		if (err < 0)
-			return err;
-	}
-	if (svc_auth_password_verify(hash, current, strlen(current)) == 0) {
-		if (!exempt)
-			svc_ratelimit_clear(req->ctx->db, "login_account", email);
-		return 0;
-	}
+	if ((err = svc_api__login_gate(req, resp, email, req->user_id)) < 0)
+		return err;
+	if (svc_auth_password_verify(hash, current, strlen(current)) == 0)
+		return svc_api__login_ok(req, email, req->user_id);
 	SVC_API_AUTH_LOG(req, "login_failed", "user=\"%s\" reason=current_password", safe);
-	if (!exempt && (err = svc_ratelimit_hit(req->ctx->db, "login_account", email, rule, svc_now_ms() / 1000,
-						&retry)) < 0 && err != SVC_E_RATE_LIMITED)
+	if ((err = svc_api__login_failed(req, email)) < 0)
 		return err;
 	/* not 401: the session is fine, only this password is not */
 	return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL, "The current password is not right.");
@@ -121,7 +107,7 @@ enum svc_err svc_api_auth_password(struct svc_req *req, struct svc_resp *resp)
 	int64_t gen = 0;
 	int err;
 
-	if ((err = svc_api__auth_limit(req, resp, "password_ip", req->remote_addr, &req->ctx->auth.rl_login_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "password_ip", req->limit_addr, &req->ctx->auth.rl_login_ip)) < 0)
 		return err;
 	if ((err = load_creds(req, STMT_AUTH_USER_CREDS, &creds)) < 0)
 		return err;

@@ -44,6 +44,110 @@ int svc_api__auth_limit(struct svc_req *req, struct svc_resp *resp, const char *
 	return err;
 }
 
+/* Escapes a value for a log line: quotes, backslashes, spaces and control bytes become '?'. */
+static void log_safe(const char *in, char *out, size_t max)
+{
+	svc_auth_log_escape(in, out, max);
+}
+
+/* ---- failed logins (review finding 8 of issue 17; docs/api.md "Rate limits") ---- */
+
+#define KNOWN_ADDR_SECS (90 * 86400) /* an address the account signed in from counts as known this long */
+
+/* The bucket key of (account `email`, the client's address). */
+static int pair_key(const struct svc_req *req, const char *email, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s\n%s", email, req->limit_addr);
+
+	return n < 0 || (size_t)n >= size ? SVC_E_INTERNAL : 0;
+}
+
+/* 1 when user `uid` signed in from the client's address (its rate-limit key) within KNOWN_ADDR_SECS, else 0. */
+static int address_known(struct svc_req *req, const char *uid)
+{
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[3];
+	char hash[65];
+	int known;
+
+	if (!uid || svc_sha256_hex(req->limit_addr, strlen(req->limit_addr), hash) < 0)
+		return 0;
+	p[0] = svc_dbv_str(uid);
+	p[1] = svc_dbv_str(hash);
+	p[2] = svc_dbv_i64(svc_now_ms() / 1000 - KNOWN_ADDR_SECS);
+	known = svc_db_run(req->ctx->db, STMT_KNOWN_ADDR_GET, p, 3, &rows, NULL) == 0 && rows && rows->nrows == 1;
+	svc_rows_free(rows);
+	return known;
+}
+
+int svc_api__login_gate(struct svc_req *req, struct svc_resp *resp, const char *email, const char *uid)
+{
+	const struct svc_auth_config *a = &req->ctx->auth;
+	int64_t now = svc_now_ms() / 1000, retry = 0;
+	char key[512], safe[256];
+	int err;
+
+	if (svc_auth_addr_in_list(req->remote_addr, a->rate_limit_exempt))
+		return 0;
+	log_safe(email, safe, sizeof safe);
+	if ((err = pair_key(req, email, key, sizeof key)) < 0)
+		return err;
+	/* this address has failed too often on this account: locked, whatever the password */
+	err = svc_ratelimit_check(req->ctx->db, "login_pair", key, &a->rl_login_account, now, &retry);
+	if (err == SVC_E_RATE_LIMITED) {
+		AUTH_LOG(req, "login_failed", "user=\"%s\" reason=locked", safe);
+		return svc_resp_rate_limited(resp, retry);
+	}
+	if (err < 0)
+		return err;
+	/* the account has failed too often from everywhere: strangers are slowed, known addresses go on */
+	err = svc_ratelimit_check(req->ctx->db, "login_account", email, &a->rl_login_account_max, now, &retry);
+	if (err == SVC_E_RATE_LIMITED) {
+		if (address_known(req, uid))
+			return 0;
+		err = svc_ratelimit_hit(req->ctx->db, "login_slow", email, &a->rl_login_slow, now, &retry);
+		if (err == SVC_E_RATE_LIMITED) {
+			AUTH_LOG(req, "login_failed", "user=\"%s\" reason=slowed", safe);
+			return svc_resp_rate_limited(resp, retry);
+		}
+	}
+	return err;
+}
+
+int svc_api__login_failed(struct svc_req *req, const char *email)
+{
+	const struct svc_auth_config *a = &req->ctx->auth;
+	int64_t now = svc_now_ms() / 1000, retry = 0;
+	char key[512];
+	int err;
+
+	if (svc_auth_addr_in_list(req->remote_addr, a->rate_limit_exempt))
+		return 0;
+	if ((err = pair_key(req, email, key, sizeof key)) < 0)
+		return err;
+	err = svc_ratelimit_hit(req->ctx->db, "login_pair", key, &a->rl_login_account, now, &retry);
+	if (err == 0 || err == SVC_E_RATE_LIMITED)
+		err = svc_ratelimit_hit(req->ctx->db, "login_account", email, &a->rl_login_account_max, now, &retry);
+	return err == SVC_E_RATE_LIMITED ? 0 : err;
+}
+
+int svc_api__login_ok(struct svc_req *req, const char *email, const char *uid)
+{
+	struct svc_dbv p[3];
+	char key[512], hash[65];
+	int err;
+
+	if (!svc_auth_addr_in_list(req->remote_addr, req->ctx->auth.rate_limit_exempt) &&
+	    pair_key(req, email, key, sizeof key) == 0)
+		svc_ratelimit_clear(req->ctx->db, "login_pair", key);
+	if ((err = svc_sha256_hex(req->limit_addr, strlen(req->limit_addr), hash)) < 0)
+		return err;
+	p[0] = svc_dbv_str(uid);
+	p[1] = svc_dbv_str(hash);
+	p[2] = svc_dbv_i64(svc_now_ms() / 1000);
+	return svc_db_run(req->ctx->db, STMT_KNOWN_ADDR_PUT, p, 3, NULL, NULL);
+}
+
 /* Lower-cases an e-mail address into out (255 bytes) and checks its shape: one '@', non-empty parts, no spaces. */
 static int normalise_email(const char *in, char *out)
 {
@@ -68,11 +172,6 @@ static int normalise_email(const char *in, char *out)
 	return 0;
 }
 
-/* Escapes a value for a log line: quotes, backslashes, spaces and control bytes become '?'. */
-static void log_safe(const char *in, char *out, size_t max)
-{
-	svc_auth_log_escape(in, out, max);
-}
 
 struct json_object *svc_api__auth_user_json(const struct svc_rows *rows)
 {
@@ -233,7 +332,7 @@ enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 	struct json_object *body = NULL, *def = NULL;
 	int err;
 
-	if ((err = svc_api__auth_limit(req, resp, "signup_ip", req->remote_addr, &req->ctx->auth.rl_signup_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "signup_ip", req->limit_addr, &req->ctx->auth.rl_signup_ip)) < 0)
 		return err;
 	if (normalise_email(svc_json_str(req->json, "email"), email) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "email", "email is not a valid address");
@@ -264,6 +363,10 @@ enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 		json_object_put(body);
 		return err;
 	}
+	if ((err = svc_api__login_ok(req, email, uid)) < 0) { /* the address it was made from is known */
+		json_object_put(body);
+		return err;
+	}
 	AUTH_LOG(req, "signup_ok", "user=%s", uid);
 	return svc_resp_json(resp, 201, body);
 fail:
@@ -281,8 +384,10 @@ const struct svc_body svc_api_auth_login_body = SVC_BODY(login_fields);
 
 /*
  * POST /auth/login: 200; 400 validation_failed; 401 unauthorized (wrong email or password); 429
- * rate_limited (SVC_RATE_LIMIT_LOGIN_IP attempts per address, or SVC_RATE_LIMIT_LOGIN_ACCOUNT
- * failures on the account: then even the right password waits for Retry-After).
+ * rate_limited (SVC_RATE_LIMIT_LOGIN_IP attempts per address; SVC_RATE_LIMIT_LOGIN_ACCOUNT failures
+ * of the account from this address: then even the right password waits for Retry-After; or the
+ * account over SVC_RATE_LIMIT_LOGIN_ACCOUNT_MAX failures and this address not one it signed in
+ * from: slowed to SVC_RATE_LIMIT_LOGIN_SLOW). svc_api__login_gate().
  */
 enum svc_err svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
 {
@@ -292,25 +397,12 @@ enum svc_err svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
 	struct json_object *body;
 	struct svc_dbv p;
 	int64_t gen = 0;
-	int err, bad_email, exempt;
+	int err, bad_email;
 
-	if ((err = svc_api__auth_limit(req, resp, "login_ip", req->remote_addr, &req->ctx->auth.rl_login_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "login_ip", req->limit_addr, &req->ctx->auth.rl_login_ip)) < 0)
 		return err;
 	password = svc_json_str(req->json, "password");
 	bad_email = normalise_email(svc_json_str(req->json, "email"), email) < 0;
-	exempt = svc_auth_addr_in_list(req->remote_addr, req->ctx->auth.rate_limit_exempt);
-	if (!bad_email && !exempt) {
-		int64_t retry = 0;
-		err = svc_ratelimit_check(req->ctx->db, "login_account", email, &req->ctx->auth.rl_login_account,
-					  svc_now_ms() / 1000, &retry);
-		if (err == SVC_E_RATE_LIMITED) {
-			log_safe(email, safe, sizeof safe);
-			AUTH_LOG(req, "login_failed", "user=\"%s\" reason=locked", safe);
-			return svc_resp_rate_limited(resp, retry);
-		}
-		if (err < 0)
-			return err;
-	}
 	if (!bad_email) {
 		p = svc_dbv_str(email);
 		if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_EMAIL, &p, 1, &rows, NULL)) < 0)
@@ -319,21 +411,21 @@ enum svc_err svc_api_auth_login(struct svc_req *req, struct svc_resp *resp)
 			uid = svc_rows_get(rows, 0, UECOL_ID);
 			hash = svc_rows_get(rows, 0, UECOL_PASSWORD_HASH);
 		}
+		/* an unknown account is gated alike (uid NULL: no address is known), so 429s tell nothing */
+		if ((err = svc_api__login_gate(req, resp, email, uid)) < 0)
+			goto done;
 	}
 	err = svc_auth_password_verify(hash, password, strlen(password));
 	if (err < 0 || !uid) {
-		int64_t retry = 0;
 		log_safe(svc_json_str(req->json, "email"), safe, sizeof safe);
 		AUTH_LOG(req, "login_failed", "user=\"%s\" reason=password", safe);
-		svc_rows_free(rows);
-		if (!bad_email && !exempt &&
-		    (err = svc_ratelimit_hit(req->ctx->db, "login_account", email, &req->ctx->auth.rl_login_account,
-					     svc_now_ms() / 1000, &retry)) < 0 && err != SVC_E_RATE_LIMITED)
-			return err;
-		return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "Invalid email or password.");
+		if (!bad_email && (err = svc_api__login_failed(req, email)) < 0)
+			goto done;
+		err = svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "Invalid email or password.");
+		goto done;
 	}
-	if (!exempt)
-		svc_ratelimit_clear(req->ctx->db, "login_account", email);
+	if ((err = svc_api__login_ok(req, email, uid)) < 0)
+		goto done;
 	AUTH_LOG(req, "login_ok", "user=%s", uid);
 	if ((err = svc_api__auth_user_row(req->ctx->db, STMT_USER_BY_ID, uid, &user)) < 0 ||
 	    (err = svc_api__auth_gen(req->ctx->db, uid, &gen)) < 0)
@@ -393,7 +485,7 @@ enum svc_err svc_api_auth_refresh(struct svc_req *req, struct svc_resp *resp)
 	int64_t gen = 0;
 	int err;
 
-	if ((err = svc_api__auth_limit(req, resp, "refresh_ip", req->remote_addr, &req->ctx->auth.rl_refresh_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "refresh_ip", req->limit_addr, &req->ctx->auth.rl_refresh_ip)) < 0)
 		return err;
 	if ((err = refresh_token_of(req, token, sizeof token, &t)) < 0)
 		return err;
@@ -719,7 +811,7 @@ enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
 	struct svc_dbv p[3];
 	int err;
 
-	if ((err = svc_api__auth_limit(req, resp, "reset_ip", req->remote_addr, &a->rl_reset_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "reset_ip", req->limit_addr, &a->rl_reset_ip)) < 0)
 		return err;
 	if (normalise_email(svc_json_str(req->json, "email"), email) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "email", "email is not a valid address");
@@ -813,7 +905,7 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 	uint64_t affected = 0;
 	int err;
 
-	if ((err = svc_api__auth_limit(req, resp, "reset_ip", req->remote_addr, &req->ctx->auth.rl_reset_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "reset_ip", req->limit_addr, &req->ctx->auth.rl_reset_ip)) < 0)
 		return err;
 	token = svc_json_str(req->json, "token");
 	password = svc_json_str(req->json, "password");
@@ -928,7 +1020,7 @@ static int oauth_begin(struct svc_req *req, struct svc_resp *resp, const struct 
 	char *url = NULL;
 	int err;
 
-	if ((err = svc_api__auth_limit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "oauth_ip", req->limit_addr, &a->rl_oauth_ip)) < 0)
 		return err;
 	if ((err = svc_oauth_state_make(c->jwt_secret, c->jwt_secret_len, p->name, flow, signin ? "" : req->user_id,
 					svc_now_ms() / 1000, a->oauth_state_ttl_secs, state, cookie, verifier)) < 0)
@@ -1131,7 +1223,7 @@ enum svc_err svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *r
 
 	if (!p || !a->oauth[p->id].client_id[0])
 		return not_configured(resp, p);
-	if ((err = svc_api__auth_limit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "oauth_ip", req->limit_addr, &a->rl_oauth_ip)) < 0)
 		return err;
 	svc_resp_cookie(resp, COOKIE_OAUTH, "", REFRESH_PATH, 0);
 	state_ok = callback_state(req, p, FLOW_SIGNIN, "", verifier) == 0;
@@ -1212,7 +1304,7 @@ enum svc_err svc_api_auth_assistant_callback(struct svc_req *req, struct svc_res
 
 	if (!a->oauth[p->id].assistant_client_id[0])
 		return not_configured(resp, p);
-	if ((err = svc_api__auth_limit(req, resp, "oauth_ip", req->remote_addr, &a->rl_oauth_ip)) < 0)
+	if ((err = svc_api__auth_limit(req, resp, "oauth_ip", req->limit_addr, &a->rl_oauth_ip)) < 0)
 		return err;
 	svc_resp_cookie(resp, COOKIE_OAUTH, "", REFRESH_PATH, 0);
 	if (!req->user_id[0])

@@ -24,6 +24,26 @@ int svc_api__auth_limit(struct svc_req *req, struct svc_resp *resp, const char *
 			const struct svc_rate_rule *r);
 
 /*
+ * Failed logins (review finding 8 of issue 17; docs/api.md "Rate limits"), for POST /auth/login
+ * and the current password of POST /auth/password. `email` is the normalised address, `uid` the
+ * account's id (NULL when there is no such account: it is gated alike).
+ *
+ * svc_api__login_gate() runs before the password is checked: 429 (with Retry-After, logged
+ * login_failed reason=locked) when this client address (IPv6 by its /64) has failed
+ * SVC_RATE_LIMIT_LOGIN_ACCOUNT times on the account, even for the right password; when the account
+ * has failed SVC_RATE_LIMIT_LOGIN_ACCOUNT_MAX times from everywhere, an address the account did not
+ * sign in from in the last 90 days gets SVC_RATE_LIMIT_LOGIN_SLOW tries (reason=slowed), while a
+ * known one goes on, so nobody can lock the owner out. Addresses in SVC_RATE_LIMIT_EXEMPT are not
+ * gated. Returns 0, the 429 for the handler to return, or a DB error.
+ *
+ * svc_api__login_failed() counts a failure in both windows. svc_api__login_ok() clears this
+ * address's window on the account and remembers the address as known. Both return 0 or a DB error.
+ */
+int svc_api__login_gate(struct svc_req *req, struct svc_resp *resp, const char *email, const char *uid);
+int svc_api__login_failed(struct svc_req *req, const char *email);
+int svc_api__login_ok(struct svc_req *req, const char *email, const char *uid);
+
+/*
  * The session generation of user `user_id` (users.session_gen) into *out_gen.
  * Returns 0, SVC_E_UNAUTHORIZED when there is no such user, DB errors.
  */

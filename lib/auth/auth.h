@@ -158,7 +158,12 @@ struct svc_oauth_settings {
 struct svc_auth_config {
 	struct svc_rate_rule rl_global;        /* SVC_RATE_LIMIT_GLOBAL: any request, per client address */
 	struct svc_rate_rule rl_login_ip;      /* SVC_RATE_LIMIT_LOGIN_IP: login attempts per address */
-	struct svc_rate_rule rl_login_account; /* SVC_RATE_LIMIT_LOGIN_ACCOUNT: failed logins per account */
+	struct svc_rate_rule rl_login_account; /* SVC_RATE_LIMIT_LOGIN_ACCOUNT: failed logins per (account, address) */
+	struct svc_rate_rule rl_login_account_max; /* SVC_RATE_LIMIT_LOGIN_ACCOUNT_MAX: failed logins per account, from
+						     * any address; beyond it, addresses the account never signed in
+						     * from are slowed to rl_login_slow */
+	struct svc_rate_rule rl_login_slow;    /* SVC_RATE_LIMIT_LOGIN_SLOW: logins per account from unknown addresses
+						* while the account is over its ceiling */
 	struct svc_rate_rule rl_signup_ip;     /* SVC_RATE_LIMIT_SIGNUP_IP */
 	struct svc_rate_rule rl_refresh_ip;    /* SVC_RATE_LIMIT_REFRESH_IP */
 	struct svc_rate_rule rl_reset_ip;      /* SVC_RATE_LIMIT_RESET_IP: forgot- and reset-password per address */
@@ -203,6 +208,16 @@ int svc_rate_rule_parse(const char *s, struct svc_rate_rule *out);
  * addresses compare as IPv4.
  */
 int svc_auth_addr_in_list(const char *addr, const char *list);
+
+/*
+ * Writes the key rate limits count client address `addr` under into `out`
+ * (`size` bytes; SVC_ADDR_MAX is enough): an IPv4 address as itself (an
+ * IPv4-mapped IPv6 one too), an IPv6 address as its /64 ("2001:db8:1:2::/64":
+ * a subscriber usually holds a whole /64, RFC 6177, and could otherwise take
+ * a new address for every try), anything else as it is. Returns 0 or
+ * SVC_E_INTERNAL when `out` is too small.
+ */
+int svc_auth_addr_key(const char *addr, char *out, size_t size);
 
 /* Returns 1 when `list` is well formed (each entry an address or a CIDR block), else 0. */
 int svc_auth_addr_list_valid(const char *list);

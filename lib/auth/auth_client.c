@@ -1,9 +1,11 @@
 /* auth_client.c: the client's address (REMOTE_ADDR, X-Forwarded-For from trusted proxies only) and address lists. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "auth/auth.h"
+#include "core/err.h"
 #include "core/util.h"
 
 /* An address as 16 bytes (IPv4 as its IPv4-mapped IPv6 form), so one compare covers both families. */
@@ -187,4 +189,21 @@ void svc_auth_client_addr(const char *remote, const char *xff, const char *trust
 		end = start > xff ? start - 1 : xff;
 	}
 	put(best, best_len, out, max);
+}
+
+int svc_auth_addr_key(const char *addr, char *out, size_t size)
+{
+	struct addr a;
+	int is4 = 0, n;
+
+	if (!addr || !parse_addr(addr, strlen(addr), &a, &is4)) {
+		n = snprintf(out, size, "%s", addr ? addr : "-");
+		return n < 0 || (size_t)n >= size ? SVC_E_INTERNAL : 0;
+	}
+	if (is4 || memcmp(a.b, v4mapped, 12) == 0)
+		n = snprintf(out, size, "%u.%u.%u.%u", a.b[12], a.b[13], a.b[14], a.b[15]);
+	else /* one subscriber usually holds a whole /64 (RFC 6177): it counts as one address */
+		n = snprintf(out, size, "%x:%x:%x:%x::/64", a.b[0] << 8 | a.b[1], a.b[2] << 8 | a.b[3],
+			     a.b[4] << 8 | a.b[5], a.b[6] << 8 | a.b[7]);
+	return n < 0 || (size_t)n >= size ? SVC_E_INTERNAL : 0;
 }

@@ -47,6 +47,8 @@ static const struct {
 	{ "SVC_RATE_LIMIT_GLOBAL", offsetof(struct svc_auth_config, rl_global), "600/1m" },
 	{ "SVC_RATE_LIMIT_LOGIN_IP", offsetof(struct svc_auth_config, rl_login_ip), "10/1m" },
 	{ "SVC_RATE_LIMIT_LOGIN_ACCOUNT", offsetof(struct svc_auth_config, rl_login_account), "5/15m" },
+	{ "SVC_RATE_LIMIT_LOGIN_ACCOUNT_MAX", offsetof(struct svc_auth_config, rl_login_account_max), "20/15m" },
+	{ "SVC_RATE_LIMIT_LOGIN_SLOW", offsetof(struct svc_auth_config, rl_login_slow), "1/10s" },
 	{ "SVC_RATE_LIMIT_SIGNUP_IP", offsetof(struct svc_auth_config, rl_signup_ip), "10/1h" },
 	{ "SVC_RATE_LIMIT_REFRESH_IP", offsetof(struct svc_auth_config, rl_refresh_ip), "60/1m" },
 	{ "SVC_RATE_LIMIT_RESET_IP", offsetof(struct svc_auth_config, rl_reset_ip), "5/15m" },

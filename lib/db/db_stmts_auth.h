@@ -53,6 +53,14 @@ SVC_STMT(STMT_SESSION_ACCESS,
 	"LEFT JOIN auth_sessions s ON s.id = ? AND s.user_id = u.id WHERE u.id = ?")
 SVC_COLS(SACOL_GEN, SACOL_SESSION, SACOL_REVOKED)
 
+/* addresses an account signed in from (schema/009_login_addresses.sql): addr_hash = SHA-256 of its rate-limit key */
+SVC_STMT(STMT_KNOWN_ADDR_PUT,
+	"INSERT INTO auth_known_addresses (user_id, addr_hash, last_seen) VALUES (?, ?, ?) "
+	"ON DUPLICATE KEY UPDATE last_seen = VALUES(last_seen)")
+SVC_STMT(STMT_KNOWN_ADDR_GET,
+	"SELECT 1 FROM auth_known_addresses WHERE user_id = ? AND addr_hash = ? AND last_seen > ?")
+SVC_COLS(KACOL_ONE)
+
 /* OAuth identities */
 SVC_STMT(STMT_IDENTITY_GET,
 	"SELECT user_id FROM auth_identities WHERE provider = ? AND subject = ?")

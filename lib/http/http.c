@@ -718,6 +718,8 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 	svc_auth_client_addr(FCGX_GetParam("REMOTE_ADDR", req->fcgi->envp), svc_req_header(req, "X-Forwarded-For"),
 			     req->ctx->auth.trusted_proxies, req->client_addr, sizeof req->client_addr);
 	req->remote_addr = req->client_addr;
+	if (svc_auth_addr_key(req->client_addr, req->limit_addr, sizeof req->limit_addr) < 0)
+		return SVC_E_INTERNAL;
 	/* Cookie tossing (docs/api.md "Cross-site requests"): a site under a shared parent domain can
 	 * plant a second cookie of one of svc's names; which one is real cannot be known, so refuse. */
 	for (i = 0; i < sizeof svc_cookie_names / sizeof svc_cookie_names[0]; i++)
@@ -729,7 +731,7 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 	if (req->ctx->auth.rl_global.limit && req->ctx->db && uri && strncmp(uri, "/api/internal/", 14) != 0 &&
 	    !svc_auth_addr_in_list(req->client_addr, req->ctx->auth.rate_limit_exempt)) {
 		int64_t retry = 0;
-		err = svc_ratelimit_hit(req->ctx->db, "global", req->client_addr, &req->ctx->auth.rl_global,
+		err = svc_ratelimit_hit(req->ctx->db, "global", req->limit_addr, &req->ctx->auth.rl_global,
 					svc_now_ms() / 1000, &retry);
 		if (err == SVC_E_RATE_LIMITED) {
 			svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "rate_limited", req->client_addr,

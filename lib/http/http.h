@@ -62,6 +62,7 @@ struct svc_req {
 	char user_id[37];                    /* the authenticated user, "" when anonymous */
 	const char *remote_addr;             /* the client's address (points at client_addr) */
 	char client_addr[SVC_ADDR_MAX];      /* REMOTE_ADDR, or X-Forwarded-For from SVC_TRUSTED_PROXIES; "-" if none */
+	char limit_addr[SVC_ADDR_MAX];       /* what rate limits count it under: IPv6 by its /64 (svc_auth_addr_key) */
 	unsigned scopes;                     /* perm.h SVC_SCOPE_* of the credential: all for a session */
 	char token_id[37];                   /* the API token used, "" for a session or anonymous */
 	char session_id[SVC_AUTH_ID_LEN + 1]; /* the access token's session (its "fam" claim), "" when none */

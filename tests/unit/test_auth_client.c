@@ -181,6 +181,30 @@ static void test_auth_config_defaults_and_errors(void)
 	free(a);
 }
 
+/* The key per-address limits count under: IPv4 as is (mapped too), IPv6 by its /64. */
+static void test_auth_client_addr_key(void)
+{
+	char k[SVC_ADDR_MAX];
+
+	CU_ASSERT_EQUAL(svc_auth_addr_key("198.51.100.7", k, sizeof k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "198.51.100.7");
+	CU_ASSERT_EQUAL(svc_auth_addr_key("::ffff:198.51.100.7", k, sizeof k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "198.51.100.7");
+	CU_ASSERT_EQUAL(svc_auth_addr_key("2001:db8:1:2:3:4:5:6", k, sizeof k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "2001:db8:1:2::/64");
+	CU_ASSERT_EQUAL(svc_auth_addr_key("2001:0db8:0001:0002::ffff", k, sizeof k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "2001:db8:1:2::/64");
+	CU_ASSERT_EQUAL(svc_auth_addr_key("2001:db8:1:3::1", k, sizeof k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "2001:db8:1:3::/64");
+	CU_ASSERT_EQUAL(svc_auth_addr_key("::1", k, sizeof k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "0:0:0:0::/64");
+	CU_ASSERT_EQUAL(svc_auth_addr_key("-", k, sizeof k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "-");
+	CU_ASSERT_EQUAL(svc_auth_addr_key(NULL, k, sizeof k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "-");
+	CU_ASSERT_EQUAL(svc_auth_addr_key("2001:db8:1:2::1", k, 8), SVC_E_INTERNAL);
+}
+
 SVC_TEST_SUITE(auth_client)
 {
 	CU_pSuite s = CU_add_suite("auth_client", NULL, NULL);
@@ -188,6 +212,7 @@ SVC_TEST_SUITE(auth_client)
 	CU_add_test(s, "list_matches_addresses_and_blocks", test_auth_client_list_matches_addresses_and_blocks);
 	CU_add_test(s, "list_validity", test_auth_client_list_validity);
 	CU_add_test(s, "forwarded_for_only_from_trusted_proxies", test_auth_client_forwarded_for_only_from_trusted_proxies);
+	CU_add_test(s, "addr_key", test_auth_client_addr_key);
 }
 
 SVC_TEST_SUITE(auth_config)
