@@ -14,6 +14,7 @@
 #include "core/err.h"
 #include "db/jobs.h"
 #include "core/log.h"
+#include "project/publish.h"
 #include "project/repo.h"
 #include "project/thumbnail.h"
 
@@ -25,6 +26,7 @@
 static const struct svc_job_handler handlers[] = {
 	{ SVC_JOB_FIRST_PROMPT, svc_chat_job_first_prompt },
 	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job },
+	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job },
 };
 
 static volatile sig_atomic_t stopping;

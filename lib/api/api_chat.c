@@ -12,6 +12,7 @@
 #include "auth/internal.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "project/publish.h"
 #include "project/repo.h"
 
 /*
@@ -318,6 +319,7 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 		struct svc_dbv p = svc_dbv_str(sp->project_id);
 		svc_db_run(t->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
 		svc_internal_notify_files(t->cfg, sp->project_id); /* the live document takes the change (svc-wsd) */
+		svc_preview_build_request(t->db, t->cfg, sp->project_id);
 	}
 	if (rc == 0 && sp->plan) {
 		struct json_object *plan = NULL, *ev;

@@ -9,6 +9,7 @@
 #include "core/fsx.h"
 #include "auth/internal.h"
 #include "core/json.h"
+#include "project/publish.h"
 #include "project/repo.h"
 
 #define FILE_READ_MAX (10u * 1024 * 1024)
@@ -176,6 +177,7 @@ enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *res
 	p = svc_dbv_str(id);
 	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
 	svc_internal_notify_files(&req->ctx->cfg, id); /* the live document takes the change (svc-wsd) */
+	svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id);
 	body = json_object_new_object();
 	json_object_object_add(body, "sha", json_object_new_string(out));
 	json_object_object_add(body, "restoredFrom", json_object_new_string(full));

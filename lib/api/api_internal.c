@@ -11,6 +11,7 @@
 #include "project/thumbnail.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "project/publish.h"
 #include "project/repo.h"
 
 #define PRESENCE_USERS_MAX 1000
@@ -75,6 +76,8 @@ enum svc_err svc_api_internal_files_changed(struct svc_req *req, struct svc_resp
 		/* the thumbnail is re-rendered by svc-worker, never in this request */
 		if (svc_thumbnail_request(req->ctx->db, id) < 0)
 			svc_log_warn("internal: cannot queue the thumbnail of %s", id);
+		if (svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id) < 0)
+			svc_log_warn("internal: cannot queue the preview build of %s", id);
 	}
 	out = json_object_new_object();
 	json_object_object_add(out, "committed", json_object_new_boolean(changed));

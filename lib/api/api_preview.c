@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/log.h"
+#include "project/publish.h"
 
 #define PREVIEW_FILE_MAX (16u * 1024 * 1024) /* bytes of one served file */
 #define PREVIEW_TTL_DEFAULT 1800             /* seconds a preview URL works: SVC_PREVIEW_TTL */
@@ -236,7 +237,7 @@ enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
 	const char *rest = svc_req_param(req, "*"), *label = NULL;
-	char id[37], dir[2048], rel[SVC_FSX_PATH_MAX + 16], norm[SVC_FSX_PATH_MAX + 1], csp[600], *data = NULL;
+	char id[37], dir[2048], rel[SVC_FSX_PATH_MAX + 16], norm[SVC_FSX_PATH_MAX + 1], csp[600], why[512], *data = NULL;
 	size_t label_len = 0, len = 0, app_len;
 	const char *scheme_end;
 	int err, dir_form;
@@ -260,6 +261,18 @@ enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
 	if (!err)
 		return preview_page(resp, 404, "Not found", "This project does not exist any more.");
 	if ((err = svc_project_dir(cfg, id, dir, sizeof dir)) < 0)
+		return err;
+	/* a package.json project: its latest sandboxed build, made by svc-worker after each change (no dev server) */
+	if ((err = svc_preview_build_dir(cfg, id, dir, sizeof dir, why, sizeof why)) == SVC_E_NOT_FOUND) {
+		if (why[0])
+			return preview_page(resp, 503, "The build failed", why);
+		svc_preview_build_request(req->ctx->db, cfg, id);
+		if ((err = svc_resp_header(resp, "Refresh", "2")) < 0)
+			return err;
+		return preview_page(resp, 503, "Building the preview",
+				    "This project is built before it is shown. The page reloads when the build is done.");
+	}
+	if (err < 0)
 		return err;
 
 	if (!rest)
