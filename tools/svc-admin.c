@@ -1,4 +1,4 @@
-/* svc-admin.c: operator commands: grant or revoke the platform-admin flag of a user by e-mail. */
+/* svc-admin.c: operator commands: grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes. */
 #include <stdio.h>
 #include <string.h>
 
@@ -6,12 +6,93 @@
 #include "db/db.h"
 #include "core/err.h"
 #include "core/log.h"
+#include "core/util.h"
+#include "project/domains.h"
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: svc-admin grant-platform-admin EMAIL\n"
-			"       svc-admin revoke-platform-admin EMAIL\n");
+			"       svc-admin revoke-platform-admin EMAIL\n"
+			"       svc-admin set-plan WORKSPACE_ID free|pro|business\n"
+			"       svc-admin write-sites\n");
 	return 2;
+}
+
+/* Loads the settings and connects to the database; on failure says why, frees what it made and returns 1. */
+static int open_db(struct svc_config *cfg, struct svc_db **db)
+{
+	char errbuf[256];
+
+	if (svc_config_load(cfg, errbuf, sizeof errbuf) < 0) {
+		fprintf(stderr, "svc-admin: %s\n", errbuf);
+		return 1;
+	}
+	if (svc_db_open(cfg, db) < 0) {
+		fprintf(stderr, "svc-admin: cannot connect to the database\n");
+		svc_config_dispose(cfg);
+		return 1;
+	}
+	return 0;
+}
+
+/* svc-admin write-sites: (re)writes the web servers' includes of custom domains (svc_sites_write); 0 or 1. */
+static int write_sites(void)
+{
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	int rc = 1, changed = 0;
+
+	if (open_db(&cfg, &db))
+		return 1;
+	if (svc_sites_write(db, &cfg, &changed) < 0) {
+		fprintf(stderr, "svc-admin: the includes could not be written (see the log)\n");
+	} else {
+		printf("custom-domain includes %s\n", changed ? "written" : "unchanged");
+		rc = 0;
+	}
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+	return rc;
+}
+
+/* svc-admin set-plan WORKSPACE_ID PLAN: the workspace's plan (docs/api.md "Plans"); 0, 1 (failed), 2 (usage). */
+static int set_plan(const char *wid, const char *plan)
+{
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	struct svc_rows *ws = NULL;
+	struct svc_dbv p[2];
+	int rc = 1;
+
+	if (!svc_uuid_valid(wid)) {
+		fprintf(stderr, "svc-admin: not a workspace id: %s\n", wid);
+		return 2;
+	}
+	if (!svc_plan_valid(plan)) {
+		fprintf(stderr, "svc-admin: not a plan: %s (free, pro or business)\n", plan);
+		return 2;
+	}
+	if (open_db(&cfg, &db))
+		return 1;
+	p[0] = svc_dbv_str(wid);
+	if (svc_db_run(db, STMT_WS_PLAN_GET, p, 1, &ws, NULL) < 0 || !ws || ws->nrows != 1) {
+		fprintf(stderr, "svc-admin: no workspace %s\n", wid);
+		goto done;
+	}
+	p[0] = svc_dbv_str(plan);
+	p[1] = svc_dbv_str(wid);
+	if (svc_db_run(db, STMT_WS_PLAN_SET, p, 2, NULL, NULL) < 0) {
+		fprintf(stderr, "svc-admin: the update failed\n");
+		goto done;
+	}
+	svc_log_info("svc-admin: workspace %s plan %s (was %s)", wid, plan, svc_rows_get(ws, 0, WPCOL_PLAN));
+	printf("%s: plan %s (%llu custom domains)\n", wid, plan, (unsigned long long)svc_plan_domain_limit(&cfg, plan));
+	rc = 0;
+done:
+	svc_rows_free(ws);
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -19,12 +100,16 @@ int main(int argc, char **argv)
 	struct svc_config cfg;
 	struct svc_db *db = NULL;
 	struct svc_dbv p[2];
-	char errbuf[256], email[256];
+	char email[256];
 	struct svc_rows *user = NULL;
 	size_t i, len;
 	int grant, rc = 1;
 
 	svc_log_init("svc-admin");
+	if (argc == 4 && strcmp(argv[1], "set-plan") == 0)
+		return set_plan(argv[2], argv[3]);
+	if (argc == 2 && strcmp(argv[1], "write-sites") == 0)
+		return write_sites();
 	if (argc != 3)
 		return usage();
 	if (strcmp(argv[1], "grant-platform-admin") == 0)
@@ -41,14 +126,8 @@ int main(int argc, char **argv)
 	/* e-mails are stored in lower case (POST /auth/signup) */
 	for (i = 0; i <= len; i++)
 		email[i] = (char)((argv[2][i] >= 'A' && argv[2][i] <= 'Z') ? argv[2][i] - 'A' + 'a' : argv[2][i]);
-	if (svc_config_load(&cfg, errbuf, sizeof errbuf) < 0) {
-		fprintf(stderr, "svc-admin: %s\n", errbuf);
+	if (open_db(&cfg, &db))
 		return 1;
-	}
-	if (svc_db_open(&cfg, &db) < 0) {
-		fprintf(stderr, "svc-admin: cannot connect to the database\n");
-		goto done;
-	}
 	p[0] = svc_dbv_str(email);
 	if (svc_db_run(db, STMT_USER_BY_EMAIL, p, 1, &user, NULL) < 0) {
 		fprintf(stderr, "svc-admin: the lookup failed\n");

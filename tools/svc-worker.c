@@ -15,6 +15,8 @@
 #include "db/jobs.h"
 #include "core/log.h"
 #include "project/publish.h"
+#include "core/util.h"
+#include "project/domains.h"
 #include "project/repo.h"
 #include "project/thumbnail.h"
 
@@ -27,9 +29,21 @@ static const struct svc_job_handler handlers[] = {
 	{ SVC_JOB_FIRST_PROMPT, svc_chat_job_first_prompt },
 	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job },
 	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job },
+	{ SVC_JOB_SITES_WRITE, svc_sites_job },
 };
 
 static volatile sig_atomic_t stopping;
+
+/* SVC_DOMAIN_POLL_INTERVAL: seconds between two looks for custom domains due for a check (default 10). */
+static int64_t domain_poll_ms(const struct svc_config *cfg)
+{
+	uint64_t secs = 10;
+	const char *v = svc_config_get(cfg, "SVC_DOMAIN_POLL_INTERVAL", "10");
+
+	if (svc_parse_u64(v, 86400, &secs) < 0 || secs == 0)
+		secs = 10;
+	return (int64_t)secs * 1000;
+}
 
 static void on_signal(int sig)
 {
@@ -51,6 +65,7 @@ int main(int argc, char **argv)
 	char errbuf[256];
 	int once = 0, rc = 0, r;
 	int64_t recovered_ms = svc_mono_ms() - RECOVER_MS; /* look at once */
+	int64_t next_domains = 0, poll_ms;
 
 	svc_log_init("svc-worker");
 	if (argc == 2 && strcmp(argv[1], "--once") == 0) {
@@ -75,6 +90,7 @@ int main(int argc, char **argv)
 		svc_config_dispose(&ctx.cfg);
 		return 1;
 	}
+	poll_ms = domain_poll_ms(&ctx.cfg);
 	while (!stopping) {
 		if (!ctx.db && svc_db_open(&ctx.cfg, &ctx.db) < 0) {
 			svc_log_error("svc-worker: cannot connect to the database; retrying");
@@ -85,6 +101,12 @@ int main(int argc, char **argv)
 			}
 			sleep_ms(2000);
 			continue;
+		}
+		if (svc_mono_ms() >= next_domains) {
+			/* custom domains due for a check, then the web servers' includes (lib/project/domains.h) */
+			if ((r = svc_domains_recheck_due(ctx.db, &ctx.cfg)) < 0)
+				svc_log_error("svc-worker: checking custom domains failed: %s", svc_err_message(r));
+			next_domains = svc_mono_ms() + poll_ms;
 		}
 		/* jobs of a worker of this host that died (SIGKILL, OOM) run again now, not after the lease */
 		if (svc_mono_ms() - recovered_ms >= RECOVER_MS) {

@@ -63,6 +63,15 @@ enum svc_err svc_api_build_settings_get(struct svc_req *req, struct svc_resp *re
 enum svc_err svc_api_build_settings_put(struct svc_req *req, struct svc_resp *resp);
 extern const struct svc_body svc_api_build_settings_put_body;
 enum svc_err svc_api_projects_restore(struct svc_req *req, struct svc_resp *resp);
+/* custom domains, plans, on-demand TLS (lib/api/api_domains.c) */
+enum svc_err svc_api_domains_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_domains_add(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_domains_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_domains_verify(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_admin_workspace_update(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_tls_ask(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_domains_add_body;
+extern const struct svc_body svc_api_admin_workspace_update_body;
 enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_chats_list(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_chats_create(struct svc_req *req, struct svc_resp *resp);

@@ -36,6 +36,9 @@ enum svc_action {
 	SVC_ACT_WS_CREDIT_LIMIT, /* change a workspace's credit limit: platform admins only, not even its owner */
 	/* design comments (svc-wsd, wsd/comments.c) */
 	SVC_ACT_COMMENT_MODERATE, /* delete another member's design comment (its author may always delete it) */
+	/* custom domains and plans (lib/api/api_domains.c) */
+	SVC_ACT_DOMAINS,         /* add, verify, remove a project's custom domains: workspace admin or higher */
+	SVC_ACT_WS_PLAN,         /* change a workspace's plan: platform admins only */
 	SVC_ACT__MAX
 };
 

@@ -27,7 +27,9 @@ enum svc_err {
 	SVC_E_MODEL_UNAVAILABLE = -15, /* chat: model_unavailable */
 	SVC_E_CLIENT_GONE = -16,     /* the HTTP client went away mid-stream */
 	SVC_E_CANCELLED = -17,       /* work stopped on request */
-	SVC_E__MAX = 18
+	SVC_E_PLAN_LIMIT = -18,      /* 403 plan_limit: the workspace's plan allows no more of this */
+	SVC_E_NOT_PUBLISHED = -19,   /* 409 not_published: the project was never published */
+	SVC_E__MAX = 20
 };
 
 /* Returns the error code ("not_found", ...) of `err`; "internal_error" for unknown values. */

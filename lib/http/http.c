@@ -660,12 +660,18 @@ static const char *method_name(enum svc_method m)
  * nonce not seen before (table internal_nonces); then the body (none
  * counts as "{}") is parsed into req->json. 404, 401, 400 invalid_json.
  */
+/* Whether the client (after X-Forwarded-For) is on this host or a trusted proxy (SVC_R_INTERNAL, SVC_R_LOCAL). */
+static int client_is_local(const struct svc_req *req)
+{
+	return svc_auth_addr_in_list(req->client_addr, "127.0.0.0/8, ::1") ||
+	       svc_auth_addr_in_list(req->client_addr, req->ctx->auth.trusted_proxies);
+}
+
 static int internal_check(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
 
-	if (!svc_auth_addr_in_list(req->client_addr, "127.0.0.0/8, ::1") &&
-	    !svc_auth_addr_in_list(req->client_addr, req->ctx->auth.trusted_proxies))
+	if (!client_is_local(req))
 		return SVC_E_NOT_FOUND;
 
 	const char *nonce = svc_req_header(req, "X-Svc-Nonce");
@@ -771,6 +777,8 @@ static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc
 		free_param_names(req);
 		clear_params(req);
 	}
+	if (route && (route->flags & SVC_R_LOCAL) && !client_is_local(req))
+		return SVC_E_NOT_FOUND;
 	if (route && (route->flags & SVC_R_SITE))
 		resp->own_csp = 1;
 	else

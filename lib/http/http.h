@@ -31,6 +31,9 @@ enum svc_method {
 #define SVC_R_INTERNAL 8u /* signed with INTERNAL_SECRET (lib/auth/internal.h): 401 unless X-Svc-Timestamp and
 			   * X-Svc-Signature match; the body, whatever its content type, must then be a JSON
 			   * object (400 invalid_json) */
+#define SVC_R_LOCAL 32u   /* answered only to clients on this host or in SVC_TRUSTED_PROXIES (the address after
+			   * X-Forwarded-For): 404 for anyone else, before anything but the rate limit (GET
+			   * /api/internal/tls/ask, which a proxy on this host calls unsigned) */
 #define SVC_R_SITE 16u    /* serves a site, not the API (svc-preview): no CORS headers for SVC_CORS_ORIGINS, and a
 			   * Content-Security-Policy the handler sets replaces the API's (and its X-Frame-Options) */
 

@@ -1,0 +1,763 @@
+/* domains.c: custom domains: plans, the name rules (libpsl), the DNS (c-ares) and HTTPS (libcurl) checks, the state machine, the web servers' includes. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ares.h>
+#include <curl/curl.h>
+#include <libpsl.h>
+
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "http/http.h"
+#include "project/domains.h"
+#include "project/project.h"
+
+extern char **environ;
+
+/* ---- settings ---- */
+
+/* A whole number setting within [min, max], `def` when unset or malformed (logged). */
+static uint64_t num_setting(const struct svc_config *cfg, const char *key, uint64_t def, uint64_t max)
+{
+	const char *v = svc_config_get(cfg, key, NULL);
+	uint64_t n;
+
+	if (!v || !*v)
+		return def;
+	if (svc_parse_u64(v, max, &n) < 0) {
+		svc_log_warn("domains: %s=%s is not a number up to %llu; using %llu", key, v, (unsigned long long)max,
+			     (unsigned long long)def);
+		return def;
+	}
+	return n;
+}
+
+void svc_domain_settings_load(const struct svc_config *cfg, struct svc_domain_settings *out)
+{
+	const char *dir;
+
+	memset(out, 0, sizeof *out);
+	out->domain = cfg->domain;
+	out->cname_target = svc_config_get(cfg, "SVC_CNAME_TARGET", "");
+	if (!*out->cname_target)
+		out->cname_target = cfg->domain;
+	out->public_ipv4 = svc_config_get(cfg, "SVC_PUBLIC_IPV4", "");
+	out->dns_server = svc_config_get(cfg, "SVC_DNS_SERVER", "");
+	out->https_port = (unsigned)num_setting(cfg, "SVC_DOMAIN_HTTPS_PORT", 443, 65535);
+	out->check_ca = svc_config_get(cfg, "SVC_DOMAIN_CHECK_CA", "");
+	out->timeout_ms = (int64_t)num_setting(cfg, "SVC_DOMAIN_CHECK_TIMEOUT", 10, 600) * 1000;
+	out->retry_base_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_RECHECK_BASE", 60, 86400);
+	out->retry_max_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_RECHECK_MAX", 3600, 7 * 86400);
+	out->attempts = (unsigned)num_setting(cfg, "SVC_DOMAIN_CHECK_ATTEMPTS", 48, 10000);
+	if (out->attempts == 0)
+		out->attempts = 1;
+	if (out->timeout_ms == 0)
+		out->timeout_ms = 1000;
+	dir = svc_config_get(cfg, "SVC_SITES_DIR", "");
+	if (*dir)
+		snprintf(out->sites_dir, sizeof out->sites_dir, "%s", dir);
+	else
+		snprintf(out->sites_dir, sizeof out->sites_dir, "%s/sites", cfg->data_dir);
+	out->reload_cmd = svc_config_get(cfg, "SVC_SITES_RELOAD_CMD", "");
+}
+
+/* ---- plans ---- */
+
+int svc_plan_valid(const char *plan)
+{
+	return plan && (strcmp(plan, "free") == 0 || strcmp(plan, "pro") == 0 || strcmp(plan, "business") == 0);
+}
+
+uint64_t svc_plan_domain_limit(const struct svc_config *cfg, const char *plan)
+{
+	if (!svc_plan_valid(plan))
+		return 0;
+	if (strcmp(plan, "pro") == 0)
+		return num_setting(cfg, "SVC_PLAN_DOMAINS_PRO", 1, 100000);
+	if (strcmp(plan, "business") == 0)
+		return num_setting(cfg, "SVC_PLAN_DOMAINS_BUSINESS", 5, 100000);
+	return num_setting(cfg, "SVC_PLAN_DOMAINS_FREE", 0, 100000);
+}
+
+/* ---- the name rules ---- */
+
+/* The public suffix list, loaded once per process (the newest of the system's file and libpsl's built-in one). */
+static const psl_ctx_t *psl(void)
+{
+	static const psl_ctx_t *ctx;
+
+	if (!ctx)
+		ctx = psl_latest(NULL);
+	if (!ctx)
+		ctx = psl_builtin();
+	return ctx;
+}
+
+static size_t count_labels(const char *name)
+{
+	size_t n = 1;
+
+	for (; *name; name++)
+		n += *name == '.';
+	return n;
+}
+
+/* Whether `name` is a hostname of LDH labels (RFC 1123 §2.1, RFC 5890 for xn-- labels); why says what is not. */
+static int hostname_ok(const char *name, char *why, size_t whymax)
+{
+	const char *p = name, *label = name;
+	int all_digits = 1;
+
+	for (;; p++) {
+		if (*p == '.' || *p == '\0') {
+			size_t len = (size_t)(p - label);
+			if (len == 0) {
+				snprintf(why, whymax, "%s has an empty label", name);
+				return 0;
+			}
+			if (len > 63) {
+				snprintf(why, whymax, "a label of %s is longer than 63 characters", name);
+				return 0;
+			}
+			if (label[0] == '-' || p[-1] == '-') {
+				snprintf(why, whymax, "a label of %s starts or ends with a hyphen", name);
+				return 0;
+			}
+			if (*p == '\0')
+				break;
+			label = p + 1;
+			all_digits = 1;
+			continue;
+		}
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) {
+			snprintf(why, whymax, "%s is not a valid hostname: only letters, digits, hyphens and dots "
+				 "(an internationalised name in its xn-- form)", name);
+			return 0;
+		}
+		if (!(*p >= '0' && *p <= '9'))
+			all_digits = 0;
+	}
+	if (all_digits) {
+		/* the last label is all digits: an address (1.2.3.4), or no name under any top-level domain */
+		snprintf(why, whymax, "%s is an IP address, not a domain name", name);
+		return 0;
+	}
+	return 1;
+}
+
+int svc_domain_normalize(const char *in, const char *svc_domain, char *out, size_t max, char *why, size_t whymax)
+{
+	char name[256];
+	struct in6_addr a6;
+	const psl_ctx_t *ctx;
+	const char *reg;
+	size_t len, i, dlen;
+
+	if (!in || !*in) {
+		snprintf(why, whymax, "domain must not be empty");
+		return SVC_E_VALIDATION;
+	}
+	len = strlen(in);
+	if (len > 0 && in[len - 1] == '.')
+		len--; /* the root's dot: "example.com." is "example.com" */
+	if (len == 0 || len > 253 || len >= max) {
+		snprintf(why, whymax, "domain must be a hostname of 1 to 253 characters");
+		return SVC_E_VALIDATION;
+	}
+	for (i = 0; i < len; i++)
+		name[i] = (char)((in[i] >= 'A' && in[i] <= 'Z') ? in[i] - 'A' + 'a' : in[i]);
+	name[len] = '\0';
+	if (inet_pton(AF_INET6, name, &a6) == 1 || inet_pton(AF_INET, name, &a6) == 1) {
+		snprintf(why, whymax, "%s is an IP address, not a domain name", name);
+		return SVC_E_VALIDATION;
+	}
+	if (!hostname_ok(name, why, whymax))
+		return SVC_E_VALIDATION;
+	if (count_labels(name) < 2) {
+		snprintf(why, whymax, "%s is not a full domain name (say myapp.example.com)", name);
+		return SVC_E_VALIDATION;
+	}
+	dlen = svc_domain ? strlen(svc_domain) : 0;
+	if (dlen && (strcmp(name, svc_domain) == 0 ||
+		     (len > dlen && name[len - dlen - 1] == '.' && strcmp(name + len - dlen, svc_domain) == 0))) {
+		snprintf(why, whymax, "%s is under %s, the platform's own domain: its sites are published there already",
+			 name, svc_domain);
+		return SVC_E_VALIDATION;
+	}
+	if (!(ctx = psl())) {
+		svc_log_error("domains: cannot load the public suffix list (the publicsuffix package)");
+		return SVC_E_INTERNAL;
+	}
+	if (psl_is_public_suffix(ctx, name)) {
+		snprintf(why, whymax, "%s is a public suffix, which nobody owns: use a name under it", name);
+		return SVC_E_VALIDATION;
+	}
+	reg = psl_registrable_domain(ctx, name);
+	if (!reg) {
+		snprintf(why, whymax, "%s is not under a registrable domain", name);
+		return SVC_E_VALIDATION;
+	}
+	if (count_labels(name) > count_labels(reg) + 1) {
+		/* spec "Custom domain endpoints" rule 4 and "Errors" 5 */
+		snprintf(why, whymax, "only one label is allowed under %s: use a name like myapp.%s, not %s "
+			 "(a deeper name fails in browsers with a TLS cipher mismatch)", reg, reg, name);
+		return SVC_E_VALIDATION;
+	}
+	memcpy(out, name, len + 1);
+	return 0;
+}
+
+/* ---- the DNS check (c-ares) ---- */
+
+struct dns_answer {
+	int done;
+	int status;                   /* ARES_SUCCESS, ARES_ENOTFOUND, ... */
+	int target_in_chain;          /* the CNAME chain reached the target */
+	char addrs[8][INET_ADDRSTRLEN];
+	int naddrs;
+	char canonical[256];          /* the last name of the chain */
+	const char *target;
+	const char *query;
+};
+
+static int same_name(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la && a[la - 1] == '.')
+		la--;
+	if (lb && b[lb - 1] == '.')
+		lb--;
+	return la == lb && strncasecmp(a, b, la) == 0;
+}
+
+static void on_dns(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+{
+	struct dns_answer *a = arg;
+	struct ares_addrttl ttls[8];
+	struct hostent *host = NULL;
+	int n = 8, i;
+
+	(void)timeouts;
+	a->done = 1;
+	a->status = status;
+	if (status != ARES_SUCCESS)
+		return;
+	a->status = ares_parse_a_reply(abuf, alen, &host, ttls, &n);
+	if (a->status != ARES_SUCCESS)
+		return;
+	/* h_name is where the CNAME chain ends; h_aliases the names along it (the query included) */
+	snprintf(a->canonical, sizeof a->canonical, "%s", host->h_name ? host->h_name : "");
+	if (host->h_name && !same_name(host->h_name, a->query) && same_name(host->h_name, a->target))
+		a->target_in_chain = 1;
+	for (i = 0; host->h_aliases && host->h_aliases[i]; i++)
+		if (!same_name(host->h_aliases[i], a->query) && same_name(host->h_aliases[i], a->target))
+			a->target_in_chain = 1;
+	for (i = 0; i < n && i < 8; i++)
+		if (inet_ntop(AF_INET, &ttls[i].ipaddr, a->addrs[a->naddrs], INET_ADDRSTRLEN))
+			a->naddrs++;
+	ares_free_hostent(host);
+}
+
+/* Asks for the A records of `name`, waiting at most timeout_ms. Returns 0 with *a filled, or SVC_E_INTERNAL. */
+static int dns_query(const struct svc_domain_settings *s, const char *name, struct dns_answer *a)
+{
+	struct ares_options opts;
+	ares_channel ch = NULL;
+	int64_t deadline = svc_mono_ms() + s->timeout_ms;
+	int err = SVC_E_INTERNAL, rc;
+
+	memset(&opts, 0, sizeof opts);
+	opts.timeout = (int)(s->timeout_ms / 3 > 0 ? s->timeout_ms / 3 : 1);
+	opts.tries = 2;
+	opts.flags = ARES_FLAG_NOSEARCH;
+	if ((rc = ares_init_options(&ch, &opts, ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_FLAGS)) != ARES_SUCCESS) {
+		svc_log_error("domains: c-ares: %s", ares_strerror(rc));
+		return SVC_E_INTERNAL;
+	}
+	if (*s->dns_server && (rc = ares_set_servers_ports_csv(ch, s->dns_server)) != ARES_SUCCESS) {
+		svc_log_error("domains: SVC_DNS_SERVER=%s: %s", s->dns_server, ares_strerror(rc));
+		goto done;
+	}
+	ares_query(ch, name, 1 /* C_IN */, 1 /* T_A */, on_dns, a);
+	while (!a->done) {
+		fd_set r, w;
+		struct timeval tv, *tvp, max_tv;
+		int64_t left = deadline - svc_mono_ms();
+		int nfds;
+
+		if (left <= 0) {
+			ares_cancel(ch); /* calls on_dns with ARES_ECANCELLED */
+			break;
+		}
+		FD_ZERO(&r);
+		FD_ZERO(&w);
+		nfds = ares_fds(ch, &r, &w);
+		if (nfds == 0)
+			break;
+		max_tv.tv_sec = (time_t)(left / 1000);
+		max_tv.tv_usec = (suseconds_t)((left % 1000) * 1000);
+		tvp = ares_timeout(ch, &max_tv, &tv);
+		if (select(nfds, &r, &w, NULL, tvp) < 0 && errno != EINTR)
+			break;
+		ares_process(ch, &r, &w);
+	}
+	if (!a->done)
+		a->status = ARES_ETIMEOUT;
+	err = 0;
+done:
+	ares_destroy(ch);
+	return err;
+}
+
+int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain, char *out_addr, size_t addrmax,
+			 char *why, size_t whymax)
+{
+	struct dns_answer a;
+	int err, i, pick = 0, ip_match = 0;
+
+	memset(&a, 0, sizeof a);
+	a.target = s->cname_target;
+	a.query = domain;
+	if ((err = dns_query(s, domain, &a)) < 0)
+		return err;
+	if (a.status != ARES_SUCCESS || a.naddrs == 0) {
+		snprintf(why, whymax, "%s does not resolve (%s): set a CNAME record to %s%s%s", domain,
+			 a.status == ARES_SUCCESS ? "no address" : ares_strerror(a.status), s->cname_target,
+			 *s->public_ipv4 ? " or an A record to " : "", s->public_ipv4);
+		return SVC_E_NOT_FOUND;
+	}
+	for (i = 0; i < a.naddrs; i++)
+		if (*s->public_ipv4 && strcmp(a.addrs[i], s->public_ipv4) == 0) {
+			ip_match = 1;
+			pick = i;
+		}
+	if (!a.target_in_chain && !ip_match) {
+		snprintf(why, whymax, "%s resolves to %s (%s), not to %s%s%s", domain, a.addrs[0], a.canonical,
+			 s->cname_target, *s->public_ipv4 ? " or " : "", s->public_ipv4);
+		return SVC_E_NOT_FOUND;
+	}
+	snprintf(out_addr, addrmax, "%s", a.addrs[pick]);
+	return 0;
+}
+
+/* ---- the HTTPS check (libcurl) ---- */
+
+#define MARKER_MAX 4096
+#define SITES_MAX (64u << 20) /* bytes of one include */
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct svc_buf *b = userdata;
+	size_t n = size * nmemb;
+
+	return svc_buf_add(b, ptr, n) < 0 ? 0 : n; /* over MARKER_MAX: CURLE_WRITE_ERROR */
+}
+
+int svc_domain_https_check(const struct svc_domain_settings *s, const char *domain, const char *addr,
+			   const char *project_id, char *why, size_t whymax)
+{
+	char url[400], pin[400], port[16] = "";
+	struct curl_slist *resolve = NULL;
+	struct svc_buf body;
+	CURL *c = NULL;
+	CURLcode rc;
+	long status = 0;
+	int err = SVC_E_NOT_FOUND;
+
+	svc_buf_init(&body, MARKER_MAX);
+	if (s->https_port != 443)
+		snprintf(port, sizeof port, ":%u", s->https_port);
+	snprintf(url, sizeof url, "https://%s%s/.well-known/svc-site", domain, port);
+	snprintf(pin, sizeof pin, "%s:%u:%s", domain, s->https_port, addr);
+	if (!(c = curl_easy_init()) || !(resolve = curl_slist_append(NULL, pin))) {
+		snprintf(why, whymax, "the HTTPS check could not start");
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_RESOLVE, resolve);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(s->timeout_ms / 2 > 0 ? s->timeout_ms / 2 : 1));
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)s->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "svc-domain-check");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+	if (*s->check_ca)
+		curl_easy_setopt(c, CURLOPT_CAINFO, s->check_ca);
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		snprintf(why, whymax, "https://%s%s/ does not answer over HTTPS at %s: %s", domain, port, addr,
+			 curl_easy_strerror(rc));
+		goto done;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200) {
+		snprintf(why, whymax, "https://%s%s/.well-known/svc-site answers HTTP %ld, not the site's marker", domain,
+			 port, status);
+		goto done;
+	}
+	if (!strstr(svc_buf_str(&body), project_id)) {
+		snprintf(why, whymax, "https://%s%s/ serves another site (the marker does not name this project)", domain,
+			 port);
+		goto done;
+	}
+	err = 0;
+done:
+	curl_slist_free_all(resolve);
+	if (c)
+		curl_easy_cleanup(c);
+	svc_buf_dispose(&body);
+	return err;
+}
+
+/* ---- the state machine ---- */
+
+static int served(const char *status)
+{
+	return strcmp(status, "pending_verification") == 0 || strcmp(status, "active") == 0;
+}
+
+/* Seconds before the next check after `attempts` failures: base doubling, at most max. */
+static int64_t backoff(const struct svc_domain_settings *s, unsigned attempts)
+{
+	int64_t d = s->retry_base_secs;
+	unsigned i;
+
+	for (i = 1; i < attempts && d < s->retry_max_secs; i++)
+		d *= 2;
+	return d < s->retry_max_secs ? d : s->retry_max_secs;
+}
+
+int svc_domain_check(struct svc_db *db, const struct svc_config *cfg, const char *id, int by_hand,
+		     int *out_served_changed)
+{
+	struct svc_domain_settings s;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[6];
+	char addr[64] = "", why[512] = "";
+	const char *status, *domain, *project, *next_status;
+	uint64_t attempts = 0;
+	int64_t next = -1; /* seconds to the next check; -1 = none */
+	int err, live;
+
+	svc_domain_settings_load(cfg, &s);
+	p[0] = svc_dbv_str(id);
+	if ((err = svc_db_run(db, STMT_DOMAIN_GET, p, 1, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		err = SVC_E_NOT_FOUND;
+		goto done;
+	}
+	status = svc_rows_get(rows, 0, DGCOL_STATUS);
+	domain = svc_rows_get(rows, 0, DGCOL_DOMAIN);
+	project = svc_rows_get(rows, 0, DGCOL_PROJECT);
+	live = strcmp(svc_rows_get(rows, 0, DGCOL_LIVE), "1") == 0;
+	svc_parse_u64(svc_rows_get(rows, 0, DGCOL_ATTEMPTS), UINT32_MAX, &attempts);
+	if (by_hand && strcmp(status, "error") == 0)
+		attempts = 0;
+
+	if ((err = svc_domain_dns_check(&s, domain, addr, sizeof addr, why, sizeof why)) == SVC_E_NOT_FOUND) {
+		next_status = "pending_dns";
+	} else if (err < 0) {
+		goto done;
+	} else if (!served(status)) {
+		/* the name points here: have the web servers serve it, then check HTTPS on the next round */
+		next_status = "pending_verification";
+		attempts = 0;
+		next = 0;
+	} else if (!live) {
+		next_status = "pending_verification";
+		snprintf(why, sizeof why, "the project is not published");
+		err = SVC_E_NOT_FOUND;
+	} else if ((err = svc_domain_https_check(&s, domain, addr, project, why, sizeof why)) == 0) {
+		next_status = "active";
+		attempts = 0;
+	} else if (err == SVC_E_NOT_FOUND) {
+		next_status = strcmp(status, "active") == 0 ? "active" : "pending_verification";
+	} else {
+		goto done;
+	}
+	if (err == SVC_E_NOT_FOUND) {
+		attempts++;
+		if (attempts >= s.attempts) {
+			next_status = "error";
+			next = -1;
+		} else {
+			next = backoff(&s, (unsigned)attempts);
+		}
+		if (strcmp(next_status, "active") == 0)
+			next_status = "pending_verification"; /* an active domain that fails is checked again */
+		svc_log_info("domains: %s (%s) check %llu failed: %s", domain, id, (unsigned long long)attempts, why);
+	} else if (strcmp(next_status, "active") == 0 && strcmp(status, "active") != 0) {
+		svc_log_info("domains: %s (%s) is active", domain, id);
+	}
+	p[0] = svc_dbv_str(next_status);
+	p[1] = err == SVC_E_NOT_FOUND ? svc_dbv_str(why) : svc_dbv_null();
+	p[2] = svc_dbv_i64((int64_t)attempts);
+	p[3] = *addr ? svc_dbv_str(addr) : svc_dbv_null();
+	p[4] = next >= 0 ? svc_dbv_i64(next) : svc_dbv_null();
+	p[5] = svc_dbv_str(id);
+	if ((err = svc_db_run(db, STMT_DOMAIN_SET_STATE, p, 6, NULL, NULL)) < 0)
+		goto done;
+	p[0] = svc_dbv_str(project);
+	if ((err = svc_db_run(db, STMT_DOMAIN_SYNC_PROJECT, p, 1, NULL, NULL)) < 0)
+		goto done;
+	if (out_served_changed)
+		*out_served_changed = served(status) != served(next_status);
+done:
+	svc_rows_free(rows);
+	return err;
+}
+
+int svc_domains_recheck_due(struct svc_db *db, const struct svc_config *cfg)
+{
+	struct svc_domain_settings s;
+	struct svc_rows *due = NULL;
+	struct svc_dbv p[2];
+	uint64_t affected;
+	size_t i;
+	int err, n = 0;
+
+	svc_domain_settings_load(cfg, &s);
+	if ((err = svc_db_run(db, STMT_DOMAIN_DUE, NULL, 0, &due, NULL)) < 0)
+		return err;
+	for (i = 0; due && i < due->nrows; i++) {
+		const char *id = svc_rows_get(due, i, DDCOL_ID);
+		affected = 0;
+		/* claimed for longer than a check can take; the check sets the real next time */
+		p[0] = svc_dbv_i64(s.timeout_ms / 1000 * 3 + 60);
+		p[1] = svc_dbv_str(id);
+		if ((err = svc_db_run(db, STMT_DOMAIN_CLAIM, p, 2, NULL, &affected)) < 0)
+			goto done;
+		if (affected != 1)
+			continue;
+		if ((err = svc_domain_check(db, cfg, id, 0, NULL)) < 0 && err != SVC_E_NOT_FOUND)
+			goto done;
+		n++;
+	}
+	if ((err = svc_sites_write(db, cfg, NULL)) < 0)
+		goto done;
+	err = n;
+done:
+	svc_rows_free(due);
+	return err;
+}
+
+/* ---- the web servers' includes ---- */
+
+/* Appends `name` (a checked hostname: [a-z0-9.-]) as a regular expression: dots escaped. */
+static int add_re(struct svc_buf *b, const char *name)
+{
+	int err = 0;
+
+	for (; *name && err == 0; name++)
+		err = *name == '.' ? svc_buf_adds(b, "\\.") : svc_buf_add(b, name, 1);
+	return err;
+}
+
+/* Whether a served row is safe to write into a web server's configuration (names and slugs were checked on the way in). */
+static int row_ok(const char *domain, const char *slug)
+{
+	const char *p;
+
+	if (!domain || !slug || !*domain || !*slug || slug[0] == '.')
+		return 0;
+	for (p = domain; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
+			return 0;
+	for (p = slug; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+			return 0;
+	return 1;
+}
+
+static int build_lighttpd(const struct svc_rows *rows, struct svc_buf *b)
+{
+	size_t i, n = 0;
+	int err = 0;
+
+	err |= svc_buf_adds(b, "# lighttpd-domains.conf: the custom domains svc serves, written by svc (lib/project/domains.c); "
+			       "do not edit.\n# Included by httpd-conf/lighttpd-svc.conf (var.svc_custom_domains_conf).\n"
+			       "var.svc_custom_hosts_re = \"^(");
+	for (i = 0; rows && i < rows->nrows; i++) {
+		const char *d = svc_rows_get(rows, i, DSCOL_DOMAIN);
+		if (!row_ok(d, svc_rows_get(rows, i, DSCOL_SLUG)))
+			continue;
+		if (n++)
+			err |= svc_buf_adds(b, "|");
+		err |= add_re(b, d);
+	}
+	/* no domain: a name no Host can carry (lighttpd refuses a Host that starts with a dot) */
+	err |= svc_buf_adds(b, n ? ")(:[0-9]+)?$\"\n" : "\\.none)$\"\n");
+	for (i = 0; rows && i < rows->nrows; i++) {
+		const char *d = svc_rows_get(rows, i, DSCOL_DOMAIN), *slug = svc_rows_get(rows, i, DSCOL_SLUG);
+		if (!row_ok(d, slug))
+			continue;
+		err |= svc_buf_adds(b, "$HTTP[\"host\"] =~ \"^");
+		err |= add_re(b, d);
+		err |= svc_buf_addf(b, "(:[0-9]+)?$\" {\n\tserver.document-root = var.svc_data_dir + \"/published/%s/\"\n}\n",
+				    slug);
+	}
+	return err ? SVC_E_TOO_LARGE : 0;
+}
+
+static int build_apache(const struct svc_rows *rows, struct svc_buf *b)
+{
+	size_t i;
+	int err = 0;
+
+	err |= svc_buf_adds(b, "# apache-domains.conf: the custom domains svc serves, written by svc (lib/project/domains.c); "
+			       "do not edit.\n# Included by httpd-conf/apache-svc.conf (Define SVC_SITES_DIR).\n");
+	if (!rows || rows->nrows == 0)
+		err |= svc_buf_adds(b, "# (none yet)\n");
+	for (i = 0; rows && i < rows->nrows; i++) {
+		const char *d = svc_rows_get(rows, i, DSCOL_DOMAIN), *slug = svc_rows_get(rows, i, DSCOL_SLUG);
+		if (!row_ok(d, slug))
+			continue;
+		/* as the published sites' virtual host of apache-svc.conf, for one name and its site */
+		err |= svc_buf_addf(b,
+			"<VirtualHost *:${SVC_HTTP_PORT}>\n"
+			"\tServerName %s\n"
+			"\tDocumentRoot \"${SVC_DATA_DIR}/published/%s\"\n"
+			"\tDirectoryIndex index.html\n"
+			"\t<Directory \"${SVC_DATA_DIR}/published/%s\">\n"
+			"\t\tOptions -Indexes -FollowSymLinks\n"
+			"\t\tAllowOverride None\n"
+			"\t\tRequire all granted\n"
+			"\t</Directory>\n"
+			"\t# dotfiles are never served, except the site's marker (the HTTPS check reads it)\n"
+			"\t<LocationMatch \"^(?!/\\.well-known/svc-site$).*/\\.\">\n"
+			"\t\tRequire all denied\n"
+			"\t</LocationMatch>\n"
+			"\tCustomLog \"${SVC_LOG_DIR}/svc-access.log\" \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%b %%{Host}i\"\n"
+			"\t<IfModule mod_headers.c>\n"
+			"\t\tHeader always set X-Content-Type-Options \"nosniff\"\n"
+			"\t\tHeader always set Referrer-Policy \"strict-origin-when-cross-origin\"\n"
+			"\t\tHeader always set X-Frame-Options \"SAMEORIGIN\"\n"
+			"\t</IfModule>\n"
+			"</VirtualHost>\n", d, slug, slug);
+	}
+	return err ? SVC_E_TOO_LARGE : 0;
+}
+
+/* Writes `text` to `name` in dir when it differs from what is there. *changed |= 1 when written. */
+static int write_if_changed(const char *dir, const char *name, const struct svc_buf *text, int *changed)
+{
+	char *old = NULL;
+	size_t old_len = 0;
+	int err;
+
+	if (svc_fsx_read(dir, name, SITES_MAX, &old, &old_len) == 0 && old_len == text->len &&
+	    memcmp(old, svc_buf_str(text), old_len) == 0) {
+		free(old);
+		return 0;
+	}
+	free(old);
+	if ((err = svc_fsx_write(dir, name, svc_buf_str(text), text->len)) < 0) {
+		svc_log_error("domains: cannot write %s/%s: %s", dir, name, svc_err_message(err));
+		return SVC_E_INTERNAL;
+	}
+	*changed = 1;
+	return 0;
+}
+
+/* Runs `cmd` with sh -c, waiting at most 60 s. Returns 0 when it exits 0, else SVC_E_INTERNAL (logged). */
+static int run_reload(const char *cmd)
+{
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	int64_t deadline = svc_mono_ms() + 60000;
+	pid_t pid;
+	int status = 0, rc;
+
+	if ((rc = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ)) != 0) {
+		svc_log_error("domains: cannot run SVC_SITES_RELOAD_CMD: %s", strerror(rc));
+		return SVC_E_INTERNAL;
+	}
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			svc_log_error("domains: waiting for SVC_SITES_RELOAD_CMD: %s", strerror(errno));
+			return SVC_E_INTERNAL;
+		}
+		if (svc_mono_ms() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			svc_log_error("domains: SVC_SITES_RELOAD_CMD ran over 60 s and was killed");
+			return SVC_E_INTERNAL;
+		}
+		poll(NULL, 0, 50);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		svc_log_error("domains: SVC_SITES_RELOAD_CMD failed (status %d)", status);
+		return SVC_E_INTERNAL;
+	}
+	return 0;
+}
+
+int svc_sites_write(struct svc_db *db, const struct svc_config *cfg, int *out_changed)
+{
+	struct svc_domain_settings s;
+	struct svc_rows *rows = NULL;
+	struct svc_buf l, a;
+	int err, changed = 0;
+
+	svc_domain_settings_load(cfg, &s);
+	svc_buf_init(&l, SITES_MAX);
+	svc_buf_init(&a, SITES_MAX);
+	if ((err = svc_db_run(db, STMT_DOMAIN_SERVED, NULL, 0, &rows, NULL)) < 0)
+		goto done;
+	if ((err = build_lighttpd(rows, &l)) < 0 || (err = build_apache(rows, &a)) < 0)
+		goto done;
+	if ((err = svc_project_mkdirs(s.sites_dir)) < 0 ||
+	    (err = write_if_changed(s.sites_dir, "lighttpd-domains.conf", &l, &changed)) < 0 ||
+	    (err = write_if_changed(s.sites_dir, "apache-domains.conf", &a, &changed)) < 0)
+		goto done;
+	if (changed) {
+		svc_log_info("domains: the web servers' includes were rewritten (%zu served domains)", rows ? rows->nrows : 0);
+		if (*s.reload_cmd && (err = run_reload(s.reload_cmd)) < 0)
+			goto done;
+	}
+	if (out_changed)
+		*out_changed = changed;
+done:
+	svc_rows_free(rows);
+	svc_buf_dispose(&l);
+	svc_buf_dispose(&a);
+	return err;
+}
+
+int svc_sites_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
+{
+	struct svc_ctx *c = ctx;
+	int err;
+
+	(void)job;
+	if ((err = svc_sites_write(c->db, &c->cfg, NULL)) < 0)
+		snprintf(errmsg, errmax, "the web servers' includes could not be written");
+	return err;
+}
+
+int svc_sites_queue(struct svc_db *db)
+{
+	return svc_jobs_enqueue(db, SVC_JOB_SITES_WRITE, "{}", 3, NULL);
+}

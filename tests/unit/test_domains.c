@@ -1,0 +1,131 @@
+/* test_domains.c: unit tests of lib/project/domains.c: the custom-domain name rules (hostname, IP, SVC_DOMAIN, libpsl) and the plans. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+
+#include "core/err.h"
+#include "project/domains.h"
+#include "unit.h"
+
+/* normalize(in) with SVC_DOMAIN svc.example.net: the result, or NULL when refused (why then holds the reason). */
+static const char *norm(const char *in, char *why)
+{
+	static char out[256];
+	int err = svc_domain_normalize(in, "svc.example.net", out, sizeof out, why, 512);
+
+	CU_ASSERT(err == 0 || err == SVC_E_VALIDATION);
+	return err == 0 ? out : NULL;
+}
+
+static void test_domains_accepts_one_label_under_registrable(void)
+{
+	char why[512] = "";
+
+	CU_ASSERT_STRING_EQUAL(norm("myapp.example.com", why), "myapp.example.com");
+	CU_ASSERT_STRING_EQUAL(norm("MyApp.Example.COM", why), "myapp.example.com");
+	CU_ASSERT_STRING_EQUAL(norm("myapp.example.com.", why), "myapp.example.com");
+	CU_ASSERT_STRING_EQUAL(norm("example.com", why), "example.com");
+	/* the registrable domain of a name under a multi-label suffix */
+	CU_ASSERT_STRING_EQUAL(norm("shop.b.co.uk", why), "shop.b.co.uk");
+	CU_ASSERT_STRING_EQUAL(norm("xn--bcher-kva.example.org", why), "xn--bcher-kva.example.org");
+	CU_ASSERT_STRING_EQUAL(norm("a-1.example.com", why), "a-1.example.com");
+	/* a private suffix of the list: foo.github.io is registrable */
+	CU_ASSERT_STRING_EQUAL(norm("foo.github.io", why), "foo.github.io");
+	CU_ASSERT_STRING_EQUAL(norm("www.foo.github.io", why), "www.foo.github.io");
+}
+
+static void test_domains_refuses_two_labels_under_registrable(void)
+{
+	char why[512] = "";
+
+	CU_ASSERT_PTR_NULL(norm("myapp.prod.example.com", why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "only one label is allowed under example.com"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "TLS cipher mismatch"));
+	CU_ASSERT_PTR_NULL(norm("a.b.c.example.org", why));
+	CU_ASSERT_PTR_NULL(norm("x.a.b.co.uk", why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "b.co.uk"));
+}
+
+static void test_domains_refuses_ips_and_bad_names(void)
+{
+	char why[512] = "";
+	char long_label[80], long_name[300];
+
+	CU_ASSERT_PTR_NULL(norm("192.0.2.1", why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "IP address"));
+	CU_ASSERT_PTR_NULL(norm("2001:db8::1", why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "IP address"));
+	CU_ASSERT_PTR_NULL(norm("[::1]", why));
+	CU_ASSERT_PTR_NULL(norm("1.2.3.4.5", why));
+	CU_ASSERT_PTR_NULL(norm("", why));
+	CU_ASSERT_PTR_NULL(norm(".", why));
+	CU_ASSERT_PTR_NULL(norm("localhost", why));
+	CU_ASSERT_PTR_NULL(norm("my app.example.com", why));
+	CU_ASSERT_PTR_NULL(norm("my_app.example.com", why));
+	CU_ASSERT_PTR_NULL(norm("-app.example.com", why));
+	CU_ASSERT_PTR_NULL(norm("app-.example.com", why));
+	CU_ASSERT_PTR_NULL(norm("app..example.com", why));
+	CU_ASSERT_PTR_NULL(norm(".example.com", why));
+	CU_ASSERT_PTR_NULL(norm("app.example.com/x", why));
+	CU_ASSERT_PTR_NULL(norm("app.example.com:443", why));
+	CU_ASSERT_PTR_NULL(norm("b\xc3\xbc" "cher.example.com", why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "xn--"));
+	memset(long_label, 'a', 64);
+	memcpy(long_label + 64, ".example.com", 13);
+	CU_ASSERT_PTR_NULL(norm(long_label, why));
+	memset(long_name, 'a', 260);
+	long_name[260] = '\0';
+	CU_ASSERT_PTR_NULL(norm(long_name, why));
+	CU_ASSERT_EQUAL(svc_domain_normalize(NULL, "x", long_name, sizeof long_name, why, sizeof why), SVC_E_VALIDATION);
+}
+
+static void test_domains_refuses_platform_and_public_suffixes(void)
+{
+	char why[512] = "";
+
+	CU_ASSERT_PTR_NULL(norm("svc.example.net", why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "platform"));
+	CU_ASSERT_PTR_NULL(norm("myapp.svc.example.net", why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "platform"));
+	CU_ASSERT_STRING_EQUAL(norm("xsvc.example.net", why), "xsvc.example.net");
+	CU_ASSERT_PTR_NULL(norm("co.uk", why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "public suffix"));
+	CU_ASSERT_PTR_NULL(norm("github.io", why));
+}
+
+static void test_domains_plans(void)
+{
+	struct svc_config cfg;
+
+	memset(&cfg, 0, sizeof cfg);
+	CU_ASSERT(svc_plan_valid("free"));
+	CU_ASSERT(svc_plan_valid("pro"));
+	CU_ASSERT(svc_plan_valid("business"));
+	CU_ASSERT(!svc_plan_valid("Pro"));
+	CU_ASSERT(!svc_plan_valid("enterprise"));
+	CU_ASSERT(!svc_plan_valid(NULL));
+	unsetenv("SVC_PLAN_DOMAINS_PRO");
+	unsetenv("SVC_PLAN_DOMAINS_BUSINESS");
+	unsetenv("SVC_PLAN_DOMAINS_FREE");
+	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "free"), 0);
+	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "pro"), 1);
+	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "business"), 5);
+	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "nope"), 0);
+	setenv("SVC_PLAN_DOMAINS_PRO", "3", 1);
+	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "pro"), 3);
+	setenv("SVC_PLAN_DOMAINS_PRO", "lots", 1);
+	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "pro"), 1);
+	unsetenv("SVC_PLAN_DOMAINS_PRO");
+}
+
+SVC_TEST_SUITE(domains_suite)
+{
+	CU_pSuite s = CU_add_suite("domains", NULL, NULL);
+
+	CU_add_test(s, "test_domains_accepts_one_label_under_registrable", test_domains_accepts_one_label_under_registrable);
+	CU_add_test(s, "test_domains_refuses_two_labels_under_registrable", test_domains_refuses_two_labels_under_registrable);
+	CU_add_test(s, "test_domains_refuses_ips_and_bad_names", test_domains_refuses_ips_and_bad_names);
+	CU_add_test(s, "test_domains_refuses_platform_and_public_suffixes", test_domains_refuses_platform_and_public_suffixes);
+	CU_add_test(s, "test_domains_plans", test_domains_plans);
+}
