@@ -141,7 +141,7 @@ enum svc_err svc_api_domains_add(struct svc_req *req, struct svc_resp *resp)
 	}
 	plan = svc_rows_get(ws, 0, WPCOL_PLAN);
 	limit = svc_plan_domain_limit(cfg, plan);
-	svc_parse_u64(count && count->nrows == 1 ? svc_rows_get(count, 0, 0) : "0", UINT64_MAX, &n);
+	svc_parse_u64(count && count->nrows == 1 ? svc_rows_get(count, 0, DCCOL_COUNT) : "0", UINT64_MAX, &n);
 	if (n >= limit) {
 		err = svc_resp_error(resp, SVC_E_PLAN_LIMIT, NULL,
 				     "The %s plan allows %llu custom domain%s per workspace; this workspace has %llu.", plan,

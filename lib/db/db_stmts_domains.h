@@ -13,6 +13,7 @@ SVC_STMT(STMT_WS_PLAN_SET,
 /* custom domains */
 SVC_STMT(STMT_DOMAIN_COUNT_WS,
 	"SELECT COUNT(*) FROM custom_domains d JOIN projects p ON p.id = d.project_id WHERE p.workspace_id = ?")
+SVC_COLS(DCCOL_COUNT)
 SVC_STMT(STMT_DOMAIN_INSERT,
 	"INSERT INTO custom_domains (id, project_id, domain, status, created_by, created_at, updated_at, next_check_at) "
 	"VALUES (?, ?, ?, 'pending_dns', ?, " NOW ", " NOW ", DATE_ADD(" NOW ", INTERVAL ? SECOND))")

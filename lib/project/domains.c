@@ -22,6 +22,7 @@
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/log.h"
+#include "core/outbound.h"
 #include "core/util.h"
 #include "http/http.h"
 #include "project/domains.h"
@@ -74,6 +75,7 @@ void svc_domain_settings_load(const struct svc_config *cfg, struct svc_domain_se
 	else
 		snprintf(out->sites_dir, sizeof out->sites_dir, "%s/sites", cfg->data_dir);
 	out->reload_cmd = svc_config_get(cfg, "SVC_SITES_RELOAD_CMD", "");
+	svc_outbound_policy_load(cfg, &out->outbound);
 }
 
 /* ---- plans ---- */
@@ -372,6 +374,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 int svc_domain_https_check(const struct svc_domain_settings *s, const char *domain, const char *addr,
 			   const char *project_id, char *why, size_t whymax)
 {
+	struct svc_outbound_guard guard;
 	char url[400], pin[400], port[16] = "";
 	struct curl_slist *resolve = NULL;
 	struct svc_buf body;
@@ -390,6 +393,12 @@ int svc_domain_https_check(const struct svc_domain_settings *s, const char *doma
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
+	/* the name is the user's: only addresses the SSRF guard allows (issue 17, lib/core/outbound.h) */
+	if (svc_outbound_curl(c, &s->outbound, &guard) < 0) {
+		snprintf(why, whymax, "the HTTPS check could not start");
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_RESOLVE, resolve);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
@@ -403,6 +412,12 @@ int svc_domain_https_check(const struct svc_domain_settings *s, const char *doma
 	if (*s->check_ca)
 		curl_easy_setopt(c, CURLOPT_CAINFO, s->check_ca);
 	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK && guard.refused) {
+		svc_log_warn("domains: %s resolves to %s, which the outbound policy refuses", domain, guard.addr);
+		snprintf(why, whymax, "%s resolves to a %s address, which svc does not connect to", domain,
+			 svc_net_kind_name(guard.kind));
+		goto done;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(why, whymax, "https://%s%s/ does not answer over HTTPS at %s: %s", domain, port, addr,
 			 curl_easy_strerror(rc));
@@ -643,10 +658,13 @@ static int build_apache(const struct svc_rows *rows, struct svc_buf *b)
 			"\t\tAllowOverride None\n"
 			"\t\tRequire all granted\n"
 			"\t</Directory>\n"
-			"\t# dotfiles are never served, except the site's marker (the HTTPS check reads it)\n"
-			"\t<LocationMatch \"^(?!/\\.well-known/svc-site$).*/\\.\">\n"
+			"\t# dotfiles are never served, except /.well-known/ (the site's marker, which the HTTPS check reads)\n"
+			"\t<LocationMatch \"^(?!/\\.well-known/(?!\\.)(?!.*/\\.)).*/\\.\">\n"
 			"\t\tRequire all denied\n"
 			"\t</LocationMatch>\n"
+			"\t<Location \"/.well-known/svc-site\">\n"
+			"\t\tForceType \"text/plain; charset=utf-8\"\n"
+			"\t</Location>\n"
 			"\tCustomLog \"${SVC_LOG_DIR}/svc-access.log\" \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%b %%{Host}i\"\n"
 			"\t<IfModule mod_headers.c>\n"
 			"\t\tHeader always set X-Content-Type-Options \"nosniff\"\n"

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/config.h"
+#include "core/outbound.h"
 #include "db/db.h"
 #include "db/jobs.h"
 
@@ -43,6 +44,7 @@ struct svc_domain_settings {
 	char sites_dir[1024];       /* SVC_SITES_DIR: where the web servers' includes are written, default <data>/sites */
 	const char *reload_cmd;     /* SVC_SITES_RELOAD_CMD: run (sh -c) after an include changed; "" = none */
 	const char *domain;         /* SVC_DOMAIN */
+	struct svc_outbound_policy outbound; /* which addresses the HTTPS check may connect to (SVC_OUTBOUND_*) */
 };
 
 /* Fills `out` from `cfg` (defaults above). Never fails; out borrows cfg's strings. */
@@ -91,7 +93,9 @@ int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain
  * checked against s->check_ca (or the system's CAs), no redirects, at most
  * 4 KiB read, within s->timeout_ms. Passes when the status is 200 and the
  * body holds `project_id`. Returns 0, or SVC_E_NOT_FOUND with why (whymax
- * bytes) saying what failed (connection, TLS, status, marker).
+ * bytes) saying what failed (connection, TLS, status, marker, or an address
+ * the SSRF guard refuses: s->outbound, SVC_OUTBOUND_ALLOW_PRIVATE and
+ * SVC_OUTBOUND_ALLOW_NETS, lib/core/outbound.h).
  */
 int svc_domain_https_check(const struct svc_domain_settings *s, const char *domain, const char *addr,
 			   const char *project_id, char *why, size_t whymax);

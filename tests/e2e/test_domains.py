@@ -7,10 +7,10 @@ direct.example.com, served.example.org and wrong.example.com (not nocert.example
 checks pending domains every second with at most 4 failures of a stage, and
 SVC_SITES_RELOAD_CMD reloads lighttpd and Apache after the includes change.
 
-  cname.example.org     CNAME sites.example.net (SVC_CNAME_TARGET) -> 127.0.0.1
+  cname.example.org     CNAME sites.example.net (SVC_CNAME_TARGET) -> 127.0.0.9 (the HTTPS front)
   served.example.org    CNAME sites.example.net
-  direct.example.com    A 127.0.0.1 (SVC_PUBLIC_IPV4)
-  nocert.example.com    A 127.0.0.1, but the HTTPS front has no certificate for it
+  direct.example.com    A 127.0.0.9 (SVC_PUBLIC_IPV4)
+  nocert.example.com    A 127.0.0.9, but the HTTPS front has no certificate for it
   wrong.example.com     A 192.0.2.7
   elsewhere.example.org CNAME other.example.net -> 192.0.2.8
   anything else         refused
@@ -30,18 +30,11 @@ APACHE_URL = os.environ.get("SVC_TEST_APACHE_URL", "")
 
 
 def publish(acct, pid):
-    """Publishes project pid; makes sure the site has its marker (.well-known/svc-site holding the id)."""
+    """Publishes project pid (the site gets its marker .well-known/svc-site); returns its slug."""
     r = api("POST", "/deploy/%s" % pid, token=acct.token)
     if r.status != 200:
         raise AssertionError("deploy failed: %r" % r)
-    slug = r.body["slug"]
-    marker = os.path.join(DATA_DIR, "published", slug, ".well-known", "svc-site")
-    if not os.path.exists(marker):
-        # until publishing writes the marker itself (issue 15, builds and deployments)
-        os.makedirs(os.path.dirname(marker), exist_ok=True)
-        with open(marker, "w") as f:
-            f.write(pid + "\n")
-    return slug
+    return r.body["slug"]
 
 
 def domains_of(acct, pid):
@@ -154,7 +147,7 @@ def main():
           r.status == 201 and re.match(UUID_RE, b.get("id") or "") and b.get("domain") == "cname.example.org"
           and b.get("status") == "pending_dns"
           and b.get("dnsRecords") == [{"type": "CNAME", "name": "cname.example.org", "value": "sites.example.net"},
-                                      {"type": "A", "name": "cname.example.org", "value": "127.0.0.1"}], r)
+                                      {"type": "A", "name": "cname.example.org", "value": "127.0.0.9"}], r)
     cname_id = b.get("id")
     r = api("POST", add, {"domain": "direct.example.com"}, token=owner.token)
     check("test_domains_add_pro_second_403_plan_limit", is_error(r, 403, "plan_limit") and "pro" in r.body["message"],
@@ -235,7 +228,8 @@ def main():
     r = host_get(base, "cname.example.org")
     check("test_domains_lighttpd_serves_custom_host_without_port", r.status == 200 and r.raw == site.raw, r)
     r = host_get(base, "cname.example.org", "/.well-known/svc-site")
-    check("test_domains_lighttpd_serves_the_marker", r.status == 200 and pid in r.raw.decode(), r)
+    check("test_domains_lighttpd_serves_the_marker", r.status == 200 and pid in r.raw.decode()
+          and r.headers.get("content-type", "").startswith("text/plain"), r)
     r = host_get(base, "cname.example.org", "/api/auth/me")
     check("test_domains_lighttpd_custom_host_has_no_api", r.status == 404, r)
     r = host_get(base, "direct.example.com")
@@ -244,7 +238,8 @@ def main():
         r = host_get(APACHE_URL, "cname.example.org")
         check("test_domains_apache_serves_custom_host", r.status == 200 and r.raw == site.raw, r)
         r = host_get(APACHE_URL, "cname.example.org", "/.well-known/svc-site")
-        check("test_domains_apache_serves_the_marker", r.status == 200 and pid in r.raw.decode(), r)
+        check("test_domains_apache_serves_the_marker", r.status == 200 and pid in r.raw.decode()
+              and r.headers.get("content-type", "").startswith("text/plain"), r)
         r = host_get(APACHE_URL, "cname.example.org", "/.git/config")
         check("test_domains_apache_no_dotfiles", r.status in (403, 404), r)
     r = host_get(base, "cname.example.org", "/.git/config")
