@@ -37,7 +37,8 @@ static const struct svc_body *const bodies[] = {
 	&svc_api_chats_create_body, &svc_api_workspaces_create_body, &svc_api_workspaces_update_body,
 	&svc_api_workspaces_transfer_body, &svc_api_members_add_body, &svc_api_members_update_body,
 	&svc_api_folders_create_body, &svc_api_folders_update_body, &svc_api_direct_save_body,
-	&svc_api_chat_send_body, &svc_api_build_settings_put_body,
+	&svc_api_chat_send_body, &svc_api_build_settings_put_body, &svc_api_domains_add_body,
+	&svc_api_admin_workspace_update_body,
 };
 #define NBODIES (sizeof bodies / sizeof bodies[0])
 
