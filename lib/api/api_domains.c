@@ -56,17 +56,17 @@ static struct json_object *domain_json(const struct svc_rows *rows, size_t r, co
 	struct json_object *o = json_object_new_object();
 
 	(void)parent_id;
-	svc_json_add_str(o, "id", svc_rows_get(rows, r, DLCOL_ID));
-	svc_json_add_str(o, "domain", svc_rows_get(rows, r, DLCOL_DOMAIN));
-	svc_json_add_str(o, "status", svc_rows_get(rows, r, DLCOL_STATUS));
-	svc_json_add_str(o, "reason", svc_rows_get(rows, r, DLCOL_REASON));
-	svc_json_add_time(o, "checkedAt", svc_rows_get(rows, r, DLCOL_CHECKED));
+	svc_json_add_str(o, "id", svc_rows_get(rows, r, CDLCOL_ID));
+	svc_json_add_str(o, "domain", svc_rows_get(rows, r, CDLCOL_DOMAIN));
+	svc_json_add_str(o, "status", svc_rows_get(rows, r, CDLCOL_STATUS));
+	svc_json_add_str(o, "reason", svc_rows_get(rows, r, CDLCOL_REASON));
+	svc_json_add_time(o, "checkedAt", svc_rows_get(rows, r, CDLCOL_CHECKED));
 	return o;
 }
 
-_Static_assert((int)DLCOL_ID == (int)DGCOL_ID && (int)DLCOL_DOMAIN == (int)DGCOL_DOMAIN &&
-		       (int)DLCOL_STATUS == (int)DGCOL_STATUS && (int)DLCOL_REASON == (int)DGCOL_REASON &&
-		       (int)DLCOL_CHECKED == (int)DGCOL_CHECKED,
+_Static_assert((int)CDLCOL_ID == (int)CDGCOL_ID && (int)CDLCOL_DOMAIN == (int)CDGCOL_DOMAIN &&
+		       (int)CDLCOL_STATUS == (int)CDGCOL_STATUS && (int)CDLCOL_REASON == (int)CDGCOL_REASON &&
+		       (int)CDLCOL_CHECKED == (int)CDGCOL_CHECKED,
 	       "STMT_DOMAIN_GET starts with the columns of STMT_DOMAIN_LIST (domain_json reads either)");
 
 /* GET /domains/project/:projectId: 200 {items: [{id, domain, status, reason, checkedAt}]}; 403; 404. */
@@ -141,7 +141,7 @@ enum svc_err svc_api_domains_add(struct svc_req *req, struct svc_resp *resp)
 	}
 	plan = svc_rows_get(ws, 0, WPCOL_PLAN);
 	limit = svc_plan_domain_limit(cfg, plan);
-	svc_parse_u64(count && count->nrows == 1 ? svc_rows_get(count, 0, DCCOL_COUNT) : "0", UINT64_MAX, &n);
+	svc_parse_u64(count && count->nrows == 1 ? svc_rows_get(count, 0, CDCCOL_COUNT) : "0", UINT64_MAX, &n);
 	if (n >= limit) {
 		err = svc_resp_error(resp, SVC_E_PLAN_LIMIT, NULL,
 				     "The %s plan allows %llu custom domain%s per workspace; this workspace has %llu.", plan,
@@ -203,7 +203,7 @@ static int domain_load(struct svc_req *req, struct svc_resp *resp, struct svc_ro
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	if ((err = svc_project_load(req, svc_rows_get(rows, 0, DGCOL_PROJECT), SVC_ACT_DOMAINS, &project)) < 0) {
+	if ((err = svc_project_load(req, svc_rows_get(rows, 0, CDGCOL_PROJECT), SVC_ACT_DOMAINS, &project)) < 0) {
 		svc_rows_free(rows);
 		if (err == SVC_E_FORBIDDEN)
 			svc_resp_error(resp, err, NULL, "Custom domains are managed by the workspace's admins and owners.");
@@ -225,22 +225,22 @@ enum svc_err svc_api_domains_delete(struct svc_req *req, struct svc_resp *resp)
 
 	if ((err = domain_load(req, resp, &rows)) < 0)
 		return err;
-	p = svc_dbv_str(svc_rows_get(rows, 0, DGCOL_ID));
+	p = svc_dbv_str(svc_rows_get(rows, 0, CDGCOL_ID));
 	if ((err = svc_db_run(req->ctx->db, STMT_DOMAIN_DELETE, &p, 1, NULL, NULL)) < 0)
 		goto done;
-	p = svc_dbv_str(svc_rows_get(rows, 0, DGCOL_PROJECT));
+	p = svc_dbv_str(svc_rows_get(rows, 0, CDGCOL_PROJECT));
 	if ((err = svc_db_run(req->ctx->db, STMT_DOMAIN_SYNC_PROJECT, &p, 1, NULL, NULL)) < 0)
 		goto done;
-	status = svc_rows_get(rows, 0, DGCOL_STATUS);
+	status = svc_rows_get(rows, 0, CDGCOL_STATUS);
 	/* spec: removal also updates the proxy configuration */
 	if ((strcmp(status, "active") == 0 || strcmp(status, "pending_verification") == 0) &&
 	    (err = svc_sites_queue(req->ctx->db)) < 0)
 		goto done;
-	svc_log_info("domains: user %s removed %s (%s)", req->user_id, svc_rows_get(rows, 0, DGCOL_DOMAIN),
-		     svc_rows_get(rows, 0, DGCOL_ID));
+	svc_log_info("domains: user %s removed %s (%s)", req->user_id, svc_rows_get(rows, 0, CDGCOL_DOMAIN),
+		     svc_rows_get(rows, 0, CDGCOL_ID));
 	o = json_object_new_object();
-	svc_json_add_str(o, "id", svc_rows_get(rows, 0, DGCOL_ID));
-	svc_json_add_str(o, "domain", svc_rows_get(rows, 0, DGCOL_DOMAIN));
+	svc_json_add_str(o, "id", svc_rows_get(rows, 0, CDGCOL_ID));
+	svc_json_add_str(o, "domain", svc_rows_get(rows, 0, CDGCOL_DOMAIN));
 	json_object_object_add(o, "deleted", json_object_new_boolean(1));
 	err = svc_resp_json(resp, 200, o);
 done:
@@ -257,11 +257,11 @@ enum svc_err svc_api_domains_verify(struct svc_req *req, struct svc_resp *resp)
 
 	if ((err = domain_load(req, resp, &rows)) < 0)
 		return err;
-	if ((err = svc_domain_check(req->ctx->db, &req->ctx->cfg, svc_rows_get(rows, 0, DGCOL_ID), 1, &changed)) < 0)
+	if ((err = svc_domain_check(req->ctx->db, &req->ctx->cfg, svc_rows_get(rows, 0, CDGCOL_ID), 1, &changed)) < 0)
 		goto done;
 	if (changed && (err = svc_sites_queue(req->ctx->db)) < 0)
 		goto done;
-	p = svc_dbv_str(svc_rows_get(rows, 0, DGCOL_ID));
+	p = svc_dbv_str(svc_rows_get(rows, 0, CDGCOL_ID));
 	if ((err = svc_db_run(req->ctx->db, STMT_DOMAIN_GET, &p, 1, &after, NULL)) < 0)
 		goto done;
 	if (!after || after->nrows != 1) {

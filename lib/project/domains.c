@@ -481,11 +481,11 @@ int svc_domain_check(struct svc_db *db, const struct svc_config *cfg, const char
 		err = SVC_E_NOT_FOUND;
 		goto done;
 	}
-	status = svc_rows_get(rows, 0, DGCOL_STATUS);
-	domain = svc_rows_get(rows, 0, DGCOL_DOMAIN);
-	project = svc_rows_get(rows, 0, DGCOL_PROJECT);
-	live = strcmp(svc_rows_get(rows, 0, DGCOL_LIVE), "1") == 0;
-	svc_parse_u64(svc_rows_get(rows, 0, DGCOL_ATTEMPTS), UINT32_MAX, &attempts);
+	status = svc_rows_get(rows, 0, CDGCOL_STATUS);
+	domain = svc_rows_get(rows, 0, CDGCOL_DOMAIN);
+	project = svc_rows_get(rows, 0, CDGCOL_PROJECT);
+	live = strcmp(svc_rows_get(rows, 0, CDGCOL_LIVE), "1") == 0;
+	svc_parse_u64(svc_rows_get(rows, 0, CDGCOL_ATTEMPTS), UINT32_MAX, &attempts);
 	if (by_hand && strcmp(status, "error") == 0)
 		attempts = 0;
 
@@ -555,7 +555,7 @@ int svc_domains_recheck_due(struct svc_db *db, const struct svc_config *cfg)
 	if ((err = svc_db_run(db, STMT_DOMAIN_DUE, NULL, 0, &due, NULL)) < 0)
 		return err;
 	for (i = 0; due && i < due->nrows; i++) {
-		const char *id = svc_rows_get(due, i, DDCOL_ID);
+		const char *id = svc_rows_get(due, i, CDDCOL_ID);
 		affected = 0;
 		/* claimed for longer than a check can take; the check sets the real next time */
 		p[0] = svc_dbv_i64(s.timeout_ms / 1000 * 3 + 60);
@@ -613,8 +613,8 @@ static int build_lighttpd(const struct svc_rows *rows, struct svc_buf *b)
 			       "do not edit.\n# Included by httpd-conf/lighttpd-svc.conf (var.svc_custom_domains_conf).\n"
 			       "var.svc_custom_hosts_re = \"^(");
 	for (i = 0; rows && i < rows->nrows; i++) {
-		const char *d = svc_rows_get(rows, i, DSCOL_DOMAIN);
-		if (!row_ok(d, svc_rows_get(rows, i, DSCOL_SLUG)))
+		const char *d = svc_rows_get(rows, i, CDSCOL_DOMAIN);
+		if (!row_ok(d, svc_rows_get(rows, i, CDSCOL_SLUG)))
 			continue;
 		if (n++)
 			err |= svc_buf_adds(b, "|");
@@ -623,7 +623,7 @@ static int build_lighttpd(const struct svc_rows *rows, struct svc_buf *b)
 	/* no domain: a name no Host can carry (lighttpd refuses a Host that starts with a dot) */
 	err |= svc_buf_adds(b, n ? ")(:[0-9]+)?$\"\n" : "\\.none)$\"\n");
 	for (i = 0; rows && i < rows->nrows; i++) {
-		const char *d = svc_rows_get(rows, i, DSCOL_DOMAIN), *slug = svc_rows_get(rows, i, DSCOL_SLUG);
+		const char *d = svc_rows_get(rows, i, CDSCOL_DOMAIN), *slug = svc_rows_get(rows, i, CDSCOL_SLUG);
 		if (!row_ok(d, slug))
 			continue;
 		err |= svc_buf_adds(b, "$HTTP[\"host\"] =~ \"^");
@@ -644,7 +644,7 @@ static int build_apache(const struct svc_rows *rows, struct svc_buf *b)
 	if (!rows || rows->nrows == 0)
 		err |= svc_buf_adds(b, "# (none yet)\n");
 	for (i = 0; rows && i < rows->nrows; i++) {
-		const char *d = svc_rows_get(rows, i, DSCOL_DOMAIN), *slug = svc_rows_get(rows, i, DSCOL_SLUG);
+		const char *d = svc_rows_get(rows, i, CDSCOL_DOMAIN), *slug = svc_rows_get(rows, i, CDSCOL_SLUG);
 		if (!row_ok(d, slug))
 			continue;
 		/* as the published sites' virtual host of apache-svc.conf, for one name and its site */
