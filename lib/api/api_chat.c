@@ -380,20 +380,69 @@ static int model_allowed(const struct svc_config *cfg, const struct svc_ai_provi
 }
 
 /* Takes the chat's generation lock for turn `turn_id`. Returns 0, SVC_E_CONFLICT or a DB error. */
-static int lock_chat(struct svc_db *db, const char *chat_id, const char *turn_id)
+/* Counts rows of statement `id` for `key` (a COUNT(*)) into *out. */
+static int count_of(struct svc_db *db, enum svc_stmt id, const char *key, uint64_t *out)
 {
-	struct svc_dbv p[2] = { svc_dbv_str(chat_id), svc_dbv_str(turn_id) };
-	uint64_t affected = 0;
+	struct svc_dbv p = svc_dbv_str(key);
+	struct svc_rows *rows = NULL;
 	int err;
 
-	svc_db_run(db, STMT_GEN_CLEAR_STALE, p, 1, NULL, NULL);
-	err = svc_db_run(db, STMT_GEN_INSERT, p, 2, NULL, NULL);
+	if ((err = svc_db_run(db, id, &p, 1, &rows, NULL)) < 0)
+		return err;
+	err = rows && rows->nrows == 1 && svc_parse_u64(svc_rows_get(rows, 0, GNCOL_COUNT), UINT64_MAX, out) == 0
+		      ? 0 : SVC_E_INTERNAL;
+	svc_rows_free(rows);
+	return err;
+}
+
+/*
+ * Takes the chat's generation lock for turn `turn_id` of `user_id` in
+ * `workspace_id`: one generation per chat (SVC_E_CONFLICT), at most
+ * SVC_AI_MAX_TURNS_PER_USER running for the user and
+ * SVC_AI_MAX_TURNS_PER_WORKSPACE in the workspace (SVC_E_RATE_LIMITED), the
+ * counts and the insert in one transaction with the user's and the
+ * workspace's rows locked, so two requests cannot both take the last place.
+ */
+static int lock_chat(struct svc_db *db, const struct svc_config *cfg, const char *chat_id, const char *turn_id,
+		     const char *user_id, const char *workspace_id)
+{
+	struct svc_dbv p[4] = { svc_dbv_str(chat_id), svc_dbv_str(turn_id), svc_dbv_str(user_id),
+				svc_dbv_str(workspace_id) };
+	uint64_t affected = 0, n;
+	int err;
+
 	/* The chat's generation is this very turn: a queued turn (first prompt) run again after its
 	 * worker died holds the job now (lib/db/jobs.h), so it takes the turn's lock over at once
 	 * instead of waiting out the dead worker's heartbeat (90 s). A request's new turn never
 	 * matches: its turn id is new. */
-	if (err == SVC_E_CONFLICT && svc_db_run(db, STMT_GEN_HEARTBEAT, p, 2, NULL, &affected) == 0 && affected == 1)
+	if (svc_db_run(db, STMT_GEN_HEARTBEAT, p, 2, NULL, &affected) == 0 && affected == 1)
 		return 0;
+	/* a dead generation of this chat goes first, on its own (no gap lock held into the transaction) */
+	svc_db_run(db, STMT_GEN_CLEAR_STALE, p, 1, NULL, NULL);
+	/* locks in one order everywhere: the user's row, the workspace's row, then the insert */
+	if ((err = svc_db_begin(db)) < 0)
+		return err;
+	if (cfg->ai_max_turns_user &&
+	    ((err = svc_db_run(db, STMT_GEN_LOCK_USER, &p[2], 1, NULL, NULL)) < 0 ||
+	     (err = count_of(db, STMT_GEN_COUNT_USER, user_id, &n)) < 0))
+		goto fail;
+	if (cfg->ai_max_turns_user && n >= cfg->ai_max_turns_user) {
+		err = SVC_E_RATE_LIMITED;
+		goto fail;
+	}
+	if (cfg->ai_max_turns_workspace &&
+	    ((err = svc_db_run(db, STMT_GEN_LOCK_WORKSPACE, &p[3], 1, NULL, NULL)) < 0 ||
+	     (err = count_of(db, STMT_GEN_COUNT_WORKSPACE, workspace_id, &n)) < 0))
+		goto fail;
+	if (cfg->ai_max_turns_workspace && n >= cfg->ai_max_turns_workspace) {
+		err = SVC_E_RATE_LIMITED;
+		goto fail;
+	}
+	if ((err = svc_db_run(db, STMT_GEN_INSERT, p, 4, NULL, NULL)) < 0)
+		goto fail;
+	return svc_db_commit(db);
+fail:
+	svc_db_rollback(db);
 	return err;
 }
 
@@ -461,10 +510,16 @@ static int stream_turn(struct svc_req *req, struct svc_resp *resp, struct turn_s
 	have_prov = 1;
 	if ((err = model_allowed(cfg, &prov, sp->model, resp)) < 0)
 		goto done;
-	/* One generation per chat, across every responder process. */
-	if ((err = lock_chat(t.db, t.chat_id, t.turn_id)) < 0) {
+	/* One generation per chat, across every responder process; a few per user and workspace. */
+	if ((err = lock_chat(t.db, cfg, t.chat_id, t.turn_id, sp->user_id, sp->workspace_id)) < 0) {
 		if (err == SVC_E_CONFLICT)
 			svc_resp_error(resp, err, NULL, "A generation is already running in this chat.");
+		else if (err == SVC_E_RATE_LIMITED) {
+			svc_resp_header(resp, "Retry-After", "5");
+			svc_resp_error(resp, err, NULL,
+				       "Too many answers are being written at once for you or your workspace; "
+				       "wait for one to finish.");
+		}
 		goto done;
 	}
 	locked = 1;
@@ -810,8 +865,11 @@ int svc_chat_job_first_prompt(void *ctx, const struct svc_job *job, char *errmsg
 		goto done;
 	}
 	have_prov = 1;
-	if ((err = lock_chat(db, t.chat_id, t.turn_id)) < 0) {
-		snprintf(errmsg, errmax, "another generation runs in chat %s", t.chat_id);
+	if ((err = lock_chat(db, t.cfg, t.chat_id, t.turn_id, sp.user_id, sp.workspace_id)) < 0) {
+		if (err == SVC_E_RATE_LIMITED) /* the job waits without using an attempt (lib/db/jobs.h) */
+			snprintf(errmsg, errmax, "the user's or workspace's turns running at once are at their cap");
+		else
+			snprintf(errmsg, errmax, "another generation runs in chat %s", t.chat_id);
 		goto done;
 	}
 	locked = 1;

@@ -48,6 +48,8 @@ struct svc_config {
 	int64_t ai_context_default;    /* SVC_AI_CONTEXT_DEFAULT: tokens for a model not in the table; 0 (default) = no limit */
 	int64_t ai_retry_max_secs;     /* SVC_AI_RETRY_MAX: longest Retry-After a 429 is waited for, default 10 s */
 	int64_t ai_idle_secs;          /* SVC_AI_IDLE_TIMEOUT: seconds a provider may send nothing, default 120 */
+	uint64_t ai_max_turns_user;    /* SVC_AI_MAX_TURNS_PER_USER: agent turns one user may run at once, default 4, 0 = no cap */
+	uint64_t ai_max_turns_workspace; /* SVC_AI_MAX_TURNS_PER_WORKSPACE: at once in one workspace, default 16, 0 = no cap */
 	double default_credit_usd;     /* SVC_DEFAULT_CREDIT_USD: a workspace's credit limit, default 10 */
 	const char *encryption_key;    /* ENCRYPTION_KEY: 64 hex digits (AES-256 instance key); "" = none (lib/auth/crypto.h) */
 	int envelope_encryption;       /* SVC_ENVELOPE_ENCRYPTION: 1 = per-workspace data keys sealed by ENCRYPTION_KEY */

@@ -89,6 +89,10 @@ SVC_STMT(STMT_JOB_DONE,
 SVC_STMT(STMT_JOB_RETRY,
 	"UPDATE jobs SET state = 'queued', run_after = " NOW " + INTERVAL ? SECOND, last_error = ?, locked_until = NULL, "
 	"updated_at = " NOW " WHERE id = ?")
+/* waiting for room (SVC_E_RATE_LIMITED): queued again, the attempt it used given back */
+SVC_STMT(STMT_JOB_DEFER,
+	"UPDATE jobs SET state = 'queued', attempts = GREATEST(attempts, 1) - 1, run_after = " NOW " + INTERVAL ? SECOND, "
+	"last_error = ?, locked_until = NULL, updated_at = " NOW " WHERE id = ?")
 SVC_STMT(STMT_JOB_FAILED,
 	"UPDATE jobs SET state = 'failed', last_error = ?, locked_until = NULL, updated_at = " NOW " WHERE id = ?")
 SVC_STMT(STMT_JOB_GET,

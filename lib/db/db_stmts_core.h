@@ -64,7 +64,19 @@ SVC_COLS(EHCOL_TYPE, EHCOL_PAYLOAD)
 SVC_STMT(STMT_GEN_CLEAR_STALE,
 	"DELETE FROM chat_generations WHERE chat_id = ? AND heartbeat_at < UTC_TIMESTAMP(3) - INTERVAL 90 SECOND")
 SVC_STMT(STMT_GEN_INSERT,
-	"INSERT INTO chat_generations (chat_id, turn_id, started_at, heartbeat_at) VALUES (?, ?, " NOW ", " NOW ")")
+	"INSERT INTO chat_generations (chat_id, turn_id, user_id, workspace_id, started_at, heartbeat_at) "
+	"VALUES (?, ?, ?, ?, " NOW ", " NOW ")")
+/* the live generations (heartbeat within 90 s, as STMT_GEN_CLEAR_STALE) of a user and of a workspace */
+SVC_STMT(STMT_GEN_COUNT_USER,
+	"SELECT COUNT(*) FROM chat_generations WHERE user_id = ? AND heartbeat_at >= UTC_TIMESTAMP(3) - INTERVAL 90 SECOND")
+SVC_STMT(STMT_GEN_COUNT_WORKSPACE,
+	"SELECT COUNT(*) FROM chat_generations WHERE workspace_id = ? "
+	"AND heartbeat_at >= UTC_TIMESTAMP(3) - INTERVAL 90 SECOND")
+/* the column of STMT_GEN_COUNT_USER and STMT_GEN_COUNT_WORKSPACE */
+SVC_COLS(GNCOL_COUNT)
+/* serialises the cap checks of one user and of one workspace (taken in this order) */
+SVC_STMT(STMT_GEN_LOCK_USER, "SELECT id FROM users WHERE id = ? FOR UPDATE")
+SVC_STMT(STMT_GEN_LOCK_WORKSPACE, "SELECT id FROM workspaces WHERE id = ? FOR UPDATE")
 SVC_STMT(STMT_GEN_HEARTBEAT,
 	"UPDATE chat_generations SET heartbeat_at = " NOW " WHERE chat_id = ? AND turn_id = ?")
 SVC_STMT(STMT_GEN_STOP_REQUESTED,

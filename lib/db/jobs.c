@@ -10,6 +10,7 @@
 #include "core/util.h"
 
 #define LAST_ERROR_MAX 1000
+#define JOB_DEFER_SECS 10 /* a job that answered SVC_E_RATE_LIMITED runs again after this, its attempt not counted */
 
 /*
  * The start time of process `pid` in clock ticks after boot (proc(5)
@@ -275,7 +276,13 @@ int svc_jobs_run_once(struct svc_db *db, const struct svc_job_handler *table, si
 		svc_log_warn("jobs: job %lld (%s) attempt %u failed: %s", (long long)job.id, job.kind, job.attempts, msg);
 		if (rc == SVC_E_NOT_FOUND)
 			job.attempts = job.max_attempts; /* an unknown kind never succeeds */
-		error = svc_jobs_fail(db, &job, msg, 5u * job.attempts);
+		if (rc == SVC_E_RATE_LIMITED) {
+			/* not a failure of the job: it waits for room, as often as it takes */
+			struct svc_dbv p[3] = { svc_dbv_i64(JOB_DEFER_SECS), svc_dbv_str(msg), svc_dbv_i64(job.id) };
+			error = svc_db_run(db, STMT_JOB_DEFER, p, 3, NULL, NULL);
+		} else {
+			error = svc_jobs_fail(db, &job, msg, 5u * job.attempts);
+		}
 	}
 	svc_job_dispose(&job);
 	return error < 0 ? error : 1;

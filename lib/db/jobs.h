@@ -37,9 +37,11 @@ struct svc_job {
 
 /*
  * Runs one job. `ctx` is what the worker passed to svc_jobs_run_once().
- * Returns 0 when done, SVC_E_CANCELLED or another negative svc_err when it
- * failed (retried while attempts remain), with a message for the log and
- * the job's last_error in `errmsg` (`errmax` bytes, may be left empty).
+ * Returns 0 when done, SVC_E_RATE_LIMITED when it must wait for room (it
+ * runs again 10 s later and the attempt is not counted), SVC_E_CANCELLED or
+ * another negative svc_err when it failed (retried while attempts remain),
+ * with a message for the log and the job's last_error in `errmsg` (`errmax`
+ * bytes, may be left empty).
  */
 typedef int (*svc_job_fn)(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
 

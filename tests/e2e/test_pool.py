@@ -24,23 +24,26 @@ def main():
         skip_rest("no project", ["pool"])
         return
 
-    # One chat per stream: a chat runs one generation at a time.
-    chat_ids = []
-    r = api("GET", "/projects/%s/chats" % pid, token=acct.token)
-    items = items_of(r.body) or []
-    if items:
-        chat_ids.append(items[0].get("id"))
-    while len(chat_ids) < STREAMS:
-        r = api("POST", "/projects/%s/chats" % pid, {"mode": "build", "title": "pool %d" % len(chat_ids)},
-                token=acct.token)
-        if r.status not in (200, 201) or not isinstance(r.body, dict):
+    # One user, project and chat per stream: a chat runs one generation at a time, and one user
+    # only SVC_AI_MAX_TURNS_PER_USER (test_turn_caps.py), so filling the pool takes several people.
+    owners = [(acct, pid)]
+    while len(owners) < STREAMS:
+        other = signup()
+        opid = created_id(create_project(other, "blank"))
+        if not opid:
             break
-        chat_ids.append(r.body.get("id"))
+        owners.append((other, opid))
+    chat_ids = []
+    for who, p in owners:
+        items = items_of(api("GET", "/projects/%s/chats" % p, token=who.token).body) or []
+        if items:
+            chat_ids.append(items[0].get("id"))
     check("%d chats to stream in" % STREAMS, len(chat_ids) == STREAMS and all(chat_ids), chat_ids)
     if len(chat_ids) != STREAMS:
         return
 
-    streams = [send_in_thread(acct, pid, chat_ids[i], "slow stream %d" % i, daemon=True) for i in range(STREAMS)]
+    streams = [send_in_thread(owners[i][0], owners[i][1], chat_ids[i], "slow stream %d" % i, daemon=True)
+               for i in range(STREAMS)]
     threads = [th for th, _, _ in streams]
 
     def results():
