@@ -51,11 +51,10 @@ done:
 /* ---- custom domains ---- */
 
 /* A domain of the list or of a verify answer: {id, domain, status, reason, checkedAt}. */
-static struct json_object *domain_json(const struct svc_rows *rows, size_t r, const char *parent_id)
+static struct json_object *domain_json(const struct svc_rows *rows, size_t r)
 {
 	struct json_object *o = json_object_new_object();
 
-	(void)parent_id;
 	svc_json_add_str(o, "id", svc_rows_get(rows, r, CDLCOL_ID));
 	svc_json_add_str(o, "domain", svc_rows_get(rows, r, CDLCOL_DOMAIN));
 	svc_json_add_str(o, "status", svc_rows_get(rows, r, CDLCOL_STATUS));
@@ -69,20 +68,6 @@ _Static_assert((int)CDLCOL_ID == (int)CDGCOL_ID && (int)CDLCOL_DOMAIN == (int)CD
 		       (int)CDLCOL_CHECKED == (int)CDGCOL_CHECKED,
 	       "STMT_DOMAIN_GET starts with the columns of STMT_DOMAIN_LIST (domain_json reads either)");
 
-/* GET /domains/project/:projectId: 200 {items: [{id, domain, status, reason, checkedAt}]}; 403; 404. */
-enum svc_err svc_api_domains_list(struct svc_req *req, struct svc_resp *resp)
-{
-	static const struct svc_items it = { SVC_ITEMS_OF_PROJECT, "projectId", SVC_ACT_READ, STMT_DOMAIN_LIST,
-					     domain_json };
-
-	return svc_resp_items(req, resp, &it);
-}
-
-static const struct svc_field domain_fields[] = {
-	{ "domain", SVC_V_STR, SVC_F_REQUIRED, 1, 300, NULL },
-};
-const struct svc_body svc_api_domains_add_body = SVC_BODY(domain_fields);
-
 /* Appends {type, name, value} to the array `records`. */
 static void add_record(struct json_object *records, const char *type, const char *name, const char *value)
 {
@@ -94,6 +79,52 @@ static void add_record(struct json_object *records, const char *type, const char
 	json_object_array_add(records, r);
 }
 
+/* Adds dnsRecords to domain object `o` of name `name`: the CNAME to set, and the A record when SVC_PUBLIC_IPV4 is set. */
+static void add_records(struct json_object *o, const struct svc_config *cfg, const char *name)
+{
+	struct svc_domain_settings s;
+	struct json_object *records = json_object_new_array();
+
+	svc_domain_settings_load(cfg, &s);
+	add_record(records, "CNAME", name, s.cname_target);
+	if (*s.public_ipv4)
+		add_record(records, "A", name, s.public_ipv4);
+	json_object_object_add(o, "dnsRecords", records);
+}
+
+/* GET /domains/project/:projectId: 200 {items: [{id, domain, status, reason, checkedAt, dnsRecords}]}; 403; 404. */
+enum svc_err svc_api_domains_list(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *pid = svc_req_param(req, "projectId");
+	struct svc_rows *project = NULL, *rows = NULL;
+	struct json_object *body, *items;
+	struct svc_dbv p;
+	size_t r;
+	int err;
+
+	if ((err = svc_project_load(req, pid, SVC_ACT_READ, &project)) < 0)
+		return err;
+	svc_rows_free(project);
+	p = svc_dbv_str(pid);
+	if ((err = svc_db_run(req->ctx->db, STMT_DOMAIN_LIST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	for (r = 0; rows && r < rows->nrows; r++) {
+		struct json_object *o = domain_json(rows, r);
+		add_records(o, &req->ctx->cfg, svc_rows_get(rows, r, CDLCOL_DOMAIN));
+		json_object_array_add(items, o);
+	}
+	json_object_object_add(body, "items", items);
+	svc_rows_free(rows);
+	return svc_resp_json(resp, 200, body);
+}
+
+static const struct svc_field domain_fields[] = {
+	{ "domain", SVC_V_STR, SVC_F_REQUIRED, 1, 300, NULL },
+};
+const struct svc_body svc_api_domains_add_body = SVC_BODY(domain_fields);
+
 /*
  * POST /domains/project/:projectId {domain}: 201 {id, domain, status, reason, checkedAt, dnsRecords};
  * 400 (domain: the name rules); 403 (below workspace admin; plan_limit); 404; 409 not_published (never
@@ -104,8 +135,7 @@ enum svc_err svc_api_domains_add(struct svc_req *req, struct svc_resp *resp)
 	const struct svc_config *cfg = &req->ctx->cfg;
 	const char *pid = svc_req_param(req, "projectId");
 	struct svc_rows *rows = NULL, *ws = NULL, *count = NULL;
-	struct svc_domain_settings s;
-	struct json_object *o, *records;
+	struct json_object *o;
 	struct svc_dbv p[5];
 	char name[256], why[512], id[37];
 	const char *plan;
@@ -164,18 +194,13 @@ enum svc_err svc_api_domains_add(struct svc_req *req, struct svc_resp *resp)
 		goto done;
 	in_tx = 0;
 	svc_log_info("domains: user %s added %s (%s) to project %s", req->user_id, name, id, pid);
-	svc_domain_settings_load(cfg, &s);
 	o = json_object_new_object();
 	svc_json_add_str(o, "id", id);
 	svc_json_add_str(o, "domain", name);
 	svc_json_add_str(o, "status", "pending_dns");
 	svc_json_add_str(o, "reason", NULL);
 	svc_json_add_str(o, "checkedAt", NULL);
-	records = json_object_new_array();
-	add_record(records, "CNAME", name, s.cname_target);
-	if (*s.public_ipv4)
-		add_record(records, "A", name, s.public_ipv4);
-	json_object_object_add(o, "dnsRecords", records);
+	add_records(o, cfg, name);
 	err = svc_resp_json(resp, 201, o);
 done:
 	if (in_tx)
@@ -248,10 +273,11 @@ done:
 	return err;
 }
 
-/* POST /domains/:domainId/verify: runs the checks now; 200 {id, domain, status, reason, checkedAt}; 403; 404. */
+/* POST /domains/:domainId/verify: runs the checks now; 200 {id, domain, status, reason, checkedAt, dnsRecords}; 403; 404. */
 enum svc_err svc_api_domains_verify(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_rows *rows = NULL, *after = NULL;
+	struct json_object *o;
 	struct svc_dbv p;
 	int err, changed = 0;
 
@@ -268,7 +294,9 @@ enum svc_err svc_api_domains_verify(struct svc_req *req, struct svc_resp *resp)
 		err = SVC_E_NOT_FOUND;
 		goto done;
 	}
-	err = svc_resp_json(resp, 200, domain_json(after, 0, NULL));
+	o = domain_json(after, 0);
+	add_records(o, &req->ctx->cfg, svc_rows_get(after, 0, CDGCOL_DOMAIN));
+	err = svc_resp_json(resp, 200, o);
 done:
 	svc_rows_free(after);
 	svc_rows_free(rows);

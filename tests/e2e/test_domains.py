@@ -179,7 +179,9 @@ def main():
     check("test_domains_list_member_200_shape",
           r.status == 200 and [d["domain"] for d in items] == ["cname.example.org", "wrong.example.com",
                                                               "elsewhere.example.org"]
-          and all(set(d) == {"id", "domain", "status", "reason", "checkedAt"} for d in items), r)
+          and all(set(d) == {"id", "domain", "status", "reason", "checkedAt", "dnsRecords"} for d in items)
+          and items[0]["dnsRecords"][0] == {"type": "CNAME", "name": "cname.example.org", "value": "sites.example.net"},
+          r)
 
     # ---- verify: permissions and the DNS check ---------------------------------------------------
     v = "/domains/%s/verify" % cname_id
@@ -207,7 +209,8 @@ def main():
     r = api("GET", "/projects/%s" % pid, token=owner.token)
     check("test_domains_project_custom_domain", r.body.get("customDomain") == "cname.example.org", r)
     r = api("POST", v, token=owner.token)
-    check("test_domains_verify_active_stays_active", r.status == 200 and r.body.get("status") == "active", r)
+    check("test_domains_verify_active_stays_active", r.status == 200 and r.body.get("status") == "active"
+          and r.body.get("domain") == "cname.example.org" and len(r.body.get("dnsRecords") or []) == 2, r)
 
     # ---- and through error ------------------------------------------------------------------------
     d = wait_status(owner, pid, "wrong.example.com", ("error",))
