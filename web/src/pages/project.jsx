@@ -12,6 +12,7 @@ import { ErrorPage } from './errors.jsx';
 import { Chat } from './chat.jsx';
 import { Files, canWrite } from './files.jsx';
 import { Preview, Versions } from './versions.jsx';
+import { Deployments } from './deployments.jsx';
 
 const NARROW = '(max-width: 899px)';
 
@@ -30,6 +31,7 @@ export function ProjectPage({ id }) {
 	const user = useStore(me);
 	const project = useAsync(() => get(`/projects/${enc(id)}`), [id]);
 	const [tick, setTick] = useState(0); // bumped whenever the project's files changed
+	const [deployTick, setDeployTick] = useState(0); // bumped after each publish
 	const [room, setRoom] = useState(null);
 	const people = usePeople(room);
 	const [previewUrl, setPreviewUrl] = useState(null);
@@ -80,7 +82,7 @@ export function ProjectPage({ id }) {
 	}
 	if (!p) return <Loading label="Loading the project…" />;
 
-	const tabs = [...(narrow ? [['chat', 'Chat']] : []), ['preview', 'Preview'], ['files', 'Files'], ['versions', 'Versions']];
+	const tabs = [...(narrow ? [['chat', 'Chat']] : []), ['preview', 'Preview'], ['files', 'Files'], ['versions', 'Versions'], ['deployments', 'Deployments']];
 	const current = !narrow && tab === 'chat' ? 'preview' : tab;
 	return (
 		<RoomContext.Provider value={room}>
@@ -101,7 +103,7 @@ export function ProjectPage({ id }) {
 							))}
 						</ul>
 					)}
-					<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} />
+					<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} onDone={() => setDeployTick((t) => t + 1)} />
 				</div>
 				<div class="proj-body">
 					{narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
@@ -118,6 +120,9 @@ export function ProjectPage({ id }) {
 						</div>
 						<div role="tabpanel" id="panel-versions" aria-labelledby="tab-versions" hidden={current !== 'versions'} class="panel">
 							<Versions project={p} tick={tick} onRestored={filesChanged} />
+						</div>
+						<div role="tabpanel" id="panel-deployments" aria-labelledby="tab-deployments" hidden={current !== 'deployments'} class="panel">
+							<Deployments project={p} tick={deployTick} writer={canWrite(user, p)} onRestored={(at) => project.setData({ ...p, publishedAt: at })} />
 						</div>
 					</section>
 				</div>
@@ -178,7 +183,7 @@ export function publishedUrl(p, previewUrl) {
 	}
 }
 
-function Publish({ project, previewUrl, onPublished }) {
+function Publish({ project, previewUrl, onPublished, onDone }) {
 	const [state, setState] = useState({ busy: false, url: null, error: null });
 	const url = state.url || (project.publishedAt ? publishedUrl(project, previewUrl) : null);
 	async function publish() {
@@ -190,6 +195,7 @@ function Publish({ project, previewUrl, onPublished }) {
 		} catch (e) {
 			setState({ busy: false, url: state.url, error: e });
 		}
+		onDone(); // the Deployments tab lists it, failed or live
 	}
 	return (
 		<div class="publish">
