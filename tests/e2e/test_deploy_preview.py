@@ -18,8 +18,9 @@ def pget(url, path="/"):
     return request("GET", "http://127.0.0.1:%d%s" % (HTTP_PORT, path), None, {"Host": "%s:%d" % (host, HTTP_PORT)})
 
 
-def wait_for(url, pred, path="/", secs=60.0):
-    """GETs the preview until pred(answer) holds or `secs` pass; returns the last answer."""
+def wait_for(url, pred, path="/", secs=240.0):
+    """GETs the preview until pred(answer) holds or `secs` pass; returns the last answer. The builds wait in
+    svc-worker's one queue behind the other tests' jobs (thumbnails, the 30 s endless build), hence the minutes."""
     end = time.monotonic() + secs
     while True:
         r = pget(url, path)
