@@ -9,6 +9,7 @@
 #include <mysql.h>
 
 #include "api/api_agent.h"
+#include "api/api_auth.h"
 #include "core/config.h"
 #include "db/db.h"
 #include "core/err.h"
@@ -30,6 +31,7 @@ static const struct svc_job_handler handlers[] = {
 	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job },
 	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job },
 	{ SVC_JOB_SITES_WRITE, svc_sites_job },
+	{ SVC_JOB_RESET_MAIL, svc_api_auth_job_reset_mail },
 };
 
 static volatile sig_atomic_t stopping;
@@ -78,6 +80,12 @@ int main(int argc, char **argv)
 	ctx.name = "svc-worker";
 	if (svc_config_load(&ctx.cfg, errbuf, sizeof errbuf) < 0) {
 		fprintf(stderr, "svc-worker: %s\n", errbuf);
+		return 1;
+	}
+	/* the mail settings of the auth jobs (SVC_JOB_RESET_MAIL) */
+	if (svc_auth_config_load(&ctx.cfg, &ctx.auth, errbuf, sizeof errbuf) < 0) {
+		fprintf(stderr, "svc-worker: %s\n", errbuf);
+		svc_config_dispose(&ctx.cfg);
 		return 1;
 	}
 	memset(&sa, 0, sizeof sa);

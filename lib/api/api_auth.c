@@ -14,6 +14,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/mail.h"
+#include "db/jobs.h"
 
 #define COOKIE_ACCESS "svc_access_token"
 #define COOKIE_REFRESH "svc_refresh_token"
@@ -743,52 +744,80 @@ enum svc_err svc_api_auth_tokens_delete(struct svc_req *req, struct svc_resp *re
 
 /* ---- password reset (docs/api.md "Password reset") ---- */
 
-struct reset_mail {
-	char to[256];
-	char link[1024];
-};
-
-/* Runs after the 202 has gone out (svc_resp_after), so known and unknown addresses answer alike. */
-static void send_reset_mail(struct svc_ctx *ctx, void *arg)
+/* The sender address of svc's messages: SVC_MAIL_FROM, else svc@<SVC_DOMAIN>. */
+static void mail_from(const struct svc_ctx *ctx, char *out, size_t size)
 {
-	struct reset_mail *m = arg;
-	const struct svc_auth_config *a;
-	struct svc_mail_server server;
-	char from[300], body[2048];
-	int n;
+	if (ctx->auth.mail_from[0])
+		snprintf(out, size, "%s", ctx->auth.mail_from);
+	else
+		snprintf(out, size, "svc@%s", ctx->cfg.domain);
+}
 
-	if (!ctx)
+/*
+ * The reset link's work, all of it on svc-worker (SVC_JOB_RESET_MAIL): the request only queues the
+ * job, the same one for every address, so known and unknown addresses get the same answer after
+ * the same work (review finding 13 of issue 17). Here: the account is looked up; without one,
+ * nothing happens; with one, a token is stored (its hash) and the link is mailed.
+ */
+int svc_api_auth_job_reset_mail(void *vctx, const struct svc_job *job, char *errmsg, size_t errmax)
+{
+	struct svc_ctx *ctx = vctx;
+	const struct svc_auth_config *a = &ctx->auth;
+	struct json_object *payload = NULL;
+	struct svc_rows *rows = NULL;
+	struct svc_mail_server server;
+	struct svc_dbv p[3];
+	char token[2 * RESET_TOKEN_BYTES + 1], hash[65], from[300], body[2048];
+	const char *email;
+	int err = 0, n;
+
+	if (svc_json_parse_object(job->payload, strlen(job->payload), &payload) < 0 ||
+	    !(email = svc_json_str(payload, "email"))) {
+		snprintf(errmsg, errmax, "the payload has no email");
+		err = SVC_E_VALIDATION;
 		goto done;
-	a = &ctx->auth;
-	if (ctx->db)
-		svc_db_run(ctx->db, STMT_RESET_PURGE, NULL, 0, NULL, NULL);
+	}
+	svc_db_run(ctx->db, STMT_RESET_PURGE, NULL, 0, NULL, NULL);
+	p[0] = svc_dbv_str(email);
+	if ((err = svc_db_run(ctx->db, STMT_USER_BY_EMAIL, p, 1, &rows, NULL)) < 0 || !rows || rows->nrows != 1)
+		goto done;
 	if (!a->smtp_url[0]) {
 		svc_log_warn("mail: SVC_SMTP_URL is not set; a password-reset message was not sent");
 		goto done;
 	}
-	if (a->mail_from[0])
-		snprintf(from, sizeof from, "%s", a->mail_from);
-	else
-		snprintf(from, sizeof from, "svc@%s", ctx->cfg.domain);
+	if (svc_random_hex(token, RESET_TOKEN_BYTES) < 0 || svc_sha256_hex(token, strlen(token), hash) < 0) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	p[0] = svc_dbv_str(hash);
+	p[1] = svc_dbv_str(svc_rows_get(rows, 0, UECOL_ID));
+	p[2] = svc_dbv_i64(a->reset_ttl_secs);
+	if ((err = svc_db_run(ctx->db, STMT_RESET_INSERT, p, 3, NULL, NULL)) < 0)
+		goto done;
+	mail_from(ctx, from, sizeof from);
 	n = snprintf(body, sizeof body,
 		     "Someone asked to reset the password of the svc account %s.\n\n"
-		     "To choose a new password, open this link within %lld minutes:\n\n%s\n\n"
+		     "To choose a new password, open this link within %lld minutes:\n\n%s/reset-password?token=%s\n\n"
 		     "The link works once. If you did not ask for this, ignore this message:\n"
 		     "your password stays as it is.\n",
-		     m->to, (long long)(a->reset_ttl_secs / 60), m->link);
-	if (n < 0 || (size_t)n >= sizeof body)
+		     svc_rows_get(rows, 0, UECOL_EMAIL), (long long)(a->reset_ttl_secs / 60), ctx->cfg.app_url, token);
+	if (n < 0 || (size_t)n >= sizeof body) {
+		err = SVC_E_INTERNAL;
 		goto done;
+	}
 	server.url = a->smtp_url;
 	server.user = a->smtp_user;
 	server.password = a->smtp_password;
 	server.starttls = a->smtp_starttls;
 	server.from = from;
-	if (svc_mail_send(&server, m->to, "Reset your svc password", body) < 0)
-		svc_log_warn("mail: the password-reset message was not sent");
-	OPENSSL_cleanse(body, sizeof body);
+	if ((err = svc_mail_send(&server, svc_rows_get(rows, 0, UECOL_EMAIL), "Reset your svc password", body)) < 0)
+		snprintf(errmsg, errmax, "the password-reset message was not sent");
 done:
-	OPENSSL_cleanse(m, sizeof *m);
-	free(m);
+	OPENSSL_cleanse(body, sizeof body);
+	OPENSSL_cleanse(token, sizeof token);
+	svc_rows_free(rows);
+	json_object_put(payload);
+	return err;
 }
 
 static const struct svc_field forgot_fields[] = {
@@ -797,18 +826,16 @@ static const struct svc_field forgot_fields[] = {
 const struct svc_body svc_api_auth_forgot_body = SVC_BODY(forgot_fields);
 
 /*
- * POST /auth/forgot-password {email}: always 202 {ok, message} with the same body whether or not
- * an account has that address (the message is sent after the answer); 400 validation_failed
- * (email missing or not an address); 429 rate_limited (SVC_RATE_LIMIT_RESET_IP,
- * SVC_RATE_LIMIT_RESET_ACCOUNT).
+ * POST /auth/forgot-password {email}: always 202 {ok, message} with the same body, after the same
+ * work, whether or not an account has that address: the request queues a SVC_JOB_RESET_MAIL job,
+ * svc-worker does the rest; 400 validation_failed (email missing or not an address); 429
+ * rate_limited (SVC_RATE_LIMIT_RESET_IP, SVC_RATE_LIMIT_RESET_ACCOUNT).
  */
 enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_auth_config *a = &req->ctx->auth;
-	char email[256], safe[256], token[2 * RESET_TOKEN_BYTES + 1], hash[65];
-	struct svc_rows *rows = NULL;
-	struct json_object *body;
-	struct svc_dbv p[3];
+	char email[256], safe[256];
+	struct json_object *body, *job;
 	int err;
 
 	if ((err = svc_api__auth_limit(req, resp, "reset_ip", req->limit_addr, &a->rl_reset_ip)) < 0)
@@ -817,47 +844,21 @@ enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "email", "email is not a valid address");
 	if ((err = svc_api__auth_limit(req, resp, "reset_account", email, &a->rl_reset_account)) < 0)
 		return err;
-	/* the same work for every address: a token and its hash, one lookup */
-	if (svc_random_hex(token, RESET_TOKEN_BYTES) < 0 || svc_sha256_hex(token, strlen(token), hash) < 0)
+	if (!(job = json_object_new_object()))
 		return SVC_E_INTERNAL;
-	p[0] = svc_dbv_str(email);
-	if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_EMAIL, p, 1, &rows, NULL)) < 0)
-		goto done;
+	json_object_object_add(job, "email", json_object_new_string(email));
+	err = svc_jobs_enqueue(req->ctx->db, SVC_JOB_RESET_MAIL, json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN),
+			       3, NULL);
+	json_object_put(job);
+	if (err < 0)
+		return err;
 	log_safe(email, safe, sizeof safe);
 	AUTH_LOG(req, "reset_requested", "user=\"%s\"", safe);
-	if (rows && rows->nrows == 1) {
-		struct reset_mail *m = calloc(1, sizeof *m);
-		int n;
-
-		if (!m) {
-			err = SVC_E_INTERNAL;
-			goto done;
-		}
-		p[0] = svc_dbv_str(hash);
-		p[1] = svc_dbv_str(svc_rows_get(rows, 0, UECOL_ID));
-		p[2] = svc_dbv_i64(a->reset_ttl_secs);
-		if ((err = svc_db_run(req->ctx->db, STMT_RESET_INSERT, p, 3, NULL, NULL)) < 0) {
-			free(m);
-			goto done;
-		}
-		snprintf(m->to, sizeof m->to, "%s", svc_rows_get(rows, 0, UECOL_EMAIL));
-		n = snprintf(m->link, sizeof m->link, "%s/reset-password?token=%s", req->ctx->cfg.app_url, token);
-		if (n < 0 || (size_t)n >= sizeof m->link) {
-			free(m);
-			err = SVC_E_INTERNAL;
-			goto done;
-		}
-		svc_resp_after(resp, send_reset_mail, m);
-	}
 	body = json_object_new_object();
 	json_object_object_add(body, "ok", json_object_new_boolean(1));
 	json_object_object_add(body, "message", json_object_new_string(
 		"If an account uses this address, a message with a reset link is on its way."));
-	err = svc_resp_json(resp, 202, body);
-done:
-	svc_rows_free(rows);
-	OPENSSL_cleanse(token, sizeof token);
-	return err;
+	return svc_resp_json(resp, 202, body);
 }
 
 /* The 400 invalid_token answer (not one of the router's codes, so built here). */
@@ -938,7 +939,9 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 	if ((err = svc_db_run(db, STMT_AUTH_USER_NEW_PASSWORD, p, 2, NULL, NULL)) < 0)
 		goto fail;
 	p[0] = svc_dbv_str(uid);
-	if ((err = svc_db_run(db, STMT_RESET_INVALIDATE_USER, p, 1, NULL, NULL)) < 0)
+	/* the link came to the address: it is the user's from now on (OAuth may link to it) */
+	if ((err = svc_db_run(db, STMT_RESET_INVALIDATE_USER, p, 1, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_USER_EMAIL_VERIFIED, p, 1, NULL, NULL)) < 0)
 		goto fail;
 	if ((err = svc_db_commit(db)) < 0)
 		goto fail;
@@ -1062,7 +1065,8 @@ enum svc_err svc_api_auth_oauth_link_start(struct svc_req *req, struct svc_resp 
  * Finds the user of profile `prof` from provider `p`: the linked identity,
  * else the account with the same verified address (linked now), else a new
  * account with its personal workspace. Writes the user id into out (37
- * bytes). Returns 0, SVC_E_FORBIDDEN (no verified address), DB errors.
+ * bytes). Returns 0, SVC_E_FORBIDDEN (no verified address), SVC_E_UNAUTHORIZED (an account has the
+ * address but never showed it to be its own: no link, review finding 6 of issue 17), DB errors.
  */
 static int oauth_user(struct svc_req *req, const struct svc_oauth_provider *p, const struct svc_oauth_profile *prof,
 		      char *out)
@@ -1099,6 +1103,13 @@ static int oauth_user(struct svc_req *req, const struct svc_oauth_provider *p, c
 		if ((err = svc_db_run(db, STMT_USER_BY_EMAIL, q, 1, &rows, NULL)) < 0)
 			goto fail;
 		if (rows && rows->nrows == 1) {
+			/* an address the account never showed to be its own (a sign-up without verification) could
+			 * be anyone's: linking would hand the account to its real owner's provider, or the other way
+			 * round (pre-account takeover, review finding 6 of issue 17) */
+			if (strcmp(svc_rows_get(rows, 0, UECOL_VERIFIED) ? svc_rows_get(rows, 0, UECOL_VERIFIED) : "0", "1") != 0) {
+				err = SVC_E_UNAUTHORIZED;
+				goto fail;
+			}
 			memcpy(uid, svc_rows_get(rows, 0, UECOL_ID), 37);
 		} else {
 			display = prof->name[0] && !svc_is_blank(prof->name) ? prof->name : (prof->login[0] ? prof->login : NULL);
@@ -1106,7 +1117,9 @@ static int oauth_user(struct svc_req *req, const struct svc_oauth_provider *p, c
 				err = SVC_E_INTERNAL;
 				goto fail;
 			}
-			if ((err = create_user(db, uid, email, NULL, display)) < 0)
+			q[0] = svc_dbv_str(uid);
+			if ((err = create_user(db, uid, email, NULL, display)) < 0 ||
+			    (err = svc_db_run(db, STMT_USER_EMAIL_VERIFIED, q, 1, NULL, NULL)) < 0)
 				goto fail;
 		}
 		svc_rows_free(rows);
@@ -1264,6 +1277,8 @@ enum svc_err svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *r
 	err = oauth_user(req, p, &prof, uid);
 	if (err == SVC_E_FORBIDDEN)
 		return oauth_fail(req, resp, p, "/login", "email_not_verified");
+	if (err == SVC_E_UNAUTHORIZED)
+		return oauth_fail(req, resp, p, "/login", "account_not_verified");
 	{
 		int64_t gen = 0;
 		if (err < 0 || svc_api__auth_gen(req->ctx->db, uid, &gen) < 0 ||

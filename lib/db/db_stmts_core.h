@@ -3,8 +3,11 @@ SVC_STMT(STMT_USER_INSERT,
 	"INSERT INTO users (id, email, password_hash, display_name, created_at, updated_at) "
 	"VALUES (?, ?, ?, ?, " NOW ", " NOW ")")
 SVC_STMT(STMT_USER_BY_EMAIL,
-	"SELECT id, email, display_name, password_hash FROM users WHERE email = ?")
-SVC_COLS(UECOL_ID, UECOL_EMAIL, UECOL_NAME, UECOL_PASSWORD_HASH)
+	"SELECT id, email, display_name, password_hash, email_verified_at IS NOT NULL FROM users WHERE email = ?")
+SVC_COLS(UECOL_ID, UECOL_EMAIL, UECOL_NAME, UECOL_PASSWORD_HASH, UECOL_VERIFIED)
+/* the address was shown to be the user's (schema/009_email_verified.sql) */
+SVC_STMT(STMT_USER_EMAIL_VERIFIED,
+	"UPDATE users SET email_verified_at = COALESCE(email_verified_at, " NOW ") WHERE id = ?")
 SVC_STMT(STMT_USER_BY_ID,
 	"SELECT id, email, display_name, " TS("created_at") ", is_platform_admin FROM users WHERE id = ?")
 SVC_COLS(UCOL_ID, UCOL_EMAIL, UCOL_NAME, UCOL_CREATED, UCOL_ADMIN)

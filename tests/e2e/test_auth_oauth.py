@@ -9,6 +9,7 @@ import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_auth_reset import forgot, token_of, wait_message  # noqa: E402
 from svclib import (APP_URL, BASE_URL, NOPROVIDER_BASE_URL, api, check, finish, random_email, request,  # noqa: E402
                     signup, sql)
 
@@ -110,6 +111,9 @@ def test_github_new_user():
           and mb.get("user", {}).get("displayName") == "Octo Cat", me)
     check("test_auth_oauth_github_new_user_has_a_personal_workspace",
           isinstance(mb.get("workspace"), dict) and mb["workspace"].get("kind") == "personal", mb)
+    uid = mb.get("user", {}).get("id", "")
+    check("test_auth_oauth_github_new_user_address_counts_as_verified",
+          sql("SELECT email_verified_at IS NOT NULL FROM users WHERE id = '%s'" % uid).strip() == "1", uid)
     reqs = [q for q in double("GET", "/_requests") if q["path"] == "/github/login/oauth/access_token"]
     form = reqs[-1]["form"] if reqs else {}
     verifier = form.get("code_verifier", "")
@@ -131,8 +135,25 @@ def test_github_new_user():
 
 
 def test_linking():
-    # a password account, then Google with the same verified address: linked to it, not a new account
+    # a password account that never showed its address to be its own: Google with that verified address is
+    # not linked to it (whoever signed up may not own the address: pre-account takeover, finding 6 of issue 17)
     a = signup(tag="link")
+    key0 = "go-" + secrets.token_hex(4)
+    double("POST", "/_profiles", {key0: {"sub": "g-" + secrets.token_hex(6), "email": a.email, "email_verified": True,
+                                         "name": "Early"}})
+    r = Flow("google", key0).finish()
+    check("test_auth_oauth_unverified_account_is_not_linked_account_not_verified",
+          lands(r, "/login", "account_not_verified") and "svc_access_token" not in cookie_pairs(r), r)
+    out = sql("SELECT COUNT(*) FROM auth_identities WHERE user_id = '%s'" % a.user["id"]).strip()
+    check("test_auth_oauth_unverified_account_got_no_identity", out == "0", out)
+    # a used reset link shows the address is the account's: from then on the provider links to it
+    forgot(a.email)
+    msg = wait_message(a.email)
+    tok = token_of(msg) if msg else None
+    r = api("POST", "/auth/reset-password", {"token": tok or "0" * 64, "password": "pw-" + secrets.token_hex(6)})
+    check("test_auth_oauth_reset_link_verifies_the_address", r.status == 200 and sql(
+        "SELECT email_verified_at IS NOT NULL FROM users WHERE id = '%s'" % a.user["id"]).strip() == "1", r)
+    # then Google with the same verified address: linked to it, not a new account
     key = "go-" + secrets.token_hex(4)
     double("POST", "/_profiles", {key: {"sub": "g-" + secrets.token_hex(6), "email": a.email, "email_verified": True,
                                         "name": "Linked"}})

@@ -15,6 +15,7 @@ const OAUTH_ERRORS = {
 	access_denied: 'You declined the sign-in at the provider.',
 	invalid_state: 'The sign-in took too long or came from another browser. Try again.',
 	email_not_verified: 'The provider has no verified e-mail address for you.',
+	account_not_verified: 'An account already uses this e-mail address but has not confirmed it. Sign in with its password (or reset it), then connect the provider in your account settings.',
 	exchange_failed: 'The provider did not confirm the sign-in. Try again.',
 	profile_failed: 'Your profile could not be read from the provider.',
 	provider_error: 'The provider reported an error.',
