@@ -167,7 +167,7 @@ def _zombie(pid):
 
 def job_row(project_id):
     out = sql("SELECT id, state, attempts, IFNULL(locked_by, '') FROM jobs WHERE kind = 'chat.first_prompt' "
-              "AND payload LIKE '%%%s%%' ORDER BY id DESC LIMIT 1" % project_id).strip()
+              "AND payload LIKE '%%%s%%' ORDER BY id DESC LIMIT 1" % project_id).rstrip("\n")
     return out.split("\t") if out else None
 
 

@@ -69,7 +69,7 @@ def main():
     t0 = time.monotonic()
     while waiting and time.monotonic() - t0 < 20:
         out = sql("SELECT state, attempts, IFNULL(last_error, '') FROM jobs WHERE kind = 'chat.first_prompt' "
-                  "AND payload LIKE '%%%s%%' ORDER BY id DESC LIMIT 1" % waiting).strip()
+                  "AND payload LIKE '%%%s%%' ORDER BY id DESC LIMIT 1" % waiting).rstrip("\n")
         row = out.split("\t") if out else None
         if row and row[0] == "queued" and "cap" in row[2]:
             break
