@@ -1,0 +1,168 @@
+// domains.jsx: the project's custom domains (docs/api.md "Custom domains"), opened from the publish
+// area of the project page: each domain with its state, the DNS records to set, Verify and Remove;
+// a form to add one. The list is reloaded every few seconds while a domain is pending.
+import { useEffect, useState } from 'preact/hooks';
+import { get, post, del, enc } from '../lib/api.js';
+import { ago, when } from '../lib/format.js';
+import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useAsync } from '../ui.jsx';
+
+const STATES = {
+	pending_dns: 'Waiting for DNS',
+	pending_verification: 'Checking HTTPS',
+	active: 'Active',
+	error: 'Error',
+};
+
+const pending = (d) => d.status === 'pending_dns' || d.status === 'pending_verification';
+
+/** Domains: the "Custom domains" button and its dialog, for project `project`. */
+export function Domains({ project }) {
+	const [open, setOpen] = useState(false);
+	return (
+		<>
+			<button type="button" class="ghost" onClick={() => setOpen(true)}>
+				Custom domains
+			</button>
+			{open && <DomainsDialog project={project} onClose={() => setOpen(false)} />}
+		</>
+	);
+}
+
+function DomainsDialog({ project, onClose }) {
+	const list = useAsync(() => get(`/domains/project/${enc(project.id)}`), [project.id]);
+	const items = (list.data && list.data.items) || [];
+	const anyPending = items.some(pending);
+	useEffect(() => {
+		if (!anyPending) return undefined;
+		const t = setInterval(() => list.reload(), 3000);
+		return () => clearInterval(t);
+	}, [anyPending]);
+	return (
+		<Dialog title="Custom domains" onClose={onClose} wide>
+			{!project.publishedAt && <p class="hint">Publish the project before adding a custom domain.</p>}
+			{list.loading && !list.data ? <Loading /> : <ErrorNote error={list.error} />}
+			{items.length > 0 && (
+				<ul class="domains" aria-label="Domains">
+					{items.map((d) => (
+						<DomainRow key={d.id} d={d} onChanged={() => list.reload()} />
+					))}
+				</ul>
+			)}
+			{list.data && items.length === 0 && <p class="hint">No custom domain yet.</p>}
+			<AddDomain project={project} onAdded={() => list.reload()} />
+		</Dialog>
+	);
+}
+
+function DomainRow({ d, onChanged }) {
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	const [confirm, setConfirm] = useState(false);
+	async function verify() {
+		setBusy(true);
+		setError(null);
+		try {
+			await post(`/domains/${enc(d.id)}/verify`);
+			onChanged();
+		} catch (e) {
+			setError(e);
+		}
+		setBusy(false);
+	}
+	return (
+		<li class={'domain ' + d.status}>
+			<div class="domain-head">
+				<strong>{d.domain}</strong>
+				<span class={'badge domain-state ' + d.status}>{STATES[d.status] || d.status}</span>
+				{d.checkedAt && (
+					<span class="hint">
+						checked <time dateTime={d.checkedAt} title={when(d.checkedAt)}>{ago(d.checkedAt)}</time>
+					</span>
+				)}
+			</div>
+			{d.reason && <p class="domain-reason">{d.reason}</p>}
+			{d.status !== 'active' && d.dnsRecords && <Records domain={d.domain} records={d.dnsRecords} />}
+			<div class="actions">
+				<button type="button" class="ghost" aria-label={`Verify ${d.domain}`} disabled={busy} onClick={verify}>
+					Verify
+				</button>
+				<button type="button" class="ghost danger" aria-label={`Remove ${d.domain}`} onClick={() => setConfirm(true)}>
+					Remove
+				</button>
+			</div>
+			<ErrorNote error={error} />
+			{confirm && (
+				<ConfirmDialog
+					title={`Remove ${d.domain}?`}
+					text="The site stops answering at this name."
+					action="Remove"
+					danger
+					onClose={() => setConfirm(false)}
+					onConfirm={async () => {
+						await del(`/domains/${enc(d.id)}`);
+						setConfirm(false);
+						onChanged();
+					}}
+				/>
+			)}
+		</li>
+	);
+}
+
+/** Records: the DNS records to set for `domain`, one of them. */
+function Records({ domain, records }) {
+	return (
+		<table class="dns-records" aria-label={`DNS records for ${domain}`}>
+			<caption>Set one of these DNS records at your DNS provider:</caption>
+			<thead>
+				<tr>
+					<th scope="col">Type</th>
+					<th scope="col">Name</th>
+					<th scope="col">Value</th>
+				</tr>
+			</thead>
+			<tbody>
+				{records.map((r) => (
+					<tr key={r.type}>
+						<td>{r.type}</td>
+						<td>{r.name}</td>
+						<td>
+							<code>{r.value}</code>
+						</td>
+					</tr>
+				))}
+			</tbody>
+		</table>
+	);
+}
+
+function AddDomain({ project, onAdded }) {
+	const [name, setName] = useState('');
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	async function submit(e) {
+		e.preventDefault();
+		setBusy(true);
+		setError(null);
+		try {
+			await post(`/domains/project/${enc(project.id)}`, { domain: name.trim() });
+			setName('');
+			onAdded();
+		} catch (err) {
+			setError(err);
+		}
+		setBusy(false);
+	}
+	return (
+		<form class="add-domain" onSubmit={submit}>
+			<Field label="Domain" value={name} placeholder="myapp.example.com" autocomplete="off" spellcheck={false}
+				onInput={(e) => setName(e.currentTarget.value)} hint="One label under your domain: myapp.example.com, not myapp.prod.example.com." />
+			<ErrorNote error={error} />
+			<div class="actions">
+				<button type="submit" class="primary" disabled={busy || !name.trim()}>
+					Add domain
+				</button>
+			</div>
+		</form>
+	);
+}
