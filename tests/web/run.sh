@@ -4,6 +4,7 @@
 # test stack. Prints "ok - NAME" / "not ok - NAME" per test (reporter.mjs).
 # usage: tests/web/run.sh   (./svc-dev test calls it with the stack up, SVC_* exported and
 #                            SVC_TEST_LOGS set; the screenshots go to $SVC_TEST_LOGS/web/)
+#        SVC_WEB_TESTS="domains editor" limits the browser tests to those files (while iterating)
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -31,7 +32,13 @@ if [ -n "${SVC_APP_URL:-}" ] && [ "$(curl -s -o /dev/null -w '%{http_code}' "$SV
 	echo "not ok - web $SVC_APP_URL/login is the app (the web server answers index.html for client-side routes)"
 	rc=1
 elif [ -n "${SVC_APP_URL:-}" ]; then
-	node --test --test-concurrency=1 --test-timeout=600000 --test-reporter="$HERE/reporter.mjs" "$HERE"/*.test.mjs || rc=1
+	files=
+	for f in "$HERE"/*.test.mjs; do
+		name=$(basename "$f" .test.mjs)
+		case " ${SVC_WEB_TESTS:-$name} " in *" $name "*) files="$files $f" ;; esac
+	done
+	# shellcheck disable=SC2086 # the file names have no spaces
+	node --test --test-concurrency=1 --test-timeout=600000 --test-reporter="$HERE/reporter.mjs" $files || rc=1
 else
 	echo "# SVC_APP_URL is not set: browser tests skipped (run them through ./svc-dev test)"
 fi
