@@ -1,4 +1,4 @@
-/* svc-admin.c: operator commands: grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes. */
+/* svc-admin.c: operator commands: grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; backup and restore (backup.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,13 +8,16 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "project/domains.h"
+#include "backup.h"
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: svc-admin grant-platform-admin EMAIL\n"
 			"       svc-admin revoke-platform-admin EMAIL\n"
 			"       svc-admin set-plan WORKSPACE_ID free|pro|business\n"
-			"       svc-admin write-sites\n");
+			"       svc-admin write-sites\n"
+			"       svc-admin backup DIR\n"
+			"       svc-admin restore DIR\n");
 	return 2;
 }
 
@@ -110,6 +113,10 @@ int main(int argc, char **argv)
 		return set_plan(argv[2], argv[3]);
 	if (argc == 2 && strcmp(argv[1], "write-sites") == 0)
 		return write_sites();
+	if (argc == 3 && strcmp(argv[1], "backup") == 0)
+		return svc_backup_run(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "restore") == 0)
+		return svc_restore_run(argv[2]);
 	if (argc != 3)
 		return usage();
 	if (strcmp(argv[1], "grant-platform-admin") == 0)

@@ -20,7 +20,8 @@ struct kv {
 struct storage {
 	struct kv kvs[MAX_KEYS];
 	size_t n;
-	char *file;      /* the file's text, cut into keys and values in place */
+	char *files[2];  /* the files' text (SVC_CONFIG, then SVC_SECRETS_FILE), cut into keys and values in place */
+	size_t nfiles;
 };
 
 static char *trim(char *s)
@@ -39,25 +40,25 @@ static int read_file(struct storage *st, const char *path, char *errbuf, size_t 
 {
 	FILE *f = fopen(path, "rb");
 	size_t len;
-	char *line, *next;
+	char *line, *next, *text;
 
 	if (!f) {
-		snprintf(errbuf, errmax, "cannot open SVC_CONFIG file %s: %s", path, strerror(errno));
+		snprintf(errbuf, errmax, "cannot open the settings file %s: %s", path, strerror(errno));
 		return SVC_E_INTERNAL;
 	}
-	st->file = malloc(CONFIG_FILE_MAX + 1);
-	if (!st->file) {
+	if (st->nfiles == sizeof st->files / sizeof st->files[0] || !(text = malloc(CONFIG_FILE_MAX + 1))) {
 		fclose(f);
 		return SVC_E_INTERNAL;
 	}
-	len = fread(st->file, 1, CONFIG_FILE_MAX + 1, f);
+	st->files[st->nfiles++] = text;
+	len = fread(text, 1, CONFIG_FILE_MAX + 1, f);
 	fclose(f);
 	if (len > CONFIG_FILE_MAX) {
 		snprintf(errbuf, errmax, "SVC_CONFIG file %s is larger than 64 KiB", path);
 		return SVC_E_INTERNAL;
 	}
-	st->file[len] = '\0';
-	for (line = st->file; line && *line; line = next) {
+	text[len] = '\0';
+	for (line = text; line && *line; line = next) {
 		char *eq, *k, *v;
 		size_t vl;
 
@@ -89,6 +90,17 @@ static int read_file(struct storage *st, const char *path, char *errbuf, size_t 
 		st->n++;
 	}
 	return 0;
+}
+
+static void storage_free(struct storage *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->nfiles; i++)
+		free(st->files[i]);
+	free(st);
 }
 
 static const char *get(struct storage *st, const char *key, const char *def)
@@ -369,6 +381,11 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 				goto done;
 		}
 	}
+	/* the secrets may live in a file of their own (the Debian package's /etc/svc/secrets.conf:
+	 * svc.conf stays a conffile that upgrades may replace, the generated secrets never are) */
+	file = get(st, "SVC_SECRETS_FILE", "");
+	if (*file && (err = read_file(st, file, errbuf, errmax)) < 0)
+		goto done;
 	err = SVC_E_INTERNAL;
 
 	c.jwt_secret = get(st, "JWT_SECRET", "");
@@ -483,8 +500,7 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 	*out = c;
 	return 0;
 done:
-	free(st->file);
-	free(st);
+	storage_free(st);
 	return err;
 }
 
@@ -492,10 +508,7 @@ void svc_config_dispose(struct svc_config *cfg)
 {
 	struct storage *st = cfg->storage;
 
-	if (st) {
-		free(st->file);
-		free(st);
-	}
+	storage_free(st);
 	memset(cfg, 0, sizeof *cfg);
 }
 

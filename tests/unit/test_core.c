@@ -349,7 +349,7 @@ static int load_with_file(const char *text, struct svc_config *cfg, char *errbuf
 {
 	static const char *const names[] = { "JWT_SECRET", "SVC_DATA_DIR", "JWT_ISSUER", "SVC_AI_PROTOCOL",
 					     "JWT_ACCESS_TOKEN_EXPIRES_IN", "SVC_DB_PORT", "SVC_DB_TIMEOUT",
-					     "SVC_DB_CONNECT_TIMEOUT", NULL };
+					     "SVC_DB_CONNECT_TIMEOUT", "SVC_DB_PASSWORD", "SVC_SECRETS_FILE", NULL };
 	char path[] = "/tmp/svc-config-XXXXXX";
 	char *saved_cfg = getenv("SVC_CONFIG") ? strdup(getenv("SVC_CONFIG")) : NULL;
 	char *saved[12] = { 0 };
@@ -379,6 +379,29 @@ static int load_with_file(const char *text, struct svc_config *cfg, char *errbuf
 	free(saved_cfg);
 	unlink(path);
 	return err;
+}
+
+/* SVC_SECRETS_FILE: a second file, read after SVC_CONFIG, whose settings win; a missing one is an error. */
+static void test_config_secrets_file(void)
+{
+	struct svc_config cfg;
+	char errbuf[256], secrets[] = "/tmp/svc-secrets-XXXXXX", text[512];
+	int fd = mkstemp(secrets);
+	FILE *f;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("JWT_SECRET=fedcba9876543210fedcba9876543210\nSVC_DB_PASSWORD=from-secrets\n", f);
+	fclose(f);
+	snprintf(text, sizeof text, "SVC_DATA_DIR=/tmp/x\nSVC_DB_PASSWORD=from-main\nSVC_SECRETS_FILE=%s\n", secrets);
+	CU_ASSERT_EQUAL(load_with_file(text, &cfg, errbuf, sizeof errbuf), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.jwt_secret, "fedcba9876543210fedcba9876543210");
+	CU_ASSERT_STRING_EQUAL(cfg.db_password, "from-secrets");
+	CU_ASSERT_STRING_EQUAL(cfg.data_dir, "/tmp/x");
+	svc_config_dispose(&cfg);
+	unlink(secrets);
+	CU_ASSERT_EQUAL(load_with_file(text, &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, secrets));
 }
 
 static void test_config_file_and_required(void)
@@ -558,6 +581,7 @@ SVC_TEST_SUITE(core_suite)
 	CU_add_test(s, "test_util_time_format", test_util_time_format);
 	CU_add_test(s, "test_config_durations", test_config_durations);
 	CU_add_test(s, "test_config_file_and_required", test_config_file_and_required);
+	CU_add_test(s, "test_config_secrets_file", test_config_secrets_file);
 	CU_add_test(s, "test_json_parse_object", test_json_parse_object);
 	CU_add_test(s, "test_json_validate_fields", test_json_validate_fields);
 	CU_add_test(s, "test_err_table", test_err_table);
