@@ -1,6 +1,7 @@
 /* svc-projects.c: the FastCGI responder for projects, files, versions, publishing, chats, workspaces, folders, thumbnails and direct save. */
 #include "api/api.h"
 #include "api/api_agent.h"
+#include "api/api_integrations.h"
 #include "api/api_web.h"
 
 static const struct svc_route routes[] = {
@@ -26,6 +27,22 @@ static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/domains/project/:projectId", svc_api_domains_add, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_domains_add_body },
 	{ SVC_POST, "/api/domains/:domainId/verify", svc_api_domains_verify, SVC_R_AUTH, 0, NULL },
 	{ SVC_DELETE, "/api/domains/:domainId", svc_api_domains_delete, SVC_R_AUTH, 0, NULL },
+	{ SVC_POST, "/api/integrations/admin/enabled/bulk", svc_api_integrations_enabled_bulk, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_integrations_bulk_body },
+	{ SVC_POST, "/api/integrations/admin/platform-enabled/bulk", svc_api_integrations_platform_enabled_bulk, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_integrations_bulk_body },
+	{ SVC_GET, "/api/integrations/admin/oauth-apps", svc_api_integrations_app_list, SVC_R_AUTH, 0, NULL },
+	{ SVC_POST, "/api/integrations/admin/oauth-apps", svc_api_integrations_app_upsert, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_integrations_app_upsert_body },
+	{ SVC_DELETE, "/api/integrations/admin/oauth-apps/:appId", svc_api_integrations_app_delete, SVC_R_AUTH, 0, NULL },
+	{ SVC_POST, "/api/integrations/admin/credentials", svc_api_integrations_cred_upsert, SVC_R_AUTH | SVC_R_JSON, 256 * 1024, &svc_api_integrations_cred_upsert_body },
+	{ SVC_GET, "/api/integrations/admin/credentials/:integration", svc_api_integrations_cred_get, SVC_R_AUTH, 0, NULL },
+	{ SVC_DELETE, "/api/integrations/admin/credentials/:integration", svc_api_integrations_cred_delete, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/integrations/admin/audit", svc_api_integrations_audit, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/integrations/oauth/callback", svc_api_integrations_callback, 0, 0, NULL },
+	{ SVC_GET, "/api/integrations/:integration/connect", svc_api_integrations_connect, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/integrations/:integration/connection", svc_api_integrations_connection_get, SVC_R_AUTH, 0, NULL },
+	{ SVC_DELETE, "/api/integrations/:integration/connection", svc_api_integrations_connection_delete, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/integrations", svc_api_integrations_list, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/integrations/:integration", svc_api_integrations_get, SVC_R_AUTH, 0, NULL },
+	{ SVC_PUT, "/api/workspaces/:wid/integrations/:integration", svc_api_integrations_ws_set, SVC_R_AUTH | SVC_R_JSON, 4 * 1024, &svc_api_integrations_ws_set_body },
 	{ SVC_PATCH, "/api/admin/workspaces/:wid", svc_api_admin_workspace_update, SVC_R_AUTH | SVC_R_JSON, 4 * 1024, &svc_api_admin_workspace_update_body },
 	{ SVC_POST, "/api/projects/:id/restore", svc_api_projects_restore, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/duplicate", svc_api_projects_duplicate, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_projects_duplicate_body },

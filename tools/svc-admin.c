@@ -1,4 +1,4 @@
-/* svc-admin.c: operator commands: grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; backup and restore (backup.c). */
+/* svc-admin.c: operator commands: grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; backup and restore (backup.c); import the integrations catalogue. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "project/domains.h"
 #include "backup.h"
+#include "project/integ.h"
 
 static int usage(void)
 {
@@ -17,7 +18,8 @@ static int usage(void)
 			"       svc-admin set-plan WORKSPACE_ID free|pro|business\n"
 			"       svc-admin write-sites\n"
 			"       svc-admin backup DIR\n"
-			"       svc-admin restore DIR\n");
+			"       svc-admin restore DIR\n"
+			"       svc-admin import-catalog FILE\n");
 	return 2;
 }
 
@@ -55,6 +57,47 @@ static int write_sites(void)
 	}
 	svc_db_close(db);
 	svc_config_dispose(&cfg);
+	return rc;
+}
+
+/* svc-admin import-catalog FILE: loads the integrations catalogue (svc_integ_import, idempotent); 0 or 1. */
+static int import_catalog(const char *path)
+{
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	struct svc_buf text;
+	char chunk[65536], why[256];
+	size_t n, count = 0;
+	FILE *f;
+	int rc = 1;
+
+	svc_buf_init(&text, 64u * 1024 * 1024);
+	if (!(f = fopen(path, "rb"))) {
+		fprintf(stderr, "svc-admin: cannot open %s\n", path);
+		return 1;
+	}
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		if (svc_buf_add(&text, chunk, n) < 0)
+			break;
+	if (ferror(f) || !feof(f)) {
+		fprintf(stderr, "svc-admin: cannot read %s (or it is over 64 MiB)\n", path);
+		fclose(f);
+		goto out;
+	}
+	fclose(f);
+	if (open_db(&cfg, &db))
+		goto out;
+	if (svc_integ_import(db, svc_buf_str(&text), text.len, &count, why, sizeof why) < 0) {
+		fprintf(stderr, "svc-admin: the catalogue was not imported: %s\n", *why ? why : "see the log");
+	} else {
+		svc_log_info("svc-admin: imported %zu integrations from %s", count, path);
+		printf("%zu integrations imported\n", count);
+		rc = 0;
+	}
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+out:
+	svc_buf_dispose(&text);
 	return rc;
 }
 
@@ -117,6 +160,8 @@ int main(int argc, char **argv)
 		return svc_backup_run(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "restore") == 0)
 		return svc_restore_run(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "import-catalog") == 0)
+		return import_catalog(argv[2]);
 	if (argc != 3)
 		return usage();
 	if (strcmp(argv[1], "grant-platform-admin") == 0)

@@ -39,6 +39,8 @@ enum svc_action {
 	/* custom domains and plans (lib/api/api_domains.c) */
 	SVC_ACT_DOMAINS,         /* add, verify, remove a project's custom domains: workspace admin or higher */
 	SVC_ACT_WS_PLAN,         /* change a workspace's plan: platform admins only */
+	/* integrations (lib/api/api_integrations.c) */
+	SVC_ACT_INTEG_ADMIN,     /* the integration admin endpoints, xray: platform admins only (spec "Authentication" 10) */
 	SVC_ACT__MAX
 };
 

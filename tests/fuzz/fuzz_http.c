@@ -21,6 +21,7 @@
 #include "api/api.h"
 #include "api/api_agent.h"
 #include "api/api_auth.h"
+#include "api/api_integrations.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,6 +40,8 @@ static const struct svc_body *const bodies[] = {
 	&svc_api_folders_create_body, &svc_api_folders_update_body, &svc_api_direct_save_body,
 	&svc_api_chat_send_body, &svc_api_build_settings_put_body, &svc_api_domains_add_body,
 	&svc_api_admin_workspace_update_body,
+	&svc_api_integrations_ws_set_body, &svc_api_integrations_bulk_body, &svc_api_integrations_app_upsert_body,
+	&svc_api_integrations_cred_upsert_body,
 };
 #define NBODIES (sizeof bodies / sizeof bodies[0])
 

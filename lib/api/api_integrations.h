@@ -1,0 +1,34 @@
+/* api_integrations.h: the handlers of integrations: the catalogue, workspace enablement, the platform admin endpoints and their audit log (docs/api.md "Integrations"). */
+#ifndef SVC_API_INTEGRATIONS_H
+#define SVC_API_INTEGRATIONS_H
+
+#include "http/http.h"
+
+/*
+ * Handlers, answering as docs/api.md "Integrations" describes; the statuses
+ * each gives besides the router's are listed at its definition in
+ * lib/api/api_integrations.c. The admin ones answer 403 to anyone but a
+ * platform admin (spec "Authentication" 10).
+ */
+enum svc_err svc_api_integrations_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_ws_set(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_enabled_bulk(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_platform_enabled_bulk(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_app_upsert(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_app_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_app_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_cred_upsert(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_cred_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_cred_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_audit(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_connect(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_connection_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_connection_delete(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_integrations_ws_set_body;
+extern const struct svc_body svc_api_integrations_bulk_body;
+extern const struct svc_body svc_api_integrations_app_upsert_body;
+extern const struct svc_body svc_api_integrations_cred_upsert_body;
+
+#endif
