@@ -12,21 +12,29 @@
 
 #define SUMMARY_PREFIX "(Summary of the earlier conversation)\n"
 
-/* The latest compaction summary of a chat: the event id it covers (0 = none) and its text (may be NULL). */
-static void latest_summary(struct svc_db *db, const char *chat_id, int64_t *out_up_to, char **out_text)
+/*
+ * The latest compaction summary of a chat: the event id it covers (0 = none)
+ * and its text (may be NULL; malloc'd). Returns 0 or the DB error (a chat
+ * that cannot be read is not a chat without a summary).
+ */
+static int latest_summary(struct svc_db *db, const char *chat_id, int64_t *out_up_to, char **out_text)
 {
 	struct svc_dbv p = svc_dbv_str(chat_id);
 	struct svc_rows *rows = NULL;
 	uint64_t id;
+	int err;
 
 	*out_up_to = 0;
 	*out_text = NULL;
-	if (svc_db_run(db, STMT_AGENT_SUMMARY_LATEST, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1 &&
+	if ((err = svc_db_run(db, STMT_AGENT_SUMMARY_LATEST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	if (rows && rows->nrows == 1 &&
 	    svc_parse_u64(svc_rows_get(rows, 0, SMCOL_UP_TO), (uint64_t)INT64_MAX, &id) == 0) {
 		*out_up_to = (int64_t)id;
 		*out_text = svc_rows_get(rows, 0, SMCOL_SUMMARY) ? strdup(svc_rows_get(rows, 0, SMCOL_SUMMARY)) : NULL;
 	}
 	svc_rows_free(rows);
+	return 0;
 }
 
 static void add_message(struct json_object *arr, const char *role, const char *text)
@@ -187,7 +195,7 @@ static size_t hist_trim_images(struct json_object *arr)
  * *out_chars gets the characters of it all (an image counts as
  * IMAGE_TOKENS * 4), for the context estimate.
  */
-struct json_object *svc_agent_history_load(struct svc_db *db, const char *chat_id, size_t *out_chars)
+int svc_agent_history_load(struct svc_db *db, const char *chat_id, struct json_object **out, size_t *out_chars)
 {
 	struct svc_dbv p[2];
 	struct svc_rows *rows = NULL;
@@ -196,10 +204,12 @@ struct json_object *svc_agent_history_load(struct svc_db *db, const char *chat_i
 	char *summary = NULL, msg[64];
 	int64_t after;
 	size_t r;
+	int err;
 
 	memset(&h, 0, sizeof h);
+	if ((err = latest_summary(db, chat_id, &after, &summary)) < 0)
+		return err;
 	h.arr = json_object_new_array();
-	latest_summary(db, chat_id, &after, &summary);
 	if (summary) {
 		svc_buf_init(&b, 8 * 1024 * 1024);
 		if (svc_buf_adds(&b, SUMMARY_PREFIX) == 0 && svc_buf_adds(&b, summary) == 0) {
@@ -211,9 +221,11 @@ struct json_object *svc_agent_history_load(struct svc_db *db, const char *chat_i
 	}
 	p[0] = svc_dbv_str(chat_id);
 	p[1] = svc_dbv_i64(after);
-	if (svc_db_run(db, STMT_AGENT_HISTORY_AFTER, p, 2, &rows, NULL) < 0 || !rows)
-		goto done;
-	for (r = 0; r < rows->nrows; r++) {
+	if ((err = svc_db_run(db, STMT_AGENT_HISTORY_AFTER, p, 2, &rows, NULL)) < 0) {
+		json_object_put(h.arr);
+		return err;
+	}
+	for (r = 0; rows && r < rows->nrows; r++) {
 		struct json_object *ev = NULL, *att = NULL, *images = NULL;
 		const char *type = svc_rows_get(rows, r, HCOL_TYPE), *payload = svc_rows_get(rows, r, HCOL_PAYLOAD), *text;
 
@@ -248,11 +260,11 @@ struct json_object *svc_agent_history_load(struct svc_db *db, const char *chat_i
 		json_object_put(ev);
 	}
 	hist_close(&h);
-done:
 	svc_rows_free(rows);
 	h.chars += hist_trim_images(h.arr);
+	*out = h.arr;
 	*out_chars = h.chars;
-	return h.arr;
+	return 0;
 }
 
 /* The tokens the last request of the chat used (from its stored session.usage_info after `after`), or -1. */
@@ -277,17 +289,20 @@ static int64_t last_usage(struct svc_db *db, const char *chat_id, int64_t after)
 	return n;
 }
 
-int64_t svc_agent_history_last_event(struct svc_db *db, const char *chat_id)
+int svc_agent_history_last_event(struct svc_db *db, const char *chat_id, int64_t *out)
 {
 	struct svc_dbv p = svc_dbv_str(chat_id);
 	struct svc_rows *rows = NULL;
 	uint64_t id = 0;
+	int err;
 
-	if (svc_db_run(db, STMT_AGENT_LAST_EVENT_ID, &p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1 &&
-	    svc_parse_u64(svc_rows_get(rows, 0, LECOL_ID), (uint64_t)INT64_MAX, &id) < 0)
+	if ((err = svc_db_run(db, STMT_AGENT_LAST_EVENT_ID, &p, 1, &rows, NULL)) < 0)
+		return err;
+	if (rows && rows->nrows == 1 && svc_parse_u64(svc_rows_get(rows, 0, LECOL_ID), (uint64_t)INT64_MAX, &id) < 0)
 		id = 0;
 	svc_rows_free(rows);
-	return (int64_t)id;
+	*out = (int64_t)id;
+	return 0;
 }
 
 /*
@@ -313,7 +328,8 @@ int svc_agent_compact(struct svc_db *db, const char *chat_id, struct svc_agent_t
 
 	if (window <= 0 || json_object_array_length(*history) == 0)
 		return 0;
-	latest_summary(db, chat_id, &after, &old);
+	if ((err = latest_summary(db, chat_id, &after, &old)) < 0)
+		return err;
 	free(old);
 	est = last_usage(db, chat_id, after);
 	if (est < (int64_t)(history_chars / 4))

@@ -20,13 +20,18 @@
  * results (ids renumbered h1, h2, ...; a call without a result gets an error
  * result), the assistants' final messages. *out_chars gets the characters of
  * it all (an image counts as 1600 tokens, 4 characters each), for the
- * context estimate. Returns a new array the caller puts; an empty one when
- * the timeline cannot be read. Never NULL.
+ * context estimate. On success *out gets a new array the caller puts.
+ * Returns 0, or the DB error of either query (SVC_E_UNAVAILABLE for a
+ * stalled or lost database): a turn must not run without its history
+ * (bench/README.md "Soak" found one that did), so callers answer 503 or retry.
  */
-struct json_object *svc_agent_history_load(struct svc_db *db, const char *chat_id, size_t *out_chars);
+int svc_agent_history_load(struct svc_db *db, const char *chat_id, struct json_object **out, size_t *out_chars);
 
-/* The id of the newest event of chat `chat_id`'s timeline, 0 when it has none or cannot be read. */
-int64_t svc_agent_history_last_event(struct svc_db *db, const char *chat_id);
+/*
+ * The id of the newest event of chat `chat_id`'s timeline into *out (0 when
+ * it has none). Returns 0 or a DB error (*out untouched).
+ */
+int svc_agent_history_last_event(struct svc_db *db, const char *chat_id, int64_t *out);
 
 /*
  * Compaction of chat `chat_id` before turn `at` runs: when the next request

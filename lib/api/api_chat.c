@@ -528,8 +528,10 @@ static int stream_turn(struct svc_req *req, struct svc_resp *resp, struct turn_s
 		if ((err = svc_db_run(t.db, STMT_AGENT_CHAT_SET_MODE, p, 2, NULL, NULL)) < 0)
 			goto done;
 	}
-	history = svc_agent_history_load(t.db, t.chat_id, &hchars);
-	up_to = svc_agent_history_last_event(t.db, t.chat_id);
+	/* a timeline that cannot be read is a 503 (Retry-After), never a turn without its history */
+	if ((err = svc_agent_history_load(t.db, t.chat_id, &history, &hchars)) < 0 ||
+	    (err = svc_agent_history_last_event(t.db, t.chat_id, &up_to)) < 0)
+		goto done;
 	if ((err = store_user_message(&t, sp)) < 0)
 		goto done;
 	if (svc_sse_begin(resp) < 0)
@@ -873,11 +875,14 @@ int svc_chat_job_first_prompt(void *ctx, const struct svc_job *job, char *errmsg
 		goto done;
 	}
 	locked = 1;
-	history = svc_agent_history_load(db, t.chat_id, &hchars);
+	if ((err = svc_agent_history_load(db, t.chat_id, &history, &hchars)) < 0 ||
+	    (err = svc_agent_history_last_event(db, t.chat_id, &up_to)) < 0) {
+		snprintf(errmsg, errmax, "the chat's timeline cannot be read: %s", svc_err_code(err));
+		goto done; /* run again later (lib/db/jobs.h), never without the history */
+	}
 	/* the queued user.message is already stored: it is the last history entry; the agent adds it itself */
 	if (json_object_array_length(history) > 0)
 		json_object_array_del_idx(history, json_object_array_length(history) - 1, 1);
-	up_to = svc_agent_history_last_event(db, t.chat_id);
 	t.last_heartbeat_ms = t.last_stop_poll_ms = svc_mono_ms();
 	turn_body(&t, &sp, &prov, &history, hchars, up_to, dir);
 	err = 0;

@@ -13,9 +13,11 @@
 #include <curl/curl.h>
 
 #include "agent/agent.h"
+#include "agent/history.h"
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/util.h"
+#include "db/db.h"
 #include "unit.h"
 
 /* ---- recording callbacks ---- */
@@ -1427,11 +1429,58 @@ static void test_agent_mode_lookup_refuses_malformed_tables(void)
 	}
 }
 
+/*
+ * A timeline that cannot be read is an error, not an empty history (the soak
+ * of bench/README.md saw a turn run without its history and end as a
+ * success): the connection dies inside a transaction, so lib/db does not
+ * reconnect, and both reads answer SVC_E_UNAVAILABLE with *out untouched.
+ */
+static void test_agent_history_db_error_propagates(void)
+{
+	const char *chat = "00000000-0000-4000-8000-0000000c4a70";
+	struct json_object *hist = (struct json_object *)&hist;
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	char errbuf[256];
+	size_t chars = 77;
+	int64_t last = -5;
+
+	if (!getenv("SVC_CONFIG") && !getenv("SVC_DB_SOCKET")) {
+		CU_ASSERT_PTR_NULL(getenv("SVC_TEST_REQUIRE_DB"));
+		return;
+	}
+	CU_ASSERT_FATAL(svc_config_load(&cfg, errbuf, sizeof errbuf) == 0);
+	CU_ASSERT_FATAL(svc_db_open(&cfg, &db) == 0);
+	/* with the database answering: an unknown chat has an empty history */
+	CU_ASSERT_EQUAL(svc_agent_history_load(db, chat, &hist, &chars), 0);
+	CU_ASSERT_FATAL(hist != NULL && hist != (struct json_object *)&hist);
+	CU_ASSERT_EQUAL(json_object_array_length(hist), 0);
+	CU_ASSERT_EQUAL(chars, 0);
+	json_object_put(hist);
+	CU_ASSERT_EQUAL(svc_agent_history_last_event(db, chat, &last), 0);
+	CU_ASSERT_EQUAL(last, 0);
+	/* the connection dies inside a transaction */
+	CU_ASSERT_EQUAL_FATAL(svc_db_begin(db), 0);
+	svc_db_exec_script(db, "KILL CONNECTION_ID()");
+	hist = NULL;
+	last = -5;
+	CU_ASSERT_EQUAL(svc_agent_history_load(db, chat, &hist, &chars), SVC_E_UNAVAILABLE);
+	CU_ASSERT_PTR_NULL(hist);
+	CU_ASSERT_EQUAL(svc_agent_history_last_event(db, chat, &last), SVC_E_UNAVAILABLE);
+	CU_ASSERT_EQUAL(last, -5);
+	svc_db_rollback(db);
+	/* and after the transaction, the next statement connects again */
+	CU_ASSERT_EQUAL(svc_agent_history_last_event(db, chat, &last), 0);
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+}
+
 SVC_TEST_SUITE(agent)
 {
 	CU_pSuite s = CU_add_suite("agent", NULL, agent_suite_cleanup);
 
 	CU_add_test(s, "test_agent_sse_whole_stream", test_agent_sse_whole_stream);
+	CU_add_test(s, "test_agent_history_db_error_propagates", test_agent_history_db_error_propagates);
 	CU_add_test(s, "test_agent_sse_byte_by_byte", test_agent_sse_byte_by_byte);
 	CU_add_test(s, "test_agent_sse_random_splits", test_agent_sse_random_splits);
 	CU_add_test(s, "test_agent_sse_overlong_line", test_agent_sse_overlong_line);
