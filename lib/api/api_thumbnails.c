@@ -94,9 +94,14 @@ done:
 }
 
 /*
- * POST /thumbnails/:projectId/regenerate[?renderer=auto|fallback]: renders now
- * (Chromium unless renderer=fallback, the generated image when it fails):
- * 200 {projectId, source, reason, etag, url, width, height}; 400 renderer; 401; 403; 404.
+ * POST /thumbnails/:projectId/regenerate[?renderer=auto|fallback]: with
+ * renderer=fallback the generated image is stored now (no Chromium, a few
+ * milliseconds): 200 {projectId, source, reason, etag, url, width, height}.
+ * With auto (the default) a Chromium render is queued for svc-worker (one
+ * waiting per project) and the answer comes at once, never after a render:
+ * 202 {projectId, status: "queued", source, etag, url, width, height}
+ * describing the thumbnail served until the render is stored (source and
+ * etag null when there is none yet). 400 renderer; 401; 403; 404.
  */
 enum svc_err svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp *resp)
 {
@@ -106,32 +111,44 @@ enum svc_err svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp 
 	struct json_object *body;
 	char renderer[16] = "auto", pdir[2048], why[256], source[16], etag[35], *data = NULL;
 	size_t len = 0;
-	enum svc_thumb_source src;
-	int err, q;
+	enum svc_thumb_source src = SVC_THUMB_FALLBACK;
+	int err, q, queued;
 
 	if ((q = svc_req_query(req, "renderer", renderer, sizeof renderer)) < 0 ||
 	    (q && strcmp(renderer, "auto") != 0 && strcmp(renderer, "fallback") != 0))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "renderer", "renderer must be auto or fallback");
 	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
-	if ((err = svc_project_dir(cfg, id, pdir, sizeof pdir)) < 0 ||
-	    (err = svc_thumbnail_render(cfg, id, svc_rows_get(rows, 0, PCOL_NAME), pdir, strcmp(renderer, "auto") == 0,
-					&src, why, sizeof why)) < 0 ||
-	    (err = svc_thumbnail_set_url(req->ctx->db, cfg, id)) < 0 ||
-	    (err = thumb_read(cfg, id, &data, &len, source)) < 0 ||
-	    (err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+	queued = strcmp(renderer, "auto") == 0;
+	if (queued)
+		err = svc_thumbnail_request(req->ctx->db, id); /* svc-worker renders it (SVC_JOB_THUMBNAIL) */
+	else if ((err = svc_project_dir(cfg, id, pdir, sizeof pdir)) == 0 &&
+		 (err = svc_thumbnail_render(cfg, id, svc_rows_get(rows, 0, PCOL_NAME), pdir, 0, &src, why,
+					     sizeof why)) == 0)
+		err = svc_thumbnail_set_url(req->ctx->db, cfg, id);
+	if (err < 0 || (err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
 		goto done;
-	if ((err = thumb_etag(data, len, etag)) < 0)
+	/* the thumbnail served now: the new one, or (queued) the one served until the render is stored */
+	err = thumb_read(cfg, id, &data, &len, source);
+	if (err == SVC_E_NOT_FOUND && queued)
+		err = 0;
+	else if (err < 0 || (err = thumb_etag(data, len, etag)) < 0)
 		goto done;
 	body = json_object_new_object();
 	json_object_object_add(body, "projectId", json_object_new_string(id));
-	json_object_object_add(body, "source", json_object_new_string(svc_thumbnail_source_name(src)));
-	svc_json_add_str(body, "reason", src == SVC_THUMB_FALLBACK ? why : NULL);
-	json_object_object_add(body, "etag", json_object_new_string(etag));
+	if (queued) {
+		json_object_object_add(body, "status", json_object_new_string("queued"));
+		svc_json_add_str(body, "source", data ? source : NULL);
+		svc_json_add_str(body, "etag", data ? etag : NULL);
+	} else {
+		json_object_object_add(body, "source", json_object_new_string(svc_thumbnail_source_name(src)));
+		svc_json_add_str(body, "reason", why);
+		json_object_object_add(body, "etag", json_object_new_string(etag));
+	}
 	svc_json_add_str(body, "url", svc_rows_get(after, 0, PCOL_THUMBNAIL));
 	json_object_object_add(body, "width", json_object_new_int(SVC_THUMB_W));
 	json_object_object_add(body, "height", json_object_new_int(SVC_THUMB_H));
-	svc_resp_json(resp, 200, body);
+	svc_resp_json(resp, queued ? 202 : 200, body);
 done:
 	free(data);
 	svc_rows_free(after);
