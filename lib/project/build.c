@@ -1,4 +1,5 @@
 /* build.c: a package.json project's build (npm ci or install, then npm run build) inside bubblewrap, with limits. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -96,9 +97,7 @@ struct step {
 	const char *cmd[8]; /* the command inside the sandbox, NULL-terminated */
 };
 
-/* The bubblewrap command line of one step (docs/operations.md "The build sandbox"). */
-static size_t sandbox_args(const struct svc_build_opts *o, const char *dir, const struct step *s, const char *tmp_size,
-			   const char *uid, const char **argv)
+size_t svc_build_sandbox_base(const char *bwrap, const char *uid, const char **argv)
 {
 	static const char *const base[] = {
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -106,10 +105,30 @@ static size_t sandbox_args(const struct svc_build_opts *o, const char *dir, cons
 		"--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
 		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
 		"--proc", "/proc", "--dev", "/dev",
-		"--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/build/.svc-home",
+		"--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
+	};
+	size_t n = 0, i;
+
+	argv[n++] = bwrap;
+	for (i = 0; i < sizeof base / sizeof base[0]; i++)
+		argv[n++] = base[i];
+	argv[n++] = "--uid";
+	argv[n++] = uid;
+	argv[n++] = "--gid";
+	argv[n++] = uid;
+	assert(n <= SVC_SANDBOX_BASE_ARGS);
+	return n;
+}
+
+/* The bubblewrap command line of one step (docs/operations.md "The build sandbox"). */
+static size_t sandbox_args(const struct svc_build_opts *o, const char *dir, const struct step *s, const char *tmp_size,
+			   const char *uid, const char **argv)
+{
+	static const char *const base[] = {
+		"--setenv", "HOME", "/build/.svc-home",
 		"--setenv", "npm_config_cache", "/build/.svc-home/npm-cache", "--setenv", "npm_config_update_notifier",
 		"false", "--setenv", "npm_config_fund", "false", "--setenv", "npm_config_audit", "false",
-		"--setenv", "CI", "1", "--setenv", "LANG", "C.UTF-8",
+		"--setenv", "CI", "1",
 	};
 	/* name resolution and TLS for the registry, only in a step with the network */
 	static const char *const net[] = {
@@ -119,13 +138,9 @@ static size_t sandbox_args(const struct svc_build_opts *o, const char *dir, cons
 	};
 	size_t n = 0, i;
 
-	argv[n++] = o->bwrap;
+	n = svc_build_sandbox_base(o->bwrap, uid, argv);
 	for (i = 0; i < sizeof base / sizeof base[0]; i++)
 		argv[n++] = base[i];
-	argv[n++] = "--uid";
-	argv[n++] = uid;
-	argv[n++] = "--gid";
-	argv[n++] = uid;
 	argv[n++] = "--size";
 	argv[n++] = tmp_size;
 	argv[n++] = "--tmpfs";
@@ -150,30 +165,27 @@ static size_t sandbox_args(const struct svc_build_opts *o, const char *dir, cons
 	return n;
 }
 
-/*
- * In the child: limits, the build's user, the output pipe as stdout and
- * stderr, then bubblewrap. Never returns; when it cannot exec, it writes the
- * errno to `err_fd` (close-on-exec, so the parent reads nothing when the
- * exec worked).
- */
-static void exec_sandbox(const struct svc_build_opts *o, int out_fd, int err_fd, const char **argv)
+void svc_build_sandbox_exec(const char *bwrap, const struct svc_sandbox_limits *lim, int out_fd, int err_fd,
+			    const char **argv)
 {
 	static char *const envp[] = { "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
-	struct rlimit cpu = { o->cpu_secs, o->cpu_secs + 5 };
-	struct rlimit as = { (rlim_t)o->memory_mb << 20, (rlim_t)o->memory_mb << 20 };
-	struct rlimit np = { o->procs, o->procs }, core = { 0, 0 };
+	struct rlimit cpu = { lim->cpu_secs, lim->cpu_secs + 5 };
+	struct rlimit as = { (rlim_t)lim->memory_mb << 20, (rlim_t)lim->memory_mb << 20 };
+	struct rlimit np = { lim->procs, lim->procs }, core = { 0, 0 };
 	int devnull, e;
 
 	setsid();
-	if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(o->uid) < 0 || setuid(o->uid) < 0))
+	if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(lim->uid) < 0 || setuid(lim->uid) < 0))
 		goto fail;
-	if (setrlimit(RLIMIT_CPU, &cpu) < 0 || setrlimit(RLIMIT_AS, &as) < 0 || setrlimit(RLIMIT_NPROC, &np) < 0 ||
-	    setrlimit(RLIMIT_CORE, &core) < 0)
+	if ((lim->cpu_secs && setrlimit(RLIMIT_CPU, &cpu) < 0) || (lim->memory_mb && setrlimit(RLIMIT_AS, &as) < 0) ||
+	    (lim->procs && setrlimit(RLIMIT_NPROC, &np) < 0) || setrlimit(RLIMIT_CORE, &core) < 0)
 		goto fail;
-	devnull = open("/dev/null", O_RDONLY);
+	devnull = open("/dev/null", O_RDWR);
+	if (out_fd < 0)
+		out_fd = devnull;
 	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
 		goto fail;
-	/* nothing of the responder (its FastCGI socket, MariaDB) reaches the build */
+	/* nothing of the caller (a FastCGI socket, MariaDB) reaches the sandbox */
 	if (err_fd < 3 || dup2(err_fd, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
 		goto fail;
 	if (close_range(4, ~0U, 0) < 0) {
@@ -182,7 +194,7 @@ static void exec_sandbox(const struct svc_build_opts *o, int out_fd, int err_fd,
 			close((int)fd);
 	}
 	err_fd = 3;
-	execve(o->bwrap, (char *const *)argv, envp);
+	execve(bwrap, (char *const *)argv, envp);
 fail:
 	e = errno;
 	if (write(err_fd, &e, sizeof e) < 0)
@@ -214,8 +226,10 @@ static int run_step(const struct svc_build_opts *o, const char *dir, const struc
 		return SVC_E_INTERNAL;
 	}
 	pid = fork();
-	if (pid == 0)
-		exec_sandbox(o, fds[1], efds[1], argv);
+	if (pid == 0) {
+		struct svc_sandbox_limits lim = { o->uid, o->cpu_secs, o->memory_mb, o->procs };
+		svc_build_sandbox_exec(o->bwrap, &lim, fds[1], efds[1], argv);
+	}
 	close(fds[1]);
 	close(efds[1]);
 	if (pid > 0 && read(efds[0], &child_errno, sizeof child_errno) > 0) {

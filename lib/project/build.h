@@ -55,4 +55,40 @@ typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
 int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg, char *why,
 		  size_t why_max);
 
+/* ---- the sandbox, shared with the thumbnails' Chromium (lib/project/thumbnail.c) ---- */
+
+#define SVC_SANDBOX_BASE_ARGS 40 /* entries svc_build_sandbox_base() writes at most */
+
+/*
+ * Writes the start of every svc bubblewrap command line into argv (at most
+ * SVC_SANDBOX_BASE_ARGS entries; argv[0] is `bwrap`): its own user, PID, IPC,
+ * UTS and cgroup namespaces, a new session, death with its parent, the
+ * host's /usr read-only (with the /lib, /lib64, /bin and /sbin links), a
+ * fresh /proc and /dev, an empty environment but PATH and LANG, and `uid`
+ * (decimal text, borrowed) as the user and group inside. No other file of
+ * the host is there: the caller adds its own mounts and, last,
+ * "--remount-ro / -- <command>". Returns the number of entries written.
+ */
+size_t svc_build_sandbox_base(const char *bwrap, const char *uid, const char **argv);
+
+/* What the sandboxed process may use; 0 is "no limit" for each limit. */
+struct svc_sandbox_limits {
+	unsigned uid;       /* the user it runs as when the caller is root (setuid before bwrap) */
+	unsigned cpu_secs;  /* RLIMIT_CPU of each process */
+	unsigned memory_mb; /* RLIMIT_AS of each process, MiB */
+	unsigned procs;     /* RLIMIT_NPROC of the user */
+};
+
+/*
+ * For a child just forked: a new session, the user lim->uid (groups dropped)
+ * when running as root, the limits of `lim`, no core files, stdin from
+ * /dev/null, stdout and stderr to `out_fd` (-1: /dev/null), every other
+ * descriptor closed, then execve of `bwrap` with `argv` and an environment of
+ * PATH and LANG only. Never returns: when it cannot exec, it writes errno
+ * (an int) to `err_fd`, which must be close-on-exec (the parent reads
+ * nothing when the exec worked), and exits 127.
+ */
+void svc_build_sandbox_exec(const char *bwrap, const struct svc_sandbox_limits *lim, int out_fd, int err_fd,
+			    const char **argv) __attribute__((noreturn));
+
 #endif

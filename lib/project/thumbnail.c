@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "core/json.h"
 #include "db/jobs.h"
 #include "core/log.h"
+#include "project/build.h"
 #include "project/thumbnail.h"
 #include "core/util.h"
 
@@ -381,13 +381,94 @@ static int wait_until(pid_t pid, int64_t deadline_ms)
 	}
 }
 
-extern char **environ;
-
-int svc_thumbnail_chromium(const char *chromium, const char *dir, long timeout_ms, unsigned char **out,
-			   size_t *out_len, char *why, size_t whymax)
+/* Whether `prog` (a path, or a name looked up in the sandbox's PATH) exists as a program. */
+static int program_exists(const char *prog)
 {
-	char tmp[] = "/tmp/svc-thumb-XXXXXX", shot[64], profile[64], a_shot[96], a_profile[96], a_proxy[64], index_path[2100];
-	char home[64], xdg[96];
+	static const char *const dirs[] = { "/usr/local/bin", "/usr/bin", "/bin" };
+	char path[1024];
+	size_t i;
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dirs[i], prog);
+		if (access(path, X_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Starts Chromium inside bubblewrap (svc_build_sandbox_base(): /usr
+ * read-only, the fonts' settings, `tmp` as /out for the profile and the
+ * screenshot, nothing else of the host), as `uid` when running as root, with
+ * its own sandbox on. The network namespace is the host's, so Chromium
+ * reaches `proxy` (its only way out, see serve()). *out_pid gets the
+ * process, the leader of its own process group. Returns 0 or the errno of
+ * a failed start.
+ */
+static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromium, const char *tmp,
+			  const char *proxy, pid_t *out_pid)
+{
+	static const char *const mounts[] = {
+		"--tmpfs", "/tmp", "--ro-bind-try", "/etc/fonts", "/etc/fonts",
+		"--ro-bind-try", "/etc/chromium.d", "/etc/chromium.d",
+		"--setenv", "HOME", "/out", "--setenv", "XDG_CONFIG_HOME", "/out",
+	};
+	static const char *const flags[] = {
+		"--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
+		"--no-first-run", "--no-default-browser-check", "--disable-extensions",
+		"--disable-background-networking", "--disable-sync", "--disable-component-update",
+		"--disable-features=Translate,MediaRouter,OptimizationHints", "--user-data-dir=/out/profile",
+		"--window-size=1200,630", "--proxy-bypass-list=<-loopback>", "--virtual-time-budget=3000",
+		"--screenshot=/out/shot.png",
+	};
+	const char *argv[SVC_SANDBOX_BASE_ARGS + 48];
+	char uid[16];
+	size_t n, i;
+	int efds[2], child_errno = 0;
+	pid_t pid;
+
+	snprintf(uid, sizeof uid, "%u", sb->uid);
+	n = svc_build_sandbox_base(sb->bwrap, uid, argv);
+	for (i = 0; i < sizeof mounts / sizeof mounts[0]; i++)
+		argv[n++] = mounts[i];
+	argv[n++] = "--bind";
+	argv[n++] = tmp;
+	argv[n++] = "/out";
+	argv[n++] = "--remount-ro";
+	argv[n++] = "/";
+	argv[n++] = "--";
+	argv[n++] = chromium;
+	for (i = 0; i < sizeof flags / sizeof flags[0]; i++)
+		argv[n++] = flags[i];
+	argv[n++] = proxy;
+	argv[n++] = "http://" PAGE_HOST "/index.html";
+	argv[n] = NULL;
+	if (pipe2(efds, O_CLOEXEC) < 0)
+		return errno;
+	pid = fork();
+	if (pid == 0) {
+		struct svc_sandbox_limits lim = { sb->uid, 0, 0, 0 }; /* Chromium reserves terabytes of address space */
+		svc_build_sandbox_exec(sb->bwrap, &lim, -1, efds[1], argv);
+	}
+	close(efds[1]);
+	if (pid < 0)
+		child_errno = errno;
+	else if (read(efds[0], &child_errno, sizeof child_errno) > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	close(efds[0]);
+	if (child_errno)
+		return child_errno;
+	*out_pid = pid;
+	return 0;
+}
+
+int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir,
+			   long timeout_ms, unsigned char **out, size_t *out_len, char *why, size_t whymax)
+{
+	char tmp[] = "/tmp/svc-thumb-XXXXXX", shot[64], a_proxy[64], index_path[2100];
 	struct sockaddr_in addr;
 	socklen_t alen = sizeof addr;
 	unsigned char *rgb = NULL, *small = NULL;
@@ -395,8 +476,6 @@ int svc_thumbnail_chromium(const char *chromium, const char *dir, long timeout_m
 	int lfd = -1, err = SVC_E_UNAVAILABLE, rc, made_tmp = 0;
 	pid_t server = -1, pid = -1;
 	int64_t deadline = svc_mono_ms() + timeout_ms;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
 	struct stat st;
 
 	snprintf(why, whymax, "chromium failed");
@@ -405,13 +484,23 @@ int svc_thumbnail_chromium(const char *chromium, const char *dir, long timeout_m
 		snprintf(why, whymax, "the project has no index.html");
 		return SVC_E_NOT_FOUND;
 	}
+	if (!program_exists(chromium)) {
+		snprintf(why, whymax, "chromium could not be started (%s is not installed)", chromium);
+		return SVC_E_UNAVAILABLE;
+	}
+	if (access(sb->bwrap, X_OK) != 0) {
+		snprintf(why, whymax, "chromium could not be started (no bubblewrap at %s)", sb->bwrap);
+		return SVC_E_UNAVAILABLE;
+	}
 	if (!mkdtemp(tmp))
 		return SVC_E_INTERNAL;
 	made_tmp = 1;
+	/* the sandbox's user writes the profile and the screenshot there, and nothing else */
+	if (geteuid() == 0 && chown(tmp, sb->uid, sb->uid) < 0) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
 	snprintf(shot, sizeof shot, "%s/shot.png", tmp);
-	snprintf(profile, sizeof profile, "%s/profile", tmp);
-	snprintf(home, sizeof home, "HOME=%s", tmp);
-	snprintf(xdg, sizeof xdg, "XDG_CONFIG_HOME=%s", tmp);
 
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	memset(&addr, 0, sizeof addr);
@@ -432,55 +521,8 @@ int svc_thumbnail_chromium(const char *chromium, const char *dir, long timeout_m
 		_exit(0);
 	}
 
-	snprintf(a_shot, sizeof a_shot, "--screenshot=%s", shot);
-	snprintf(a_profile, sizeof a_profile, "--user-data-dir=%s", profile);
 	snprintf(a_proxy, sizeof a_proxy, "--proxy-server=http://127.0.0.1:%u", (unsigned)ntohs(addr.sin_port));
-	{
-		char *argv[32];
-		char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", home, xdg, "LANG=C.UTF-8", NULL };
-		int n = 0, devnull;
-		argv[n++] = (char *)chromium;
-		argv[n++] = "--headless=new";
-		if (geteuid() == 0)
-			argv[n++] = "--no-sandbox"; /* Chromium refuses to run as root with its sandbox */
-		argv[n++] = "--disable-gpu";
-		argv[n++] = "--disable-dev-shm-usage";
-		argv[n++] = "--hide-scrollbars";
-		argv[n++] = "--mute-audio";
-		argv[n++] = "--no-first-run";
-		argv[n++] = "--no-default-browser-check";
-		argv[n++] = "--disable-extensions";
-		argv[n++] = "--disable-background-networking";
-		argv[n++] = "--disable-sync";
-		argv[n++] = "--disable-component-update";
-		argv[n++] = "--disable-features=Translate,MediaRouter,OptimizationHints";
-		argv[n++] = a_profile;
-		argv[n++] = "--window-size=1200,630";
-		argv[n++] = a_proxy;
-		argv[n++] = "--proxy-bypass-list=<-loopback>";
-		argv[n++] = "--virtual-time-budget=3000";
-		argv[n++] = a_shot;
-		argv[n++] = "http://" PAGE_HOST "/index.html";
-		argv[n] = NULL;
-		posix_spawn_file_actions_init(&fa);
-		posix_spawnattr_init(&attr);
-		posix_spawnattr_setpgroup(&attr, 0);
-		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (devnull >= 0) {
-			posix_spawn_file_actions_adddup2(&fa, devnull, 0);
-			posix_spawn_file_actions_adddup2(&fa, devnull, 1);
-			posix_spawn_file_actions_adddup2(&fa, devnull, 2);
-		}
-		rc = strchr(chromium, '/') ? posix_spawn(&pid, chromium, &fa, &attr, argv, envp)
-					   : posix_spawnp(&pid, chromium, &fa, &attr, argv, envp);
-		posix_spawn_file_actions_destroy(&fa);
-		posix_spawnattr_destroy(&attr);
-		if (devnull >= 0)
-			close(devnull);
-		(void)environ;
-	}
-	if (rc != 0) {
+	if ((rc = spawn_chromium(sb, chromium, tmp, a_proxy, &pid)) != 0) {
 		snprintf(why, whymax, "chromium could not be started (%s)", strerror(rc));
 		pid = -1;
 		goto done;
@@ -547,10 +589,21 @@ static int write_file(const char *path, const void *data, size_t len)
 	return 0;
 }
 
+/* The sandbox of the thumbnails' Chromium: the build sandbox's bubblewrap and user (SVC_BUILD_BWRAP, SVC_BUILD_UID). */
+static void thumb_sandbox(const struct svc_config *cfg, struct svc_thumb_sandbox *out)
+{
+	struct svc_build_opts o;
+
+	svc_build_opts_load(cfg, 0, &o);
+	out->bwrap = o.bwrap;
+	out->uid = o.uid;
+}
+
 int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const char *name, const char *dir,
 			 int allow_chromium, enum svc_thumb_source *out_source, char *why, size_t whymax)
 {
 	const char *chromium = cfg->chromium, *font = cfg->thumbnail_font;
+	struct svc_thumb_sandbox sb;
 	unsigned char *png = NULL;
 	size_t len = 0;
 	char path[2048], side[2100], tdir[2048];
@@ -567,8 +620,14 @@ int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const cha
 		snprintf(why, whymax, "chromium was not asked for");
 	else if (!*chromium)
 		snprintf(why, whymax, "chromium is turned off (SVC_CHROMIUM is empty)");
-	else if (svc_thumbnail_chromium(chromium, dir, SVC_THUMB_TIMEOUT_MS, &png, &len, why, whymax) == 0)
-		src = SVC_THUMB_CHROMIUM;
+	else {
+		thumb_sandbox(cfg, &sb);
+		err = svc_thumbnail_chromium(chromium, &sb, dir, SVC_THUMB_TIMEOUT_MS, &png, &len, why, whymax);
+		if (err == 0)
+			src = SVC_THUMB_CHROMIUM;
+		else if (err == SVC_E_UNAVAILABLE && allow_chromium == SVC_THUMB_CHROMIUM_OR_KEEP)
+			return err; /* the stored image stays; the caller tries again later */
+	}
 	if (src == SVC_THUMB_FALLBACK) {
 		if (allow_chromium && *chromium)
 			svc_log_warn("thumbnail: project=%s: %s; using the generated image", id, why);
@@ -648,8 +707,12 @@ int svc_thumbnail_job(void *ctx, const struct svc_job *job, char *errmsg, size_t
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	if ((err = svc_thumbnail_render(&c->cfg, id, svc_rows_get(rows, 0, TPCOL_NAME), dir, 1, &src, why, sizeof why)) < 0) {
-		snprintf(errmsg, errmax, "rendering failed");
+	/* a Chromium that failed (a loaded host, a slow start) keeps the last image and is tried again while
+	 * attempts remain; the last attempt stores the generated image */
+	if ((err = svc_thumbnail_render(&c->cfg, id, svc_rows_get(rows, 0, TPCOL_NAME), dir,
+					job->attempts < job->max_attempts ? SVC_THUMB_CHROMIUM_OR_KEEP : 1, &src, why,
+					sizeof why)) < 0) {
+		snprintf(errmsg, errmax, "rendering failed: %s", why[0] ? why : svc_err_code(err));
 		goto done;
 	}
 	err = svc_thumbnail_set_url(c->db, &c->cfg, id);

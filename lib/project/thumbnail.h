@@ -32,35 +32,51 @@ const char *svc_thumbnail_source_name(enum svc_thumb_source s);
 int svc_thumbnail_fallback(const char *id, const char *name, const char *font_path, unsigned char **out,
 			   size_t *out_len);
 
+/* Where Chromium runs (docs/operations.md "Thumbnails"). */
+struct svc_thumb_sandbox {
+	const char *bwrap; /* the bubblewrap program (SVC_BUILD_BWRAP, default /usr/bin/bwrap), borrowed */
+	unsigned uid;      /* the user Chromium runs as when svc runs as root (SVC_BUILD_UID, default 65534) */
+};
+
 /*
  * Screenshots `dir`/index.html with headless Chromium (`chromium`, a program
- * name looked up in PATH or a path) at SVC_THUMB_SHOT_W x SVC_THUMB_SHOT_H
- * and scales it to SVC_THUMB_W x SVC_THUMB_H (box filter). The page is
- * served to Chromium over HTTP by a child process on 127.0.0.1 that is also
- * Chromium's proxy for every request, loopback included: it answers only the
- * files of `dir` (lib/core/fsx confinement), so a page can reach neither the
- * network nor the host's files (file:// is not reachable from an http page).
- * Chromium gets a fresh profile in a temporary directory, no sandbox when
- * running as root, and `timeout_ms` in total before it and its children are
- * killed. *out is a malloc'd PNG of *out_len bytes. Errors: SVC_E_NOT_FOUND
- * (no index.html), SVC_E_UNAVAILABLE (Chromium missing, failed or timed out;
- * `why` says which, whymax bytes), SVC_E_INTERNAL.
+ * name looked up in PATH or a path; it must lie under /usr, the only part of
+ * the host the sandbox shows) at SVC_THUMB_SHOT_W x SVC_THUMB_SHOT_H and
+ * scales it to SVC_THUMB_W x SVC_THUMB_H (box filter). The page is served to
+ * Chromium over HTTP by a child process on 127.0.0.1 that is also Chromium's
+ * proxy for every request, loopback included: it answers only the files of
+ * `dir` (lib/core/fsx confinement), so a page can reach neither the network
+ * nor the host's files. Chromium itself runs inside bubblewrap
+ * (svc_build_sandbox_base() of lib/project/build.h) as sb->uid when svc runs
+ * as root, never as root and with its own sandbox on (no --no-sandbox): it
+ * sees /usr read-only, /etc/fonts, /etc/chromium.d and a fresh temporary
+ * directory for its profile and the screenshot, and no other file of the
+ * host (no SVC_DATA_DIR, settings or secrets). `timeout_ms` in total before
+ * it and its children are killed. *out is a malloc'd PNG of *out_len bytes.
+ * Errors: SVC_E_NOT_FOUND (no index.html), SVC_E_UNAVAILABLE (Chromium or
+ * bubblewrap missing, Chromium failed or timed out; `why` says which, whymax
+ * bytes), SVC_E_INTERNAL.
  */
-int svc_thumbnail_chromium(const char *chromium, const char *dir, long timeout_ms, unsigned char **out,
-			   size_t *out_len, char *why, size_t whymax);
+int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir,
+			   long timeout_ms, unsigned char **out, size_t *out_len, char *why, size_t whymax);
 
 /* Writes SVC_DATA_DIR/thumbnails/<id>.png into out (max bytes). Returns 0 or SVC_E_INTERNAL. */
 int svc_thumbnail_path(const struct svc_config *cfg, const char *id, char *out, size_t max);
+
+#define SVC_THUMB_CHROMIUM_OR_KEEP 2 /* svc_thumbnail_render(): Chromium or nothing (keep the stored image) */
 
 /*
  * Renders project `id` (named `name`, files in `dir`) and stores the PNG at
  * svc_thumbnail_path() with a sidecar "<id>.source" naming its source, each
  * written to a temporary file and renamed. Chromium (setting SVC_CHROMIUM,
- * default "chromium"; "" turns it off) is tried first unless
+ * default "chromium"; "" turns it off; run as svc_thumbnail_chromium() says,
+ * in the build sandbox's bubblewrap as its user) is tried first unless
  * `allow_chromium` is 0; the generated PNG (font SVC_THUMBNAIL_FONT) is
- * written when it is off, missing or fails. *out_source says which;
- * `why` (whymax bytes) the reason for a fallback, "" otherwise.
- * Errors: SVC_E_INTERNAL.
+ * written when it is off, missing or fails, except that with
+ * `allow_chromium` SVC_THUMB_CHROMIUM_OR_KEEP a Chromium that failed or
+ * timed out writes nothing and returns SVC_E_UNAVAILABLE. *out_source says
+ * which; `why` (whymax bytes) the reason for a fallback, "" otherwise.
+ * Errors: SVC_E_UNAVAILABLE (as said), SVC_E_INTERNAL.
  */
 int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const char *name, const char *dir,
 			 int allow_chromium, enum svc_thumb_source *out_source, char *why, size_t whymax);
@@ -79,8 +95,11 @@ int svc_thumbnail_set_url(struct svc_db *db, const struct svc_config *cfg, const
 /*
  * The svc_job_fn of SVC_JOB_THUMBNAIL (payload {"projectId": "<uuid>"});
  * `ctx` is the worker's struct svc_ctx. Renders as svc_thumbnail_render()
- * with Chromium allowed and sets the thumbnailUrl. A project deleted since is
- * done (0). Errors: SVC_E_VALIDATION (payload), SVC_E_INTERNAL, DB errors.
+ * with Chromium allowed and sets the thumbnailUrl. While attempts remain, a
+ * Chromium that failed keeps the stored image and the job is retried
+ * (SVC_E_UNAVAILABLE); the last attempt stores the generated image. A
+ * project deleted since is done (0). Errors: SVC_E_VALIDATION (payload),
+ * SVC_E_UNAVAILABLE, SVC_E_INTERNAL, DB errors.
  */
 int svc_thumbnail_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
 

@@ -2,7 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
@@ -10,6 +13,7 @@
 
 #include "core/err.h"
 #include "core/fsx.h"
+#include "core/util.h"
 #include "project/thumbnail.h"
 #include "unit.h"
 
@@ -116,6 +120,9 @@ static void test_thumbnail_fallback_long_and_unicode_names(void)
 }
 
 /* Makes a temporary project directory holding index.html with `html`; returns 0 and the path in dir. */
+/* The sandbox of the tests: Debian's bubblewrap, and nobody when the tests run as root. */
+static const struct svc_thumb_sandbox sandbox = { "/usr/bin/bwrap", 65534 };
+
 static int make_site(char *dir, const char *html)
 {
 	char path[256];
@@ -139,15 +146,22 @@ static void test_thumbnail_chromium_failures(void)
 	size_t len = 0;
 
 	CU_ASSERT_EQUAL(make_site(dir, "<p>x</p>"), 0);
-	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/nonexistent/chromium", dir, 5000, &png, &len, why, sizeof why),
+	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/nonexistent/chromium", &sandbox, dir, 5000, &png, &len, why, sizeof why),
 			SVC_E_UNAVAILABLE);
 	CU_ASSERT(strstr(why, "could not be started") != NULL);
 	CU_ASSERT_PTR_NULL(png);
-	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/bin/false", dir, 5000, &png, &len, why, sizeof why), SVC_E_UNAVAILABLE);
+	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/bin/false", &sandbox, dir, 5000, &png, &len, why, sizeof why), SVC_E_UNAVAILABLE);
 	CU_ASSERT(strstr(why, "status 1") != NULL);
-	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/bin/sleep", dir, 300, &png, &len, why, sizeof why), SVC_E_UNAVAILABLE);
+	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/bin/sleep", &sandbox, dir, 300, &png, &len, why, sizeof why), SVC_E_UNAVAILABLE);
+	{
+		/* without bubblewrap Chromium is not run at all (never unconfined) */
+		const struct svc_thumb_sandbox none = { "/nonexistent/bwrap", 65534 };
+		CU_ASSERT_EQUAL(svc_thumbnail_chromium("/bin/true", &none, dir, 5000, &png, &len, why, sizeof why),
+				SVC_E_UNAVAILABLE);
+		CU_ASSERT(strstr(why, "bubblewrap") != NULL);
+	}
 	svc_fsx_remove_tree(dir);
-	CU_ASSERT_EQUAL(svc_thumbnail_chromium("chromium", dir, 5000, &png, &len, why, sizeof why), SVC_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(svc_thumbnail_chromium("chromium", &sandbox, dir, 5000, &png, &len, why, sizeof why), SVC_E_NOT_FOUND);
 }
 
 /*
@@ -185,7 +199,7 @@ static void test_thumbnail_chromium_renders_and_cannot_reach_local_files(void)
 	CU_ASSERT_EQUAL(make_site(dir, html), 0);
 	/* what is checked is the picture, not the time: a minute (Chromium starting on a loaded machine
 	 * was seen to take over the product's 20 s) */
-	err = svc_thumbnail_chromium("chromium", dir, 60000, &png, &len, why, sizeof why);
+	err = svc_thumbnail_chromium("chromium", &sandbox, dir, 60000, &png, &len, why, sizeof why);
 	CU_ASSERT_EQUAL(err, 0);
 	if (err)
 		fprintf(stderr, "test_thumbnail: %s\n", why);
@@ -203,6 +217,120 @@ static void test_thumbnail_chromium_renders_and_cannot_reach_local_files(void)
 	svc_fsx_remove_tree(other);
 }
 
+/* Reads /proc/<pid>/cmdline with NULs turned to spaces into out (max bytes); 0 or -1. */
+static int proc_cmdline(const char *pid, char *out, size_t max)
+{
+	char path[300];
+	size_t n, i;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%s/cmdline", pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	n = fread(out, 1, max - 1, f);
+	fclose(f);
+	for (i = 0; i < n; i++)
+		if (out[i] == '\0')
+			out[i] = ' ';
+	out[n] = '\0';
+	return 0;
+}
+
+/* The real user id of process `pid` (from /proc/<pid>/status), or -1. */
+static long proc_uid(const char *pid)
+{
+	char path[300], line[256];
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%s/status", pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "Uid:", 4) == 0) {
+			const char *t = line + 4 + strspn(line + 4, " \t");
+			char num[16];
+			uint64_t v;
+
+			snprintf(num, sizeof num, "%.*s", (int)strspn(t, "0123456789"), t);
+			if (svc_parse_u64(num, UINT32_MAX, &v) == 0)
+				uid = (long)v;
+			break;
+		}
+	fclose(f);
+	return uid;
+}
+
+/*
+ * Finding 11 of issue 17: Chromium never runs as root and sees nothing of the
+ * host but /usr and its fonts. While a render runs (in a child), every
+ * Chromium process is found in /proc: its user is not root, and through
+ * /proc/<pid>/root the project's directory, this test's "secret" file and
+ * /etc/passwd are not there, while /usr is. The render still gives a picture.
+ */
+static void test_thumbnail_chromium_runs_unprivileged_in_a_sandbox(void)
+{
+	char dir[] = "/tmp/svc-thumb-test-XXXXXX", secret[] = "/tmp/svc-thumb-secret-XXXXXX", why[256];
+	char path[512], cmd[4096];
+	unsigned char *png = NULL;
+	size_t len = 0;
+	unsigned seen = 0, as_root = 0, sees_host = 0, sees_usr = 0;
+	int status = 0, fd;
+	pid_t child;
+
+	if (access("/usr/bin/chromium", X_OK) != 0 || access(sandbox.bwrap, X_OK) != 0) {
+		fprintf(stderr, "test_thumbnail: chromium or bwrap not installed; the sandbox is not checked\n");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(make_site(dir, "<html><body style=\"margin:0;background:#0000ff\">"
+					     "<iframe src=\"file:///etc/passwd\"></iframe></body></html>"), 0);
+	fd = mkstemp(secret);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		int err = svc_thumbnail_chromium("chromium", &sandbox, dir, 60000, &png, &len, why, sizeof why);
+		if (err)
+			fprintf(stderr, "test_thumbnail: %s\n", why);
+		_exit(err == 0 && png && len > 0 ? 0 : 1);
+	}
+	while (waitpid(child, &status, WNOHANG) == 0) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] < '0' || e->d_name[0] > '9' || proc_cmdline(e->d_name, cmd, sizeof cmd) < 0 ||
+			    !strstr(cmd, "svc-thumb.invalid") || strstr(cmd, "bwrap"))
+				continue; /* only Chromium's own process (bubblewrap's outer process lives outside) */
+			seen++;
+			if (proc_uid(e->d_name) == 0)
+				as_root++;
+			snprintf(path, sizeof path, "/proc/%s/root%s/index.html", e->d_name, dir);
+			sees_host += access(path, F_OK) == 0;
+			snprintf(path, sizeof path, "/proc/%s/root%s", e->d_name, secret);
+			sees_host += access(path, F_OK) == 0;
+			snprintf(path, sizeof path, "/proc/%s/root/etc/passwd", e->d_name);
+			sees_host += access(path, F_OK) == 0;
+			snprintf(path, sizeof path, "/proc/%s/root/usr/bin", e->d_name);
+			sees_usr += access(path, F_OK) == 0;
+		}
+		if (d)
+			closedir(d);
+		usleep(20000);
+	}
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* it still renders */
+	CU_ASSERT(seen > 0);
+	CU_ASSERT_EQUAL(as_root, 0);
+	CU_ASSERT_EQUAL(sees_host, 0);
+	CU_ASSERT(sees_usr > 0);
+	if (seen == 0 || as_root || sees_host)
+		fprintf(stderr, "test_thumbnail: sandbox: seen %u, as root %u, host paths seen %u\n", seen, as_root,
+			sees_host);
+	unlink(secret);
+	svc_fsx_remove_tree(dir);
+}
+
 SVC_TEST_SUITE(thumbnail)
 {
 	CU_pSuite s = CU_add_suite("thumbnail", NULL, NULL);
@@ -214,4 +342,6 @@ SVC_TEST_SUITE(thumbnail)
 	CU_add_test(s, "test_thumbnail_chromium_failures", test_thumbnail_chromium_failures);
 	CU_add_test(s, "test_thumbnail_chromium_renders_and_cannot_reach_local_files",
 		    test_thumbnail_chromium_renders_and_cannot_reach_local_files);
+	CU_add_test(s, "test_thumbnail_chromium_runs_unprivileged_in_a_sandbox",
+		    test_thumbnail_chromium_runs_unprivileged_in_a_sandbox);
 }
