@@ -787,6 +787,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	}
 	tools.root = turn->project_dir;
 	tools.read_only = !turn->all_tools && (!turn->mode || strcmp(turn->mode, "build") != 0);
+	tools.integ = !tools.read_only && turn->integ && svc_agent__integration_available(turn->integ) ? turn->integ : NULL;
 	mode[0] = '\0';
 	if (turn->mode && svc_utf8_valid(turn->mode, strlen(turn->mode))) {
 		size_t n = svc_utf8_cut(turn->mode, strlen(turn->mode), 32);
@@ -798,7 +799,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	if ((error = system_prompt(turn, &tools, &system, ro, sizeof(ro))) < 0)
 		goto done;
 	if (!(conv = start_conversation(turn, 0)) || !(defs = svc_agent__tools_json(tools.read_only, anthropic)) ||
-	    !(curl = curl_easy_init())) {
+	    (tools.integ && svc_agent__integration_def(defs, anthropic) < 0) || !(curl = curl_easy_init())) {
 		error = SVC_E_INTERNAL;
 		goto done;
 	}

@@ -51,6 +51,17 @@ typedef int (*svc_agent_emit_fn)(void *ctx, const char *type, struct json_object
  */
 typedef int (*svc_agent_tick_fn)(void *ctx);
 
+/*
+ * What the integration_request tool needs (lib/agent/agent_integration.c): the database, the
+ * settings, and who calls from where (credentials are resolved for the user in the workspace; calls
+ * are recorded with the project). Borrowed for the turn.
+ */
+struct svc_agent_integ {
+	struct svc_db *db;
+	const struct svc_config *cfg;
+	const char *user_id, *project_id, *workspace_id;
+};
+
 /* One agent turn. All pointers borrowed for the duration of svc_agent_run(). */
 struct svc_agent_turn {
 	struct svc_agent_provider provider;
@@ -79,6 +90,7 @@ struct svc_agent_turn {
 	long timeout_secs;             /* whole-turn limit per provider call; 0 = default 600 */
 	long idle_secs;                /* a provider call that receives no byte for this long (before or during
 					* its answer) fails with model_unavailable; 0 = default 120 */
+	const struct svc_agent_integ *integ; /* the integration_request tool, offered in build mode only; NULL: never */
 };
 
 /* What a finished turn produced. */
@@ -335,6 +347,7 @@ struct svc_agent__tools {
 	const char *mode;            /* for the "denied" message */
 	int read_only;
 	int files_changed;           /* set to 1 by a write, edit or delete that succeeded */
+	const struct svc_agent_integ *integ; /* integration_request is offered (build mode), else NULL */
 };
 
 #define SVC_AGENT__MAX_RESULT (64 * 1024) /* bytes of a tool result fed back to the model */
@@ -351,6 +364,25 @@ struct json_object *svc_agent__tools_json(int read_only, int anthropic);
  * when out of memory is *out NULL (and SVC_E_INTERNAL returned).
  */
 int svc_agent__tool_run(struct svc_agent__tools *t, const char *name, struct json_object *args, char **out);
+
+/* Whether the turn's workspace has any integration enabled (integration_request is offered only then): 1 or 0. */
+int svc_agent__integration_available(const struct svc_agent_integ *ig);
+
+/* Appends the integration_request tool's definition (OpenAI or Anthropic form) to the array `defs`. Returns 0 or SVC_E_INTERNAL. */
+int svc_agent__integration_def(struct json_object *defs, int anthropic);
+
+/*
+ * Runs integration_request with `args` {integration, method?, url, headers?, body?} for `ig`
+ * (docs/api.md "The agent's integration tool"): the integration must be enabled in the workspace,
+ * the URL https (http too with SVC_INTEG_ALLOW_HTTP=1) on one of its API hosts; the model's headers
+ * may not carry credentials; the credential (svc_integ_credential()) is added by the server and
+ * every copy of it in the answer is replaced by "[credential]"; the connection goes through the SSRF
+ * guard (lib/core/outbound.h), no redirects, SVC_INTEG_TIMEOUT_SECS (20) and
+ * SVC_INTEG_MAX_RESPONSE_BYTES (1 MiB). Every call that is made is recorded in integration_calls
+ * (xray). Returns 0 with "HTTP <status>\ncontent-type: <type>\n\n<body>" in *out (malloc'd), or a
+ * negative svc_err with the reason for the model in *out.
+ */
+int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_object *args, char **out);
 
 /*
  * Parses the arguments text of a tool call: "" or whitespace is {}; anything

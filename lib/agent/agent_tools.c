@@ -374,7 +374,14 @@ int svc_agent__tool_run(struct svc_agent__tools *t, const char *name, struct jso
 		if (strcmp(name, tools[i].name) == 0)
 			break;
 	}
-	if (i == NTOOLS) {
+	if (i == NTOOLS && t->integ && strcmp(name, "integration_request") == 0) {
+		if (!args || !json_object_is_type(args, json_type_object)) {
+			text = textf("the arguments must be a JSON object");
+			error = SVC_E_INVALID_JSON;
+		} else {
+			error = svc_agent__integration_run(t->integ, args, &text);
+		}
+	} else if (i == NTOOLS) {
 		text = textf("unknown tool \"%s\"; the tools are list_files, read_file, search_files%s",
 			     shown(name, b, sizeof(b)), t->read_only ? "" : ", write_file, edit_file, delete_file");
 		error = SVC_E_NOT_FOUND;

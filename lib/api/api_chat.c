@@ -254,6 +254,7 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 		      struct json_object **history, size_t history_chars, int64_t up_to, const char *dir)
 {
 	struct svc_agent_turn at;
+	struct svc_agent_integ integ = { t->db, t->cfg, sp->user_id, sp->project_id, sp->workspace_id };
 	struct svc_agent_result result, spent;
 	struct svc_outbound_policy outbound;
 	struct json_object *done_ev;
@@ -298,6 +299,7 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 	at.emit = emit;
 	at.tick = tick;
 	at.ctx = t;
+	at.integ = &integ;
 	rc = t->client_gone ? SVC_E_CLIENT_GONE : 0;
 	if (rc == 0)
 		rc = svc_agent_compact(t->db, t->chat_id, &at, svc_config_model_context(t->cfg, model), history_chars,

@@ -24,11 +24,7 @@
 
 /* ---- helpers ---- */
 
-/*
- * Answers 403 unless the caller is a platform admin with an admin-scoped credential.
- * Returns 0 or the error (recorded in resp).
- */
-static int require_admin(struct svc_req *req, struct svc_resp *resp)
+int svc_api_integrations__require_admin(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_dbv p = svc_dbv_str(req->user_id);
 	struct svc_rows *rows = NULL;
@@ -334,7 +330,7 @@ static int bulk(struct svc_req *req, struct svc_resp *resp, enum svc_stmt stmt, 
 	struct svc_dbv p[2];
 	int err;
 
-	if ((err = require_admin(req, resp)) < 0)
+	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
 	if (n == 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "integrationIds", "integrationIds must name 1 to 50 integrations");
@@ -524,7 +520,7 @@ enum svc_err svc_api_integrations_app_upsert(struct svc_req *req, struct svc_res
 	uint64_t affected = 0;
 	int err, global = strcmp(scope, "global") == 0;
 
-	if ((err = require_admin(req, resp)) < 0)
+	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
 	if ((err = def_load(req, resp, id, "integrationId", &def)) < 0)
 		return err;
@@ -602,7 +598,7 @@ enum svc_err svc_api_integrations_app_list(struct svc_req *req, struct svc_resp 
 	size_t r;
 	int k, err;
 
-	if ((err = require_admin(req, resp)) < 0)
+	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
 	if ((k = svc_req_query(req, "integrationId", id, sizeof id)) <= 0 || !svc_integ_id_valid(id))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "integrationId", "integrationId is required");
@@ -630,7 +626,7 @@ enum svc_err svc_api_integrations_app_delete(struct svc_req *req, struct svc_res
 	struct svc_dbv p = svc_dbv_str(app_id);
 	int err;
 
-	if ((err = require_admin(req, resp)) < 0)
+	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
 	if ((err = svc_db_begin(req->ctx->db)) < 0)
 		return err;
@@ -730,7 +726,7 @@ enum svc_err svc_api_integrations_cred_upsert(struct svc_req *req, struct svc_re
 	uint64_t affected = 0;
 	int err;
 
-	if ((err = require_admin(req, resp)) < 0)
+	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
 	if (!value)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "value", "value is required");
@@ -788,7 +784,7 @@ enum svc_err svc_api_integrations_cred_get(struct svc_req *req, struct svc_resp 
 	struct svc_dbv p = svc_dbv_str(id);
 	int err;
 
-	if ((err = require_admin(req, resp)) < 0)
+	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
 	if (!svc_integ_id_valid(id))
 		return SVC_E_NOT_FOUND;
@@ -814,7 +810,7 @@ enum svc_err svc_api_integrations_cred_delete(struct svc_req *req, struct svc_re
 	struct svc_dbv p = svc_dbv_str(id);
 	int err;
 
-	if ((err = require_admin(req, resp)) < 0)
+	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
 	if (!svc_integ_id_valid(id))
 		return SVC_E_NOT_FOUND;
@@ -842,21 +838,15 @@ done:
 
 /* ---- the audit log ---- */
 
-/*
- * GET /integrations/admin/audit?cursor&limit: 200 {entries: [{id, action, resourceType, resourceId, details,
- * actorId, at}], nextCursor}, newest first; 400 (cursor, limit); 403.
- */
-enum svc_err svc_api_integrations_audit(struct svc_req *req, struct svc_resp *resp)
+int svc_api_integrations__seq_page(struct svc_req *req, struct svc_resp *resp, enum svc_stmt stmt,
+				   struct svc_rows **out, uint64_t *out_limit)
 {
 	char cur[32], lim[16];
 	uint64_t limit = PAGE_DEFAULT, before = INT64_MAX;
-	struct svc_rows *rows = NULL;
-	struct json_object *body, *entries;
 	struct svc_dbv p[2];
-	size_t r, shown;
 	int k, err;
 
-	if ((err = require_admin(req, resp)) < 0)
+	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
 	if ((k = svc_req_query(req, "limit", lim, sizeof lim)) < 0 ||
 	    (k && (svc_parse_u64(lim, PAGE_MAX, &limit) < 0 || limit == 0)))
@@ -866,7 +856,25 @@ enum svc_err svc_api_integrations_audit(struct svc_req *req, struct svc_resp *re
 		return svc_resp_error(resp, SVC_E_VALIDATION, "cursor", "cursor is not a cursor this API returned");
 	p[0] = svc_dbv_i64((int64_t)before);
 	p[1] = svc_dbv_i64((int64_t)limit + 1);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_AUDIT_LIST, p, 2, &rows, NULL)) < 0)
+	if ((err = svc_db_run(req->ctx->db, stmt, p, 2, out, NULL)) < 0)
+		return err;
+	*out_limit = limit;
+	return 0;
+}
+
+/*
+ * GET /integrations/admin/audit?cursor&limit: 200 {entries: [{id, action, resourceType, resourceId, details,
+ * actorId, at}], nextCursor}, newest first; 400 (cursor, limit); 403.
+ */
+enum svc_err svc_api_integrations_audit(struct svc_req *req, struct svc_resp *resp)
+{
+	uint64_t limit;
+	struct svc_rows *rows = NULL;
+	struct json_object *body, *entries;
+	size_t r, shown;
+	int err;
+
+	if ((err = svc_api_integrations__seq_page(req, resp, STMT_INTEG_AUDIT_LIST, &rows, &limit)) < 0)
 		return err;
 	body = json_object_new_object();
 	entries = json_object_new_array();

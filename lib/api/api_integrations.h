@@ -26,9 +26,28 @@ enum svc_err svc_api_integrations_connect(struct svc_req *req, struct svc_resp *
 enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_connection_get(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_connection_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_xray_stats(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_xray_active(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_xray_stuck(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_xray_history(struct svc_req *req, struct svc_resp *resp);
 extern const struct svc_body svc_api_integrations_ws_set_body;
 extern const struct svc_body svc_api_integrations_bulk_body;
 extern const struct svc_body svc_api_integrations_app_upsert_body;
 extern const struct svc_body svc_api_integrations_cred_upsert_body;
+
+/*
+ * Shared by lib/api/api_integrations*.c: answers 403 (recorded in resp) unless the caller is a
+ * platform admin with an admin-scoped credential (SVC_ACT_INTEG_ADMIN). Returns 0 or the error.
+ */
+int svc_api_integrations__require_admin(struct svc_req *req, struct svc_resp *resp);
+
+/*
+ * Shared by the paged admin lists (the audit log, xray's history): checks the platform admin, reads
+ * ?limit (1..100, default 50) and ?cursor (a seq the last page ended at) and runs `stmt` with
+ * (before seq, limit + 1). *out holds the rows (freed by the caller), *out_limit the page size.
+ * Errors: 403, 400 validation_failed (limit, cursor; recorded in resp), DB errors.
+ */
+int svc_api_integrations__seq_page(struct svc_req *req, struct svc_resp *resp, enum svc_stmt stmt,
+				   struct svc_rows **out, uint64_t *out_limit);
 
 #endif

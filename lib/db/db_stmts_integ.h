@@ -125,3 +125,35 @@ SVC_STMT(STMT_INTEG_STATE_DELETE,
 SVC_STMT(STMT_INTEG_STATE_PURGE,
 	"DELETE FROM integration_oauth_states WHERE expires_at < " NOW)
 
+/* The agent's integration calls (xray): recorded when they start, completed when they end. */
+SVC_STMT(STMT_INTEG_CALL_START,
+	"INSERT INTO integration_calls (id, integration_id, user_id, project_id, method, host, path, started_at) "
+	"VALUES (?, ?, ?, ?, ?, ?, ?, " NOW ")")
+SVC_STMT(STMT_INTEG_CALL_END,
+	"UPDATE integration_calls SET status = ?, error = ?, finished_at = " NOW ", "
+	"duration_ms = TIMESTAMPDIFF(MICROSECOND, started_at, " NOW ") DIV 1000 WHERE id = ?")
+/* finished calls of the last day: per integration, by duration; `recent` is 1 for the last hour */
+SVC_STMT(STMT_XRAY_DURATIONS,
+	"SELECT integration_id, duration_ms, error IS NOT NULL OR status >= 400, "
+	"started_at >= DATE_SUB(" NOW ", INTERVAL 1 HOUR) FROM integration_calls "
+	"WHERE finished_at IS NOT NULL AND started_at >= DATE_SUB(" NOW ", INTERVAL 1 DAY) "
+	"ORDER BY integration_id, duration_ms LIMIT 200000")
+SVC_COLS(XDCOL_INTEGRATION, XDCOL_MS, XDCOL_ERROR, XDCOL_RECENT)
+/* calls in flight that started at least ? seconds ago (0: all of them) */
+SVC_STMT(STMT_XRAY_RUNNING,
+	"SELECT seq, id, integration_id, user_id, project_id, method, host, path, status, error, " TS("started_at") ", "
+	TS("finished_at") ", duration_ms, TIMESTAMPDIFF(MICROSECOND, started_at, " NOW ") DIV 1000 "
+	"FROM integration_calls WHERE finished_at IS NULL AND started_at <= DATE_SUB(" NOW ", INTERVAL ? SECOND) "
+	"ORDER BY started_at, seq LIMIT 500")
+SVC_COLS(XCOL_SEQ, XCOL_ID, XCOL_INTEGRATION, XCOL_USER, XCOL_PROJECT, XCOL_METHOD, XCOL_HOST, XCOL_PATH, XCOL_STATUS,
+	XCOL_ERROR, XCOL_STARTED, XCOL_FINISHED, XCOL_DURATION, XCOL_RUNNING)
+SVC_STMT(STMT_XRAY_HISTORY,
+	"SELECT seq, id, integration_id, user_id, project_id, method, host, path, status, error, " TS("started_at") ", "
+	TS("finished_at") ", duration_ms, TIMESTAMPDIFF(MICROSECOND, started_at, " NOW ") DIV 1000 "
+	"FROM integration_calls WHERE seq < ? ORDER BY seq DESC LIMIT ?")
+/* whether workspace ? has any integration enabled (the agent offers integration_request only then) */
+SVC_STMT(STMT_INTEG_ANY_ENABLED,
+	"SELECT i.id FROM integrations i LEFT JOIN integration_workspace_settings s "
+	"ON s.integration_id = i.id AND s.workspace_id = ? "
+	"WHERE i.platform_enabled = 1 AND COALESCE(s.enabled, i.enabled) = 1 LIMIT 1")
+SVC_COLS(IAECOL_ID)
