@@ -19,6 +19,7 @@ static const struct svc_route routes[] = {
 	{ SVC_DELETE, "/api/auth/tokens/:tokenId", svc_api_auth_tokens_delete, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/auth/forgot-password", svc_api_auth_forgot, SVC_R_JSON, 16 * 1024, &svc_api_auth_forgot_body },
 	{ SVC_POST, "/api/auth/reset-password", svc_api_auth_reset, SVC_R_JSON, 16 * 1024, &svc_api_auth_reset_body },
+	{ SVC_POST, "/api/auth/verify-email", svc_api_auth_verify_email, SVC_R_JSON, 16 * 1024, &svc_api_auth_verify_body },
 	{ SVC_GET, "/api/auth/github", svc_api_auth_oauth_start, 0, 0, NULL },
 	{ SVC_GET, "/api/auth/github/callback", svc_api_auth_oauth_callback, 0, 0, NULL },
 	{ SVC_GET, "/api/auth/github/link", svc_api_auth_oauth_link_start, SVC_R_AUTH, 0, NULL },

@@ -23,6 +23,7 @@ enum svc_err svc_api_auth_tokens_list(struct svc_req *req, struct svc_resp *resp
 enum svc_err svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_auth_tokens_delete(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_auth_verify_email(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_auth_oauth_start(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_auth_oauth_callback(struct svc_req *req, struct svc_resp *resp);
@@ -37,6 +38,7 @@ extern const struct svc_body svc_api_auth_signup_body;
 extern const struct svc_body svc_api_auth_login_body;
 extern const struct svc_body svc_api_auth_tokens_create_body;
 extern const struct svc_body svc_api_auth_forgot_body;
+extern const struct svc_body svc_api_auth_verify_body;
 extern const struct svc_body svc_api_auth_reset_body;
 extern const struct svc_body svc_api_auth_me_update_body;
 extern const struct svc_body svc_api_auth_password_body;

@@ -323,14 +323,88 @@ static const struct svc_field signup_fields[] = {
 };
 const struct svc_body svc_api_auth_signup_body = SVC_BODY(signup_fields);
 
-/* POST /auth/signup: 201; 400 validation_failed; 409 conflict (email taken); 429 rate_limited. */
+/*
+ * Signs the new account `uid` in and answers `status` with {user, workspace, accessToken,
+ * refreshToken, expiresIn} and both cookies; the address it was made from becomes known.
+ */
+static int answer_new_account(struct svc_req *req, struct svc_resp *resp, const char *uid, const char *email,
+			      int status)
+{
+	struct svc_rows *user = NULL;
+	struct json_object *body, *def = NULL;
+	int err;
+
+	if ((err = svc_api__auth_user_row(req->ctx->db, STMT_USER_BY_ID, uid, &user)) < 0)
+		return err;
+	body = json_object_new_object();
+	json_object_object_add(body, "user", svc_api__auth_user_json(user));
+	svc_rows_free(user);
+	json_object_put(workspaces_json(req, uid, &def));
+	json_object_object_add(body, "workspace", def);
+	if ((err = svc_api__auth_session(req, resp, uid, 0, body)) < 0 ||
+	    (err = svc_api__login_ok(req, email, uid)) < 0) {
+		json_object_put(body);
+		return err;
+	}
+	return svc_resp_json(resp, status, body);
+}
+
+/*
+ * Sign-up with verification (SVC_SIGNUP_VERIFY on): the same work and the same 202 for every
+ * address (findings 13 and 6 of issue 17). The request stores a pending sign-up (the password's
+ * hash) and queues SVC_JOB_SIGNUP_MAIL in one transaction; svc-worker decides what the address
+ * gets. No account exists before the link is used.
+ */
+static int signup_pending(struct svc_req *req, struct svc_resp *resp, const char *email, const char *hash,
+			  const char *display)
+{
+	struct svc_db *db = req->ctx->db;
+	struct json_object *job = NULL, *body;
+	struct svc_dbv p[5];
+	char id[37], safe[256];
+	int err;
+
+	if ((err = svc_api__auth_limit(req, resp, "signup_account", email, &req->ctx->auth.rl_signup_account)) < 0)
+		return err;
+	if (svc_uuid_v4(id) < 0 || !(job = json_object_new_object()))
+		return SVC_E_INTERNAL;
+	json_object_object_add(job, "pending", json_object_new_string(id));
+	p[0] = svc_dbv_str(id);
+	p[1] = svc_dbv_str(email);
+	p[2] = svc_dbv_str(hash);
+	p[3] = svc_dbv_str(display);
+	p[4] = svc_dbv_i64(req->ctx->auth.signup_verify_ttl_secs);
+	if ((err = svc_db_begin(db)) < 0)
+		goto done;
+	if ((err = svc_db_run(db, STMT_SIGNUP_INSERT, p, 5, NULL, NULL)) < 0 ||
+	    (err = svc_jobs_enqueue(db, SVC_JOB_SIGNUP_MAIL, json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN),
+				    3, NULL)) < 0 ||
+	    (err = svc_db_commit(db)) < 0) {
+		svc_db_rollback(db);
+		goto done;
+	}
+	log_safe(email, safe, sizeof safe);
+	AUTH_LOG(req, "signup_pending", "user=\"%s\"", safe);
+	body = json_object_new_object();
+	json_object_object_add(body, "status", json_object_new_string("verification_sent"));
+	json_object_object_add(body, "message", json_object_new_string(
+		"Check your e-mail: a message with a link to finish the sign-up is on its way."));
+	err = svc_resp_json(resp, 202, body);
+done:
+	json_object_put(job);
+	return err;
+}
+
+/*
+ * POST /auth/signup: with SVC_SIGNUP_VERIFY on, 202 {status: "verification_sent", message} for
+ * every address (signup_pending); off, 201 with the new account signed in, 409 conflict (email
+ * taken). Both: 400 validation_failed; 429 rate_limited.
+ */
 enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_db *db = req->ctx->db;
 	const char *password, *display;
 	char email[256], uid[37], hash[SVC_AUTH_HASH_MAX];
-	struct svc_rows *user = NULL;
-	struct json_object *body = NULL, *def = NULL;
 	int err;
 
 	if ((err = svc_api__auth_limit(req, resp, "signup_ip", req->limit_addr, &req->ctx->auth.rl_signup_ip)) < 0)
@@ -343,6 +417,8 @@ enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 		display = NULL;
 	if ((err = svc_auth_password_hash(password, strlen(password), hash)) < 0)
 		return err;
+	if (req->ctx->auth.signup_verify)
+		return signup_pending(req, resp, email, hash, display);
 	if (svc_uuid_v4(uid) < 0)
 		return SVC_E_INTERNAL;
 
@@ -352,24 +428,10 @@ enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 		goto fail;
 	if ((err = svc_db_commit(db)) < 0)
 		goto fail;
-
-	if ((err = svc_api__auth_user_row(req->ctx->db, STMT_USER_BY_ID, uid, &user)) < 0)
+	if ((err = answer_new_account(req, resp, uid, email, 201)) < 0)
 		return err;
-	body = json_object_new_object();
-	json_object_object_add(body, "user", svc_api__auth_user_json(user));
-	svc_rows_free(user);
-	json_object_put(workspaces_json(req, uid, &def));
-	json_object_object_add(body, "workspace", def);
-	if ((err = svc_api__auth_session(req, resp, uid, 0, body)) < 0) {
-		json_object_put(body);
-		return err;
-	}
-	if ((err = svc_api__login_ok(req, email, uid)) < 0) { /* the address it was made from is known */
-		json_object_put(body);
-		return err;
-	}
 	AUTH_LOG(req, "signup_ok", "user=%s", uid);
-	return svc_resp_json(resp, 201, body);
+	return 0;
 fail:
 	svc_db_rollback(db);
 	if (err == SVC_E_CONFLICT)
@@ -753,6 +815,31 @@ static void mail_from(const struct svc_ctx *ctx, char *out, size_t size)
 		snprintf(out, size, "svc@%s", ctx->cfg.domain);
 }
 
+/* A mailed link's token: RESET_TOKEN_BYTES random bytes as lowercase hex into `token` (2 * RESET_TOKEN_BYTES + 1
+ * bytes) and its SHA-256, the only form stored, into `hash` (65 bytes). Returns 0 or SVC_E_INTERNAL. */
+static int new_link_token(char *token, char *hash)
+{
+	if (svc_random_hex(token, RESET_TOKEN_BYTES) < 0 || svc_sha256_hex(token, strlen(token), hash) < 0)
+		return SVC_E_INTERNAL;
+	return 0;
+}
+
+/* Sends one plain-text message to `to` through SVC_SMTP_URL (svc_mail_send). Returns 0 or its error. */
+static int send_mail(const struct svc_ctx *ctx, const char *to, const char *subject, const char *body)
+{
+	const struct svc_auth_config *a = &ctx->auth;
+	struct svc_mail_server server;
+	char from[300];
+
+	mail_from(ctx, from, sizeof from);
+	server.url = a->smtp_url;
+	server.user = a->smtp_user;
+	server.password = a->smtp_password;
+	server.starttls = a->smtp_starttls;
+	server.from = from;
+	return svc_mail_send(&server, to, subject, body);
+}
+
 /*
  * The reset link's work, all of it on svc-worker (SVC_JOB_RESET_MAIL): the request only queues the
  * job, the same one for every address, so known and unknown addresses get the same answer after
@@ -765,9 +852,8 @@ int svc_api_auth_job_reset_mail(void *vctx, const struct svc_job *job, char *err
 	const struct svc_auth_config *a = &ctx->auth;
 	struct json_object *payload = NULL;
 	struct svc_rows *rows = NULL;
-	struct svc_mail_server server;
 	struct svc_dbv p[3];
-	char token[2 * RESET_TOKEN_BYTES + 1], hash[65], from[300], body[2048];
+	char token[2 * RESET_TOKEN_BYTES + 1], hash[65], body[2048];
 	const char *email;
 	int err = 0, n;
 
@@ -785,16 +871,13 @@ int svc_api_auth_job_reset_mail(void *vctx, const struct svc_job *job, char *err
 		svc_log_warn("mail: SVC_SMTP_URL is not set; a password-reset message was not sent");
 		goto done;
 	}
-	if (svc_random_hex(token, RESET_TOKEN_BYTES) < 0 || svc_sha256_hex(token, strlen(token), hash) < 0) {
-		err = SVC_E_INTERNAL;
+	if ((err = new_link_token(token, hash)) < 0)
 		goto done;
-	}
 	p[0] = svc_dbv_str(hash);
 	p[1] = svc_dbv_str(svc_rows_get(rows, 0, UECOL_ID));
 	p[2] = svc_dbv_i64(a->reset_ttl_secs);
 	if ((err = svc_db_run(ctx->db, STMT_RESET_INSERT, p, 3, NULL, NULL)) < 0)
 		goto done;
-	mail_from(ctx, from, sizeof from);
 	n = snprintf(body, sizeof body,
 		     "Someone asked to reset the password of the svc account %s.\n\n"
 		     "To choose a new password, open this link within %lld minutes:\n\n%s/reset-password?token=%s\n\n"
@@ -805,17 +888,84 @@ int svc_api_auth_job_reset_mail(void *vctx, const struct svc_job *job, char *err
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	server.url = a->smtp_url;
-	server.user = a->smtp_user;
-	server.password = a->smtp_password;
-	server.starttls = a->smtp_starttls;
-	server.from = from;
-	if ((err = svc_mail_send(&server, svc_rows_get(rows, 0, UECOL_EMAIL), "Reset your svc password", body)) < 0)
+	if ((err = send_mail(ctx, svc_rows_get(rows, 0, UECOL_EMAIL), "Reset your svc password", body)) < 0)
 		snprintf(errmsg, errmax, "the password-reset message was not sent");
 done:
 	OPENSSL_cleanse(body, sizeof body);
 	OPENSSL_cleanse(token, sizeof token);
 	svc_rows_free(rows);
+	json_object_put(payload);
+	return err;
+}
+
+/*
+ * A sign-up's message, on svc-worker (SVC_JOB_SIGNUP_MAIL; docs/api.md "POST /auth/signup"). The
+ * pending sign-up `pending` is looked up (gone or expired: nothing); when an account already has its
+ * address, the row is dropped and the owner is told that someone tried to sign up with it (no link:
+ * nothing can be claimed); else a token is stored (its SHA-256) and the link is mailed.
+ */
+int svc_api_auth_job_signup_mail(void *vctx, const struct svc_job *job, char *errmsg, size_t errmax)
+{
+	struct svc_ctx *ctx = vctx;
+	const struct svc_auth_config *a = &ctx->auth;
+	struct json_object *payload = NULL;
+	struct svc_rows *pend = NULL, *user = NULL;
+	struct svc_dbv p[2];
+	char token[2 * RESET_TOKEN_BYTES + 1], hash[65], body[2048], email[256];
+	const char *id, *subject;
+	int err = 0, n;
+
+	if (svc_json_parse_object(job->payload, strlen(job->payload), &payload) < 0 ||
+	    !(id = svc_json_str(payload, "pending"))) {
+		snprintf(errmsg, errmax, "the payload has no pending sign-up");
+		err = SVC_E_VALIDATION;
+		goto done;
+	}
+	svc_db_run(ctx->db, STMT_SIGNUP_PURGE, NULL, 0, NULL, NULL);
+	p[0] = svc_dbv_str(id);
+	if ((err = svc_db_run(ctx->db, STMT_SIGNUP_GET, p, 1, &pend, NULL)) < 0 || !pend || pend->nrows != 1)
+		goto done;
+	snprintf(email, sizeof email, "%s", svc_rows_get(pend, 0, SPCOL_EMAIL));
+	p[0] = svc_dbv_str(email);
+	if ((err = svc_db_run(ctx->db, STMT_USER_BY_EMAIL, p, 1, &user, NULL)) < 0)
+		goto done;
+	if (user && user->nrows == 1) {
+		p[0] = svc_dbv_str(id);
+		if ((err = svc_db_run(ctx->db, STMT_SIGNUP_DELETE, p, 1, NULL, NULL)) < 0)
+			goto done;
+		subject = "Someone tried to sign up with your address";
+		n = snprintf(body, sizeof body,
+			     "Someone tried to create a new svc account with %s, which already has an account.\n\n"
+			     "No account was created and nothing changed. If it was you, sign in at %s/login\n"
+			     "(or choose a new password at %s/forgot). If it was not, you can ignore this message.\n",
+			     email, ctx->cfg.app_url, ctx->cfg.app_url);
+	} else {
+		if ((err = new_link_token(token, hash)) < 0)
+			goto done;
+		p[0] = svc_dbv_str(hash);
+		p[1] = svc_dbv_str(id);
+		if ((err = svc_db_run(ctx->db, STMT_SIGNUP_SET_TOKEN, p, 2, NULL, NULL)) < 0)
+			goto done;
+		subject = "Confirm your svc account";
+		n = snprintf(body, sizeof body,
+			     "Someone (we hope you) asked to create an svc account with %s.\n\n"
+			     "To confirm the address and finish the sign-up, open this link within %lld hours:\n\n"
+			     "%s/verify?token=%s\n\n"
+			     "The link works once. If you did not sign up, ignore this message: no account is created,\n"
+			     "and do not open the link (it would create the account with the password that was given).\n",
+			     email, (long long)(a->signup_verify_ttl_secs / 3600), ctx->cfg.app_url, token);
+	}
+	if (n < 0 || (size_t)n >= sizeof body) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	if ((err = send_mail(ctx, email, subject, body)) < 0)
+		snprintf(errmsg, errmax, "the sign-up message was not sent");
+done:
+	OPENSSL_cleanse(body, sizeof body);
+	OPENSSL_cleanse(token, sizeof token);
+	svc_rows_free(pend);
+	svc_rows_free(user);
 	json_object_put(payload);
 	return err;
 }
@@ -861,17 +1011,19 @@ enum svc_err svc_api_auth_forgot(struct svc_req *req, struct svc_resp *resp)
 	return svc_resp_json(resp, 202, body);
 }
 
-/* The 400 invalid_token answer (not one of the router's codes, so built here). */
-static int invalid_token(struct svc_req *req, struct svc_resp *resp)
+/* The 400 invalid_token answer (not one of the router's codes, so built here), logged as `event`. */
+static int invalid_token(struct svc_req *req, struct svc_resp *resp, const char *event, const char *message)
 {
 	struct json_object *body = json_object_new_object();
 
-	AUTH_LOG(req, "reset_failed", "token=invalid");
+	AUTH_LOG(req, event, "token=invalid");
 	json_object_object_add(body, "error", json_object_new_string("invalid_token"));
-	json_object_object_add(body, "message", json_object_new_string(
-		"This reset link is not valid: it was used, it expired, or it was never issued. Ask for a new one."));
+	json_object_object_add(body, "message", json_object_new_string(message));
 	return svc_resp_json(resp, 400, body);
 }
+
+#define RESET_INVALID "This reset link is not valid: it was used, it expired, or it was never issued. Ask for a new one."
+#define VERIFY_INVALID "This link is not valid: it was used, it expired, or it was never issued. Sign up again."
 
 static int is_lower_hex(const char *s, size_t n)
 {
@@ -911,7 +1063,7 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 	token = svc_json_str(req->json, "token");
 	password = svc_json_str(req->json, "password");
 	if (strlen(token) != 2 * RESET_TOKEN_BYTES || !is_lower_hex(token, 2 * RESET_TOKEN_BYTES))
-		return invalid_token(req, resp);
+		return invalid_token(req, resp, "reset_failed", RESET_INVALID);
 	if ((err = svc_auth_password_hash(password, strlen(password), pwhash)) < 0)
 		return err;
 	if ((err = svc_sha256_hex(token, strlen(token), hash)) < 0)
@@ -924,7 +1076,7 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 		goto fail;
 	if (affected != 1) {
 		svc_db_rollback(db);
-		return invalid_token(req, resp);
+		return invalid_token(req, resp, "reset_failed", RESET_INVALID);
 	}
 	if ((err = svc_db_run(db, STMT_RESET_USER, p, 1, &rows, NULL)) < 0)
 		goto fail;
@@ -953,6 +1105,81 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 fail:
 	svc_db_rollback(db);
 	svc_rows_free(rows);
+	return err;
+}
+
+static const struct svc_field verify_fields[] = {
+	{ "token", SVC_V_STR, SVC_F_REQUIRED, 1, 256, NULL },
+};
+const struct svc_body svc_api_auth_verify_body = SVC_BODY(verify_fields);
+
+/*
+ * POST /auth/verify-email {token}: the link of a pending sign-up. 200 with the new account signed
+ * in ({user, workspace, accessToken, refreshToken, expiresIn}, both cookies; the address counts as
+ * verified); every pending sign-up of the address goes. 400 invalid_token (used, expired, unknown,
+ * malformed); 409 conflict (an account got the address meanwhile: OAuth, another link; the pending
+ * sign-ups go); 400 validation_failed; 429 rate_limited (SVC_RATE_LIMIT_VERIFY_IP).
+ */
+enum svc_err svc_api_auth_verify_email(struct svc_req *req, struct svc_resp *resp)
+{
+	struct svc_db *db = req->ctx->db;
+	const char *token;
+	char hash[65], uid[37], email[256];
+	struct svc_rows *rows = NULL, *user = NULL;
+	struct svc_dbv p;
+	int err;
+
+	if ((err = svc_api__auth_limit(req, resp, "verify_ip", req->limit_addr, &req->ctx->auth.rl_verify_ip)) < 0)
+		return err;
+	token = svc_json_str(req->json, "token");
+	if (strlen(token) != 2 * RESET_TOKEN_BYTES || !is_lower_hex(token, 2 * RESET_TOKEN_BYTES))
+		return invalid_token(req, resp, "verify_failed", VERIFY_INVALID);
+	if (svc_uuid_v4(uid) < 0)
+		return SVC_E_INTERNAL;
+	if ((err = svc_sha256_hex(token, strlen(token), hash)) < 0)
+		return err;
+	if ((err = svc_db_begin(db)) < 0)
+		return err;
+	p = svc_dbv_str(hash);
+	if ((err = svc_db_run(db, STMT_SIGNUP_BY_TOKEN, &p, 1, &rows, NULL)) < 0)
+		goto fail;
+	if (!rows || rows->nrows != 1) {
+		svc_db_rollback(db);
+		svc_rows_free(rows);
+		return invalid_token(req, resp, "verify_failed", VERIFY_INVALID);
+	}
+	snprintf(email, sizeof email, "%s", svc_rows_get(rows, 0, STCOL_EMAIL));
+	/* one link settles the address: the other pending sign-ups of it (a stranger's too) go */
+	p = svc_dbv_str(email);
+	if ((err = svc_db_run(db, STMT_SIGNUP_DELETE_EMAIL, &p, 1, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_USER_BY_EMAIL, &p, 1, &user, NULL)) < 0)
+		goto fail;
+	if (user && user->nrows == 1) {
+		err = SVC_E_CONFLICT;
+		if (svc_db_commit(db) < 0)
+			goto fail;
+		goto done;
+	}
+	if ((err = create_user(db, uid, email, svc_rows_get(rows, 0, STCOL_PASSWORD_HASH),
+			       svc_rows_get(rows, 0, STCOL_NAME))) < 0)
+		goto fail;
+	p = svc_dbv_str(uid);
+	if ((err = svc_db_run(db, STMT_USER_EMAIL_VERIFIED, &p, 1, NULL, NULL)) < 0 || (err = svc_db_commit(db)) < 0)
+		goto fail;
+	if ((err = answer_new_account(req, resp, uid, email, 200)) < 0)
+		goto done;
+	AUTH_LOG(req, "signup_ok", "user=%s verified=1", uid);
+	goto done;
+fail:
+	svc_db_rollback(db);
+done:
+	svc_rows_free(rows);
+	svc_rows_free(user);
+	if (err == SVC_E_CONFLICT) {
+		AUTH_LOG(req, "verify_failed", "token=account_exists");
+		return svc_resp_error(resp, err, "token",
+				      "An account with this address exists already. Sign in, or reset its password.");
+	}
 	return err;
 }
 

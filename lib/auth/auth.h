@@ -165,6 +165,8 @@ struct svc_auth_config {
 	struct svc_rate_rule rl_login_slow;    /* SVC_RATE_LIMIT_LOGIN_SLOW: logins per account from unknown addresses
 						* while the account is over its ceiling */
 	struct svc_rate_rule rl_signup_ip;     /* SVC_RATE_LIMIT_SIGNUP_IP */
+	struct svc_rate_rule rl_signup_account; /* SVC_RATE_LIMIT_SIGNUP_ACCOUNT: sign-up messages per e-mail address */
+	struct svc_rate_rule rl_verify_ip;     /* SVC_RATE_LIMIT_VERIFY_IP: POST /auth/verify-email per address */
 	struct svc_rate_rule rl_refresh_ip;    /* SVC_RATE_LIMIT_REFRESH_IP */
 	struct svc_rate_rule rl_reset_ip;      /* SVC_RATE_LIMIT_RESET_IP: forgot- and reset-password per address */
 	struct svc_rate_rule rl_reset_account; /* SVC_RATE_LIMIT_RESET_ACCOUNT: reset messages per e-mail address */
@@ -178,6 +180,9 @@ struct svc_auth_config {
 	int smtp_starttls;              /* SVC_SMTP_STARTTLS: 1 (default) = smtp:// must upgrade with STARTTLS */
 	const char *mail_from;          /* SVC_MAIL_FROM, default svc@<SVC_DOMAIN> */
 	int64_t reset_ttl_secs;         /* SVC_PASSWORD_RESET_TTL, default 1h */
+	int signup_verify;              /* SVC_SIGNUP_VERIFY auto|on|off resolved: 1 = a sign-up is created only by
+					 * its mailed link (auto: on when SVC_SMTP_URL is set) */
+	int64_t signup_verify_ttl_secs; /* SVC_SIGNUP_VERIFY_TTL, default 24h: lifetime of a sign-up's link */
 	int64_t oauth_state_ttl_secs;   /* SVC_OAUTH_STATE_TTL, default 10m */
 	uint64_t max_tokens_per_user;   /* SVC_API_TOKENS_MAX, default 50 */
 	struct svc_oauth_settings oauth[SVC_OAUTH__MAX];

@@ -50,6 +50,8 @@ static const struct {
 	{ "SVC_RATE_LIMIT_LOGIN_ACCOUNT_MAX", offsetof(struct svc_auth_config, rl_login_account_max), "20/15m" },
 	{ "SVC_RATE_LIMIT_LOGIN_SLOW", offsetof(struct svc_auth_config, rl_login_slow), "1/10s" },
 	{ "SVC_RATE_LIMIT_SIGNUP_IP", offsetof(struct svc_auth_config, rl_signup_ip), "10/1h" },
+	{ "SVC_RATE_LIMIT_SIGNUP_ACCOUNT", offsetof(struct svc_auth_config, rl_signup_account), "5/1h" },
+	{ "SVC_RATE_LIMIT_VERIFY_IP", offsetof(struct svc_auth_config, rl_verify_ip), "10/15m" },
 	{ "SVC_RATE_LIMIT_REFRESH_IP", offsetof(struct svc_auth_config, rl_refresh_ip), "60/1m" },
 	{ "SVC_RATE_LIMIT_RESET_IP", offsetof(struct svc_auth_config, rl_reset_ip), "5/15m" },
 	{ "SVC_RATE_LIMIT_RESET_ACCOUNT", offsetof(struct svc_auth_config, rl_reset_account), "3/1h" },
@@ -157,6 +159,25 @@ int svc_auth_config_load(const struct svc_config *cfg, struct svc_auth_config *o
 	if (svc_config_parse_duration(svc_config_get(cfg, "SVC_PASSWORD_RESET_TTL", "1h"), &c.reset_ttl_secs) < 0 ||
 	    c.reset_ttl_secs > 7 * 86400) {
 		snprintf(errbuf, errmax, "SVC_PASSWORD_RESET_TTL must be a duration like 1h (at most 7d)");
+		return SVC_E_INTERNAL;
+	}
+	/* sign-up verification (docs/api.md "POST /auth/signup"): auto = on when mail can be sent */
+	v = svc_config_get(cfg, "SVC_SIGNUP_VERIFY", "auto");
+	if (strcmp(v, "auto") == 0) {
+		c.signup_verify = c.smtp_url[0] != '\0';
+	} else if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
+		c.signup_verify = strcmp(v, "on") == 0;
+	} else {
+		snprintf(errbuf, errmax, "SVC_SIGNUP_VERIFY must be auto, on or off");
+		return SVC_E_INTERNAL;
+	}
+	if (c.signup_verify && !c.smtp_url[0]) {
+		snprintf(errbuf, errmax, "SVC_SIGNUP_VERIFY=on needs SVC_SMTP_URL (the verification link is mailed)");
+		return SVC_E_INTERNAL;
+	}
+	if (svc_config_parse_duration(svc_config_get(cfg, "SVC_SIGNUP_VERIFY_TTL", "24h"), &c.signup_verify_ttl_secs) < 0 ||
+	    c.signup_verify_ttl_secs == 0 || c.signup_verify_ttl_secs > 7 * 86400) {
+		snprintf(errbuf, errmax, "SVC_SIGNUP_VERIFY_TTL must be a duration like 24h (at most 7d)");
 		return SVC_E_INTERNAL;
 	}
 	if (svc_config_parse_duration(svc_config_get(cfg, "SVC_OAUTH_STATE_TTL", "10m"), &c.oauth_state_ttl_secs) < 0 ||

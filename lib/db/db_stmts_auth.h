@@ -94,6 +94,27 @@ SVC_STMT(STMT_RESET_INVALIDATE_USER,
 SVC_STMT(STMT_RESET_PURGE,
 	"DELETE FROM password_resets WHERE expires_at < " NOW " - INTERVAL 1 DAY LIMIT 1000")
 
+/* sign-ups waiting for their e-mail link (schema/014_signup_pending.sql) */
+SVC_STMT(STMT_SIGNUP_INSERT,
+	"INSERT INTO signup_pending (id, email, password_hash, display_name, created_at, expires_at) "
+	"VALUES (?, ?, ?, ?, " NOW ", " NOW " + INTERVAL ? SECOND)")
+SVC_STMT(STMT_SIGNUP_GET,
+	"SELECT email FROM signup_pending WHERE id = ? AND expires_at > " NOW)
+SVC_COLS(SPCOL_EMAIL)
+SVC_STMT(STMT_SIGNUP_SET_TOKEN,
+	"UPDATE signup_pending SET token_hash = ? WHERE id = ?")
+SVC_STMT(STMT_SIGNUP_DELETE,
+	"DELETE FROM signup_pending WHERE id = ?")
+/* the row a link names, locked: two uses of one link cannot both find it */
+SVC_STMT(STMT_SIGNUP_BY_TOKEN,
+	"SELECT email, password_hash, display_name FROM signup_pending "
+	"WHERE token_hash = ? AND expires_at > " NOW " FOR UPDATE")
+SVC_COLS(STCOL_EMAIL, STCOL_PASSWORD_HASH, STCOL_NAME)
+SVC_STMT(STMT_SIGNUP_DELETE_EMAIL,
+	"DELETE FROM signup_pending WHERE email = ?")
+SVC_STMT(STMT_SIGNUP_PURGE,
+	"DELETE FROM signup_pending WHERE expires_at < " NOW " LIMIT 1000")
+
 /* API tokens */
 SVC_STMT(STMT_TOKEN_INSERT,
 	"INSERT INTO api_tokens (id, user_id, name, token_hash, token_prefix, scopes, created_at) "

@@ -169,7 +169,8 @@ def test_no_provider_then_workspace_provider():
     if not NOPROVIDER_BASE_URL:
         check("test_agent_no_provider_front_end_is_configured", False, "SVC_NOPROVIDER_BASE_URL is not set")
         return
-    acct = signup(base=NOPROVIDER_BASE_URL, tag="noprov")
+    # signed up on the main front (the no-provider front verifies sign-ups by mail); same database
+    acct = signup(tag="noprov")
     pid, chat_id = fresh_project(acct, base=NOPROVIDER_BASE_URL)
     events, _, err = send(acct, pid, chat_id, "hello", base=NOPROVIDER_BASE_URL)
     check("test_agent_no_provider_ends_with_no_provider", types_of(events) == ["error"]

@@ -228,7 +228,7 @@ def test_failures():
               r.status == 404 and b.get("error") == "not_found" and "not configured" in b.get("message", ""), r)
         r = api("GET", "/auth/google/callback?code=x&state=y", base=NOPROVIDER_BASE_URL)
         check("test_auth_oauth_unconfigured_callback_is_404", r.status == 404, r)
-        me = api("GET", "/auth/me", token=signup(base=NOPROVIDER_BASE_URL, tag="noauth").token, base=NOPROVIDER_BASE_URL)
+        me = api("GET", "/auth/me", token=signup(tag="noauth").token, base=NOPROVIDER_BASE_URL)
         check("test_auth_me_features_show_unconfigured_providers",
               me.status == 200 and me.body.get("features", {}).get("oauth") == {"github": False, "google": False}, me)
 

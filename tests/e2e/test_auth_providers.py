@@ -38,7 +38,7 @@ def main():
         return finish()
     r = api("GET", "/auth/providers", base=NOPROVIDER_BASE_URL)
     check("test_auth_providers_none_configured_empty_list", r.status == 200 and r.body == {"items": []}, r)
-    b = signup(base=NOPROVIDER_BASE_URL, tag="feat-bare")
+    b = signup(tag="feat-bare")  # on the main front: the bare one verifies sign-ups by mail (same database)
     me = api("GET", "/auth/me", token=b.token, base=NOPROVIDER_BASE_URL)
     check("test_auth_me_collaboration_false_without_svc_wsd",
           me.status == 200 and me.body.get("features", {}).get("collaboration") is False, me)

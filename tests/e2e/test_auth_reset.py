@@ -20,13 +20,14 @@ def messages():
     return json.loads(r.raw) if r.status == 200 else []
 
 
-def wait_message(to, timeout=10):
-    """The newest captured message to `to`, waiting for it (the API sends after answering)."""
+def wait_message(to, timeout=10, count=None):
+    """The newest captured message to `to` (with count, the count-th), waiting for it (svc-worker sends after
+    the answer)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         mine = [m for m in messages() if to in m.get("to", [])]
-        if mine:
-            return mine[-1]
+        if len(mine) >= (count or 1):
+            return mine[count - 1] if count else mine[-1]
         time.sleep(0.1)
     return None
 

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const struct svc_body *const bodies[] = {
 	&svc_api_chat_stop_body, &svc_api_plan_send_body, &svc_api_ai_provider_put_body,
 	&svc_api_auth_signup_body, &svc_api_auth_login_body, &svc_api_auth_tokens_create_body,
-	&svc_api_auth_forgot_body, &svc_api_auth_reset_body, &svc_api_auth_me_update_body,
+	&svc_api_auth_forgot_body, &svc_api_auth_reset_body, &svc_api_auth_verify_body, &svc_api_auth_me_update_body,
 	&svc_api_auth_password_body, &svc_api_projects_file_put_body, &svc_api_projects_file_move_body,
 	&svc_api_projects_create_body, &svc_api_projects_update_body, &svc_api_projects_duplicate_body,
 	&svc_api_chats_create_body, &svc_api_workspaces_create_body, &svc_api_workspaces_update_body,

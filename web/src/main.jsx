@@ -7,7 +7,7 @@ import { locationStore, match, navigate, Link, withQuery } from './lib/router.js
 import { useStore } from './lib/store.js';
 import { connectivity, onSessionLost, retryNow } from './lib/api.js';
 import { me, loadMe, signOut } from './lib/session.js';
-import { Login, Signup, Forgot, Reset } from './pages/auth.jsx';
+import { Login, Signup, Verify, Forgot, Reset } from './pages/auth.jsx';
 import { Dashboard } from './pages/dashboard.jsx';
 import { NotFound, ErrorPage } from './pages/errors.jsx';
 import { Loading } from './ui.jsx';
@@ -21,12 +21,12 @@ const loadSettings = () => import('./pages/settings.jsx');
 const here = () => locationStore.get();
 
 // A signed-in page needs /auth/me first: ask while the first render is being set up.
-if (!/^\/(login|signup|forgot|reset)/.test(location.pathname)) loadMe().catch(() => {});
+if (!/^\/(login|signup|verify|forgot|reset)/.test(location.pathname)) loadMe().catch(() => {});
 
 onSessionLost(() => {
 	me.set(null);
 	const at = here();
-	if (!/^\/(login|signup|forgot|reset)/.test(at)) navigate(withQuery('/login', { next: at }), { replace: true });
+	if (!/^\/(login|signup|verify|forgot|reset)/.test(at)) navigate(withQuery('/login', { next: at }), { replace: true });
 });
 
 /** Lazy: renders the component a dynamic import resolves to (with a status line meanwhile). */
@@ -135,6 +135,7 @@ function Routes({ path }) {
 	if (path.split('?')[0] === '/') return <Home />;
 	if (match('/login', path)) return <Login />;
 	if (match('/signup', path)) return <Signup />;
+	if (match('/verify', path)) return <Verify />;
 	if (match('/forgot', path)) return <Forgot />;
 	if (match('/reset', path) || match('/reset-password', path)) return <Reset />;
 	if (match('/dashboard', path)) return <SignedIn><Dashboard trash={false} /></SignedIn>;

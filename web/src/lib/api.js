@@ -45,7 +45,7 @@ export function refreshSession() {
 	return refreshing;
 }
 
-const NO_REFRESH = /^\/auth\/(login|signup|refresh|logout|forgot-password|reset-password|providers)\b/;
+const NO_REFRESH = /^\/auth\/(login|signup|verify-email|refresh|logout|forgot-password|reset-password|providers)\b/;
 
 async function send(path, opts) {
 	const headers = { Accept: opts.accept || 'application/json', ...(opts.headers || {}) };

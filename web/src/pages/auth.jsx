@@ -1,4 +1,4 @@
-// auth.jsx: /login, /signup, /forgot and /reset: the screens before a session exists.
+// auth.jsx: /login, /signup, /verify, /forgot and /reset: the screens before a session exists.
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, ApiError } from '../lib/api.js';
 import { me, loadMe } from '../lib/session.js';
@@ -115,6 +115,7 @@ export function Signup() {
 	const [name, setName] = useState('');
 	const [busy, setBusy] = useState(false);
 	const [error, setError] = useState(null);
+	const [sent, setSent] = useState(null);
 	async function submit(e) {
 		e.preventDefault();
 		if (password.length < 8) {
@@ -124,7 +125,13 @@ export function Signup() {
 		setBusy(true);
 		setError(null);
 		try {
-			await post('/auth/signup', { email, password, displayName: name || null }, { auth: false });
+			const r = await post('/auth/signup', { email, password, displayName: name || null }, { auth: false });
+			// 202: the account is made by the link mailed to the address (docs/api.md "POST /auth/signup")
+			if (r && r.status === 'verification_sent') {
+				setSent(email);
+				setBusy(false);
+				return;
+			}
 			me.set(undefined);
 			await loadMe(true);
 			navigate(safeNext(), { replace: true });
@@ -134,6 +141,15 @@ export function Signup() {
 		}
 	}
 	const fe = (f) => (error && error.field === f ? error.message : null);
+	if (sent)
+		return (
+			<AuthShell title="Check your e-mail" footer={<Link href="/login">Back to sign in</Link>}>
+				<p role="status">
+					We sent a message to <strong>{sent}</strong>. Open the link in it to finish creating your account. The link works once, for 24 hours.
+				</p>
+				<p class="aside">Nothing arrived? Look in the spam folder, or sign up again for a new link.</p>
+			</AuthShell>
+		);
 	return (
 		<AuthShell
 			title="Create your account"
@@ -162,6 +178,47 @@ export function Signup() {
 				</button>
 			</form>
 			<Providers />
+		</AuthShell>
+	);
+}
+
+/** Verify: /verify?token=…, the link of a sign-up's message; creates the account and lands on /dashboard. */
+export function Verify() {
+	const token = query('token') || '';
+	const [error, setError] = useState(null);
+	useEffect(() => {
+		if (!token) return;
+		let live = true;
+		post('/auth/verify-email', { token }, { auth: false })
+			.then(async () => {
+				me.set(undefined);
+				await loadMe(true);
+				if (live) navigate('/dashboard', { replace: true });
+			})
+			.catch((err) => {
+				if (!live) return;
+				if (err.code === 'invalid_token') setError('This link is used up or expired. Sign up again for a new one.');
+				else if (err.status === 409) setError('An account with this e-mail exists already. Sign in, or reset its password.');
+				else setError(errorText(err));
+			});
+		return () => (live = false);
+	}, [token]);
+	return (
+		<AuthShell title="Confirm your e-mail" footer={<Link href="/login">Back to sign in</Link>}>
+			{!token ? (
+				<p>
+					This link has no token. <Link href="/signup">Sign up</Link> to get a new one.
+				</p>
+			) : error ? (
+				<>
+					<ErrorNote error={error} />
+					<p class="aside">
+						<Link href="/signup">Sign up again</Link>
+					</p>
+				</>
+			) : (
+				<p role="status">Confirming your e-mail…</p>
+			)}
 		</AuthShell>
 	);
 }
