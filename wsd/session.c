@@ -274,7 +274,9 @@ static void access_done(struct wsd_access_job *j)
 
 	if (!s || s->state != WSD_S_AUTH)
 		return;
-	if (j->error < 0)
+	if (j->error == SVC_E_UNAUTHORIZED)
+		reason = "permission-denied: invalid or expired token"; /* its session ended: as a bad token */
+	else if (j->error < 0)
 		reason = j->error == SVC_E_NOT_FOUND ? "permission-denied: no such project"
 						     : "permission-denied: service unavailable";
 	else if (j->member) {
@@ -320,7 +322,7 @@ int wsd_sess_open(struct wsd_sess *s, struct lws *wsi)
 		wsd_sess_deny(s, "permission-denied: too many connections");
 		return 0;
 	}
-	wsd_store_access(&wsd_g->db_worker, s->id, s->user_id, s->project_id, access_done);
+	wsd_store_access(&wsd_g->db_worker, s->id, &s->claims, s->project_id, access_done);
 	return 0;
 }
 

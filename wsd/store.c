@@ -116,6 +116,12 @@ static void access_run(struct wsd_job *jb, struct wsd_worker *w)
 		j->error = SVC_E_UNAVAILABLE;
 		return;
 	}
+	/* a token signed well but of a session that ended (logout, reuse) or older than a password change */
+	err = svc_session_check(db, &j->who);
+	if (err < 0) {
+		j->error = err == SVC_E_UNAUTHORIZED ? err : SVC_E_UNAVAILABLE;
+		return;
+	}
 	p[0] = svc_dbv_str(j->user_id);
 	p[1] = svc_dbv_str(j->user_id);
 	p[2] = svc_dbv_str(j->project_id);
@@ -158,14 +164,15 @@ static void access_done(struct wsd_job *jb)
 	free(j);
 }
 
-void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const char *user_id, const char *project_id,
+void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const struct svc_auth_claims *who, const char *project_id,
 		      void (*cb)(struct wsd_access_job *j))
 {
 	struct wsd_access_job *j = job_alloc(sizeof *j);
 
 	job_init(&j->base, access_run, access_done);
 	j->sess_id = sess_id;
-	snprintf(j->user_id, sizeof j->user_id, "%s", user_id);
+	j->who = *who;
+	snprintf(j->user_id, sizeof j->user_id, "%s", who->user_id);
 	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->cb = cb;
 	wsd_worker_push(w, &j->base);

@@ -62,8 +62,9 @@ static void wake(void)
 /*
  * LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: the path names a project, the
  * Origin is ours (cross-site WebSocket hijacking), and the token (query
- * parameter, else the svc_access_token cookie) is verified here; the role is
- * looked up once the socket is open, off the loop. Returns non-zero to refuse
+ * parameter, else the svc_access_token cookie) is verified here; its session
+ * (svc_session_check: not ended by a logout, not older than a password change
+ * or reset) and the role are looked up once the socket is open, off the loop. Returns non-zero to refuse
  * the upgrade.
  */
 static int filter(struct lws *wsi, struct pss *pss)
@@ -97,8 +98,11 @@ static int filter(struct lws *wsi, struct pss *pss)
 		    svc_cookie_get(cookie, "svc_access_token", token, SVC_AUTH_TOKEN_MAX + 1))
 			tok = token;
 	}
-	s->token_ok = tok && svc_auth_jwt_verify(g.cfg.jwt_secret, g.cfg.jwt_secret_len, g.cfg.jwt_issuer,
-						 SVC_TOKEN_ACCESS, tok, svc_now_ms() / 1000, s->user_id) == 0;
+	/* the signature here; the server-side session (logout, a password reset) with the role, off the loop */
+	s->token_ok = tok && svc_auth_jwt_verify_claims(g.cfg.jwt_secret, g.cfg.jwt_secret_len, g.cfg.jwt_issuer,
+							SVC_TOKEN_ACCESS, tok, svc_now_ms() / 1000, &s->claims) == 0;
+	if (s->token_ok)
+		memcpy(s->user_id, s->claims.user_id, sizeof s->user_id);
 	pss->s = s;
 	rc = 0;
 done:

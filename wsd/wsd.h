@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "auth/auth.h"
 #include "core/config.h"
 #include "db/db.h"
 #include "core/util.h"
@@ -217,7 +218,8 @@ struct wsd_sess {
 	char project_id[37];
 	char user_id[37];
 	char user_name[160];
-	int token_ok;          /* the token verified at the upgrade */
+	int token_ok;          /* the token verified at the upgrade (signature, expiry); its session is checked off the loop */
+	struct svc_auth_claims claims; /* the verified token's claims: user, generation, session (svc_session_check) */
 	int can_write;
 	int can_moderate;      /* may delete other members' design comments (admins, owners) */
 	struct wsd_room *room;

@@ -54,15 +54,21 @@ struct wsd_access_job {
 	struct wsd_job base;
 	uint64_t sess_id;
 	char user_id[37], project_id[37];
-	int error;                 /* 0, SVC_E_NOT_FOUND (no such project), SVC_E_UNAVAILABLE */
+	struct svc_auth_claims who; /* the token's claims */
+	int error;                 /* 0, SVC_E_UNAUTHORIZED (the token's session ended, or the password changed since it
+				    * was issued: svc_session_check), SVC_E_NOT_FOUND (no such project), SVC_E_UNAVAILABLE */
 	int member;                /* may write */
 	int public_read;           /* may read */
 	int moderate;              /* may delete other members' design comments (SVC_ACT_COMMENT_MODERATE) */
 	char user_name[160];
 	void (*cb)(struct wsd_access_job *j);
 };
-/* Looks up user_id's role in project_id (lib/auth/perm.h rules) on `w` (the db worker); sess_id goes back in j. */
-void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const char *user_id, const char *project_id,
+/*
+ * On `w` (the db worker): checks the token whose claims are `who` against its server-side session
+ * (svc_session_check), then looks up who->user_id's role in project_id (lib/auth/perm.h rules);
+ * sess_id goes back in j.
+ */
+void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const struct svc_auth_claims *who, const char *project_id,
 		      void (*cb)(struct wsd_access_job *j));
 
 /* --- loading a room's document --- */

@@ -79,10 +79,10 @@ void wsd_store_comment(struct wsd_worker *w, const char *project_id, struct wsd_
 	free(j.broadcast);
 }
 
-void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const char *user_id, const char *project_id,
+void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const struct svc_auth_claims *who, const char *project_id,
 		      void (*cb)(struct wsd_access_job *j))
 {
-	(void)w, (void)sess_id, (void)user_id, (void)project_id, (void)cb;
+	(void)w, (void)sess_id, (void)who, (void)project_id, (void)cb;
 }
 
 void wsd_store_persist(const char *project_id, struct wsd_room *r, struct wsd_update *updates, size_t n,

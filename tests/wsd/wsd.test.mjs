@@ -594,6 +594,51 @@ await test('wsd the token in a cookie works and a foreign Origin is refused', as
     'told permission-denied: ' + JSON.stringify(tossed.msgs.map(m => Array.from(m.data.slice(0, 4)))))
 })
 
+await test('wsd a token of a logged-out session or from before a password change opens no socket', async () => {
+  // the signature alone is not enough: svc-wsd checks the token's server-side session (issue 17, finding 1)
+  const email = `wsd-sess-${crypto.randomBytes(5).toString('hex')}@example.test`
+  const password = 'pw-' + crypto.randomBytes(8).toString('hex')
+  const su = await api('POST', '/auth/signup', { email, password })
+  assert(su.status === 201, 'signup: ' + su.text)
+  const acct = { token: su.body.accessToken, wid: su.body.workspace.id }
+  const p = await createProject(acct)
+  const login = async () => {
+    const r = await api('POST', '/auth/login', { email, password: acct.password || password })
+    assert(r.status === 200, 'login: ' + r.text)
+    return r.body.accessToken
+  }
+  const refused = async (name, tok) => {
+    const r = raw(`${WS_URL}/${p}?token=${encodeURIComponent(tok)}`, { Origin: APP_ORIGIN })
+    await waitFor(name + ' closed', () => r.closed || r.error)
+    assert(!r.msgs.some(m => m.data[0] === 0), name + ': no sync message')
+    assert(r.msgs.some(m => m.data[0] === 2 && new TextDecoder().decode(m.data).includes('permission-denied: invalid or expired token')),
+      name + ': told permission-denied')
+    assert(!r.closed || r.closed.code === 1008, name + ': close code ' + JSON.stringify(r.closed))
+  }
+  const opens = async (name, tok) => {
+    const r = raw(`${WS_URL}/${p}?token=${encodeURIComponent(tok)}`, { Origin: APP_ORIGIN })
+    await waitFor(name + ' syncs', () => r.msgs.some(m => m.data[0] === 0) || r.closed || r.error)
+    assert(r.msgs.some(m => m.data[0] === 0), name + ': the socket opened: ' + JSON.stringify(r.closed))
+    r.ws.terminate()
+  }
+  // logout ends the session: its access token, still well signed and unexpired, opens nothing
+  const t1 = await login()
+  await opens('before logout', t1)
+  const out = await api('POST', '/auth/logout', undefined, t1)
+  assert(out.status === 200, 'logout: ' + out.text)
+  await refused('after logout', t1)
+  // a password change (a reset moves the same generation) ends every older token
+  const t2 = await login()
+  await opens('before the password change', t2)
+  const newPassword = 'pw-' + crypto.randomBytes(8).toString('hex')
+  const ch = await api('POST', '/auth/password', { currentPassword: password, newPassword }, t2)
+  assert(ch.status === 200, 'password change: ' + ch.text)
+  acct.password = newPassword
+  await refused('after the password change', t2)
+  await refused('the first sign-up token, after the password change', acct.token)
+  await opens('a token of the new password', await login())
+})
+
 await test('wsd oversized and malformed messages close the sender only', async () => {
   const a = client(owner, pid); const b = client(owner, pid)
   await synced(a, b)
