@@ -1,4 +1,4 @@
-/* svc-admin.c: operator commands: grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; backup and restore (backup.c); import the integrations catalogue. */
+/* svc-admin.c: operator commands: check the settings; grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; backup and restore (backup.c); import the integrations catalogue. */
 #include <stdio.h>
 #include <string.h>
 
@@ -6,6 +6,8 @@
 #include "db/db.h"
 #include "core/err.h"
 #include "core/log.h"
+#include "core/psl.h"
+#include "auth/auth.h"
 #include "core/util.h"
 #include "project/domains.h"
 #include "backup.h"
@@ -13,7 +15,8 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: svc-admin grant-platform-admin EMAIL\n"
+	fprintf(stderr, "usage: svc-admin check\n"
+			"       svc-admin grant-platform-admin EMAIL\n"
 			"       svc-admin revoke-platform-admin EMAIL\n"
 			"       svc-admin set-plan WORKSPACE_ID free|pro|business\n"
 			"       svc-admin write-sites\n"
@@ -141,6 +144,46 @@ done:
 	return rc;
 }
 
+/*
+ * svc-admin check: the settings load (as the responders read them), the database answers, and
+ * what is allowed but unwise is said, one "warning: ..." line each: app_url and SVC_DOMAIN sharing
+ * a registrable domain (cookie tossing; issue 17, finding 5). Prints "ok: ..." lines and a count.
+ * Returns 0 (warnings or none) or 1 (an error: the settings or the database).
+ */
+static int check(void)
+{
+	struct svc_config cfg;
+	struct svc_auth_config auth;
+	struct svc_db *db = NULL;
+	char errbuf[256], warning[1024];
+	int warnings = 0;
+
+	if (svc_config_load(&cfg, errbuf, sizeof errbuf) < 0) {
+		printf("error: settings: %s\n", errbuf);
+		return 1;
+	}
+	if (svc_auth_config_load(&cfg, &auth, errbuf, sizeof errbuf) < 0) {
+		printf("error: settings: %s\n", errbuf);
+		svc_config_dispose(&cfg);
+		return 1;
+	}
+	printf("ok: settings load (SVC_APP_URL %s, SVC_DOMAIN %s)\n", cfg.app_url, cfg.domain);
+	if (svc_psl_shared_site_warning(cfg.app_url, cfg.domain, warning, sizeof warning)) {
+		printf("warning: %s\n", warning);
+		warnings++;
+	}
+	if (svc_db_open(&cfg, &db) < 0) {
+		printf("error: database: cannot connect (SVC_DB_*)\n");
+		svc_config_dispose(&cfg);
+		return 1;
+	}
+	printf("ok: database answers\n");
+	printf("%d warning%s\n", warnings, warnings == 1 ? "" : "s");
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct svc_config cfg;
@@ -152,6 +195,8 @@ int main(int argc, char **argv)
 	int grant, rc = 1;
 
 	svc_log_init("svc-admin");
+	if (argc == 2 && strcmp(argv[1], "check") == 0)
+		return check();
 	if (argc == 4 && strcmp(argv[1], "set-plan") == 0)
 		return set_plan(argv[2], argv[3]);
 	if (argc == 2 && strcmp(argv[1], "write-sites") == 0)

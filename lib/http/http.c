@@ -19,6 +19,7 @@
 #include "http/http.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/psl.h"
 #include "auth/perm.h"
 
 #define DEFAULT_MAX_BODY (1024 * 1024)
@@ -1016,7 +1017,7 @@ int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_rout
 		  size_t nroutes)
 {
 	struct svc_ctx ctx;
-	char errbuf[256];
+	char errbuf[256], warning[1024];
 	const char *listen_path = NULL, *socket_group = NULL;
 	uint64_t procs = 4;
 	int i, rc;
@@ -1044,6 +1045,9 @@ int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_rout
 		svc_log_error("configuration: %s", errbuf);
 		return 1;
 	}
+	/* sites that can toss cookies to the app (issue 17, finding 5): said once, at start-up */
+	if (svc_psl_shared_site_warning(ctx.cfg.app_url, ctx.cfg.domain, warning, sizeof warning))
+		svc_log_warn("configuration: %s", warning);
 	signal(SIGPIPE, SIG_IGN);
 	if (mysql_library_init(0, NULL, NULL) || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
 	    FCGX_Init() != 0) {

@@ -23,6 +23,7 @@
 #include "core/fsx.h"
 #include "core/log.h"
 #include "core/outbound.h"
+#include "core/psl.h"
 #include "core/util.h"
 #include "http/http.h"
 #include "project/domains.h"
@@ -97,18 +98,6 @@ uint64_t svc_plan_domain_limit(const struct svc_config *cfg, const char *plan)
 }
 
 /* ---- the name rules ---- */
-
-/* The public suffix list, loaded once per process (the newest of the system's file and libpsl's built-in one). */
-static const psl_ctx_t *psl(void)
-{
-	static const psl_ctx_t *ctx;
-
-	if (!ctx)
-		ctx = psl_latest(NULL);
-	if (!ctx)
-		ctx = psl_builtin();
-	return ctx;
-}
 
 static size_t count_labels(const char *name)
 {
@@ -201,7 +190,7 @@ int svc_domain_normalize(const char *in, const char *svc_domain, char *out, size
 			 name, svc_domain);
 		return SVC_E_VALIDATION;
 	}
-	if (!(ctx = psl())) {
+	if (!(ctx = svc_psl())) {
 		svc_log_error("domains: cannot load the public suffix list (the publicsuffix package)");
 		return SVC_E_INTERNAL;
 	}

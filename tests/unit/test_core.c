@@ -9,6 +9,7 @@
 #include "core/config.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/psl.h"
 #include "unit.h"
 #include "core/util.h"
 
@@ -563,6 +564,38 @@ static void test_err_table_complete(void)
 	CU_ASSERT_STRING_EQUAL(svc_err_code(1), "internal_error");
 }
 
+/* app_url and SVC_DOMAIN sharing a registrable domain (issue 17, finding 5): by the public suffix list */
+static void test_psl_shared_site(void)
+{
+	static const struct {
+		const char *app, *domain, *reg; /* reg NULL: nothing shared */
+	} cases[] = {
+		{ "https://svc.example.com", "sites.example.com", "example.com" },
+		{ "https://svc.example.com/", "example.com", "example.com" },
+		{ "https://example.com:8443", "sites.Example.COM.", "example.com" },
+		{ "https://app.foo.co.uk", "sites.foo.co.uk", "foo.co.uk" },
+		{ "https://svc.example.com", "sites.example.net", NULL },
+		{ "https://app.foo.co.uk", "sites.bar.co.uk", NULL },        /* co.uk is a public suffix */
+		{ "https://alice.github.io", "bob.github.io", NULL },        /* so is github.io (the private part) */
+		{ "http://127.0.0.1:8080", "localhost", NULL },              /* the development defaults */
+		{ "http://localhost:8080", "localhost", NULL },
+		{ "http://[::1]:8080", "localhost", NULL },
+		{ "not a url", "example.com", NULL },
+		{ "https://svc.example.com", "", NULL },
+	};
+	char reg[256], text[1024];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(reg, sizeof reg, "-");
+		CU_ASSERT_EQUAL(svc_psl_shared_site(cases[i].app, cases[i].domain, reg, sizeof reg), cases[i].reg ? 1 : 0);
+		CU_ASSERT_STRING_EQUAL(reg, cases[i].reg ? cases[i].reg : "-");
+	}
+	CU_ASSERT_EQUAL(svc_psl_shared_site_warning("https://svc.example.com", "sites.example.com", text, sizeof text), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "share the registrable domain example.com"));
+	CU_ASSERT_EQUAL(svc_psl_shared_site_warning("https://svc.example.com", "sites.example.net", text, sizeof text), 0);
+}
+
 SVC_TEST_SUITE(core_suite)
 {
 	CU_pSuite s = CU_add_suite("core", NULL, NULL);
@@ -586,4 +619,5 @@ SVC_TEST_SUITE(core_suite)
 	CU_add_test(s, "test_json_validate_fields", test_json_validate_fields);
 	CU_add_test(s, "test_err_table", test_err_table);
 	CU_add_test(s, "test_err_table_complete", test_err_table_complete);
+	CU_add_test(s, "test_psl_shared_site", test_psl_shared_site);
 }
