@@ -1,6 +1,7 @@
 /* backup.c: svc-admin backup and restore: the database with mariadb-dump, each project as a git bundle, the sites as a tar file. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,7 +302,13 @@ static int database_empty(const char *opts, const char *db_name)
 	argv[5] = "SELECT COUNT(*) FROM users";
 	if (run(argv, NULL, out) != 0 || !(f = fopen(out, "r")))
 		goto fail;
-	rc = fgets(buf, sizeof buf, f) && strtoul(buf, NULL, 10) == 0;
+	if (fgets(buf, sizeof buf, f)) {
+		uint64_t users;
+		buf[strcspn(buf, "\n")] = '\0';
+		rc = svc_parse_u64(buf, UINT64_MAX, &users) == 0 && users == 0;
+	} else {
+		rc = -1;
+	}
 	fclose(f);
 	unlink(out);
 	return rc;
