@@ -786,6 +786,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 		goto done;
 	}
 	tools.root = turn->project_dir;
+	tools.repo_quota_bytes = turn->repo_quota_bytes;
 	tools.read_only = !turn->all_tools && (!turn->mode || strcmp(turn->mode, "build") != 0);
 	tools.integ = !tools.read_only && turn->integ && svc_agent__integration_available(turn->integ) ? turn->integ : NULL;
 	mode[0] = '\0';

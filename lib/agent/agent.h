@@ -66,6 +66,9 @@ struct svc_agent_integ {
 struct svc_agent_turn {
 	struct svc_agent_provider provider;
 	const char *project_dir;       /* absolute path of the project's files; tools are confined to it */
+	uint64_t repo_quota_bytes;     /* bytes the project directory may hold (SVC_QUOTA_REPO_BYTES of the
+					* workspace, lib/project/quota.h); a write or edit past it is a tool
+					* error the model sees; 0 = no limit */
 	const char *mode;              /* "build" (all file tools) or anything else (read-only tools); "plan" also
 					* asks for the plan as a fenced JSON block (svc_agent_plan_parse()) */
 	int all_tools;                 /* 1: every file tool whatever `mode` says (a custom mode configured as
@@ -348,6 +351,7 @@ struct svc_agent__tools {
 	int read_only;
 	int files_changed;           /* set to 1 by a write, edit or delete that succeeded */
 	const struct svc_agent_integ *integ; /* integration_request is offered (build mode), else NULL */
+	uint64_t repo_quota_bytes;   /* the project directory's quota (svc_agent_turn), 0 = none */
 };
 
 #define SVC_AGENT__MAX_RESULT (64 * 1024) /* bytes of a tool result fed back to the model */

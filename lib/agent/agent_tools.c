@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/agent.h"
 #include "core/err.h"
 #include "core/fsx.h"
+#include "project/quota.h"
 
 #define MAX_LIST 5000                    /* files listed */
 #define MAX_READ (1024 * 1024)           /* bytes read by read_file */
@@ -210,6 +212,31 @@ static int do_read(struct svc_agent__tools *t, struct json_object *args, char **
 	return 0;
 }
 
+/*
+ * The repository quota: replacing `path` by `len` bytes must leave the
+ * project directory within t->repo_quota_bytes. Returns 0, or
+ * SVC_E_TOO_LARGE with the tool's error text in *out.
+ */
+static int quota_ok(struct svc_agent__tools *t, const char *path, size_t len, char **out)
+{
+	char full[4200], norm[SVC_FSX_PATH_MAX + 1];
+	uint64_t now = 0, old = 0, after;
+	struct stat st;
+
+	/* a refused path is left to svc_fsx_write(), which says why */
+	if (!t->repo_quota_bytes || svc_fsx_check_path(path, norm) < 0 || svc_quota_dir_bytes(t->root, &now) < 0)
+		return 0;
+	snprintf(full, sizeof full, "%s/%s", t->root, norm);
+	if (lstat(full, &st) == 0 && S_ISREG(st.st_mode))
+		old = (uint64_t)st.st_size;
+	after = (now > old ? now - old : 0) + len;
+	if (after <= t->repo_quota_bytes)
+		return 0;
+	*out = textf("not written: the project would hold %llu bytes of files and history, over the workspace's "
+		     "quota of %llu bytes", (unsigned long long)after, (unsigned long long)t->repo_quota_bytes);
+	return SVC_E_TOO_LARGE;
+}
+
 static int do_write(struct svc_agent__tools *t, struct json_object *args, char **out)
 {
 	const char *path = arg(args, "path", out), *content;
@@ -224,6 +251,8 @@ static int do_write(struct svc_agent__tools *t, struct json_object *args, char *
 		return SVC_E_VALIDATION;
 	json_object_object_get_ex(args, "content", &v);
 	len = (size_t)json_object_get_string_len(v);
+	if ((error = quota_ok(t, path, len, out)) < 0)
+		return error;
 	if ((error = svc_fsx_write(t->root, path, content, len)) < 0)
 		return fsx_error(error, path, out);
 	t->files_changed = 1;
@@ -286,6 +315,8 @@ static int do_edit(struct svc_agent__tools *t, struct json_object *args, char **
 	memcpy(res, data, (size_t)(at - data));
 	memcpy(res + (at - data), news, nlen);
 	memcpy(res + (at - data) + nlen, at + olen, len - (size_t)(at - data) - olen);
+	if ((error = quota_ok(t, path, reslen, out)) < 0)
+		goto done;
 	if ((error = svc_fsx_write(t->root, path, res, reslen)) < 0) {
 		fsx_error(error, path, out);
 		goto done;

@@ -13,6 +13,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "project/publish.h"
+#include "project/quota.h"
 #include "project/repo.h"
 
 /*
@@ -288,6 +289,9 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 		at.provider.outbound = &outbound;
 	}
 	at.project_dir = dir;
+	/* the agent's writes stay within the workspace's repository quota (a tool error past it) */
+	if (svc_quota_workspace_limit(t->db, t->cfg, sp->workspace_id, SVC_QUOTA_REPO_BYTES, &at.repo_quota_bytes) < 0)
+		at.repo_quota_bytes = svc_quota_limit(t->cfg, NULL, SVC_QUOTA_REPO_BYTES);
 	at.mode = sp->mode;
 	apply_mode(t->cfg, sp->mode, &at, &prompt_extra);
 	at.prompt_extra = prompt_extra;

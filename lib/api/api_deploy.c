@@ -179,6 +179,8 @@ enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
 	}
 	if (err == SVC_E_CONFLICT) {
 		err = svc_resp_error(resp, err, NULL, "a deployment of this project is building; try again when it is done");
+	} else if (err == SVC_E_TOO_LARGE) { /* over the site quota; the deployment is recorded as failed */
+		err = svc_resp_error(resp, err, NULL, "%s", why);
 	} else if (err == SVC_E_VALIDATION) {
 		svc_resp_json(resp, 422, failed_json(req, id, did, why));
 		err = 0;

@@ -9,6 +9,7 @@
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/json.h"
+#include "project/quota.h"
 
 /* Answers 422 for a patch that cannot be applied: the error body plus patchIndex, and field "patches[i]". */
 static int patch_refused(struct svc_resp *resp, size_t index, const char *message)
@@ -44,7 +45,7 @@ enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 	struct svc_rows *rows = NULL;
 	struct json_object *arr, *body, *items;
 	char msg[512], norm[SVC_FSX_PATH_MAX + 1], dir[2048], cmsg[SVC_FSX_PATH_MAX + 32];
-	char sha[41] = "", *data = NULL, *out = NULL;
+	char sha[41] = "", *data = NULL, *out = NULL, ws[37];
 	size_t len = 0, out_len = 0, n = 0, i, failed = 0;
 	enum svc_ds_kind kind;
 	int err, lockfd = -1, committed = 0;
@@ -52,6 +53,7 @@ enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 	memset(changes, 0, sizeof changes);
 	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
+	snprintf(ws, sizeof ws, "%s", svc_rows_get(rows, 0, PCOL_WORKSPACE));
 	svc_rows_free(rows);
 	if (svc_fsx_check_path(svc_json_str(req->json, "filePath"), norm) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, "filePath", "the file path is not allowed");
@@ -98,7 +100,10 @@ enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 	if (err < 0)
 		goto done;
 	if (out_len != len || memcmp(out, data, len) != 0) {
-		if ((err = svc_fsx_write(dir, norm, out, out_len)) < 0)
+		/* the repository quota (413): the file is not written past it */
+		if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, dir, SVC_QUOTA_REPO_BYTES, out_len, len,
+						 resp, NULL, 0)) < 0 ||
+		    (err = svc_fsx_write(dir, norm, out, out_len)) < 0)
 			goto done;
 		snprintf(cmsg, sizeof cmsg, "Visual edit: %s", norm);
 		if ((err = svc_project_commit_change(req, id, dir, cmsg, sha, &committed)) < 0)

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -10,6 +11,7 @@
 #include "auth/internal.h"
 #include "core/json.h"
 #include "project/publish.h"
+#include "project/quota.h"
 #include "project/repo.h"
 
 #define FILE_READ_MAX (10u * 1024 * 1024)
@@ -22,17 +24,27 @@
 
 /*
  * Checks `action` on project `id` for the caller and writes the project's
- * directory into dir (max bytes). Errors as svc_project_load().
+ * directory into dir (max bytes), and its workspace's id into out_ws (37
+ * bytes) when not NULL. Errors as svc_project_load().
  */
-static int project_dir_for(struct svc_req *req, const char *id, enum svc_action action, char *dir, size_t max)
+static int project_dir_ws(struct svc_req *req, const char *id, enum svc_action action, char *dir, size_t max,
+			  char *out_ws)
 {
 	struct svc_rows *rows = NULL;
 	int err;
 
 	if ((err = svc_project_load(req, id, action, &rows)) < 0)
 		return err;
+	if (out_ws)
+		snprintf(out_ws, 37, "%s", svc_rows_get(rows, 0, PCOL_WORKSPACE));
 	svc_rows_free(rows);
 	return svc_project_dir(&req->ctx->cfg, id, dir, max);
+}
+
+/* project_dir_ws() without the workspace. */
+static int project_dir_for(struct svc_req *req, const char *id, enum svc_action action, char *dir, size_t max)
+{
+	return project_dir_ws(req, id, action, dir, max, NULL);
 }
 
 /* GET /projects/:id/files: 200 {items: [{path, size, updatedAt}]}; 403; 404. */
@@ -239,11 +251,11 @@ enum svc_err svc_api_projects_version_diff(struct svc_req *req, struct svc_resp 
  * caller closes it) or an error (already answered for a refused path).
  */
 static int file_change_begin(struct svc_req *req, struct svc_resp *resp, const char *id, const char *rel,
-			     const char *field, char *dir, size_t max, char *norm)
+			     const char *field, char *dir, size_t max, char *norm, char *out_ws)
 {
 	int err;
 
-	if ((err = project_dir_for(req, id, SVC_ACT_WRITE, dir, max)) < 0)
+	if ((err = project_dir_ws(req, id, SVC_ACT_WRITE, dir, max, out_ws)) < 0)
 		return err;
 	if (svc_fsx_check_path(rel, norm) < 0)
 		return svc_resp_error(resp, SVC_E_VALIDATION, field, "the file path is not allowed");
@@ -304,8 +316,9 @@ const struct svc_body svc_api_projects_file_put_body = SVC_BODY(put_fields);
 enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id"), *path = svc_req_param(req, "*");
-	char dir[2048], norm[SVC_FSX_PATH_MAX + 1], msg[SVC_FSX_PATH_MAX + 16], *old = NULL;
+	char dir[2048], norm[SVC_FSX_PATH_MAX + 1], msg[SVC_FSX_PATH_MAX + 16], *old = NULL, ws[37], full[4200];
 	const char *content = svc_json_str(req->json, "content");
+	struct stat st;
 	struct json_object *v;
 	int fd, err, overwrite = 0, existed = 0;
 	size_t len, old_len = 0;
@@ -314,8 +327,16 @@ enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *res
 		overwrite = json_object_get_boolean(v);
 	json_object_object_get_ex(req->json, "content", &v);
 	len = (size_t)json_object_get_string_len(v);
-	if ((fd = file_change_begin(req, resp, id, path, "path", dir, sizeof dir, norm)) < 0)
+	if ((fd = file_change_begin(req, resp, id, path, "path", dir, sizeof dir, norm, ws)) < 0)
 		return fd;
+	/* the repository quota, with the file it replaces (if any) taken out; nothing is written past it */
+	snprintf(full, sizeof full, "%s/%s", dir, norm);
+	if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, dir, SVC_QUOTA_REPO_BYTES, len,
+					 lstat(full, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, resp,
+					 NULL, 0)) < 0) {
+		close(fd);
+		return err;
+	}
 	if (overwrite) {
 		/* a regular file there? (read at most 0 bytes: an empty one reads, a longer one is too large) */
 		err = svc_fsx_read(dir, norm, 0, &old, &old_len);
@@ -350,7 +371,7 @@ enum svc_err svc_api_projects_file_move(struct svc_req *req, struct svc_resp *re
 	char dir[2048], from[SVC_FSX_PATH_MAX + 1], to[SVC_FSX_PATH_MAX + 1], msg[2 * SVC_FSX_PATH_MAX + 16];
 	int fd, err;
 
-	if ((fd = file_change_begin(req, resp, id, path, "oldPath", dir, sizeof dir, from)) < 0)
+	if ((fd = file_change_begin(req, resp, id, path, "oldPath", dir, sizeof dir, from, NULL)) < 0)
 		return fd;
 	if (svc_fsx_check_path(svc_json_str(req->json, "path"), to) < 0) {
 		close(fd);
@@ -374,7 +395,7 @@ enum svc_err svc_api_projects_file_delete(struct svc_req *req, struct svc_resp *
 	char dir[2048], norm[SVC_FSX_PATH_MAX + 1], msg[SVC_FSX_PATH_MAX + 16];
 	int fd, err;
 
-	if ((fd = file_change_begin(req, resp, id, path, "path", dir, sizeof dir, norm)) < 0)
+	if ((fd = file_change_begin(req, resp, id, path, "path", dir, sizeof dir, norm, NULL)) < 0)
 		return fd;
 	if ((err = svc_fsx_delete(dir, norm)) < 0) {
 		close(fd);

@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "project/publish.h"
+#include "project/quota.h"
 #include "project/thumbnail.h"
 
 /* ---- create, list, get, update, delete ---- */
@@ -503,7 +504,7 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 	np.description = svc_rows_get(src, 0, PCOL_DESCRIPTION);
 	np.template_name = svc_rows_get(src, 0, PCOL_TEMPLATE);
 	np.visibility = svc_rows_get(src, 0, PCOL_VISIBILITY);
-	if ((err = svc_project_insert(db, id, &np)) < 0)
+	if ((err = svc_quota_projects_check(db, cfg, wid, NULL)) < 0 || (err = svc_project_insert(db, id, &np)) < 0)
 		goto done;
 	/* The chat seed: the source's default (first) chat and its whole timeline. */
 	p[0] = svc_dbv_str(src_id);

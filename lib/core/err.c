@@ -26,9 +26,10 @@ static const struct {
 	[-SVC_E_CANCELLED]         = { "cancelled", 499, "The work was stopped." },
 	[-SVC_E_PLAN_LIMIT]        = { "plan_limit", 403, "The workspace's plan allows no more of this." },
 	[-SVC_E_NOT_PUBLISHED]     = { "not_published", 409, "Publish the project first." },
+	[-SVC_E_QUOTA]             = { "quota_exceeded", 403, "The workspace's quota allows no more projects." },
 };
 
-_Static_assert(SVC_E__MAX == 1 - SVC_E_NOT_PUBLISHED, "SVC_E__MAX counts every svc_err value; add the new one's row above");
+_Static_assert(SVC_E__MAX == 1 - SVC_E_QUOTA, "SVC_E__MAX counts every svc_err value; add the new one's row above");
 
 static int idx(int err)
 {

@@ -29,7 +29,8 @@ enum svc_err {
 	SVC_E_CANCELLED = -17,       /* work stopped on request */
 	SVC_E_PLAN_LIMIT = -18,      /* 403 plan_limit: the workspace's plan allows no more of this */
 	SVC_E_NOT_PUBLISHED = -19,   /* 409 not_published: the project was never published */
-	SVC_E__MAX = 20
+	SVC_E_QUOTA = -20,           /* 403 quota_exceeded: the workspace's quota of projects is used up */
+	SVC_E__MAX = 21
 };
 
 /* Returns the error code ("not_found", ...) of `err`; "internal_error" for unknown values. */

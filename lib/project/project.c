@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "db/jobs.h"
 #include "project/project.h"
+#include "project/quota.h"
 #include "project/publish.h"
 #include "project/repo.h"
 #include "project/thumbnail.h"
@@ -392,7 +393,9 @@ int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const st
 	if ((err = svc_db_begin(db)) < 0)
 		goto done;
 	in_tx = 1;
-	if ((err = svc_project_insert(db, id, np)) < 0)
+	/* the workspace's project quota, counted with its row locked in this transaction */
+	if ((err = svc_quota_projects_check(db, cfg, np->workspace_id, NULL)) < 0 ||
+	    (err = svc_project_insert(db, id, np)) < 0)
 		goto done;
 	if ((err = svc_chat_insert(db, chat_id, id, "Main chat", "build", np->user_id)) < 0)
 		goto done;

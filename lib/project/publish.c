@@ -16,6 +16,7 @@
 #include "http/http.h"
 #include "project/project.h"
 #include "project/publish.h"
+#include "project/quota.h"
 #include "project/repo.h"
 
 int svc_publish_mark(const char *site, const char *project_id)
@@ -471,6 +472,10 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 		err = err == SVC_E_TOO_LARGE ? SVC_E_VALIDATION : err < 0 ? err : SVC_E_INTERNAL;
 		goto failed;
 	}
+	/* the site quota (SVC_QUOTA_SITE_BYTES): the live site stays as it was */
+	if ((err = svc_quota_bytes_check(db, cfg, t->workspace_id, site, SVC_QUOTA_SITE_BYTES, 0, 0, NULL, why,
+					 why_max)) < 0)
+		goto failed;
 	if ((lock = publish_lock(cfg, t->project_id)) < 0) {
 		err = lock;
 		goto failed;

@@ -1,11 +1,16 @@
 /* test_domains.c: unit tests of lib/project/domains.c: the custom-domain name rules (hostname, IP, SVC_DOMAIN, libpsl) and the plans. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <CUnit/CUnit.h>
 
 #include "core/err.h"
+#include "core/fsx.h"
 #include "project/domains.h"
+#include "project/quota.h"
 #include "unit.h"
 
 /* normalize(in) with SVC_DOMAIN svc.example.net: the result, or NULL when refused (why then holds the reason). */
@@ -119,6 +124,61 @@ static void test_domains_plans(void)
 	unsetenv("SVC_PLAN_DOMAINS_PRO");
 }
 
+/* Quotas (lib/project/quota.h): the defaults, the instance's setting, a plan's override, a bad value. */
+static void test_quota_limits_and_plan_overrides(void)
+{
+	struct svc_config cfg;
+
+	memset(&cfg, 0, sizeof cfg);
+	unsetenv("SVC_QUOTA_PROJECTS");
+	unsetenv("SVC_QUOTA_PROJECTS_PRO");
+	unsetenv("SVC_QUOTA_SITE_BYTES");
+	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "free", SVC_QUOTA_PROJECTS), 100);
+	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, NULL, SVC_QUOTA_REPO_BYTES), 512ull << 20);
+	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "pro", SVC_QUOTA_SITE_BYTES), 256ull << 20);
+	setenv("SVC_QUOTA_PROJECTS", "7", 1);
+	setenv("SVC_QUOTA_PROJECTS_PRO", "0", 1);
+	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "free", SVC_QUOTA_PROJECTS), 7);
+	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "pro", SVC_QUOTA_PROJECTS), 0); /* no limit on pro */
+	setenv("SVC_QUOTA_PROJECTS_PRO", "many", 1);
+	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "pro", SVC_QUOTA_PROJECTS), 7); /* ignored: the instance's */
+	unsetenv("SVC_QUOTA_PROJECTS");
+	unsetenv("SVC_QUOTA_PROJECTS_PRO");
+}
+
+/* Writes `text` into dir/name. */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* svc_quota_dir_bytes adds up regular files, hidden ones and subdirectories included, not symlinks. */
+static void test_quota_dir_bytes(void)
+{
+	char dir[] = "/tmp/svc-quota-XXXXXX", path[256];
+	uint64_t n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	put_file(dir, "a.txt", "12345");
+	snprintf(path, sizeof path, "%s/.git", dir);
+	CU_ASSERT_EQUAL(mkdir(path, 0700), 0);
+	put_file(dir, ".git/obj", "1234567890");
+	snprintf(path, sizeof path, "%s/link", dir);
+	CU_ASSERT_EQUAL(symlink("/etc/passwd", path), 0);
+	CU_ASSERT_EQUAL(svc_quota_dir_bytes(dir, &n), 0);
+	CU_ASSERT_EQUAL(n, 15);
+	snprintf(path, sizeof path, "%s/none", dir);
+	CU_ASSERT_EQUAL(svc_quota_dir_bytes(path, &n), SVC_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(svc_fsx_remove_tree(dir), 0);
+}
+
 SVC_TEST_SUITE(domains_suite)
 {
 	CU_pSuite s = CU_add_suite("domains", NULL, NULL);
@@ -128,4 +188,6 @@ SVC_TEST_SUITE(domains_suite)
 	CU_add_test(s, "test_domains_refuses_ips_and_bad_names", test_domains_refuses_ips_and_bad_names);
 	CU_add_test(s, "test_domains_refuses_platform_and_public_suffixes", test_domains_refuses_platform_and_public_suffixes);
 	CU_add_test(s, "test_domains_plans", test_domains_plans);
+	CU_add_test(s, "test_quota_limits_and_plan_overrides", test_quota_limits_and_plan_overrides);
+	CU_add_test(s, "test_quota_dir_bytes", test_quota_dir_bytes);
 }

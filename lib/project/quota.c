@@ -1,0 +1,178 @@
+/* quota.c: per-workspace quotas: projects per workspace, the size of each project's repository and of its published site. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "project/quota.h"
+
+static const struct {
+	const char *key;  /* the setting; SVC_QUOTA_<KIND>_<PLAN> overrides it for a plan */
+	uint64_t def;
+	const char *what; /* for messages */
+} kinds[SVC_QUOTA__MAX] = {
+	[SVC_QUOTA_PROJECTS] = { "SVC_QUOTA_PROJECTS", 100, "projects" },
+	[SVC_QUOTA_REPO_BYTES] = { "SVC_QUOTA_REPO_BYTES", 512ull << 20, "bytes of files and history" },
+	[SVC_QUOTA_SITE_BYTES] = { "SVC_QUOTA_SITE_BYTES", 256ull << 20, "bytes of published site" },
+};
+
+/* The number in setting `key`, or -1 when it is not set (or not a number: logged). */
+static int64_t setting(const struct svc_config *cfg, const char *key)
+{
+	const char *v = svc_config_get(cfg, key, "");
+	uint64_t n;
+
+	if (!v[0])
+		return -1;
+	if (svc_parse_u64(v, (uint64_t)INT64_MAX, &n) < 0) {
+		svc_log_warn("quota: %s=%s is not a number; ignored", key, v);
+		return -1;
+	}
+	return (int64_t)n;
+}
+
+uint64_t svc_quota_limit(const struct svc_config *cfg, const char *plan, enum svc_quota_kind kind)
+{
+	char key[96], up[16];
+	int64_t n;
+	size_t i;
+
+	if (plan && strlen(plan) < sizeof up) {
+		for (i = 0; plan[i]; i++)
+			up[i] = (char)(plan[i] >= 'a' && plan[i] <= 'z' ? plan[i] - 'a' + 'A' : plan[i]);
+		up[i] = '\0';
+		snprintf(key, sizeof key, "%s_%s", kinds[kind].key, up);
+		if ((n = setting(cfg, key)) >= 0)
+			return (uint64_t)n;
+	}
+	n = setting(cfg, kinds[kind].key);
+	return n >= 0 ? (uint64_t)n : kinds[kind].def;
+}
+
+/* The plan of workspace `id` (into plan, 16 bytes), its row locked when `lock`. */
+static int workspace_plan(struct svc_db *db, const char *id, int lock, char *plan)
+{
+	struct svc_dbv p = svc_dbv_str(id);
+	struct svc_rows *rows = NULL;
+	int err;
+
+	if ((err = svc_db_run(db, lock ? STMT_WS_PLAN_LOCK : STMT_WS_PLAN_GET, &p, 1, &rows, NULL)) < 0)
+		return err;
+	err = rows && rows->nrows == 1 ? 0 : SVC_E_NOT_FOUND;
+	if (err == 0)
+		snprintf(plan, 16, "%s", svc_rows_get(rows, 0, WPCOL_PLAN) ? svc_rows_get(rows, 0, WPCOL_PLAN) : "");
+	svc_rows_free(rows);
+	return err;
+}
+
+int svc_quota_workspace_limit(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
+			      enum svc_quota_kind kind, uint64_t *out)
+{
+	char plan[16];
+	int err;
+
+	if ((err = workspace_plan(db, workspace_id, 0, plan)) < 0)
+		return err;
+	*out = svc_quota_limit(cfg, plan, kind);
+	return 0;
+}
+
+int svc_quota_projects_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
+			     struct svc_resp *resp)
+{
+	struct svc_dbv p = svc_dbv_str(workspace_id);
+	struct svc_rows *rows = NULL;
+	char plan[16];
+	uint64_t limit, n = 0;
+	int err;
+
+	if ((err = workspace_plan(db, workspace_id, 1, plan)) < 0)
+		return err;
+	if (!(limit = svc_quota_limit(cfg, plan, SVC_QUOTA_PROJECTS)))
+		return 0;
+	if ((err = svc_db_run(db, STMT_QUOTA_PROJECT_COUNT, &p, 1, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1 || svc_parse_u64(svc_rows_get(rows, 0, QCCOL_COUNT), UINT64_MAX, &n) < 0)
+		err = SVC_E_INTERNAL;
+	svc_rows_free(rows);
+	if (err < 0 || n < limit)
+		return err;
+	if (resp)
+		return svc_resp_error(resp, SVC_E_QUOTA, NULL,
+				      "The workspace has %llu projects (its trash included), as many as its quota allows; "
+				      "delete one for good to make room.", (unsigned long long)n);
+	return SVC_E_QUOTA;
+}
+
+/* Adds the bytes of the regular files under the directory open at `fd` to *total. */
+static int tree_bytes(int fd, uint64_t *total, int depth)
+{
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
+	int r, err;
+
+	if (depth > 256)
+		return SVC_E_TOO_LARGE;
+	if ((err = svc_fsx_dir_open(fd, &d)) < 0)
+		return err;
+	while (err == 0 && (r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
+		if (S_ISREG(st.st_mode)) {
+			*total += (uint64_t)st.st_size;
+		} else if (S_ISDIR(st.st_mode)) {
+			int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0)
+				continue; /* vanished meanwhile */
+			err = tree_bytes(sub, total, depth + 1);
+			close(sub);
+		}
+	}
+	if (err == 0 && r < 0)
+		err = r;
+	svc_fsx_dir_close(&d);
+	return err;
+}
+
+int svc_quota_dir_bytes(const char *dir, uint64_t *out)
+{
+	uint64_t total = 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return errno == ENOENT ? SVC_E_NOT_FOUND : SVC_E_INTERNAL;
+	err = tree_bytes(fd, &total, 0);
+	close(fd);
+	if (err == 0)
+		*out = total;
+	return err;
+}
+
+int svc_quota_bytes_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id, const char *dir,
+			  enum svc_quota_kind kind, uint64_t add_bytes, uint64_t remove_bytes, struct svc_resp *resp,
+			  char *why, size_t why_max)
+{
+	char msg[256];
+	uint64_t limit, now = 0, after;
+	int err;
+
+	if ((err = svc_quota_workspace_limit(db, cfg, workspace_id, kind, &limit)) < 0 || !limit)
+		return err;
+	if ((err = svc_quota_dir_bytes(dir, &now)) < 0 && err != SVC_E_NOT_FOUND)
+		return err;
+	after = (now > remove_bytes ? now - remove_bytes : 0) + add_bytes;
+	if (after <= limit)
+		return 0;
+	snprintf(msg, sizeof msg, "This would make the project hold %llu %s; the workspace's quota is %llu.",
+		 (unsigned long long)after, kinds[kind].what, (unsigned long long)limit);
+	if (why)
+		snprintf(why, why_max, "%s", msg);
+	if (resp)
+		return svc_resp_error(resp, SVC_E_TOO_LARGE, NULL, "%s", msg);
+	return SVC_E_TOO_LARGE;
+}
