@@ -140,7 +140,9 @@ static struct json_object *failed_json(struct svc_req *req, const char *id, cons
 /*
  * POST /deploy/:projectId: builds and publishes (lib/project/publish.h). JSON:
  * 200 {url, slug, publishedAt, project, deployment}; 422 build_failed
- * {message, deployment}. With Accept: text/event-stream, once the deployment
+ * {message, deployment}; 413 payload_too_large when the built site is over the
+ * workspace's SVC_QUOTA_SITE_BYTES (the deployment failed, the live site
+ * stays). With Accept: text/event-stream, once the deployment
  * exists: events "deployment", "log" {text}..., then "done" {url, slug,
  * publishedAt, project, deployment} or "error" {error, message, deployment}.
  * Before any stream: 403; 404; 409 (a deployment is building).

@@ -34,7 +34,8 @@ const struct svc_body svc_api_direct_save_body = SVC_BODY(save_fields);
 /*
  * POST /direct-save/:projectId {filePath, patches: [{selector, property, value}]}:
  * 200 {filePath, sha, changed, changes: [{index, selector, property, oldValue, newValue}]};
- * 400 validation_failed (filePath, patches); 403; 404 (project, file); 413 (file over 5 MiB);
+ * 400 validation_failed (filePath, patches); 403; 404 (project, file); 413 (file over 5 MiB, or the
+ * project's repository quota: nothing written);
  * 422 a patch that cannot be applied (patchIndex names it; the file is untouched).
  */
 enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)

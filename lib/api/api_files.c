@@ -311,7 +311,8 @@ const struct svc_body svc_api_projects_file_put_body = SVC_BODY(put_fields);
  * PUT /projects/:id/files/<path> {content, overwrite?}: creates the file (201),
  * or with overwrite true replaces an existing one (200); one commit ("Create
  * <path>" / "Edit <path>"). 400 path; 403; 404 project; 409 exists (without
- * overwrite); 413 body over 1 MiB (the router).
+ * overwrite); 413 body over 1 MiB (the router), or the project would go past
+ * its repository quota (SVC_QUOTA_REPO_BYTES; nothing written).
  */
 enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *resp)
 {

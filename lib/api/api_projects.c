@@ -27,7 +27,7 @@ static const struct svc_field create_fields[] = {
 };
 const struct svc_body svc_api_projects_create_body = SVC_BODY(create_fields);
 
-/* POST /workspaces/:wid/projects {name, template?, description?, folderId?, prompt?, visibility?}: 201; 400 validation_failed; 403 not a member; 404 unknown workspace. */
+/* POST /workspaces/:wid/projects {name, template?, description?, folderId?, prompt?, visibility?}: 201; 400 validation_failed; 403 not a member; 403 quota_exceeded (SVC_QUOTA_PROJECTS); 404 unknown workspace. */
 enum svc_err svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid"), *field;
