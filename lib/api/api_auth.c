@@ -364,8 +364,6 @@ static int signup_pending(struct svc_req *req, struct svc_resp *resp, const char
 	char id[37], safe[256];
 	int err;
 
-	if ((err = svc_api__auth_limit(req, resp, "signup_account", email, &req->ctx->auth.rl_signup_account)) < 0)
-		return err;
 	if (svc_uuid_v4(id) < 0 || !(job = json_object_new_object()))
 		return SVC_E_INTERNAL;
 	json_object_object_add(job, "pending", json_object_new_string(id));
@@ -415,6 +413,10 @@ enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 	display = svc_json_str(req->json, "displayName");
 	if (display && svc_is_blank(display))
 		display = NULL;
+	/* messages per address (known or not, so a 429 tells nothing), counted before the Argon2id work */
+	if (req->ctx->auth.signup_verify &&
+	    (err = svc_api__auth_limit(req, resp, "signup_account", email, &req->ctx->auth.rl_signup_account)) < 0)
+		return err;
 	if ((err = svc_auth_password_hash(password, strlen(password), hash)) < 0)
 		return err;
 	if (req->ctx->auth.signup_verify)
