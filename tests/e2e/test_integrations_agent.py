@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from agentlib import double_requests, fresh_project, new_chat, reset_double, send
-from svclib import api, check, finish, is_error, request, signup, sql
+from svclib import api, check, finish, is_error, request, setting, signup, sql
 from wslib import platform_admin, svc_admin
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -152,6 +152,24 @@ def run(base):
     check("test_integrations_agent_post_with_body",
           is_err is False and text.startswith("HTTP 404") and '{\\"a\\":1}' in text and '"method": "POST"' in text,
           text)
+
+    # a sealed value moved into another row does not open (the row is bound as associated data): the call
+    # fails closed, with the reason in the log (a wrong ENCRYPTION_KEY fails the same way)
+    sql("UPDATE integration_credentials SET value = (SELECT v FROM (SELECT value AS v FROM integration_credentials "
+        "WHERE integration_id = 'svc-test-api') t) WHERE integration_id = 'svc-test-peruser'")
+    sql("UPDATE integrations SET per_user_only = 0 WHERE id = 'svc-test-peruser'")
+    text, is_err, _ = call(user, pid, chat_id, {"integration": "svc-test-peruser", "url": base + "/integ/api/x"})
+    logs = ""
+    for name in ("responders.log",):
+        try:
+            with open(os.path.join(os.path.dirname(setting("SVC_AUTH_LOG") or "/x/y"), name), errors="replace") as f:
+                logs += f.read()
+        except OSError:
+            pass
+    check("test_integrations_agent_moved_sealed_value_fails_closed",
+          is_err and "could not be used" in (text or "") and secret not in (text or "")
+          and "the platform credential of svc-test-peruser does not open" in logs, text)
+    sql("UPDATE integrations SET per_user_only = 1 WHERE id = 'svc-test-peruser'")
 
     # ---- xray ----
     for path in ("/xray/stats", "/xray/active", "/xray/stuck", "/xray/history"):

@@ -17,6 +17,8 @@ import { Loading } from './ui.jsx';
 const loadProject = () => import('./pages/project.jsx');
 // The settings pages (account, workspaces) are a chunk of their own too.
 const loadSettings = () => import('./pages/settings.jsx');
+// The Integrations page too (docs/web.md "Integrations").
+const loadIntegrations = () => import('./pages/integrations.jsx');
 
 const here = () => locationStore.get();
 
@@ -73,6 +75,9 @@ function TopBar({ user }) {
 			</Link>
 			<nav aria-label="Account" class="account">
 				<span class="who">{user.user.displayName || user.user.email}</span>
+				<Link href="/integrations" class="top-link">
+					Integrations
+				</Link>
 				<Link href="/settings/account" class="top-link">
 					Settings
 				</Link>
@@ -141,6 +146,7 @@ function Routes({ path }) {
 	if (match('/dashboard', path)) return <SignedIn><Dashboard trash={false} /></SignedIn>;
 	if (match('/trash', path)) return <SignedIn><Dashboard trash={true} /></SignedIn>;
 	if (match('/settings', path)) return <SettingsHome />;
+	if (match('/integrations', path)) return <SignedIn><Lazy load={loadIntegrations} name="IntegrationsPage" /></SignedIn>;
 	if (match('/settings/account', path)) return <SignedIn><Lazy load={loadSettings} name="SettingsPage" section="account" /></SignedIn>;
 	if ((m = match('/settings/workspace/:wid', path)))
 		return (
