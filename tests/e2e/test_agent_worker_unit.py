@@ -61,7 +61,7 @@ def test_exec_start_runs_the_worker(text):
             env[name] = value
     # this machine's paths instead of an installed svc's
     env["SVC_CONFIG"] = TEST_CONFIG
-    env["SVC_SBINDIR"] = os.path.dirname(ADMIN_TOOL)
+    env["SVC_BINDIR"] = os.path.dirname(ADMIN_TOOL)
     cmd = keys.get("ExecStart", "")
     check("test_agent_worker_unit_exec_start_is_a_shell_line", cmd.startswith("/bin/sh -c "), cmd)
     script = cmd[len("/bin/sh -c "):].strip("'")

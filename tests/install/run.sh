@@ -122,6 +122,8 @@ check "svc.conf and secrets.conf are 0640 root:svc" sh -c '[ "$(stat -c %a:%U:%G
 check "the secrets were generated" sh -c "grep -Eq '^JWT_SECRET=[0-9a-f]{64}$' /etc/svc/secrets.conf && grep -Eq '^ENCRYPTION_KEY=[0-9a-f]{64}$' /etc/svc/secrets.conf"
 check "the database was created and migrated as svc" \
 	sh -c "mariadb --socket=$SOCK -N -e 'SELECT COUNT(*) FROM svc.schema_migrations' | grep -qv '^0$'"
+check "the integrations catalogue was imported" \
+	sh -c "mariadb --socket=$SOCK -N -e 'SELECT COUNT(*) FROM svc.integrations' | grep -Eq '^[0-9]{3,}$'"
 check "the man pages are installed" test -f /usr/share/man/man5/svc.conf.5.gz -a -f /usr/share/man/man1/svc-admin.1.gz
 check "Apache's configuration and modules are enabled" test -L /etc/apache2/conf-enabled/svc.conf -a -L /etc/apache2/mods-enabled/proxy_fcgi.load
 check "the fail2ban jail is off until enabled" grep -q '^enabled  = false' /etc/fail2ban/jail.d/svc-auth.conf
