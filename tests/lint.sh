@@ -66,4 +66,20 @@ layer_check
 # Rows are read by the column names each statement declares beside its SQL (SVC_COLS in
 # lib/db/db_stmts*.h), never by a counted index.
 rule "no svc_rows_get with a literal column number (name it with SVC_COLS)" 'svc_rows_get\s*\([^,]+,[^,]+,\s*[0-9]+\s*\)'
+# Every source file is named in a Makefile fragment, or make dist leaves it out of the tarball
+# (a header only #included builds in the checkout and fails in make distcheck and the package).
+dist_check() {
+	local f bad=""
+	while IFS= read -r -d '' f; do
+		grep -qF "$f" Makefile.am lib/*/*.mk cgi-bin/*.mk tools/*.mk wsd/*.mk tests/fuzz/*.mk || bad="$bad
+    $f"
+	done < <(git ls-files -z 'lib/*.c' 'lib/*.h' 'lib/*.js' 'cgi-bin/*.c' 'tools/*.c' 'tools/*.h' 'wsd/*.c' 'wsd/*.h' 'tests/unit/*.c' 'tests/unit/*.h')
+	if [ -n "$bad" ]; then
+		echo "not ok - lint: every source is named in a Makefile fragment (make dist)$bad"
+		status=1
+	else
+		echo "ok - lint: every source is named in a Makefile fragment (make dist)"
+	fi
+}
+dist_check
 exit $status
