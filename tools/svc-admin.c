@@ -22,7 +22,8 @@ static int usage(void)
 			"       svc-admin write-sites\n"
 			"       svc-admin backup DIR\n"
 			"       svc-admin restore DIR\n"
-			"       svc-admin import-catalog FILE\n");
+			"       svc-admin import-catalog FILE\n"
+			"       svc-admin metrics\n");
 	return 2;
 }
 
@@ -184,6 +185,32 @@ static int check(void)
 	return 0;
 }
 
+/* svc-admin metrics: the database layer's counters (table db_metrics), summed over every process of every host. */
+static int metrics(void)
+{
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	struct svc_rows *rows = NULL;
+	size_t r;
+	int rc = 1;
+
+	if (open_db(&cfg, &db))
+		return 1;
+	if (svc_db_run(db, STMT_METRICS_SUM, NULL, 0, &rows, NULL) < 0) {
+		fprintf(stderr, "svc-admin: cannot read the metrics\n");
+		goto done;
+	}
+	for (r = 0; rows && r < rows->nrows; r++)
+		printf("%s %s (%s processes)\n", svc_rows_get(rows, r, MTCOL_NAME), svc_rows_get(rows, r, MTCOL_VALUE),
+		       svc_rows_get(rows, r, MTCOL_INSTANCES));
+	rc = 0;
+done:
+	svc_rows_free(rows);
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct svc_config cfg;
@@ -207,6 +234,8 @@ int main(int argc, char **argv)
 		return svc_restore_run(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "import-catalog") == 0)
 		return import_catalog(argv[2]);
+	if (argc == 2 && strcmp(argv[1], "metrics") == 0)
+		return metrics();
 	if (argc != 3)
 		return usage();
 	if (strcmp(argv[1], "grant-platform-admin") == 0)

@@ -316,6 +316,34 @@ static int create_user(struct svc_db *db, const char *uid, const char *email, co
 	return svc_db_run(db, STMT_MEMBER_INSERT, p, 3, NULL, NULL);
 }
 
+/* A new account, one transaction of svc_db_tx(). */
+struct new_user {
+	const char *uid, *email, *hash, *display;
+};
+
+static int new_user_tx(struct svc_db *db, void *arg)
+{
+	const struct new_user *u = arg;
+
+	return create_user(db, u->uid, u->email, u->hash, u->display);
+}
+
+/* A sign-up waiting for its address and the job that mails the link, one transaction of svc_db_tx(). */
+struct pending {
+	const struct svc_dbv *p; /* STMT_SIGNUP_INSERT's 5 */
+	const char *job;         /* the mail job's payload */
+};
+
+static int pending_tx(struct svc_db *db, void *arg)
+{
+	const struct pending *pd = arg;
+	int err;
+
+	if ((err = svc_db_run(db, STMT_SIGNUP_INSERT, pd->p, 5, NULL, NULL)) < 0)
+		return err;
+	return svc_jobs_enqueue(db, SVC_JOB_SIGNUP_MAIL, pd->job, 3, NULL);
+}
+
 static const struct svc_field signup_fields[] = {
 	{ "email", SVC_V_STR, SVC_F_REQUIRED, 3, 254, NULL },
 	{ "password", SVC_V_STR, SVC_F_REQUIRED, 8, 1024, NULL },
@@ -361,6 +389,7 @@ static int signup_pending(struct svc_req *req, struct svc_resp *resp, const char
 	struct svc_db *db = req->ctx->db;
 	struct json_object *job = NULL, *body;
 	struct svc_dbv p[5];
+	struct pending pend;
 	char id[37], safe[256];
 	int err;
 
@@ -372,15 +401,10 @@ static int signup_pending(struct svc_req *req, struct svc_resp *resp, const char
 	p[2] = svc_dbv_str(hash);
 	p[3] = svc_dbv_str(display);
 	p[4] = svc_dbv_i64(req->ctx->auth.signup_verify_ttl_secs);
-	if ((err = svc_db_begin(db)) < 0)
+	pend.p = p;
+	pend.job = json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN);
+	if ((err = svc_db_tx(db, pending_tx, &pend)) < 0)
 		goto done;
-	if ((err = svc_db_run(db, STMT_SIGNUP_INSERT, p, 5, NULL, NULL)) < 0 ||
-	    (err = svc_jobs_enqueue(db, SVC_JOB_SIGNUP_MAIL, json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN),
-				    3, NULL)) < 0 ||
-	    (err = svc_db_commit(db)) < 0) {
-		svc_db_rollback(db);
-		goto done;
-	}
 	log_safe(email, safe, sizeof safe);
 	AUTH_LOG(req, "signup_pending", "user=\"%s\"", safe);
 	body = json_object_new_object();
@@ -403,6 +427,7 @@ enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 	struct svc_db *db = req->ctx->db;
 	const char *password, *display;
 	char email[256], uid[37], hash[SVC_AUTH_HASH_MAX];
+	struct new_user u;
 	int err;
 
 	if ((err = svc_api__auth_limit(req, resp, "signup_ip", req->limit_addr, &req->ctx->auth.rl_signup_ip)) < 0)
@@ -424,21 +449,19 @@ enum svc_err svc_api_auth_signup(struct svc_req *req, struct svc_resp *resp)
 	if (svc_uuid_v4(uid) < 0)
 		return SVC_E_INTERNAL;
 
-	if ((err = svc_db_begin(db)) < 0)
+	u.uid = uid;
+	u.email = email;
+	u.hash = hash;
+	u.display = display;
+	if ((err = svc_db_tx(db, new_user_tx, &u)) < 0) {
+		if (err == SVC_E_CONFLICT)
+			return svc_resp_error(resp, err, "email", "An account with this email already exists.");
 		return err;
-	if ((err = create_user(db, uid, email, hash, display)) < 0)
-		goto fail;
-	if ((err = svc_db_commit(db)) < 0)
-		goto fail;
+	}
 	if ((err = answer_new_account(req, resp, uid, email, 201)) < 0)
 		return err;
 	AUTH_LOG(req, "signup_ok", "user=%s", uid);
 	return 0;
-fail:
-	svc_db_rollback(db);
-	if (err == SVC_E_CONFLICT)
-		return svc_resp_error(resp, err, "email", "An account with this email already exists.");
-	return err;
 }
 
 static const struct svc_field login_fields[] = {

@@ -409,47 +409,54 @@ static int count_of(struct svc_db *db, enum svc_stmt id, const char *key, uint64
  * counts and the insert in one transaction with the user's and the
  * workspace's rows locked, so two requests cannot both take the last place.
  */
+struct claim {
+	const struct svc_config *cfg;
+	struct svc_dbv p[4]; /* chat, turn, user, workspace */
+};
+
+/* The claim, one transaction of svc_db_tx(): locks in one order everywhere: the user's row, the
+ * workspace's row, then the insert. */
+static int claim_tx(struct svc_db *db, void *arg)
+{
+	static const enum svc_stmt lock[2] = { STMT_GEN_LOCK_USER, STMT_GEN_LOCK_WORKSPACE };
+	static const enum svc_stmt count[2] = { STMT_GEN_COUNT_USER, STMT_GEN_COUNT_WORKSPACE };
+	struct claim *c = arg;
+	uint64_t cap[2] = { c->cfg->ai_max_turns_user, c->cfg->ai_max_turns_workspace }, n;
+	size_t i;
+	int err;
+
+	for (i = 0; i < 2; i++) {
+		if (!cap[i])
+			continue;
+		if ((err = svc_db_run(db, lock[i], &c->p[2 + i], 1, NULL, NULL)) < 0 ||
+		    (err = count_of(db, count[i], c->p[2 + i].s, &n)) < 0)
+			return err;
+		if (n >= cap[i])
+			return SVC_E_RATE_LIMITED;
+	}
+	return svc_db_run(db, STMT_GEN_INSERT, c->p, 4, NULL, NULL);
+}
+
 static int lock_chat(struct svc_db *db, const struct svc_config *cfg, const char *chat_id, const char *turn_id,
 		     const char *user_id, const char *workspace_id)
 {
-	struct svc_dbv p[4] = { svc_dbv_str(chat_id), svc_dbv_str(turn_id), svc_dbv_str(user_id),
-				svc_dbv_str(workspace_id) };
-	uint64_t affected = 0, n;
+	struct claim c = { cfg, { svc_dbv_str(chat_id), svc_dbv_str(turn_id), svc_dbv_str(user_id),
+				  svc_dbv_str(workspace_id) } };
+	uint64_t affected = 0;
 	int err;
 
 	/* The chat's generation is this very turn: a queued turn (first prompt) run again after its
 	 * worker died holds the job now (lib/db/jobs.h), so it takes the turn's lock over at once
 	 * instead of waiting out the dead worker's heartbeat (90 s). A request's new turn never
 	 * matches: its turn id is new. */
-	if (svc_db_run(db, STMT_GEN_HEARTBEAT, p, 2, NULL, &affected) == 0 && affected == 1)
+	if (svc_db_run(db, STMT_GEN_HEARTBEAT, c.p, 2, NULL, &affected) == 0 && affected == 1)
 		return 0;
 	/* a dead generation of this chat goes first, on its own (no gap lock held into the transaction) */
-	svc_db_run(db, STMT_GEN_CLEAR_STALE, p, 1, NULL, NULL);
-	/* locks in one order everywhere: the user's row, the workspace's row, then the insert */
-	if ((err = svc_db_begin(db)) < 0)
+	svc_db_run(db, STMT_GEN_CLEAR_STALE, c.p, 1, NULL, NULL);
+	/* the counts must see the turns that other hosts claimed (Galera: wsrep_sync_wait) */
+	if ((err = svc_db_sync_wait(db)) < 0)
 		return err;
-	if (cfg->ai_max_turns_user &&
-	    ((err = svc_db_run(db, STMT_GEN_LOCK_USER, &p[2], 1, NULL, NULL)) < 0 ||
-	     (err = count_of(db, STMT_GEN_COUNT_USER, user_id, &n)) < 0))
-		goto fail;
-	if (cfg->ai_max_turns_user && n >= cfg->ai_max_turns_user) {
-		err = SVC_E_RATE_LIMITED;
-		goto fail;
-	}
-	if (cfg->ai_max_turns_workspace &&
-	    ((err = svc_db_run(db, STMT_GEN_LOCK_WORKSPACE, &p[3], 1, NULL, NULL)) < 0 ||
-	     (err = count_of(db, STMT_GEN_COUNT_WORKSPACE, workspace_id, &n)) < 0))
-		goto fail;
-	if (cfg->ai_max_turns_workspace && n >= cfg->ai_max_turns_workspace) {
-		err = SVC_E_RATE_LIMITED;
-		goto fail;
-	}
-	if ((err = svc_db_run(db, STMT_GEN_INSERT, p, 4, NULL, NULL)) < 0)
-		goto fail;
-	return svc_db_commit(db);
-fail:
-	svc_db_rollback(db);
-	return err;
+	return svc_db_tx(db, claim_tx, &c);
 }
 
 static void unlock_chat(struct svc_db *db, const char *chat_id, const char *turn_id)

@@ -476,6 +476,8 @@ int svc_session_start(struct svc_db *db, const char *user_id, int64_t now_ms, in
  * "revoked" (the session ended: logout, reuse), "password_changed" (the
  * user's generation moved on), "reused" (retired more than `grace_ms` ago:
  * the whole session is ended now, RFC 6819 §5.2.2.3). DB errors otherwise.
+ * On Galera its reads wait for the writes of other nodes (svc_db_sync_wait):
+ * a token issued through another host a moment ago is known.
  */
 int svc_session_rotate(struct svc_db *db, const struct svc_auth_claims *c, int64_t now_ms, int64_t grace_ms,
 		       int64_t refresh_ttl_secs, char *out_jti, int64_t *out_gen, const char **out_why);
@@ -494,8 +496,9 @@ int svc_session_revoke(struct svc_db *db, const char *user_id, const char *sessi
  * (users.session_gen: a password change or reset raises it, so it is the
  * account's "tokens valid after"), and its session (c->family) is not
  * ended; a token without a session (issued before they were stored) is
- * checked for the generation only. One primary-key read. Returns 0,
- * SVC_E_UNAUTHORIZED or DB errors.
+ * checked for the generation only. One primary-key read; on Galera, a miss
+ * is read again with svc_db_sync_wait() (a session made through another host
+ * a moment ago). Returns 0, SVC_E_UNAUTHORIZED or DB errors.
  */
 int svc_session_check(struct svc_db *db, const struct svc_auth_claims *c);
 

@@ -84,6 +84,9 @@ int svc_session_rotate(struct svc_db *db, const struct svc_auth_claims *c, int64
 	*out_why = "unknown";
 	if (!c->jti[0] || !c->family[0])
 		return SVC_E_UNAUTHORIZED;
+	/* the token may have been issued through another host a moment ago (Galera: wsrep_sync_wait) */
+	if ((err = svc_db_sync_wait(db)) < 0)
+		return err;
 	p[0] = svc_dbv_i64(now_ms);
 	p[1] = svc_dbv_str(c->jti);
 	if ((err = svc_db_run(db, STMT_REFRESH_RETIRE, p, 2, NULL, &won)) < 0)
@@ -150,6 +153,15 @@ int svc_session_check(struct svc_db *db, const struct svc_auth_claims *c)
 	p[1] = svc_dbv_str(c->user_id);
 	if ((err = svc_db_run(db, STMT_SESSION_ACCESS, p, 2, &rows, NULL)) < 0)
 		return err;
+	if (svc_db_is_galera(db) && (!rows || rows->nrows != 1 || (c->family[0] && !svc_rows_get(rows, 0, SACOL_SESSION)))) {
+		/* a session signed in through another host a moment ago: read again once that host's
+		 * write is applied here (wsrep_sync_wait), only on a miss, so a hit costs nothing more */
+		svc_rows_free(rows);
+		rows = NULL;
+		if ((err = svc_db_sync_wait(db)) < 0 ||
+		    (err = svc_db_run(db, STMT_SESSION_ACCESS, p, 2, &rows, NULL)) < 0)
+			return err;
+	}
 	err = SVC_E_UNAUTHORIZED;
 	if (!rows || rows->nrows != 1 || cell_i64(rows, SACOL_GEN, &gen) < 0 || gen != c->gen)
 		goto done;

@@ -332,6 +332,7 @@ static int load_wsd(struct storage *st, struct svc_config *c, char *errbuf, size
 		{ "SVC_WSD_PACK_MIN_BYTES", offsetof(struct svc_config, wsd_pack_min_bytes), 4096, 0, 64u << 20 },
 		{ "SVC_AI_MAX_TURNS_PER_USER", offsetof(struct svc_config, ai_max_turns_user), 4, 0, 100000 },
 		{ "SVC_AI_MAX_TURNS_PER_WORKSPACE", offsetof(struct svc_config, ai_max_turns_workspace), 16, 0, 100000 },
+		{ "SVC_DB_TX_RETRIES", offsetof(struct svc_config, db_tx_retries), 3, 0, 20 },
 	};
 	uint64_t v;
 	size_t i;
@@ -440,6 +441,12 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 		goto done;
 	}
 	c.db_timeout = (unsigned)secs;
+	c.db_hosts = get(st, "SVC_DB_HOSTS", "");
+	c.instance_id = get(st, "SVC_INSTANCE_ID", "");
+	if (strlen(c.instance_id) > 128) {
+		snprintf(errbuf, errmax, "SVC_INSTANCE_ID is longer than 128 bytes");
+		goto done;
+	}
 	c.ai_base_url = get(st, "SVC_AI_BASE_URL", "");
 	c.ai_api_key = get(st, "SVC_AI_API_KEY", "");
 	c.ai_model = get(st, "SVC_AI_MODEL", "");

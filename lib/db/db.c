@@ -5,12 +5,16 @@
  * connection found dead at once (2006/2013 right away: the server restarted) is
  * replaced and the statement tried again, outside a transaction; one that died by
  * timing out is dropped and the caller gets SVC_E_UNAVAILABLE (503) at once, and
- * the next statement connects again.
+ * the next statement connects again, to the next server of SVC_DB_HOSTS first.
+ * A deadlock or a Galera certification failure (1213) runs the statement (outside
+ * a transaction) or the whole transaction (svc_db_tx) again, here and nowhere else.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <mysql.h>
 #include <errmsg.h>
@@ -41,6 +45,15 @@ struct svc_db {
 	MYSQL *conn;
 	MYSQL_STMT *stmts[STMT__MAX];
 	int in_tx;
+	int tx_retry;        /* a statement of the open transaction (or its COMMIT) met 1213 */
+	struct svc_db_server servers[SVC_DB_MAX_SERVERS];
+	size_t nservers;
+	size_t server;       /* the server of the connection, or the one the next connection tries first */
+	size_t connected;    /* 1 + the server of the last connection made, 0 before the first */
+	int galera;          /* the connection's server has wsrep_on */
+	int sync_wait;       /* svc_db_sync_wait() holds for this request */
+	int in_metric;       /* svc_db_metric_add() runs: it counts nothing of itself */
+	char instance[192];  /* svc_db_instance() */
 };
 
 struct svc_dbv svc_dbv_str(const char *s)
@@ -100,15 +113,170 @@ static void close_conn(struct svc_db *db)
 	db->conn = NULL;
 }
 
-static int connect_db(struct svc_db *db)
+int svc_db_parse_servers(const char *list, unsigned default_port, struct svc_db_server *out, size_t *out_n)
+{
+	const char *p = list, *end, *a, *b, *colon;
+	size_t n = 0, len;
+	uint64_t port;
+	char num[8];
+
+	if (!list)
+		return SVC_E_VALIDATION;
+	for (;;) {
+		struct svc_db_server sv;
+
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		for (a = p; a < end && (*a == ' ' || *a == '\t'); a++)
+			;
+		for (b = end; b > a && (b[-1] == ' ' || b[-1] == '\t'); b--)
+			;
+		if (a == b || n == SVC_DB_MAX_SERVERS)
+			return SVC_E_VALIDATION;
+		memset(&sv, 0, sizeof sv);
+		sv.port = default_port;
+		len = (size_t)(b - a);
+		if (*a == '/') {
+			if (len >= sizeof sv.socket)
+				return SVC_E_VALIDATION;
+			memcpy(sv.socket, a, len);
+		} else {
+			const char *h = a, *he;
+
+			if (*a == '[') {
+				/* [v6-address]:port */
+				he = memchr(a, ']', len);
+				if (!he)
+					return SVC_E_VALIDATION;
+				h = a + 1;
+				colon = he + 1 < b ? he + 1 : NULL;
+				if (colon && *colon != ':')
+					return SVC_E_VALIDATION;
+			} else {
+				colon = memchr(a, ':', len);
+				he = colon ? colon : b;
+			}
+			if (he == h || (size_t)(he - h) >= sizeof sv.host)
+				return SVC_E_VALIDATION;
+			memcpy(sv.host, h, (size_t)(he - h));
+			if (colon) {
+				size_t nl = (size_t)(b - colon - 1);
+
+				if (nl == 0 || nl >= sizeof num)
+					return SVC_E_VALIDATION;
+				memcpy(num, colon + 1, nl);
+				num[nl] = '\0';
+				if (svc_parse_u64(num, 65535, &port) < 0 || port == 0)
+					return SVC_E_VALIDATION;
+				sv.port = (unsigned)port;
+			}
+		}
+		out[n++] = sv;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	*out_n = n;
+	return 0;
+}
+
+enum svc_db_fault svc_db_fault_of(unsigned int e)
+{
+	switch (e) {
+	case ER_LOCK_DEADLOCK:
+		return SVC_DB_FAULT_RETRY;
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_STMT_CLOSED:
+	case ER_CONNECTION_KILLED:
+	case ER_UNKNOWN_COM_ERROR: /* wsrep: "WSREP has not yet prepared node for application use" */
+		return SVC_DB_FAULT_GONE;
+	case ER_LOCK_WAIT_TIMEOUT:
+		return SVC_DB_FAULT_BUSY;
+	default:
+		return SVC_DB_FAULT_OTHER;
+	}
+}
+
+int svc_db_instance(const struct svc_config *cfg, char *out, size_t max)
+{
+	char host[128];
+	int n;
+
+	if (cfg->instance_id && cfg->instance_id[0]) {
+		n = snprintf(out, max, "%s", cfg->instance_id);
+	} else {
+		if (gethostname(host, sizeof host) < 0)
+			return SVC_E_INTERNAL;
+		host[sizeof host - 1] = '\0';
+		n = snprintf(out, max, "%s:%ld", host, (long)getpid());
+	}
+	return n < 0 || (size_t)n >= max ? SVC_E_INTERNAL : 0;
+}
+
+/*
+ * Asks the new connection whether it is a Galera node and whether the node is ready:
+ * returns 1 (Galera), 0 (not Galera: wsrep_on off, or no such variable) or
+ * SVC_E_UNAVAILABLE (1047: a node out of the primary component, or not synced).
+ */
+static int probe_wsrep(MYSQL *m)
+{
+	static const char q[] = "SELECT @@wsrep_on";
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int on = 0;
+
+	if (mysql_real_query(m, q, sizeof q - 1)) {
+		unsigned int e = mysql_errno(m);
+
+		if (e == ER_UNKNOWN_SYSTEM_VARIABLE)
+			return 0;
+		svc_log_error("db: %s: %u %s", q, e, mysql_error(m));
+		return SVC_E_UNAVAILABLE;
+	}
+	res = mysql_store_result(m);
+	if (!res)
+		return SVC_E_UNAVAILABLE;
+	row = mysql_fetch_row(res);
+	if (row && row[0] && strcmp(row[0], "1") == 0)
+		on = 1;
+	mysql_free_result(res);
+	return on;
+}
+
+static int set_sync_wait(MYSQL *m, int on)
+{
+	const char *q = on ? "SET SESSION wsrep_sync_wait = 3" : "SET SESSION wsrep_sync_wait = 0";
+
+	if (mysql_real_query(m, q, (unsigned long)strlen(q))) {
+		svc_log_error("db: %s: %u %s", q, mysql_errno(m), mysql_error(m));
+		return SVC_E_UNAVAILABLE;
+	}
+	return 0;
+}
+
+static void server_name(const struct svc_db_server *sv, char *out, size_t max)
+{
+	if (sv->socket[0])
+		snprintf(out, max, "%s", sv->socket);
+	else
+		snprintf(out, max, "%s:%u", sv->host, sv->port);
+}
+
+/* Connects to server `sv`; returns the connection, or NULL (logged). */
+static MYSQL *connect_one(struct svc_db *db, const struct svc_db_server *sv, int *out_galera)
 {
 	const struct svc_config *c = db->cfg;
 	unsigned int timeout = c->db_connect_timeout ? c->db_connect_timeout : 3;
 	unsigned int rw_timeout = c->db_timeout ? c->db_timeout : 5;
 	MYSQL *m = mysql_init(NULL);
+	char name[300];
+	int galera;
 
 	if (!m)
-		return SVC_E_UNAVAILABLE;
+		return NULL;
+	server_name(sv, name, sizeof name);
 	mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &rw_timeout);
@@ -116,15 +284,51 @@ static int connect_db(struct svc_db *db)
 	mysql_optionsv(m, MYSQL_INIT_COMMAND,
 		       "SET time_zone = '+00:00', sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,"
 		       "ERROR_FOR_DIVISION_BY_ZERO,NO_ZERO_DATE'");
-	if (!mysql_real_connect(m, c->db_socket[0] ? NULL : c->db_host, c->db_user,
-				c->db_password, c->db_name, c->db_socket[0] ? 0 : c->db_port,
-				c->db_socket[0] ? c->db_socket : NULL, CLIENT_MULTI_STATEMENTS)) {
-		svc_log_error("db: cannot connect: %s", mysql_error(m));
+	if (!mysql_real_connect(m, sv->socket[0] ? NULL : sv->host, c->db_user, c->db_password, c->db_name,
+				sv->socket[0] ? 0 : sv->port, sv->socket[0] ? sv->socket : NULL,
+				CLIENT_MULTI_STATEMENTS)) {
+		svc_log_error("db: cannot connect to %s: %s", name, mysql_error(m));
 		mysql_close(m);
-		return SVC_E_UNAVAILABLE;
+		return NULL;
 	}
-	db->conn = m;
-	return 0;
+	if ((galera = probe_wsrep(m)) < 0 || (galera && db->sync_wait && set_sync_wait(m, 1) < 0)) {
+		svc_log_error("db: %s is not ready (a Galera node out of the cluster?)", name);
+		mysql_close(m);
+		return NULL;
+	}
+	*out_galera = galera;
+	return m;
+}
+
+/* Connects to the first server that answers, from db->server on, each tried once. */
+static int connect_db(struct svc_db *db)
+{
+	size_t i, k;
+
+	for (i = 0; i < db->nservers; i++) {
+		MYSQL *m;
+		int galera = 0;
+
+		k = (db->server + i) % db->nservers;
+		m = connect_one(db, &db->servers[k], &galera);
+		if (!m)
+			continue;
+		db->conn = m;
+		db->galera = galera;
+		db->server = k;
+		if (db->connected ? db->connected != k + 1 : k != 0) {
+			/* another server than the last connection's (or, at first, than the list's first) */
+			char name[300];
+
+			server_name(&db->servers[k], name, sizeof name);
+			svc_log_info("db: failed over to %s (server %zu of %zu)", name, k + 1, db->nservers);
+			db->connected = k + 1;
+			svc_db_metric_add(db, "db_failovers", 1);
+		}
+		db->connected = k + 1;
+		return 0;
+	}
+	return SVC_E_UNAVAILABLE;
 }
 
 int svc_db_open(const struct svc_config *cfg, struct svc_db **out)
@@ -135,6 +339,26 @@ int svc_db_open(const struct svc_config *cfg, struct svc_db **out)
 	if (!db)
 		return SVC_E_INTERNAL;
 	db->cfg = cfg;
+	if (cfg->db_hosts && cfg->db_hosts[0]) {
+		if (svc_db_parse_servers(cfg->db_hosts, cfg->db_port ? cfg->db_port : 3306, db->servers,
+					 &db->nservers) < 0) {
+			svc_log_error("db: SVC_DB_HOSTS is not a list of host:port or /socket entries");
+			free(db);
+			return SVC_E_UNAVAILABLE;
+		}
+	} else {
+		struct svc_db_server *sv = &db->servers[0];
+		const char *host = cfg->db_host ? cfg->db_host : "localhost";
+
+		db->nservers = 1;
+		if (cfg->db_socket && cfg->db_socket[0])
+			snprintf(sv->socket, sizeof sv->socket, "%s", cfg->db_socket);
+		else
+			snprintf(sv->host, sizeof sv->host, "%s", host);
+		sv->port = cfg->db_port;
+	}
+	if (svc_db_instance(cfg, db->instance, sizeof db->instance) < 0)
+		snprintf(db->instance, sizeof db->instance, "pid:%ld", (long)getpid());
 	if ((err = connect_db(db)) < 0) {
 		free(db);
 		return err;
@@ -153,7 +377,15 @@ void svc_db_close(struct svc_db *db)
 
 static int is_lost(unsigned int e)
 {
-	return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST || e == CR_STMT_CLOSED;
+	return svc_db_fault_of(e) == SVC_DB_FAULT_GONE;
+}
+
+/* Drops a connection found unusable: the next one starts with the next server of the list. */
+static void drop_conn(struct svc_db *db)
+{
+	close_conn(db);
+	if (db->nservers)
+		db->server = (db->server + 1) % db->nservers;
 }
 
 static int translate(unsigned int e, const char *msg, const char *what)
@@ -161,9 +393,23 @@ static int translate(unsigned int e, const char *msg, const char *what)
 	if (e == ER_DUP_ENTRY)
 		return SVC_E_CONFLICT;
 	svc_log_error("db: %.60s: %u %s", what, e, msg);
-	if (is_lost(e) || e == CR_CONNECTION_ERROR || e == CR_CONN_HOST_ERROR)
+	if (svc_db_fault_of(e) != SVC_DB_FAULT_OTHER || e == CR_CONNECTION_ERROR || e == CR_CONN_HOST_ERROR)
 		return SVC_E_UNAVAILABLE;
 	return SVC_E_INTERNAL;
+}
+
+/* Waits a random 1 to 10*2^(attempt-1) ms (at most 200) before running a deadlocked transaction again. */
+static void pause_before_retry(uint64_t attempt)
+{
+	unsigned int r = 0;
+	unsigned int span = attempt >= 5 ? 160 : 10u << (attempt - 1);
+	struct timespec ts;
+
+	if (svc_random(&r, sizeof r) < 0)
+		r = (unsigned int)svc_mono_ms();
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)(1 + r % (span > 200 ? 200 : span)) * 1000000L;
+	nanosleep(&ts, NULL);
 }
 
 /* Prepares statement `id` once per connection; *out_errno gets the client error number (0 for none). */
@@ -339,29 +585,49 @@ static int run_once(struct svc_db *db, enum svc_stmt id, const struct svc_dbv *p
 int svc_db_run(struct svc_db *db, enum svc_stmt id, const struct svc_dbv *params, size_t n,
 	       struct svc_rows **out, uint64_t *affected)
 {
+	uint64_t retries = 0;
 	unsigned int e = 0;
 	int err;
 
-	int64_t t0 = svc_mono_ms();
-
 	if (out)
 		*out = NULL;
-	err = run_once(db, id, params, n, out, affected, &e);
-	if (err < 0 && (is_lost(e) || !db->conn)) {
-		/* The connection is gone (translate() logged how): a new one is made here (right
-		 * away) or by the next statement (after a timeout, or inside a transaction, which
-		 * died with it). */
-		int64_t ms = svc_mono_ms() - t0;
+	for (;;) {
+		int64_t t0 = svc_mono_ms();
 
-		close_conn(db);
-		if (db->in_tx || ms >= QUICK_FAILURE_MS)
-			return SVC_E_UNAVAILABLE;
-		if (connect_db(db) < 0)
-			return SVC_E_UNAVAILABLE;
 		err = run_once(db, id, params, n, out, affected, &e);
-		if (err < 0 && is_lost(e))
-			close_conn(db);
+		if (err < 0 && (is_lost(e) || !db->conn)) {
+			/* The connection is gone (translate() logged how): a new one is made here (right
+			 * away) or by the next statement (after a timeout, or inside a transaction, which
+			 * died with it), to the next server of the list first. */
+			int64_t ms = svc_mono_ms() - t0;
+
+			if (db->conn)
+				drop_conn(db);
+			if (db->in_tx || ms >= QUICK_FAILURE_MS)
+				return SVC_E_UNAVAILABLE;
+			if (connect_db(db) < 0)
+				return SVC_E_UNAVAILABLE;
+			err = run_once(db, id, params, n, out, affected, &e);
+			if (err < 0 && is_lost(e))
+				drop_conn(db);
+		}
+		if (err < 0 && svc_db_fault_of(e) == SVC_DB_FAULT_RETRY) {
+			/* a deadlock or a certification failure: inside a transaction svc_db_tx() runs it
+			 * all again; alone, the statement was its own transaction: run it again here */
+			if (db->in_tx) {
+				db->tx_retry = 1;
+			} else if (retries < db->cfg->db_tx_retries) {
+				retries++;
+				pause_before_retry(retries);
+				continue;
+			} else {
+				svc_db_metric_add(db, "db_tx_gave_up", 1);
+			}
+		}
+		break;
 	}
+	if (retries)
+		svc_db_metric_add(db, "db_tx_retries", retries);
 	return err;
 }
 
@@ -378,15 +644,17 @@ static int simple(struct svc_db *db, const char *sql)
 			int64_t ms = svc_mono_ms() - t0;
 
 			svc_log_error("db: %s: %u %s", sql, e, mysql_error(db->conn));
-			close_conn(db);
+			drop_conn(db);
 			if (db->in_tx || ms >= QUICK_FAILURE_MS || connect_db(db) < 0)
 				return SVC_E_UNAVAILABLE;
 			if (mysql_real_query(db->conn, sql, (unsigned long)strlen(sql))) {
-				close_conn(db);
+				drop_conn(db);
 				return SVC_E_UNAVAILABLE;
 			}
 			return 0;
 		}
+		if (svc_db_fault_of(e) == SVC_DB_FAULT_RETRY && db->in_tx)
+			db->tx_retry = 1; /* Galera: the certification failure shows at COMMIT */
 		return translate(e, mysql_error(db->conn), sql);
 	}
 	return 0;
@@ -422,11 +690,96 @@ int svc_db_rollback(struct svc_db *db)
 	return err;
 }
 
+int svc_db_tx(struct svc_db *db, svc_db_tx_fn fn, void *arg)
+{
+	uint64_t retries = 0;
+	int err;
+
+	if (db->in_tx)
+		return fn(db, arg); /* within the caller's transaction, which the outer svc_db_tx runs again */
+	for (;;) {
+		db->tx_retry = 0;
+		if ((err = svc_db_begin(db)) < 0)
+			break;
+		err = fn(db, arg);
+		if (err >= 0 && !db->tx_retry) {
+			int c = svc_db_commit(db);
+
+			if (c < 0)
+				err = c;
+		} else {
+			svc_db_rollback(db);
+			if (err >= 0)
+				err = SVC_E_UNAVAILABLE; /* fn went on after its transaction was rolled back */
+		}
+		if (err >= 0 || !db->tx_retry)
+			break;
+		if (retries == db->cfg->db_tx_retries) {
+			svc_log_error("db: a transaction met %llu deadlocks or certification failures in a row; given up",
+				      (unsigned long long)retries + 1);
+			svc_db_metric_add(db, "db_tx_gave_up", 1);
+			break;
+		}
+		retries++;
+		pause_before_retry(retries);
+	}
+	db->tx_retry = 0;
+	if (retries)
+		svc_db_metric_add(db, "db_tx_retries", retries);
+	return err;
+}
+
+int svc_db_sync_wait(struct svc_db *db)
+{
+	if (db->sync_wait)
+		return 0;
+	db->sync_wait = 1;
+	if (db->conn && db->galera && set_sync_wait(db->conn, 1) < 0) {
+		drop_conn(db);
+		return SVC_E_UNAVAILABLE;
+	}
+	return 0;
+}
+
+int svc_db_is_galera(const struct svc_db *db)
+{
+	return db && db->conn && db->galera;
+}
+
+int svc_db_server_index(const struct svc_db *db)
+{
+	return db && db->conn ? (int)db->server : -1;
+}
+
+void svc_db_metric_add(struct svc_db *db, const char *name, uint64_t n)
+{
+	struct svc_dbv p[3];
+
+	if (!db || db->in_metric)
+		return;
+	if (db->in_tx) {
+		svc_log_error("db: metric %s counted inside a transaction: dropped", name);
+		return;
+	}
+	p[0] = svc_dbv_str(name);
+	p[1] = svc_dbv_str(db->instance);
+	p[2] = svc_dbv_i64(n > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)n);
+	db->in_metric = 1;
+	if (svc_db_run(db, STMT_METRIC_ADD, p, 3, NULL, NULL) < 0)
+		svc_log_error("db: metric %s not counted", name);
+	db->in_metric = 0;
+}
+
 void svc_db_end_request(struct svc_db *db)
 {
 	if (db && db->in_tx) {
 		svc_log_error("db: a request ended inside a transaction; rolled back");
 		svc_db_rollback(db);
+	}
+	if (db && db->sync_wait) {
+		db->sync_wait = 0;
+		if (db->conn && db->galera && set_sync_wait(db->conn, 0) < 0)
+			drop_conn(db);
 	}
 }
 

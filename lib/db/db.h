@@ -58,13 +58,35 @@ void svc_rows_free(struct svc_rows *rows);
 
 struct svc_db;
 
+/* One MariaDB server of the list (SVC_DB_HOSTS): a unix socket, or a host and a port. */
+struct svc_db_server {
+	char host[256];    /* "" for a socket */
+	unsigned port;
+	char socket[256];  /* "" for TCP */
+};
+
+#define SVC_DB_MAX_SERVERS 8
+
 /*
- * Connects to MariaDB with the settings in `cfg` (unix socket when
- * SVC_DB_SOCKET is set, else TCP), utf8mb4, session time zone UTC, strict
- * SQL mode, and the timeouts SVC_DB_CONNECT_TIMEOUT (connecting) and
- * SVC_DB_TIMEOUT (each read and write of a query), in seconds. Statements are
+ * Parses a server list, "ENTRY,ENTRY,...", each entry an absolute socket path
+ * ("/run/mysqld/mysqld.sock"), "host:port", "[v6-address]:port" or a bare
+ * host (port `default_port`); blanks around entries are ignored. Fills
+ * out[0..*out_n-1] (at most SVC_DB_MAX_SERVERS). Returns 0, or
+ * SVC_E_VALIDATION for an empty list, an empty entry, a bad port, a name or
+ * path of 256 bytes or more, or more than SVC_DB_MAX_SERVERS entries.
+ */
+int svc_db_parse_servers(const char *list, unsigned default_port, struct svc_db_server *out, size_t *out_n);
+
+/*
+ * Connects to MariaDB with the settings in `cfg`: the servers of SVC_DB_HOSTS
+ * in order (the first that answers and is ready; see svc_db_run() for failing
+ * over later), else the one of SVC_DB_SOCKET, else SVC_DB_HOST:SVC_DB_PORT;
+ * utf8mb4, session time zone UTC, strict SQL mode, and the timeouts
+ * SVC_DB_CONNECT_TIMEOUT (connecting, per server tried) and SVC_DB_TIMEOUT
+ * (each read and write of a query), in seconds. A Galera node that is not
+ * ready (not primary, not synced: error 1047) counts as down. Statements are
  * prepared lazily on first use. *out is freed with svc_db_close(). Errors:
- * SVC_E_UNAVAILABLE (logged).
+ * SVC_E_UNAVAILABLE (logged; also a malformed SVC_DB_HOSTS).
  */
 int svc_db_open(const struct svc_config *cfg, struct svc_db **out);
 
@@ -75,26 +97,98 @@ void svc_db_close(struct svc_db *db);
  * Executes statement `id` with `n` parameters and fetches all of its rows
  * into *out (NULL when `out` is NULL: the rows are discarded) and the number
  * of affected rows into *affected (may be NULL). On a lost connection (2006,
- * 2013) the connection is dropped; when that happened at once (under a
- * second: a server restarted since the last statement) and outside a
- * transaction, it reconnects, prepares again and retries once; after a
- * timeout (a stalled server) or inside a transaction (which is lost) it
- * returns SVC_E_UNAVAILABLE at once and the next statement reconnects.
+ * 2013) or a Galera node that stopped being ready (1047) the connection is
+ * dropped and the next connection starts with the next server of the list;
+ * when that happened at once (under a second: a server restarted or was
+ * killed since the last statement) and outside a transaction, it reconnects,
+ * prepares again and retries once; after a timeout (a stalled server) or
+ * inside a transaction (which is lost) it returns SVC_E_UNAVAILABLE at once
+ * and the next statement reconnects. Outside a transaction, a deadlock or a
+ * Galera certification failure (1213) runs the statement again, up to
+ * SVC_DB_TX_RETRIES times (counted in metric db_tx_retries); inside one, it
+ * marks the transaction for svc_db_tx() to run again.
  * Errors: SVC_E_CONFLICT (duplicate key, ER_DUP_ENTRY), SVC_E_UNAVAILABLE
- * (no connection, timed out), SVC_E_INTERNAL (anything else, logged).
+ * (no connection, timed out, a lock wait timeout (1205), a deadlock not
+ * overcome), SVC_E_INTERNAL (anything else, logged).
  */
 int svc_db_run(struct svc_db *db, enum svc_stmt id, const struct svc_dbv *params, size_t n,
 	       struct svc_rows **out, uint64_t *affected);
 
-/* Starts, commits or rolls back a transaction. Errors as svc_db_run(). */
+/*
+ * Starts, commits or rolls back a transaction. Errors as svc_db_run() (a
+ * Galera certification failure shows at COMMIT: SVC_E_UNAVAILABLE). Code
+ * that writes should use svc_db_tx(), which runs a transaction again after
+ * such a failure.
+ */
 int svc_db_begin(struct svc_db *db);
 int svc_db_commit(struct svc_db *db);
 int svc_db_rollback(struct svc_db *db);
 
+/* The body of a transaction: returns >= 0 to commit (svc_db_tx returns that value) or an error. */
+typedef int (*svc_db_tx_fn)(struct svc_db *db, void *arg);
+
+/*
+ * Runs fn(db, arg) inside a transaction: START TRANSACTION, fn, then COMMIT
+ * when fn returned >= 0, ROLLBACK when it returned an error. When a statement
+ * of it or its COMMIT met a deadlock or a Galera certification failure (error
+ * 1213, whatever fn made of the error), everything is rolled back and run
+ * again from the start, after a short random pause, up to SVC_DB_TX_RETRIES
+ * times; each run again counts one in metric db_tx_retries, giving up one in
+ * db_tx_gave_up. So fn must be safe to run again: its effects outside the
+ * database wait until svc_db_tx() returned, and its out-values are set anew
+ * by each run. Must not be called inside a transaction. Returns fn's value
+ * (>= 0), fn's error, or the errors of svc_db_run() (SVC_E_UNAVAILABLE when
+ * the retries ran out).
+ */
+int svc_db_tx(struct svc_db *db, svc_db_tx_fn fn, void *arg);
+
+/* What an error number of MariaDB (mysql_errno) means to the retry logic. */
+enum svc_db_fault {
+	SVC_DB_FAULT_OTHER,   /* not one of these: translated, not retried */
+	SVC_DB_FAULT_RETRY,   /* 1213 ER_LOCK_DEADLOCK: deadlock, or Galera certification failure; the transaction is gone, run it again */
+	SVC_DB_FAULT_GONE,    /* 2006, 2013, 2057, 1927, 1047 (Galera node not ready): the server is unusable, fail over */
+	SVC_DB_FAULT_BUSY     /* 1205 ER_LOCK_WAIT_TIMEOUT: waited innodb_lock_wait_timeout already; 503, not run again */
+};
+
+/* Returns the class of MariaDB error number `e` (0 = no error gives SVC_DB_FAULT_OTHER). */
+enum svc_db_fault svc_db_fault_of(unsigned int e);
+
+/*
+ * Makes the reads of this request on a Galera node wait until the node has
+ * applied every write committed anywhere in the cluster before
+ * (`SET SESSION wsrep_sync_wait=3`: SELECT, UPDATE and DELETE), so a read
+ * sees a write just made through another node. Does nothing on a server
+ * without Galera (wsrep_on is detected once per connection). Kept across a
+ * reconnection; svc_db_end_request() sets it back. Only where a read must
+ * see another host's write (docs/scaling.md lists the places). Errors as
+ * svc_db_run().
+ */
+int svc_db_sync_wait(struct svc_db *db);
+
+/* Returns 1 when the current connection is to a Galera node (wsrep_on), else 0. */
+int svc_db_is_galera(const struct svc_db *db);
+
+/* Returns the index in the server list (SVC_DB_HOSTS, from 0) of the current connection, or -1 without one. */
+int svc_db_server_index(const struct svc_db *db);
+
+/*
+ * Adds `n` to counter `name` (an ASCII word of up to 64 bytes) of this process
+ * in table db_metrics, outside any transaction; failures are logged and
+ * ignored (a metric never fails a request). Called outside transactions
+ * only: inside one, the count is logged and dropped.
+ */
+void svc_db_metric_add(struct svc_db *db, const char *name, uint64_t n);
+
+/*
+ * Writes this process's name in shared tables into out (`max` bytes, at least
+ * 64): SVC_INSTANCE_ID, else "hostname:pid". Returns 0 or SVC_E_INTERNAL.
+ */
+int svc_db_instance(const struct svc_config *cfg, char *out, size_t max);
+
 /*
  * Called by the responder loops after each request: rolls back a transaction
  * the request left open (a bug; logged), so the next request does not run
- * inside it. NULL is allowed.
+ * inside it, and ends svc_db_sync_wait(). NULL is allowed.
  */
 void svc_db_end_request(struct svc_db *db);
 

@@ -75,7 +75,8 @@ SVC_STMT(STMT_JOB_PICK,
 SVC_COLS(JCOL_ID, JCOL_KIND, JCOL_PAYLOAD, JCOL_ATTEMPTS, JCOL_MAX_ATTEMPTS)
 SVC_STMT(STMT_JOB_LEASE,
 	"UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = " NOW " + INTERVAL ? SECOND, "
-	"locked_by = ?, updated_at = " NOW " WHERE id = ?")
+	"locked_by = ?, updated_at = " NOW " WHERE id = ? "
+	"AND ((state = 'queued' AND run_after <= " NOW ") OR (state = 'running' AND locked_until < " NOW "))")
 /* the running jobs leased by workers of one host ("host:%"): svc_jobs_recover() */
 SVC_STMT(STMT_JOB_RUNNING_ON,
 	"SELECT id, locked_by FROM jobs WHERE state = 'running' AND locked_by LIKE ? ORDER BY id LIMIT 1000")

@@ -77,9 +77,10 @@ SVC_STMT(STMT_GEN_COUNT_WORKSPACE,
 	"AND heartbeat_at >= UTC_TIMESTAMP(3) - INTERVAL 90 SECOND")
 /* the column of STMT_GEN_COUNT_USER and STMT_GEN_COUNT_WORKSPACE */
 SVC_COLS(GNCOL_COUNT)
-/* serialises the cap checks of one user and of one workspace (taken in this order) */
-SVC_STMT(STMT_GEN_LOCK_USER, "SELECT id FROM users WHERE id = ? FOR UPDATE")
-SVC_STMT(STMT_GEN_LOCK_WORKSPACE, "SELECT id FROM workspaces WHERE id = ? FOR UPDATE")
+/* serialises the cap checks of one user and of one workspace (taken in this order): a write, not
+ * SELECT ... FOR UPDATE, so that on Galera two nodes' claims conflict at certification (016_galera.sql) */
+SVC_STMT(STMT_GEN_LOCK_USER, "UPDATE users SET turn_claims = turn_claims + 1 WHERE id = ?")
+SVC_STMT(STMT_GEN_LOCK_WORKSPACE, "UPDATE workspaces SET turn_claims = turn_claims + 1 WHERE id = ?")
 SVC_STMT(STMT_GEN_HEARTBEAT,
 	"UPDATE chat_generations SET heartbeat_at = " NOW " WHERE chat_id = ? AND turn_id = ?")
 SVC_STMT(STMT_GEN_STOP_REQUESTED,

@@ -160,18 +160,25 @@ int svc_jobs_take(struct svc_db *db, unsigned lease_secs, struct svc_job *out)
 	return svc_jobs_take_as(db, owner, lease_secs, out);
 }
 
-int svc_jobs_take_as(struct svc_db *db, const char *owner, unsigned lease_secs, struct svc_job *out)
+struct take {
+	const char *owner;
+	unsigned lease_secs;
+	struct svc_job *out;
+};
+
+/* The claim, one transaction of svc_db_tx(): 1 with the job leased, 0 for none. */
+static int take_tx(struct svc_db *db, void *arg)
 {
+	struct take *t = arg;
+	struct svc_job *out = t->out;
 	struct svc_rows *rows = NULL;
 	struct svc_dbv p[3];
-	uint64_t id, attempts, max;
+	uint64_t id, attempts, max, won = 0;
 	const char *kind, *payload;
-	int error, in_tx = 0;
+	int error;
 
+	free(out->payload);
 	memset(out, 0, sizeof *out);
-	if ((error = svc_db_begin(db)) < 0)
-		return error;
-	in_tx = 1;
 	if ((error = svc_db_run(db, STMT_JOB_PICK, NULL, 0, &rows, NULL)) < 0)
 		goto done;
 	if (!rows || rows->nrows == 0) {
@@ -187,14 +194,17 @@ int svc_jobs_take_as(struct svc_db *db, const char *owner, unsigned lease_secs, 
 		error = SVC_E_INTERNAL;
 		goto done;
 	}
-	p[0] = svc_dbv_i64(lease_secs ? lease_secs : 1);
-	p[1] = svc_dbv_str(owner);
+	p[0] = svc_dbv_i64(t->lease_secs ? t->lease_secs : 1);
+	p[1] = svc_dbv_str(t->owner);
 	p[2] = svc_dbv_i64((int64_t)id);
-	if ((error = svc_db_run(db, STMT_JOB_LEASE, p, 3, NULL, NULL)) < 0)
+	/* the lease names the state it takes the job from, so a claim that another node's worker
+	 * made first (Galera: the pick's row lock is local) leases nothing */
+	if ((error = svc_db_run(db, STMT_JOB_LEASE, p, 3, NULL, &won)) < 0)
 		goto done;
-	if ((error = svc_db_commit(db)) < 0)
+	if (won != 1) {
+		error = 0;
 		goto done;
-	in_tx = 0;
+	}
 	if (!(out->payload = strdup(payload))) {
 		error = SVC_E_INTERNAL;
 		goto done;
@@ -205,9 +215,21 @@ int svc_jobs_take_as(struct svc_db *db, const char *owner, unsigned lease_secs, 
 	out->max_attempts = (unsigned)max;
 	error = 1;
 done:
-	if (in_tx)
-		svc_db_rollback(db);
 	svc_rows_free(rows);
+	return error;
+}
+
+int svc_jobs_take_as(struct svc_db *db, const char *owner, unsigned lease_secs, struct svc_job *out)
+{
+	struct take t = { owner, lease_secs, out };
+	int error;
+
+	memset(out, 0, sizeof *out);
+	error = svc_db_tx(db, take_tx, &t);
+	if (error <= 0) {
+		free(out->payload);
+		memset(out, 0, sizeof *out);
+	}
 	return error;
 }
 
@@ -285,5 +307,6 @@ int svc_jobs_run_once(struct svc_db *db, const struct svc_job_handler *table, si
 		}
 	}
 	svc_job_dispose(&job);
+	svc_db_end_request(db); /* a job is the worker's request: what it left set (svc_db_sync_wait) ends */
 	return error < 0 ? error : 1;
 }

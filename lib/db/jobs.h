@@ -63,7 +63,10 @@ int svc_jobs_enqueue(struct svc_db *db, const char *kind, const char *payload, u
 /*
  * Takes the oldest ready job (queued and due, or running with an expired
  * lease) in its own transaction, leasing it for `lease_secs` seconds to
- * this process (svc_jobs_owner()).
+ * this process (svc_jobs_owner()). The claim is committed before it
+ * returns; svc_db_tx() runs it again after a deadlock or a Galera
+ * certification failure, and a job that another worker leased first (on
+ * another node) is never taken twice: that claim is lost, 0.
  * Returns 1 with *out filled (free with svc_job_dispose()), 0 when no job
  * is ready, or a DB error. Must not be called inside a transaction.
  */
