@@ -13,6 +13,7 @@ import * as Y from 'yjs'
 import { WebsocketProvider } from 'y-websocket'
 import * as encoding from 'lib0/encoding'
 import * as decoding from 'lib0/decoding'
+import { apiClient, assert, runner, sleep, waitFor } from './harness.mjs'
 
 const BUILD = process.argv[2]
 const BASE = process.env.SVC_BASE_URL
@@ -24,54 +25,8 @@ const conf = Object.fromEntries(fs.readFileSync(CONFIG, 'utf8').split('\n')
   .filter(l => l && !l.startsWith('#') && l.includes('=')).map(l => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
 const WSD_DIRECT = `ws://127.0.0.1:${conf.SVC_WS_PORT}`
 
-let failures = 0
-const cleanups = []
-// a stock y-websocket client logs each message type it does not know (the comments): expected here
-const consoleError = console.error
-console.error = (...args) => { if (!String(args[0]).includes('Unable to compute message')) consoleError(...args) }
-
-function sleep (ms) { return new Promise(resolve => setTimeout(resolve, ms)) }
-
-async function waitFor (what, fn, ms = 15000) {
-  const end = Date.now() + ms
-  let last
-  while (Date.now() < end) {
-    try { last = await fn(); if (last) return last } catch (e) { last = e }
-    await sleep(50)
-  }
-  throw new Error('timed out waiting for ' + what + (last instanceof Error ? ': ' + last.message : ''))
-}
-
-async function test (name, fn, ms = 60000) {
-  let timer
-  try {
-    await Promise.race([fn(), new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error('test timed out')), ms) })])
-    console.log('ok - ' + name)
-  } catch (e) {
-    failures++
-    console.log('not ok - ' + name)
-    consoleError('# ' + String(e && e.stack ? e.stack : e).split('\n').join('\n# '))
-  } finally {
-    clearTimeout(timer)
-    while (cleanups.length) { try { cleanups.pop()() } catch (e) {} }
-  }
-}
-
-function assert (cond, msg) { if (!cond) throw new Error('assertion failed: ' + msg) }
-
-// ------------------------------------------------------------------ the API
-
-async function api (method, path, body, token) {
-  const headers = { Accept: 'application/json' }
-  if (token) headers.Authorization = 'Bearer ' + token
-  if (body !== undefined) headers['Content-Type'] = 'application/json'
-  else if (method !== 'GET') headers['Content-Length'] = '0'
-  const r = await fetch(BASE + path, { method, headers, body: body !== undefined ? JSON.stringify(body) : undefined })
-  const text = await r.text()
-  let json = null
-  try { json = JSON.parse(text) } catch (e) {}
-  return { status: r.status, body: json, text }
-}
+const { test, cleanups, failures } = runner()
+const api = apiClient(BASE)
 
 async function signup (tag) {
   const email = `wsd-${tag}-${crypto.randomBytes(5).toString('hex')}@example.test`
@@ -996,4 +951,4 @@ await test('wsd an idle client stays connected past 30 s (keepalive)', async () 
 }, 90000)
 
 await idleWsd.stop()
-process.exit(failures ? 1 : 0)
+process.exit(failures() ? 1 : 0)
