@@ -82,4 +82,17 @@ dist_check() {
 	fi
 }
 dist_check
+# MariaDB Galera (issue 19, docs/scaling-code.md) replicates neither named locks nor table locks.
+galera_check() {
+	local hits
+	hits=$(git ls-files -z 'lib/*' 'cgi-bin/*' 'tools/*' 'wsd/*' 'schema/*.sql' | xargs -0 grep -nHiE 'GET_LOCK|RELEASE_LOCK|LOCK TABLES' | grep -v '^tests/')
+	if [ -n "$hits" ]; then
+		echo "not ok - lint: no GET_LOCK, RELEASE_LOCK or LOCK TABLES (Galera)"
+		echo "$hits" | sed 's/^/    /'
+		status=1
+	else
+		echo "ok - lint: no GET_LOCK, RELEASE_LOCK or LOCK TABLES (Galera)"
+	fi
+}
+galera_check
 exit $status

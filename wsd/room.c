@@ -101,6 +101,7 @@ static void room_free(struct wsd_room *r)
 	free(r->pending);
 	wsd_disk_dispose(r);
 	wsd_comments_dispose(r);
+	wsd_lease_release(r->project_id);
 	free(r);
 	wsd_g->nrooms--;
 	wsd_g->trim_wanted = 1;
@@ -117,6 +118,7 @@ static struct wsd_room *room_create(const char *id)
 		abort();
 	snprintf(r->project_id, sizeof r->project_id, "%s", id);
 	r->state = WSD_R_LOADING;
+	r->lease_ok_ms = svc_mono_ms(); /* the load takes the lease: it holds from no earlier than now */
 	r->hnext = room_hash[h];
 	room_hash[h] = r;
 	r->next = room_list;
@@ -289,6 +291,12 @@ static void room_load_done(struct wsd_room *r, struct wsd_load_result *res)
 	size_t i;
 
 	r->jobs--;
+	if (res->error == SVC_E_CONFLICT) {
+		/* another instance serves the room (its lease): the clients go there */
+		r->state = WSD_R_FAILED;
+		wsd_lease_moved(r, "another instance holds its lease");
+		return;
+	}
 	if (res->error < 0) {
 		svc_log_error("project %s: document could not be loaded (%s)", r->project_id, svc_err_code(res->error));
 		r->state = WSD_R_FAILED;
@@ -332,6 +340,10 @@ void wsd_room_join(struct wsd_sess *s)
 			return;
 		}
 		r = room_create(s->project_id);
+	}
+	if (r->lease_lost) {
+		wsd_sess_close(s, WSD_CLOSE_MOVED, "room moved, reconnect");
+		return;
 	}
 	if (r->state == WSD_R_FAILED) {
 		wsd_sess_close(s, 1011, "document unavailable");
@@ -463,6 +475,7 @@ static void room_tick(struct wsd_room *r, int64_t now)
 	}
 	if (r->state != WSD_R_READY)
 		return;
+	wsd_lease_tick(r, now);
 	wsd_room_flush(r);
 	/*
 	 * 1. updates to MariaDB, batched (at most one tick late, every room in

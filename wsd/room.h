@@ -64,12 +64,47 @@ struct wsd_room {
 	/* comments (comments.c) */
 	struct wsd_comment *comments;
 	size_t ncomments, capcomments;
+	/* lease (lease.c) */
+	int64_t lease_ok_ms;           /* the lease holds from this time (monotonic ms) for SVC_WSD_LEASE_SECONDS */
+	int64_t lease_try_ms;          /* the last renewal asked for */
+	int lease_inflight;
+	int lease_lost;                /* another instance serves the room: its sockets close with WSD_CLOSE_MOVED */
 	/* jobs running for this room: it is not freed before they are back */
 	unsigned jobs;
 	/* a remote batch is open in doc (wsd_flush() commits it after this loop iteration) */
 	struct wsd_room *flush_next;
 	int in_flush;
 };
+
+/* ------------------------------------------------------------------ leases (lease.c) */
+
+/*
+ * The close code of a socket whose room this instance does not serve (any more): another instance
+ * holds the room's lease. In y-websocket's "try again later" range 4500-4599 (it gives up for good
+ * on 4400-4499): it reconnects, and the load balancer (HAProxy, hashing the path) sends it to the
+ * instance that serves the room (docs/collaboration.md).
+ */
+#define WSD_CLOSE_MOVED 4503
+
+
+
+/*
+ * Event loop, each tick of a ready room: renews its lease on the db worker every third of
+ * SVC_WSD_LEASE_SECONDS; when a renewal finds the lease taken, or none succeeded for five sixths
+ * of it (MariaDB unreachable), calls wsd_lease_moved().
+ */
+void wsd_lease_tick(struct wsd_room *r, int64_t now);
+
+/*
+ * Event loop: the room is not this instance's (any more): its queued updates are dropped (their
+ * clients send them again after reconnecting), its sockets close with WSD_CLOSE_MOVED and so will
+ * every new one until the room unloads. `why` is logged.
+ */
+void wsd_lease_moved(struct wsd_room *r, const char *why);
+
+/* Event loop: the room unloaded: its lease is given back (a job of the db worker). */
+void wsd_lease_release(const char *project_id);
+
 
 /* ------------------------------------------------------------------ helpers (room.c) */
 

@@ -414,6 +414,10 @@ static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 		res->error = SVC_E_UNAVAILABLE;
 		return;
 	}
+	/* the room is this instance's only with its lease; on Galera, what the previous instance
+	 * stored through another node is read (wsrep_sync_wait, kept for this worker's connection) */
+	if ((err = svc_db_sync_wait(db)) < 0 || (err = wsd_lease_take(db, j->project_id)) < 0)
+		goto done;
 	if ((err = svc_random(&client, sizeof client)) < 0 || (err = svc_yjs_doc_new(&res->doc, client)) < 0)
 		goto done;
 	if ((err = load_comments(db, j->project_id, res)) < 0)

@@ -385,6 +385,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	wsd_g = &g;
+	if (g.cfg.wsd_internal_url[0])
+		snprintf(g.internal_url, sizeof g.internal_url, "%s", g.cfg.wsd_internal_url);
+	else
+		snprintf(g.internal_url, sizeof g.internal_url, "http://127.0.0.1:%u", g.cfg.ws_port);
+	if (wsd_lease_instance(&g.cfg, g.instance, sizeof g.instance) < 0) {
+		svc_log_error("SVC_INSTANCE_ID or the host name is too long");
+		goto out;
+	}
 	wsd_wake = wake;
 	mysql_library_init(0, NULL, NULL);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -432,6 +440,7 @@ int main(int argc, char **argv)
 	wsd_worker_stop(&g.db_worker);
 	wsd_worker_stop(&g.io_worker);
 	wsd_worker_drain_done();
+	wsd_lease_release_all(&g.cfg);
 out:
 	if (g.ctx)
 		lws_context_destroy(g.ctx);

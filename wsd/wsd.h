@@ -252,8 +252,28 @@ struct wsd {
 	int64_t stop_deadline_ms;
 	int trim_wanted;              /* big buffers were freed: hand free pages back (malloc_trim) */
 	int64_t trimmed_ms;
+	char instance[192];           /* this daemon's name in room_leases (wsd_lease_instance) */
+	char internal_url[256];       /* where the API reaches it: SVC_WSD_INTERNAL_URL or http://127.0.0.1:<port> */
 };
 extern struct wsd *wsd_g; /* set by main (wsd.c) */
+
+/* Room leases (lease.c; the rest of it in room.h). */
+/*
+ * Writes this daemon's name in room_leases into out (`max` bytes): "<SVC_INSTANCE_ID or
+ * hostname>:wsd:<SVC_WS_PORT>", so a daemon restarted on the same host and port takes its own
+ * leases back at once. Returns 0 or SVC_E_INTERNAL.
+ */
+int wsd_lease_instance(const struct svc_config *cfg, char *out, size_t max);
+
+/*
+ * Takes project_id's lease for this instance for SVC_WSD_LEASE_SECONDS: a new one, or one that is
+ * this instance's already or expired. Worker thread (the room's load). Returns 0, SVC_E_CONFLICT
+ * (another instance holds it and it has not expired), or DB errors.
+ */
+int wsd_lease_take(struct svc_db *db, const char *project_id);
+
+/* At stop, after the workers ended: gives back every lease of this instance (its own connection). */
+void wsd_lease_release_all(const struct svc_config *cfg);
 
 /*
  * Session life (session.c, called from the protocol callback). `s` lives in

@@ -4,7 +4,8 @@ tests_unit_svc_unit_SOURCES += tests/unit/test_wsd.c
 if HAVE_LWS
 bin_PROGRAMS += wsd/svc-wsd
 wsd_svc_wsd_SOURCES = wsd/wsd.c wsd/wsd.h wsd/room.c wsd/room.h wsd/session.c wsd/awareness.c wsd/comments.c \
-	wsd/disk.c wsd/known.c wsd/store.c wsd/wsd_store.h wsd/worker.c wsd/proto.c wsd/merge.c
+	wsd/disk.c wsd/known.c wsd/store.c wsd/wsd_store.h wsd/worker.c wsd/proto.c wsd/merge.c \
+	wsd/lease.c
 wsd_svc_wsd_CFLAGS = $(AM_CFLAGS) $(LWS_CFLAGS)
 wsd_svc_wsd_LDADD = $(SVC_LIBS) $(LWS_LIBS) -lpthread
 

@@ -324,7 +324,7 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 	if (changed) {
 		struct svc_dbv p = svc_dbv_str(sp->project_id);
 		svc_db_run(t->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
-		svc_internal_notify_files(t->cfg, sp->project_id); /* the live document takes the change (svc-wsd) */
+		svc_internal_notify_files(t->cfg, t->db, sp->project_id); /* the live document takes the change (svc-wsd) */
 		svc_preview_build_request(t->db, t->cfg, sp->project_id);
 	}
 	if (rc == 0 && sp->plan) {

@@ -188,7 +188,7 @@ enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *res
 		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
 	p = svc_dbv_str(id);
 	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
-	svc_internal_notify_files(&req->ctx->cfg, id); /* the live document takes the change (svc-wsd) */
+	svc_internal_notify_files(&req->ctx->cfg, req->ctx->db, id); /* the live document takes the change (svc-wsd) */
 	svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id);
 	body = json_object_new_object();
 	json_object_object_add(body, "sha", json_object_new_string(out));

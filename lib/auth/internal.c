@@ -224,17 +224,30 @@ done:
 	return err;
 }
 
-int svc_internal_notify_files(const struct svc_config *cfg, const char *project_id)
+int svc_internal_notify_files(const struct svc_config *cfg, struct svc_db *db, const char *project_id)
 {
 	char base[256], path[128];
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p = svc_dbv_str(project_id);
 	long status = 0;
 	int err;
 
 	if (!svc_uuid_valid(project_id))
 		return SVC_E_INTERNAL;
-	if (cfg->wsd_internal_url && *cfg->wsd_internal_url)
+	base[0] = '\0';
+	if (db && svc_db_run(db, STMT_LEASE_URL, &p, 1, &rows, NULL) == 0) {
+		const char *url = rows && rows->nrows == 1 ? svc_rows_get(rows, 0, LUCOL_URL) : NULL;
+		int none = !rows || rows->nrows == 0;
+
+		if (url && *url && strlen(url) < sizeof base)
+			memcpy(base, url, strlen(url) + 1);
+		svc_rows_free(rows);
+		if (none)
+			return 0; /* no room open anywhere */
+	}
+	if (!base[0] && cfg->wsd_internal_url && *cfg->wsd_internal_url)
 		snprintf(base, sizeof base, "%s", cfg->wsd_internal_url);
-	else
+	else if (!base[0])
 		snprintf(base, sizeof base, "http://127.0.0.1:%u", cfg->ws_port);
 	snprintf(path, sizeof path, "/internal/projects/%s/disk-changed", project_id);
 	err = svc_internal_call(cfg, base, "POST", path, NULL, 0, 2000, &status, NULL);

@@ -98,12 +98,15 @@ int svc_internal_call(const struct svc_config *cfg, const char *base, const char
  * Tells svc-wsd that the API changed the files of project `project_id` on
  * disk (an agent turn, a checkout, a direct save), so a live document takes
  * the change: a signed POST /internal/projects/<id>/disk-changed to the
- * daemon's internal listener (SVC_WSD_INTERNAL_URL, default
- * http://127.0.0.1:<SVC_WS_PORT>), waiting at most 2 s. A daemon that is not
- * running or has no room for the project is not an error for the caller: the
- * next load of the room reads the disk anyway. Returns 0, or the error of
- * svc_internal_call() (logged; callers may ignore it).
+ * internal listener of the instance that serves the room, the URL of its
+ * lease in room_leases (several instances, docs/collaboration.md), waiting at
+ * most 2 s; no call when no instance holds a lease (no room is open: the
+ * next load reads the disk). Without `db`, or when the lookup fails, to
+ * SVC_WSD_INTERNAL_URL (default http://127.0.0.1:<SVC_WS_PORT>). A daemon
+ * that is not running or has no room for the project is not an error for the
+ * caller. Returns 0, or the error of svc_internal_call() (logged; callers
+ * may ignore it).
  */
-int svc_internal_notify_files(const struct svc_config *cfg, const char *project_id);
+int svc_internal_notify_files(const struct svc_config *cfg, struct svc_db *db, const char *project_id);
 
 #endif

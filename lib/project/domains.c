@@ -721,11 +721,20 @@ static int run_reload(const char *cmd)
 	return 0;
 }
 
+/*
+ * The includes (SHA-256 of both) that this process last saw applied on its host: reloaded by
+ * it, or already there when it first looked. With SVC_SITES_DIR on storage that several hosts
+ * share, another host's worker may have rewritten the files; this host's web server still
+ * wants its reload (issue 19).
+ */
+static char host_applied[65];
+
 int svc_sites_write(struct svc_db *db, const struct svc_config *cfg, int *out_changed)
 {
 	struct svc_domain_settings s;
 	struct svc_rows *rows = NULL;
 	struct svc_buf l, a;
+	char sha_l[65], sha_a[65], both[130], sha[65];
 	int err, changed = 0;
 
 	svc_domain_settings_load(cfg, &s);
@@ -739,11 +748,21 @@ int svc_sites_write(struct svc_db *db, const struct svc_config *cfg, int *out_ch
 	    (err = write_if_changed(s.sites_dir, "lighttpd-domains.conf", &l, &changed)) < 0 ||
 	    (err = write_if_changed(s.sites_dir, "apache-domains.conf", &a, &changed)) < 0)
 		goto done;
-	if (changed) {
+	if ((err = svc_sha256_hex(svc_buf_str(&l), l.len, sha_l)) < 0 || (err = svc_sha256_hex(svc_buf_str(&a), a.len, sha_a)) < 0)
+		goto done;
+	memcpy(both, sha_l, 64);
+	memcpy(both + 64, sha_a, 65);
+	if ((err = svc_sha256_hex(both, 128, sha)) < 0)
+		goto done;
+	if (changed)
 		svc_log_info("domains: the web servers' includes were rewritten (%zu served domains)", rows ? rows->nrows : 0);
+	else if (host_applied[0] && strcmp(host_applied, sha) != 0)
+		svc_log_info("domains: the includes were rewritten by another host; reloading this one's web server");
+	if (changed || (host_applied[0] && strcmp(host_applied, sha) != 0)) {
 		if (*s.reload_cmd && (err = run_reload(s.reload_cmd)) < 0)
 			goto done;
 	}
+	memcpy(host_applied, sha, sizeof sha);
 	if (out_changed)
 		*out_changed = changed;
 done:

@@ -133,7 +133,10 @@ int svc_domains_recheck_due(struct svc_db *db, const struct svc_config *cfg);
  * and one $HTTP["host"] block per domain setting its site's document root)
  * and apache-domains.conf (one <VirtualHost> per domain), each written to a
  * temporary file and renamed over the old one, only when its content
- * changed; then runs s->reload_cmd (sh -c, at most 60 s) when one did.
+ * changed; then runs s->reload_cmd (sh -c, at most 60 s) when one did, or
+ * when they differ from what this process last saw applied on its host
+ * (another host's worker rewrote a shared SVC_SITES_DIR: this host's web
+ * server reloads too; issue 19).
  * docs/operations.md "Custom domains". *out_changed (may be NULL) says whether
  * anything was rewritten. Returns 0, SVC_E_INTERNAL (files, the reload
  * command failing; logged), DB errors.

@@ -225,7 +225,7 @@ int svc_project_commit_change(struct svc_req *req, const char *id, const char *d
 	if ((err = svc_repo_commit_all(dir, msg, aname, aemail, out_sha, out_committed)) < 0 || !*out_committed)
 		return err;
 	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
-	svc_internal_notify_files(&req->ctx->cfg, id); /* the live document takes the change (svc-wsd) */
+	svc_internal_notify_files(&req->ctx->cfg, req->ctx->db, id); /* the live document takes the change (svc-wsd) */
 	svc_thumbnail_request(req->ctx->db, id);      /* svc-worker renders it again, off the request */
 	svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id); /* and builds a package.json project's preview */
 	return 0;

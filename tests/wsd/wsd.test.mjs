@@ -4,7 +4,7 @@
 // double), SVC_TEST_CONFIG (the settings file: JWT secret for forged tokens, SVC_WS_PORT),
 // SVC_TEST_WSD_PIDFILE / SVC_TEST_WSD_LOG (to kill -9 and restart the daemon), SVC_TEST_APACHE_WS_URL,
 // SVC_DATA_DIR; argv[2] = the build directory holding wsd/svc-wsd.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import net from 'node:net'
@@ -170,7 +170,8 @@ async function privateWsd (overrides) {
   const exited = new Promise(resolve => child.once('exit', resolve))
   const w = {
     url: `ws://127.0.0.1:${port}/project`,
-    async stop () { child.kill('SIGTERM'); await Promise.race([exited, sleep(15000).then(() => child.kill('SIGKILL'))]) }
+    async stop () { child.kill('SIGTERM'); await Promise.race([exited, sleep(15000).then(() => child.kill('SIGKILL'))]) },
+    async kill () { child.kill('SIGKILL'); await exited }
   }
   cleanups.push(() => { child.kill('SIGTERM') })
   await waitFor('private svc-wsd listening', async () => {
@@ -623,6 +624,41 @@ await test('wsd a client through Apache and one through lighttpd share the room'
   b.files.set('via-apache.txt', new Y.Text('apache'))
   await waitFor('lighttpd client sees it', () => a.text('via-apache.txt') === 'apache')
 })
+
+// Several instances (issue 19): a room is served by the instance holding its lease in MariaDB
+// (room_leases); another refuses it with close code 4503 until the lease expires, then loads it
+// from what the first stored (docs/collaboration.md "Several instances").
+await test('wsd room leases: a second instance refuses a served room (4503), takes it over after the first is killed, with every stored update', async () => {
+  const p = await createProject(owner)
+  const A = await privateWsd({ SVC_WSD_LEASE_SECONDS: '3' })
+  const B = await privateWsd({ SVC_WSD_LEASE_SECONDS: '3' })
+  const a = client(owner, p, { url: A.url })
+  await synced(a)
+  const t = a.files.get('index.html')
+  for (let i = 0; i < 40; i++) t.insert(0, `lease${i};`)
+  await sleep(4000) // stored within ~100 ms; A renews its lease (every second here) meanwhile
+  const expected = a.text('index.html')
+  const r = raw(`${B.url}/${p}?token=${owner.token}`)
+  await waitFor('B closes the socket', () => r.closed || r.error)
+  assert(r.closed && r.closed.code === 4503 && !r.msgs.some(m => m.data[0] === 0), 'B refused with 4503, no document: ' + JSON.stringify(r.closed) + ' ' + r.types())
+  // B's refusal marked the room wanted (the balancer sends clients there now): A hands it over at its
+  // next renewal, its client reconnects to A, which takes the room again since B holds nothing
+  await waitFor('A serves its client again', () => a.provider.wsconnected && a.provider.synced, 20000)
+  await sleep(1500) // a renewal (every second here) of the lease A holds again
+  const q = spawnSync('mariadb', ['--no-defaults', '--socket=' + conf.SVC_DB_SOCKET, '-uroot', '-N', '-B', conf.SVC_DB_NAME || 'svc',
+    '-e', `SELECT instance FROM room_leases WHERE project_id = '${p}' AND expires_at > UTC_TIMESTAMP(3)`], { encoding: 'utf8' })
+  const holders = q.stdout.trim().split('\n').filter(Boolean)
+  assert(holders.length === 1 && holders[0].endsWith(':' + new URL(A.url).port), 'A holds the lease: ' + q.stdout + q.stderr)
+  await A.kill()
+  const t0 = Date.now()
+  const b = client(owner, p, { url: B.url })
+  await Promise.race([b.synced, sleep(20000).then(() => { throw new Error('B never served the room') })])
+  const took = Date.now() - t0
+  await waitFor('every stored update on B', () => (b.text('index.html') || '').includes(expected))
+  console.log(`# room moved to the second instance ${took} ms after the first was killed (lease 3 s)`)
+  a.provider.destroy()
+  await B.stop()
+}, 60000)
 
 await test('wsd kill -9 and restart lose nothing; offline edits merge on reconnect', async () => {
   const p = await createProject(owner)
