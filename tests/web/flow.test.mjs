@@ -76,9 +76,19 @@ test('New project from the todo-app template opens the project page', async () =
 test('a chat turn streams: text, the tool line, usage; the file changes', async () => {
 	const box = role('textbox', 'Message');
 	await box.fill('add a footer');
+	// The turn can end before a poll would see Stop, so the page itself notes
+	// whether a Stop button was ever shown while it ran.
+	await page.evaluate(() => {
+		window.__sawStop = false;
+		const look = () => {
+			for (const b of document.querySelectorAll('button')) if (b.textContent.trim() === 'Stop') window.__sawStop = true;
+		};
+		window.__stopWatch = new MutationObserver(look);
+		window.__stopWatch.observe(document.body, { childList: true, subtree: true });
+	});
 	await box.press('Enter');
-	await role('button', 'Stop').waitFor(); // while the turn runs
 	await page.getByText('Added a footer to index.html.').waitFor({ timeout: 60000 });
+	assert.equal(await page.evaluate(() => (window.__stopWatch.disconnect(), window.__sawStop)), true, 'Stop was shown while the turn ran');
 	await page.getByText('edit_file').first().waitFor();
 	await page.getByText(/tokens in ·/).first().waitFor();
 	await role('button', 'Send').waitFor();
