@@ -1,4 +1,4 @@
-/* svc-admin.c: operator commands: check the settings; grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; backup and restore (backup.c); import the integrations catalogue. */
+/* svc-admin.c: operator commands: check the settings; grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; backup and restore (backup.c); import the integrations catalogue; rotate the instance key. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/psl.h"
 #include "auth/auth.h"
+#include "auth/crypto.h"
 #include "core/util.h"
 #include "project/domains.h"
 #include "backup.h"
@@ -23,7 +24,8 @@ static int usage(void)
 			"       svc-admin backup DIR\n"
 			"       svc-admin restore DIR\n"
 			"       svc-admin import-catalog FILE\n"
-			"       svc-admin metrics\n");
+			"       svc-admin metrics\n"
+			"       svc-admin rotate-key [--check]\n");
 	return 2;
 }
 
@@ -211,6 +213,53 @@ done:
 	return rc;
 }
 
+/* Names a stored secret that no key opens (table, column, row label; never the value). */
+static void note_unreadable(void *arg, const char *table, const char *column, const char *row)
+{
+	(void)arg;
+	printf("unreadable: %s.%s of %s\n", table, column, row);
+}
+
+/*
+ * svc-admin rotate-key [--check]: re-seals every stored secret still sealed by
+ * ENCRYPTION_KEY_PREVIOUS with ENCRYPTION_KEY, while the service runs
+ * (docs/operations.md "Rotating ENCRYPTION_KEY"); --check only counts. Up to
+ * three passes, for values the service rewrote meanwhile. Returns 0 when
+ * every value opens with ENCRYPTION_KEY (or a data key) alone, 1 when some
+ * do not (still on the previous key, or unreadable) or on errors, 2 (usage).
+ */
+static int rotate_key(int write)
+{
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	struct svc_crypto_rotation r;
+	unsigned long rotated = 0;
+	int pass, rc = 1;
+
+	if (open_db(&cfg, &db))
+		return 1;
+	for (pass = 0; pass < (write ? 3 : 1); pass++) {
+		if (svc_crypto_rotate(db, &cfg, write, pass == 0 ? note_unreadable : NULL, NULL, &r) < 0) {
+			fprintf(stderr, "svc-admin: rotate-key failed (see the log)\n");
+			goto done;
+		}
+		rotated += r.rotated;
+		if (r.previous == 0)
+			break;
+	}
+	printf("%s: %lu on ENCRYPTION_KEY (%lu re-sealed now), %lu under workspace data keys, "
+	       "%lu still on ENCRYPTION_KEY_PREVIOUS, %lu unreadable\n",
+	       write ? "rotate-key" : "rotate-key --check", r.current + r.rotated, rotated, r.data_key, r.previous,
+	       r.unreadable);
+	if (write)
+		svc_log_info("svc-admin: rotate-key re-sealed=%lu unreadable=%lu", rotated, r.unreadable);
+	rc = r.previous || r.unreadable ? 1 : 0;
+done:
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct svc_config cfg;
@@ -236,6 +285,10 @@ int main(int argc, char **argv)
 		return import_catalog(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "metrics") == 0)
 		return metrics();
+	if (argc == 2 && strcmp(argv[1], "rotate-key") == 0)
+		return rotate_key(1);
+	if (argc == 3 && strcmp(argv[1], "rotate-key") == 0 && strcmp(argv[2], "--check") == 0)
+		return rotate_key(0);
 	if (argc != 3)
 		return usage();
 	if (strcmp(argv[1], "grant-platform-admin") == 0)

@@ -217,19 +217,59 @@ bad:
 	return SVC_E_VALIDATION;
 }
 
-/* The instance key from the settings. */
-static int instance_key(const struct svc_config *cfg, uint8_t key[SVC_CRYPTO_KEY_LEN])
+/* The instance keys from the settings: ENCRYPTION_KEY and, during a rotation, ENCRYPTION_KEY_PREVIOUS. */
+struct ikeys {
+	uint8_t cur[SVC_CRYPTO_KEY_LEN];
+	uint8_t prev[SVC_CRYPTO_KEY_LEN];
+	int has_prev;
+};
+
+static void ikeys_drop(struct ikeys *k)
 {
-	if (!cfg->encryption_key || svc_crypto_parse_key(cfg->encryption_key, key) < 0) {
-		OPENSSL_cleanse(key, SVC_CRYPTO_KEY_LEN);
+	OPENSSL_cleanse(k, sizeof *k);
+}
+
+static int ikeys_load(const struct svc_config *cfg, struct ikeys *k)
+{
+	memset(k, 0, sizeof *k);
+	if (!cfg->encryption_key || svc_crypto_parse_key(cfg->encryption_key, k->cur) < 0) {
+		ikeys_drop(k);
 		svc_log_error("crypto: ENCRYPTION_KEY is not set or not 64 hex digits; secrets cannot be stored");
 		return SVC_E_UNAVAILABLE;
+	}
+	if (cfg->encryption_key_previous && cfg->encryption_key_previous[0]) {
+		if (svc_crypto_parse_key(cfg->encryption_key_previous, k->prev) < 0) {
+			ikeys_drop(k);
+			svc_log_error("crypto: ENCRYPTION_KEY_PREVIOUS is not 64 hex digits");
+			return SVC_E_UNAVAILABLE;
+		}
+		k->has_prev = 1;
 	}
 	return 0;
 }
 
+/*
+ * Opens a value sealed by an instance key: the current one, else the previous
+ * one (a value not yet re-sealed by svc-admin rotate-key). *used_prev (may be
+ * NULL) says which opened it. Errors: svc_crypto_open()'s.
+ */
+static int open_instance(const struct ikeys *k, const char *aad, const uint8_t *sealed, size_t slen, uint8_t **out,
+			 size_t *out_len, int *used_prev)
+{
+	int error = svc_crypto_open(k->cur, aad, sealed, slen, out, out_len);
+
+	if (used_prev)
+		*used_prev = 0;
+	if (error == SVC_E_VALIDATION && k->has_prev) {
+		error = svc_crypto_open(k->prev, aad, sealed, slen, out, out_len);
+		if (error == 0 && used_prev)
+			*used_prev = 1;
+	}
+	return error;
+}
+
 /* Opens a stored workspace data key row (key_id, sealed base64) into `key`. */
-static int open_data_key(const uint8_t master[SVC_CRYPTO_KEY_LEN], const char *wid, const char *key_id,
+static int open_data_key(const struct ikeys *master, const char *wid, const char *key_id,
 			 const char *b64, uint8_t key[SVC_CRYPTO_KEY_LEN])
 {
 	uint8_t *sealed = NULL, *plain = NULL;
@@ -242,7 +282,7 @@ static int open_data_key(const uint8_t master[SVC_CRYPTO_KEY_LEN], const char *w
 		return error;
 	if ((error = svc_base64_decode(b64, strlen(b64), 4096, &sealed, &slen)) < 0)
 		return error == SVC_E_TOO_LARGE ? SVC_E_VALIDATION : error;
-	error = svc_crypto_open(master, aad, sealed, slen, &plain, &plen);
+	error = open_instance(master, aad, sealed, slen, &plain, &plen, NULL);
 	free(sealed);
 	if (error < 0)
 		return error;
@@ -256,7 +296,7 @@ static int open_data_key(const uint8_t master[SVC_CRYPTO_KEY_LEN], const char *w
 }
 
 /* The newest data key of workspace `wid`, created when there is none. */
-static int data_key(struct svc_db *db, const uint8_t master[SVC_CRYPTO_KEY_LEN], const char *wid,
+static int data_key(struct svc_db *db, const struct ikeys *master, const char *wid,
 		    uint8_t key[SVC_CRYPTO_KEY_LEN], uint32_t *out_id)
 {
 	struct svc_rows *rows = NULL;
@@ -289,7 +329,7 @@ static int data_key(struct svc_db *db, const uint8_t master[SVC_CRYPTO_KEY_LEN],
 			goto done;
 		snprintf(row, sizeof row, "%s:1", wid);
 		if ((error = svc_crypto_aad(aad, sizeof aad, "workspace_keys", "sealed_key", row)) < 0 ||
-		    (error = svc_crypto_seal(master, 0, aad, key, SVC_CRYPTO_KEY_LEN, &sealed, &slen)) < 0 ||
+		    (error = svc_crypto_seal(master->cur, 0, aad, key, SVC_CRYPTO_KEY_LEN, &sealed, &slen)) < 0 ||
 		    (error = svc_base64_encode(sealed, slen, &b64)) < 0)
 			goto done;
 		p[0] = svc_dbv_str(wid);
@@ -322,17 +362,18 @@ int svc_crypto_seal_secret(struct svc_db *db, const struct svc_config *cfg, cons
 			   const char *table, const char *column, const char *row, const char *secret, size_t len,
 			   char **out)
 {
-	uint8_t master[SVC_CRYPTO_KEY_LEN], key[SVC_CRYPTO_KEY_LEN], *sealed = NULL;
+	struct ikeys master;
+	uint8_t key[SVC_CRYPTO_KEY_LEN], *sealed = NULL;
 	size_t slen = 0;
 	uint32_t key_id = 0;
 	char aad[512];
 	int error;
 
-	if ((error = instance_key(cfg, master)) < 0)
+	if ((error = ikeys_load(cfg, &master)) < 0)
 		return error;
-	memcpy(key, master, sizeof key);
+	memcpy(key, master.cur, sizeof key);
 	if (cfg->envelope_encryption && workspace_id && workspace_id[0] &&
-	    (error = data_key(db, master, workspace_id, key, &key_id)) < 0)
+	    (error = data_key(db, &master, workspace_id, key, &key_id)) < 0)
 		goto done;
 	if ((error = svc_crypto_aad(aad, sizeof aad, table, column, row)) < 0 ||
 	    (error = svc_crypto_seal(key, key_id, aad, secret, len, &sealed, &slen)) < 0)
@@ -340,32 +381,38 @@ int svc_crypto_seal_secret(struct svc_db *db, const struct svc_config *cfg, cons
 	error = svc_base64_encode(sealed, slen, out);
 done:
 	free(sealed);
-	OPENSSL_cleanse(master, sizeof master);
+	ikeys_drop(&master);
 	OPENSSL_cleanse(key, sizeof key);
 	return error;
 }
 
-int svc_crypto_open_secret(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
-			   const char *table, const char *column, const char *row, const char *b64, char **out,
-			   size_t *out_len)
+int svc_crypto_open_secret_ex(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
+			      const char *table, const char *column, const char *row, const char *b64, char **out,
+			      size_t *out_len, enum svc_crypto_sealer *by)
 {
-	uint8_t master[SVC_CRYPTO_KEY_LEN], key[SVC_CRYPTO_KEY_LEN], *sealed = NULL, *plain = NULL;
+	struct ikeys master;
+	uint8_t key[SVC_CRYPTO_KEY_LEN], *sealed = NULL, *plain = NULL;
 	struct svc_rows *rows = NULL;
 	size_t slen = 0, plen = 0;
-	uint32_t key_id;
+	uint32_t key_id = 0;
 	char aad[512], idtext[16];
 	struct svc_dbv p[2];
-	int error;
+	int error, used_prev = 0;
 
-	if ((error = instance_key(cfg, master)) < 0)
+	if ((error = ikeys_load(cfg, &master)) < 0)
 		return error;
-	memcpy(key, master, sizeof key);
 	if ((error = svc_base64_decode(b64, strlen(b64), SVC_CRYPTO_MAX_PLAIN + SVC_CRYPTO_OVERHEAD, &sealed, &slen)) < 0 ||
 	    (error = svc_crypto_key_id(sealed, slen, &key_id)) < 0) {
 		error = error == SVC_E_INTERNAL ? error : SVC_E_VALIDATION;
 		goto done;
 	}
-	if (key_id != 0) {
+	if ((error = svc_crypto_aad(aad, sizeof aad, table, column, row)) < 0)
+		goto done;
+	if (key_id == 0) {
+		error = open_instance(&master, aad, sealed, slen, &plain, &plen, &used_prev);
+		if (by)
+			*by = used_prev ? SVC_SEALER_PREVIOUS : SVC_SEALER_CURRENT;
+	} else {
 		if (!workspace_id || !workspace_id[0]) {
 			error = SVC_E_VALIDATION;
 			goto done;
@@ -379,18 +426,31 @@ int svc_crypto_open_secret(struct svc_db *db, const struct svc_config *cfg, cons
 			goto done;
 		}
 		snprintf(idtext, sizeof idtext, "%u", key_id);
-		if ((error = open_data_key(master, workspace_id, idtext, svc_rows_get(rows, 0, KCOL_SEALED), key)) < 0)
+		if ((error = open_data_key(&master, workspace_id, idtext, svc_rows_get(rows, 0, KCOL_SEALED), key)) < 0)
 			goto done;
+		error = svc_crypto_open(key, aad, sealed, slen, &plain, &plen);
+		if (by)
+			*by = SVC_SEALER_DATA_KEY;
 	}
-	if ((error = svc_crypto_aad(aad, sizeof aad, table, column, row)) < 0 ||
-	    (error = svc_crypto_open(key, aad, sealed, slen, &plain, &plen)) < 0)
+	if (error < 0)
 		goto done;
 	*out = (char *)plain;
 	*out_len = plen;
 done:
+	if (error == SVC_E_VALIDATION)
+		svc_log_error("crypto: a secret in %s.%s does not open with %s (ENCRYPTION_KEY changed without "
+			      "svc-admin rotate-key, or the value was altered)", table, column,
+			      key_id == 0 ? "the instance key" : "its workspace data key");
 	svc_rows_free(rows);
 	free(sealed);
-	OPENSSL_cleanse(master, sizeof master);
+	ikeys_drop(&master);
 	OPENSSL_cleanse(key, sizeof key);
 	return error;
+}
+
+int svc_crypto_open_secret(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
+			   const char *table, const char *column, const char *row, const char *b64, char **out,
+			   size_t *out_len)
+{
+	return svc_crypto_open_secret_ex(db, cfg, workspace_id, table, column, row, b64, out, out_len, NULL);
 }

@@ -108,6 +108,13 @@ int svc_crypto_seal_secret(struct svc_db *db, const struct svc_config *cfg, cons
 			   const char *table, const char *column, const char *row, const char *secret, size_t len,
 			   char **out);
 
+/* Which key opened a secret (svc_crypto_open_secret_ex()). */
+enum svc_crypto_sealer {
+	SVC_SEALER_CURRENT,  /* the instance key ENCRYPTION_KEY */
+	SVC_SEALER_PREVIOUS, /* ENCRYPTION_KEY_PREVIOUS: svc-admin rotate-key has not re-sealed it yet */
+	SVC_SEALER_DATA_KEY  /* a workspace data key (itself sealed by either instance key) */
+};
+
 /*
  * Opens what svc_crypto_seal_secret() stored (any key_id: values sealed
  * before envelope encryption was switched on still open). *out is
@@ -118,5 +125,49 @@ int svc_crypto_seal_secret(struct svc_db *db, const struct svc_config *cfg, cons
 int svc_crypto_open_secret(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
 			   const char *table, const char *column, const char *row, const char *b64, char **out,
 			   size_t *out_len);
+
+/*
+ * svc_crypto_open_secret(), also telling in *by (may be NULL; set on
+ * success) which key opened the value. A value sealed by the instance key
+ * opens with ENCRYPTION_KEY, else with ENCRYPTION_KEY_PREVIOUS when that is
+ * set (a rotation in progress, docs/operations.md "Rotating ENCRYPTION_KEY");
+ * one that opens with neither is logged (table and column, never the value)
+ * and answers SVC_E_VALIDATION: secrets fail closed.
+ */
+int svc_crypto_open_secret_ex(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
+			      const char *table, const char *column, const char *row, const char *b64, char **out,
+			      size_t *out_len, enum svc_crypto_sealer *by);
+
+/* What svc_crypto_rotate() found and did, counted in sealed values. */
+struct svc_crypto_rotation {
+	unsigned long current;    /* already sealed by ENCRYPTION_KEY */
+	unsigned long previous;   /* sealed by ENCRYPTION_KEY_PREVIOUS and not re-sealed (check only, or changed meanwhile) */
+	unsigned long rotated;    /* re-sealed by ENCRYPTION_KEY now */
+	unsigned long data_key;   /* sealed by a workspace data key, which opens (the data keys themselves are rotated) */
+	unsigned long unreadable; /* open with no key this server has */
+};
+
+/*
+ * Called by svc_crypto_rotate() for each value that does not open: its
+ * table, column and row label (never the value). `arg` is the caller's.
+ */
+typedef void (*svc_crypto_unreadable_fn)(void *arg, const char *table, const char *column, const char *row);
+
+/*
+ * Walks every column that holds a sealed secret (db_stmts_crypto.h: the
+ * workspace data keys first, then the AI provider keys, OAuth apps, platform
+ * credentials, OAuth states, assistant tokens and integration connections)
+ * and opens each value. With `write`, a value that opens only with
+ * ENCRYPTION_KEY_PREVIOUS is re-sealed by ENCRYPTION_KEY (same row label, a
+ * fresh IV) and written with a compare-and-set, so a value the service
+ * changed meanwhile is left to the service and counted as `previous`; the
+ * service keeps running throughout. Values sealed by data keys stay as they
+ * are: re-sealing the data keys is enough. `on_unreadable` (may be NULL)
+ * names each value no key opens. Fills *out. Returns 0 (also when some are
+ * unreadable: see out->unreadable), SVC_E_UNAVAILABLE (ENCRYPTION_KEY or
+ * ENCRYPTION_KEY_PREVIOUS not 64 hex digits, the database), or DB errors.
+ */
+int svc_crypto_rotate(struct svc_db *db, const struct svc_config *cfg, int write, svc_crypto_unreadable_fn on_unreadable,
+		      void *arg, struct svc_crypto_rotation *out);
 
 #endif

@@ -494,6 +494,7 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 		goto done;
 	}
 	c.encryption_key = get(st, "ENCRYPTION_KEY", "");
+	c.encryption_key_previous = get(st, "ENCRYPTION_KEY_PREVIOUS", "");
 	v = get(st, "SVC_ENVELOPE_ENCRYPTION", "0");
 	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0 && v[0]) {
 		snprintf(errbuf, errmax, "SVC_ENVELOPE_ENCRYPTION must be 0 or 1");

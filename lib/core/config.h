@@ -55,6 +55,7 @@ struct svc_config {
 	uint64_t ai_max_turns_workspace; /* SVC_AI_MAX_TURNS_PER_WORKSPACE: at once in one workspace, default 16, 0 = no cap */
 	double default_credit_usd;     /* SVC_DEFAULT_CREDIT_USD: a workspace's credit limit, default 10 */
 	const char *encryption_key;    /* ENCRYPTION_KEY: 64 hex digits (AES-256 instance key); "" = none (lib/auth/crypto.h) */
+	const char *encryption_key_previous; /* ENCRYPTION_KEY_PREVIOUS: the key before a rotation, opens only; "" = none */
 	int envelope_encryption;       /* SVC_ENVELOPE_ENCRYPTION: 1 = per-workspace data keys sealed by ENCRYPTION_KEY */
 	int secure_cookies;            /* 1 when base_url is https */
 	/* svc-wsd, the collaboration daemon (docs/configuration.md "svc-wsd") */
