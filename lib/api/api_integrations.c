@@ -1026,7 +1026,8 @@ static int callback_done(struct svc_req *req, struct svc_resp *resp, const char 
  * OAuth apps. Always 302 to the web app's /integrations page: ?connected=ID when the code was exchanged
  * and the user's token stored sealed, else ?error= invalid_state (no such state, used, expired, or not
  * this browser's), wrong_user (another user is signed in here), access_denied (the provider said no),
- * not_configured (the app was deleted meanwhile), exchange_failed (the token endpoint refused).
+ * not_configured (the app was deleted meanwhile, or its secret does not open with this server's
+ * ENCRYPTION_KEY), exchange_failed (the token endpoint refused).
  */
 enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp *resp)
 {
@@ -1083,10 +1084,18 @@ enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp 
 		goto done;
 	}
 	state_row(hash, user, row, sizeof row);
-	if ((err = svc_integ_app_open(req->ctx->db, &req->ctx->cfg, app, 0, &opened)) < 0 ||
-	    (err = svc_crypto_open_secret(req->ctx->db, &req->ctx->cfg, NULL, "integration_oauth_states", "verifier", row,
-					  svc_rows_get(st, 0, ISTCOL_VERIFIER), &verifier, &verifier_len)) < 0)
+	/* a browser is waiting: a secret that does not open (no or another ENCRYPTION_KEY) ends on the page too */
+	if ((err = svc_integ_app_open(req->ctx->db, &req->ctx->cfg, app, 0, &opened)) < 0) {
+		if (err == SVC_E_VALIDATION || err == SVC_E_UNAVAILABLE)
+			err = callback_done(req, resp, integ, "not_configured");
 		goto done;
+	}
+	if ((err = svc_crypto_open_secret(req->ctx->db, &req->ctx->cfg, NULL, "integration_oauth_states", "verifier", row,
+					  svc_rows_get(st, 0, ISTCOL_VERIFIER), &verifier, &verifier_len)) < 0) {
+		if (err == SVC_E_VALIDATION || err == SVC_E_UNAVAILABLE)
+			err = callback_done(req, resp, integ, "invalid_state");
+		goto done;
+	}
 	err = svc_integ_token_grant(req->ctx->db, &req->ctx->cfg, svc_rows_get(def, 0, IDCOL_TOKEN_URL), &opened, user,
 				    integ, code, verifier, NULL);
 	if (err == SVC_E_UNAUTHORIZED || err == SVC_E_UNAVAILABLE) {

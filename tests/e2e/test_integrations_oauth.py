@@ -5,6 +5,7 @@
 The provider is the integration provider of tests/fixtures/oauth_double.py (/integ, SVC_OAUTH_DOUBLE_URL);
 the test adds catalogue entries pointing at it with svc-admin import-catalog.
 """
+import base64
 import json
 import os
 import re
@@ -205,6 +206,19 @@ def main():
     r = callback(cb3, cookie3)
     check("test_integrations_callback_expired_state",
           r.status == 302 and "error=invalid_state" in r.headers.get("location", ""), r)
+
+    # ---- a client secret this server cannot open (another ENCRYPTION_KEY): the browser still lands on the page ----
+    r, cb8, cookie8 = connect(other)
+    saved = sql("SELECT client_secret FROM integration_oauth_apps WHERE id = '%s'" % app_id).strip()
+    forged = base64.b64encode(b"\x01\x00\x00\x00\x00" + secrets.token_bytes(12 + 20 + 16)).decode()
+    sql("UPDATE integration_oauth_apps SET client_secret = '%s' WHERE id = '%s'" % (forged, app_id))
+    try:
+        r = callback(cb8, cookie8)
+    finally:
+        sql("UPDATE integration_oauth_apps SET client_secret = '%s' WHERE id = '%s'" % (saved, app_id))
+    check("test_integrations_callback_secret_not_opening_redirects",
+          r.status == 302 and "error=not_configured" in r.headers.get("location", "")
+          and api("GET", "/integrations/%s" % INTEG, token=other.token).body.get("connected") is False, r)
 
     # ---- refresh before expiry ----
     short_id, short_secret = "integ-short-" + secrets.token_hex(4), "integ-short-secret-" + secrets.token_hex(8)
