@@ -146,8 +146,7 @@ static int add_header(struct curl_slist **list, const char *name, const char *va
 		return SVC_E_TOO_LARGE;
 	}
 	n = curl_slist_append(*list, svc_buf_str(&b));
-	OPENSSL_cleanse(b.data, b.len);
-	svc_buf_dispose(&b);
+	svc_buf_wipe(&b);
 	if (!n)
 		return SVC_E_INTERNAL;
 	*list = n;
@@ -170,9 +169,7 @@ static int add_credential(struct curl_slist **list, const struct svc_integ_cred 
 		svc_buf_init(&v, SVC_INTEG_TOKEN_MAX + 16);
 		if ((err = svc_buf_addf(&v, "Bearer %s", cred->secret)) == 0)
 			err = add_header(list, "Authorization", svc_buf_str(&v));
-		if (v.data)
-			OPENSSL_cleanse(v.data, v.len);
-		svc_buf_dispose(&v);
+		svc_buf_wipe(&v);
 		return err;
 	}
 	if (cred->kind == SVC_INTEG_CRED_NONE)
@@ -188,12 +185,8 @@ static int add_credential(struct curl_slist **list, const struct svc_integ_cred 
 		    (err = svc_base64_encode((const uint8_t *)up.data, up.len, &b64)) == 0 &&
 		    (err = svc_buf_addf(&v, "Basic %s", b64)) == 0)
 			err = add_header(list, "Authorization", svc_buf_str(&v));
-		if (up.data)
-			OPENSSL_cleanse(up.data, up.len);
-		if (v.data)
-			OPENSSL_cleanse(v.data, v.len);
-		svc_buf_dispose(&up);
-		svc_buf_dispose(&v);
+		svc_buf_wipe(&up);
+		svc_buf_wipe(&v);
 	} else {
 		json_object_object_foreach(o, key, val)
 		{
@@ -207,9 +200,7 @@ static int add_credential(struct curl_slist **list, const struct svc_integ_cred 
 				svc_buf_init(&v, 16384);
 				if ((err = svc_buf_addf(&v, "Bearer %s", s)) == 0)
 					err = add_header(list, "Authorization", svc_buf_str(&v));
-				if (v.data)
-					OPENSSL_cleanse(v.data, v.len);
-				svc_buf_dispose(&v);
+				svc_buf_wipe(&v);
 			}
 		}
 	}
@@ -446,9 +437,7 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 done:
 	if (recorded)
 		call_end(ig->db, call_id, status, error ? error : (err < 0 ? "failed" : NULL));
-	if (a.body.data)
-		OPENSSL_cleanse(a.body.data, a.body.len);
-	svc_buf_dispose(&a.body);
+	svc_buf_wipe(&a.body);
 	svc_integ_cred_dispose(&cred);
 	if (list) {
 		struct curl_slist *n;

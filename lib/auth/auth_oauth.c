@@ -491,12 +491,8 @@ int svc_oauth_exchange(const struct svc_oauth_provider *p, const struct svc_oaut
 	err = *out_access_token ? 0 : SVC_E_INTERNAL;
 done:
 	json_object_put(o);
-	if (form.data)
-		OPENSSL_cleanse(form.data, form.len);
-	svc_buf_dispose(&form);
-	if (answer.data)
-		OPENSSL_cleanse(answer.data, answer.len);
-	svc_buf_dispose(&answer);
+	svc_buf_wipe(&form);
+	svc_buf_wipe(&answer);
 	return err;
 }
 

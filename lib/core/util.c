@@ -111,6 +111,13 @@ void svc_buf_dispose(struct svc_buf *b)
 	svc_buf_init(b, b->max);
 }
 
+void svc_buf_wipe(struct svc_buf *b)
+{
+	if (b->data)
+		OPENSSL_cleanse(b->data, b->len);
+	svc_buf_dispose(b);
+}
+
 char *svc_buf_detach(struct svc_buf *b, size_t *out_len)
 {
 	char *p = b->data;

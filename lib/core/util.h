@@ -40,6 +40,9 @@ void svc_buf_reset(struct svc_buf *b);
 /* Frees the memory and re-initialises the buffer with the same maximum. */
 void svc_buf_dispose(struct svc_buf *b);
 
+/* svc_buf_dispose() of a buffer that held a secret: its bytes are cleansed (OPENSSL_cleanse) first. */
+void svc_buf_wipe(struct svc_buf *b);
+
 /* Takes the data (malloc'd, NUL-terminated, never NULL unless out of memory) and empties the buffer. */
 char *svc_buf_detach(struct svc_buf *b, size_t *out_len);
 

@@ -196,12 +196,8 @@ int svc_integ_token_grant(struct svc_db *db, const struct svc_config *cfg, const
 	err = store_answer(db, cfg, user_id, integration_id, o);
 done:
 	json_object_put(o);
-	if (form.data)
-		OPENSSL_cleanse(form.data, form.len);
-	if (answer.data)
-		OPENSSL_cleanse(answer.data, answer.len);
-	svc_buf_dispose(&form);
-	svc_buf_dispose(&answer);
+	svc_buf_wipe(&form);
+	svc_buf_wipe(&answer);
 	curl_easy_cleanup(c);
 	return err;
 }

@@ -30,7 +30,17 @@ static void test_util_buf_bounded(void)
 	svc_buf_dispose(&b);
 	CU_ASSERT_PTR_NULL(b.data);
 	CU_ASSERT_STRING_EQUAL(svc_buf_str(&b), ""); /* never NULL, even before anything was added */
+	/* a wiped buffer is empty, keeps its maximum, and an empty one wipes too */
+	CU_ASSERT_EQUAL(svc_buf_adds(&b, "secret"), 0);
+	svc_buf_wipe(&b);
+	CU_ASSERT_PTR_NULL(b.data);
+	CU_ASSERT_EQUAL(b.len, 0);
 	CU_ASSERT_EQUAL(b.max, 8);
+	svc_buf_wipe(&b);
+	CU_ASSERT_EQUAL(svc_buf_adds(&b, "abcd1234"), 0);
+	CU_ASSERT_EQUAL(svc_buf_adds(&b, "x"), SVC_E_TOO_LARGE);
+	CU_ASSERT_EQUAL(b.max, 8);
+	svc_buf_dispose(&b);
 }
 
 static void test_util_array_grow(void)
