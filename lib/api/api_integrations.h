@@ -7,7 +7,7 @@
 /*
  * Handlers, answering as docs/api.md "Integrations" describes; the statuses
  * each gives besides the router's are listed at its definition in
- * lib/api/api_integrations.c. The admin ones answer 403 to anyone but a
+ * lib/api/api_integrations*.c. The admin ones answer 403 to anyone but a
  * platform admin (spec "Authentication" 10).
  */
 enum svc_err svc_api_integrations_list(struct svc_req *req, struct svc_resp *resp);
@@ -22,6 +22,8 @@ enum svc_err svc_api_integrations_cred_upsert(struct svc_req *req, struct svc_re
 enum svc_err svc_api_integrations_cred_get(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_cred_delete(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_audit(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_hosts_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_hosts_put(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_connect(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_connection_get(struct svc_req *req, struct svc_resp *resp);
@@ -34,6 +36,7 @@ extern const struct svc_body svc_api_integrations_ws_set_body;
 extern const struct svc_body svc_api_integrations_bulk_body;
 extern const struct svc_body svc_api_integrations_app_upsert_body;
 extern const struct svc_body svc_api_integrations_cred_upsert_body;
+extern const struct svc_body svc_api_integrations_hosts_body;
 
 /*
  * Shared by lib/api/api_integrations*.c: answers 403 (recorded in resp) unless the caller is a

@@ -36,12 +36,19 @@ SVC_STMT(STMT_INTEG_GET, INTEG_SEL "WHERE i.id = ?")
 SVC_STMT(STMT_INTEG_COUNT, "SELECT COUNT(*) FROM integrations i WHERE " INTEG_FILTER)
 SVC_COLS(ICNTCOL_N)
 
-/* What the server needs of one integration (connect, the agent's tool). */
+/* What the server needs of one integration (connect, the agent's tool); the API hosts an admin set win. */
 SVC_STMT(STMT_INTEG_DEF,
 	"SELECT id, auth_types, platform_enabled, per_user_only, oauth_authorize_url, oauth_token_url, oauth_scope, "
-	"api_hosts, display_name FROM integrations WHERE id = ?")
+	"COALESCE(api_hosts_admin, api_hosts), display_name FROM integrations WHERE id = ?")
 SVC_COLS(IDCOL_ID, IDCOL_AUTH_TYPES, IDCOL_PLATFORM_ENABLED, IDCOL_PER_USER_ONLY, IDCOL_AUTHORIZE_URL,
 	IDCOL_TOKEN_URL, IDCOL_SCOPE, IDCOL_API_HOSTS, IDCOL_NAME)
+
+/* The agent tool's API hosts of one integration: the catalogue's, and an admin's (NULL: none set). */
+SVC_STMT(STMT_INTEG_HOSTS_GET,
+	"SELECT id, api_hosts, api_hosts_admin FROM integrations WHERE id = ?")
+SVC_COLS(IHCOL_ID, IHCOL_CATALOGUE, IHCOL_ADMIN)
+SVC_STMT(STMT_INTEG_HOSTS_SET,
+	"UPDATE integrations SET api_hosts_admin = ? WHERE id = ?")
 
 /* Enablement: the platform's default, the platform's availability, a workspace's own choice. */
 SVC_STMT(STMT_INTEG_SET_ENABLED,

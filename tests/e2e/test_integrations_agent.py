@@ -153,6 +153,48 @@ def run(base):
           is_err is False and text.startswith("HTTP 404") and '{\\"a\\":1}' in text and '"method": "POST"' in text,
           text)
 
+    # ---- the API hosts a platform admin sets (PUT /integrations/admin/api-hosts/:id) ----
+    hosts_path = "/integrations/admin/api-hosts/svc-test-api"
+    check("test_integrations_hosts_anonymous_401", is_error(api("GET", hosts_path), 401, "unauthorized"))
+    check("test_integrations_hosts_user_403", is_error(api("GET", hosts_path, token=user.token), 403, "forbidden"))
+    check("test_integrations_hosts_put_user_403",
+          is_error(api("PUT", hosts_path, {"apiHosts": ["x.example.com"]}, token=user.token), 403, "forbidden"))
+    check("test_integrations_hosts_unknown_404",
+          is_error(api("GET", "/integrations/admin/api-hosts/no-such", token=admin.token), 404, "not_found")
+          and is_error(api("PUT", "/integrations/admin/api-hosts/no-such", {"apiHosts": ["a.example.com"]},
+                           token=admin.token), 404, "not_found"))
+    r = api("GET", hosts_path, token=admin.token)
+    check("test_integrations_hosts_get_catalogue",
+          r.status == 200 and r.body == {"integrationId": "svc-test-api", "apiHosts": [API_HOST],
+                                         "source": "catalogue", "catalogueHosts": [API_HOST]}, r)
+    for bad in ({}, {"apiHosts": "x.example.com"}, {"apiHosts": []}, {"apiHosts": ["https://x.example.com"]},
+                {"apiHosts": ["a b.example.com"]}, {"apiHosts": ["x.example.com:443"]}, {"apiHosts": ["localhost"]},
+                {"apiHosts": [7]}, {"apiHosts": ["h%d.example.com" % i for i in range(17)]}):
+        r = api("PUT", hosts_path, bad, token=admin.token)
+        check("test_integrations_hosts_put_bad_400 %s" % json.dumps(bad)[:40],
+              is_error(r, 400, "validation_failed", "apiHosts"), r)
+    r = api("PUT", hosts_path, {"apiHosts": ["API.Example.com", "api.example.com"]}, token=admin.token)
+    check("test_integrations_hosts_put_200",
+          r.status == 200 and r.body.get("apiHosts") == ["api.example.com"] and r.body.get("source") == "admin"
+          and r.body.get("catalogueHosts") == [API_HOST], r)
+    text, is_err, _ = call(user, pid, chat_id, {"integration": "svc-test-api", "url": base + "/integ/api/x"})
+    check("test_integrations_hosts_admin_list_replaces_catalogue", is_err and "not an API host" in (text or ""), text)
+    rc, out = import_entries()
+    r = api("GET", hosts_path, token=admin.token)
+    check("test_integrations_hosts_survive_catalogue_import",
+          rc == 0 and r.body.get("source") == "admin" and r.body.get("apiHosts") == ["api.example.com"], (out, r))
+    r = api("PUT", hosts_path, {"apiHosts": None}, token=admin.token)
+    check("test_integrations_hosts_null_back_to_catalogue",
+          r.status == 200 and r.body.get("source") == "catalogue" and r.body.get("apiHosts") == [API_HOST], r)
+    text, is_err, _ = call(user, pid, chat_id, {"integration": "svc-test-api", "url": base + "/integ/api/items"})
+    check("test_integrations_hosts_catalogue_again", is_err is False and (text or "").startswith("HTTP 200"), text)
+    r = api("GET", "/integrations/admin/audit?limit=10", token=admin.token)
+    acts = [e for e in (r.body.get("entries") or []) if e.get("action") == "integrations.api_hosts.update"
+            and e.get("resourceId") == "svc-test-api"]
+    check("test_integrations_hosts_audited",
+          len(acts) >= 2 and acts[0]["details"] == {"apiHosts": None}
+          and acts[1]["details"] == {"apiHosts": ["api.example.com"]}, acts)
+
     # a sealed value moved into another row does not open (the row is bound as associated data): the call
     # fails closed, with the reason in the log (a wrong ENCRYPTION_KEY fails the same way)
     sql("UPDATE integration_credentials SET value = (SELECT v FROM (SELECT value AS v FROM integration_credentials "
