@@ -100,6 +100,8 @@ int svc_json_validate(struct json_object *obj, const struct svc_field *fields, s
 				return fail(f, out_field, msg, msgmax, "must be an array");
 			if (f->max > 0 && json_object_array_length(v) > (size_t)f->max)
 				return fail(f, out_field, msg, msgmax, "has too many elements");
+			if (f->min > 0 && json_object_array_length(v) < (size_t)f->min)
+				return fail(f, out_field, msg, msgmax, "has too few elements");
 			break;
 		case SVC_V_OBJECT:
 			if (!json_object_is_type(v, json_type_object))

@@ -15,7 +15,7 @@ enum svc_vtype {
 	SVC_V_BOOL,      /* true or false */
 	SVC_V_UUID,      /* string holding a UUID */
 	SVC_V_ENUM,      /* string equal to one of `values` */
-	SVC_V_ARRAY,     /* array of at most `max` elements */
+	SVC_V_ARRAY,     /* array of [min, max] elements */
 	SVC_V_OBJECT,    /* object */
 };
 

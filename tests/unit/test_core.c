@@ -498,7 +498,7 @@ static void test_json_validate_fields(void)
 		{ "n", SVC_V_UINT, 0, 1, 10, NULL },
 		{ "id", SVC_V_UUID, SVC_F_NULLABLE, 0, 0, NULL },
 		{ "mode", SVC_V_ENUM, 0, 0, 0, modes },
-		{ "list", SVC_V_ARRAY, 0, 0, 2, NULL },
+		{ "list", SVC_V_ARRAY, 0, 1, 2, NULL },
 	};
 	static const struct { const char *json; int ok; const char *field; } cases[] = {
 		{ "{\"name\": \"abc\"}", 1, NULL },
@@ -517,6 +517,8 @@ static void test_json_validate_fields(void)
 		{ "{\"name\": \"a\", \"mode\": \"c\"}", 0, "mode" },
 		{ "{\"name\": \"a\", \"list\": [1,2,3]}", 0, "list" },
 		{ "{\"name\": \"a\", \"list\": {}}", 0, "list" },
+		{ "{\"name\": \"a\", \"list\": []}", 0, "list" },
+		{ "{\"name\": \"a\", \"list\": [1]}", 1, NULL },
 	};
 	size_t i;
 
