@@ -220,6 +220,9 @@ def test_node_killed():
     figure("node kill: %d writes in %.1f s, %d before the kill, %d after; %d errors (%s)" % (
         len(results), time.monotonic() - t_start, len(results) - len(after), len(after), len(errors),
         ", ".join("%d at +%.2f s" % (x[2], x[0] - kill) for x in errors[:10])))
+    near = [x for x in results if kill - 2 <= x[0] <= kill + 2]
+    figure("node kill: the longest write around the kill took %.2f s (commits wait until the others drop the node)"
+           % max((x[1] - x[0] for x in near), default=0))
     last_err = max((x[1] for x in errors), default=kill)
     figure("node kill: last failed write ended %.2f s after the SIGKILL" % (last_err - kill))
     # in flight on node 2 when it died: at most one request per writer, plus one per responder process of host b

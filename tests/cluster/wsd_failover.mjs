@@ -71,8 +71,13 @@ async function owner () {
   return busy.length === 1 ? busy[0] : -1
 }
 
-const leases = sql("SHOW TABLES LIKE 'collab_room_leases'") || sql("SHOW TABLES LIKE 'room_leases'") || sql("SHOW TABLES LIKE '%lease%'")
-const leaseTable = leases ? leases.trim().split('\n')[0] : ''
+// the room leases of svc-wsd (schema 015, docs/collaboration.md "Several instances"): instance "<host>:wsd:<port>"
+const leaseTable = (sql("SHOW TABLES LIKE 'room_leases'") || '').trim()
+function lease (pid) {
+  const out = sql(`SELECT instance, url FROM room_leases WHERE project_id = '${pid}' AND expires_at > UTC_TIMESTAMP(3)`)
+  return out && out.trim() ? out.trim() : ''
+}
+const portOf = i => WSD[i].split(':').pop()
 
 const r0 = await api('POST', '/auth/signup', { email: `cluster-wsd-${crypto.randomBytes(5).toString('hex')}@example.test`, password: 'pw-' + crypto.randomBytes(8).toString('hex'), displayName: 'Cluster' })
 const token = r0.body && r0.body.accessToken
@@ -129,16 +134,17 @@ await test('two clients through HAProxy share one room on one svc-wsd', async ()
 })
 
 await test('the room\'s lease moved to the instance that serves it', async () => {
-  if (!leaseTable) throw new Skip('no room lease table in MariaDB on this schema (the leases of issue 19, schema 015, are not on main yet)')
-  const rows = sql(`SELECT * FROM ${leaseTable} WHERE project_id = '${pid}'`)
-  console.log('# lease: ' + String(rows).trim())
-  assert(rows && rows.trim(), 'a lease row for the project')
+  if (!leaseTable) throw new Skip('no room_leases table in MariaDB on this schema (the leases of issue 19, schema 015)')
+  assert(killed >= 0, 'the first test found the room')
+  const l = await waitFor('a live lease', () => lease(pid), 10000)
+  console.log('# lease: ' + l)
+  assert(l.includes(':wsd:' + portOf(1 - killed)), `the lease names wsd-${2 - killed} (port ${portOf(1 - killed)}): ${l}`)
 })
 
 await test('the killed instance back again does not serve the room beside the other', async () => {
   assert(killed >= 0, 'the first test found the room')
   if (!leaseTable) {
-    throw new Skip('without room leases in MariaDB (issue 19, schema 015, not on main yet) consistent hashing sends ' +
+    throw new Skip('without room leases in MariaDB (issue 19, schema 015) consistent hashing sends ' +
       'new clients back to the restarted instance while the old ones stay on the other: two rooms')
   }
   // a client on the instance that took the room over, then the killed one back: HAProxy's hash sends the next
@@ -157,8 +163,13 @@ await test('the killed instance back again does not serve the room beside the ot
   await waitFor('an edit of the old client reaches the new one', () => (b.text('index.html') || '').includes('one-room-a;'), 20000)
   b.files.get('index.html').insert(0, 'one-room-b;')
   await waitFor('an edit of the new client reaches the old one', () => (a.text('index.html') || '').includes('one-room-b;'), 20000)
-  const s = [await wsdStatus(0), await wsdStatus(1)]
-  console.log('# status: ' + JSON.stringify(s.map(x => x && { rooms: x.rooms, connections: x.connections })))
+  // the room followed the hash back: the restarted instance holds the lease and every socket
+  const t0 = Date.now()
+  await waitFor('the lease back on the restarted instance', () => lease(pid).includes(':wsd:' + portOf(killed)), 30000)
+  await waitFor('the clients on it alone', async () => (await owner()) === killed, 30000)
+  figure(`wsd failover: the room back on wsd-${killed + 1} ${Date.now() - t0} ms after its new client synced`)
+  a.files.get('index.html').insert(0, 'back-a;')
+  await waitFor('and still one room', () => (b.text('index.html') || '').startsWith('back-a;'), 20000)
 })
 
 console.log(`# wsd_failover.mjs: ${failures()} failed`)
