@@ -384,8 +384,7 @@ enum svc_err svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 			goto done;
 		if (svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir) == 0)
 			svc_fsx_remove_tree(dir);
-		if (svc_project_published_dir(&req->ctx->cfg, svc_rows_get(rows, 0, PCOL_SLUG), dir, sizeof dir) == 0)
-			svc_fsx_remove_tree(dir);
+		svc_publish_take_down(&req->ctx->cfg, svc_rows_get(rows, 0, PCOL_SLUG));
 		svc_publish_remove_all(&req->ctx->cfg, id);
 		if (svc_thumbnail_path(&req->ctx->cfg, id, dir, sizeof dir) == 0) {
 			unlink(dir);
@@ -396,8 +395,7 @@ enum svc_err svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 		if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_SOFT_DELETE, &p, 1, NULL, NULL)) < 0)
 			goto done;
 		/* the files stay for a restore, but a deleted project's site goes offline */
-		if (svc_project_published_dir(&req->ctx->cfg, svc_rows_get(rows, 0, PCOL_SLUG), dir, sizeof dir) == 0)
-			svc_fsx_remove_tree(dir);
+		svc_publish_take_down(&req->ctx->cfg, svc_rows_get(rows, 0, PCOL_SLUG));
 	}
 	body = json_object_new_object();
 	json_object_object_add(body, "id", json_object_new_string(id));

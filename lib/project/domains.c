@@ -28,6 +28,7 @@
 #include "http/http.h"
 #include "project/domains.h"
 #include "project/project.h"
+#include "project/publish.h"
 
 extern char **environ;
 
@@ -636,14 +637,28 @@ static int build_apache(const struct svc_rows *rows, struct svc_buf *b)
 		const char *d = svc_rows_get(rows, i, CDSCOL_DOMAIN), *slug = svc_rows_get(rows, i, CDSCOL_SLUG);
 		if (!row_ok(d, slug))
 			continue;
-		/* as the published sites' virtual host of apache-svc.conf, for one name and its site */
+		/*
+		 * as the published sites' virtual host of apache-svc.conf, for one name and its site: the files
+		 * from the live deployment's own directory (Apache's map, svc_publish_map_write()), else the symlink
+		 */
 		err |= svc_buf_addf(b,
 			"<VirtualHost *:${SVC_HTTP_PORT}>\n"
 			"\tServerName %s\n"
 			"\tDocumentRoot \"${SVC_DATA_DIR}/published/%s\"\n"
 			"\tDirectoryIndex index.html\n"
-			"\t<Directory \"${SVC_DATA_DIR}/published/%s\">\n"
+			"\t<IfFile \"${SVC_SITES_DIR}/" SVC_PUBLISH_MAP "\">\n"
+			"\t\tRewriteEngine On\n"
+			"\t\tRewriteMap svcsites \"txt:${SVC_SITES_DIR}/" SVC_PUBLISH_MAP "\"\n"
+			"\t\tRewriteCond \"${svcsites:%s}\" \"^([0-9a-f-]{36}/[0-9a-f-]{36})$\"\n"
+			"\t\tRewriteRule \"^/(.*)$\" \"${SVC_DATA_DIR}/deployments/%%1/$1\" [L]\n"
+			"\t</IfFile>\n"
+			"\t<Directory \"${SVC_DATA_DIR}/deployments\">\n"
 			"\t\tOptions -Indexes -FollowSymLinks\n"
+			"\t\tAllowOverride None\n"
+			"\t\tRequire all granted\n"
+			"\t</Directory>\n"
+			"\t<Directory \"${SVC_DATA_DIR}/published\">\n"
+			"\t\tOptions -Indexes -FollowSymLinks +SymLinksIfOwnerMatch\n"
 			"\t\tAllowOverride None\n"
 			"\t\tRequire all granted\n"
 			"\t</Directory>\n"
@@ -740,6 +755,9 @@ int svc_sites_write(struct svc_db *db, const struct svc_config *cfg, int *out_ch
 	svc_domain_settings_load(cfg, &s);
 	svc_buf_init(&l, SITES_MAX);
 	svc_buf_init(&a, SITES_MAX);
+	/* Apache's map of live sites first: it needs no database */
+	if ((err = svc_publish_map_write(cfg)) < 0)
+		goto done;
 	if ((err = svc_db_run(db, STMT_DOMAIN_SERVED, NULL, 0, &rows, NULL)) < 0)
 		goto done;
 	if ((err = build_lighttpd(rows, &l)) < 0 || (err = build_apache(rows, &a)) < 0)

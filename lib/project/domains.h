@@ -127,11 +127,14 @@ int svc_domain_check(struct svc_db *db, const struct svc_config *cfg, const char
 int svc_domains_recheck_due(struct svc_db *db, const struct svc_config *cfg);
 
 /*
- * Writes the web servers' includes of the served custom domains (status
+ * Rewrites Apache's map of live sites (svc_publish_map_write(), without the
+ * database and without a reload: Apache rereads it), then writes the web
+ * servers' includes of the served custom domains (status
  * pending_verification or active, of a published project that is not
  * deleted) into s->sites_dir: lighttpd-domains.conf (var.svc_custom_hosts_re
  * and one $HTTP["host"] block per domain setting its site's document root)
- * and apache-domains.conf (one <VirtualHost> per domain), each written to a
+ * and apache-domains.conf (one <VirtualHost> per domain, its files read
+ * through the map as the published sites' are), each written to a
  * temporary file and renamed over the old one, only when its content
  * changed; then runs s->reload_cmd (sh -c, at most 60 s) when one did, or
  * when they differ from what this process last saw applied on its host

@@ -1,4 +1,5 @@
 /* publish.c: a project's published site on disk: its marker file and the one-rename switch to a new site. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/err.h"
@@ -14,6 +16,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "http/http.h"
+#include "project/domains.h"
 #include "project/project.h"
 #include "project/publish.h"
 #include "project/quota.h"
@@ -231,25 +234,204 @@ static int publish_lock(const struct svc_config *cfg, const char *project_id)
 	return fd;
 }
 
+/* ---- the live pointer and Apache's map ---- */
+
 /*
- * Copies the kept site `site` beside the live site of `slug` and switches
- * it in (svc_publish_swap()). Call with the publishing lock held.
+ * The live site of a project is the symlink SVC_DATA_DIR/published/<slug> ->
+ * ../deployments/<projectId>/<deploymentId>, a kept site that is never
+ * changed once complete. lighttpd follows it (and has no window: it serves
+ * the file it opened with that open's size); Apache's core handler takes
+ * Content-Length from the stat before its open, which re-resolves the path,
+ * so Apache reads sites through SVC_PUBLISH_MAP instead (httpd-conf/
+ * apache-svc.conf): mod_rewrite turns <slug> into the deployment's own
+ * directory before the stat, and stat and open name the same file.
  */
-static int go_live(const struct svc_config *cfg, const char *slug, const char *site)
+
+/* Parses a live pointer's target "../deployments/<projectId>/<deploymentId>" into the two ids (37 bytes each). Returns 1 when it is one, else 0. */
+static int pointer_parse(const char *target, char *pid, char *did)
 {
-	char pub[2048], live[2048], next[2200], rnd[17];
+	static const char pre[] = "../deployments/";
+	size_t n = sizeof pre - 1;
+
+	if (strncmp(target, pre, n) != 0 || strlen(target) != n + 73 || target[n + 36] != '/')
+		return 0;
+	memcpy(pid, target + n, 36);
+	pid[36] = '\0';
+	memcpy(did, target + n + 37, 36);
+	did[36] = '\0';
+	return svc_uuid_valid(pid) && svc_uuid_valid(did);
+}
+
+/* The ids of the deployment the live pointer `live` names (37 bytes each): 1, or 0 when it names none (missing, an old copied site). */
+static int pointer_read(const char *live, char *pid, char *did)
+{
+	char target[256];
+	ssize_t n = readlink(live, target, sizeof target - 1);
+
+	if (n < 0)
+		return 0;
+	target[n] = '\0';
+	return pointer_parse(target, pid, did);
+}
+
+/* Whether `name` may be a slug: [a-z0-9-], 1 to 80 characters, no leading hyphen or dot. */
+static int slug_ok(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name[i]; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || (name[i] == '-' && i > 0)))
+			return 0;
+	return i > 0 && i <= 80;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The map's lines "<slug> <projectId>/<deploymentId>\n" of every live pointer in `pub`, sorted, appended to b. */
+static int map_lines(const char *pub, struct svc_buf *b)
+{
+	char live[2400], pid[37], did[37], **lines = NULL;
+	size_t n = 0, cap = 0, i;
+	struct dirent *e;
+	DIR *d = opendir(pub);
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : SVC_E_INTERNAL;
+	while (err == 0 && (e = readdir(d)) != NULL) {
+		if (!slug_ok(e->d_name) || (size_t)snprintf(live, sizeof live, "%s/%s", pub, e->d_name) >= sizeof live ||
+		    !pointer_read(live, pid, did))
+			continue;
+		size_t len = strlen(e->d_name) + 76;
+
+		if (SVC_ARRAY_GROW(lines, cap, n + 1) < 0 || !(lines[n] = malloc(len))) {
+			err = SVC_E_INTERNAL;
+			break;
+		}
+		snprintf(lines[n++], len, "%s %s/%s\n", e->d_name, pid, did);
+	}
+	closedir(d);
+	if (err == 0 && n)
+		qsort(lines, n, sizeof *lines, line_cmp);
+	for (i = 0; i < n; i++) {
+		if (err == 0 && svc_buf_adds(b, lines[i]) < 0)
+			err = SVC_E_TOO_LARGE;
+		free(lines[i]);
+	}
+	free(lines);
+	return err;
+}
+
+int svc_publish_map_write(const struct svc_config *cfg)
+{
+	struct svc_domain_settings s;
+	char pub[2048], path[1200], *old = NULL;
+	struct stat before, after;
+	size_t old_len = 0;
+	struct svc_buf b;
+	int err, lock = -1, had;
+
+	svc_domain_settings_load(cfg, &s);
+	svc_buf_init(&b, 64u << 20);
+	if ((err = data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 || (err = svc_project_mkdirs(s.sites_dir)) < 0)
+		goto done;
+	/* one writer at a time, each scanning after its own switch: the last map written has every switch */
+	snprintf(path, sizeof path, "%s/.%s.lock", s.sites_dir, SVC_PUBLISH_MAP);
+	if ((lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 || flock(lock, LOCK_EX) < 0) {
+		svc_log_error("publish: lock %s: %s", path, strerror(errno));
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	if (svc_buf_adds(&b, "# " SVC_PUBLISH_MAP ": the live deployment of each published site, written by svc "
+			     "(lib/project/publish.c); do not edit.\n# <slug> <projectId>/<deploymentId>: Apache reads "
+			     "the site's files from SVC_DATA_DIR/deployments/<projectId>/<deploymentId>/\n") < 0 ||
+	    (err = map_lines(pub, &b)) < 0) {
+		err = err < 0 ? err : SVC_E_TOO_LARGE;
+		goto done;
+	}
+	if (svc_fsx_read(s.sites_dir, SVC_PUBLISH_MAP, 64u << 20, &old, &old_len) == 0 && old_len == b.len &&
+	    memcmp(old, svc_buf_str(&b), old_len) == 0)
+		goto done;
+	snprintf(path, sizeof path, "%s/%s", s.sites_dir, SVC_PUBLISH_MAP);
+	had = stat(path, &before) == 0;
+	if ((err = svc_fsx_write(s.sites_dir, SVC_PUBLISH_MAP, svc_buf_str(&b), b.len)) < 0) {
+		svc_log_error("publish: cannot write %s: %s", path, svc_err_message(err));
+		goto done;
+	}
+	/*
+	 * mod_rewrite rereads the map when its mtime (microseconds) differs from the one it cached; two
+	 * maps written within one clock tick of the filesystem could share it, so the new one gets a later one
+	 */
+	if (had && stat(path, &after) == 0 &&
+	    (int64_t)after.st_mtim.tv_sec * 1000000 + after.st_mtim.tv_nsec / 1000 <=
+		    (int64_t)before.st_mtim.tv_sec * 1000000 + before.st_mtim.tv_nsec / 1000) {
+		struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, before.st_mtim };
+		ts[1].tv_nsec += 1000000;
+		if (ts[1].tv_nsec >= 1000000000) {
+			ts[1].tv_sec++;
+			ts[1].tv_nsec -= 1000000000;
+		}
+		if (utimensat(AT_FDCWD, path, ts, 0) < 0)
+			svc_log_error("publish: cannot set the time of %s: %s", path, strerror(errno));
+	}
+done:
+	if (lock >= 0)
+		close(lock);
+	free(old);
+	svc_buf_dispose(&b);
+	return err;
+}
+
+int svc_publish_take_down(const struct svc_config *cfg, const char *slug)
+{
+	char live[2048];
+	int err;
+
+	if ((err = svc_project_published_dir(cfg, slug, live, sizeof live)) < 0)
+		return err;
+	if (svc_fsx_remove_tree(live) < 0) {
+		svc_log_error("publish: cannot remove %s", live);
+		return SVC_E_INTERNAL;
+	}
+	return svc_publish_map_write(cfg);
+}
+
+/*
+ * Points the live site of `slug` at the kept site of deployment
+ * `deployment_id` of `project_id` with one rename of a symlink
+ * (svc_publish_swap(); an old copied site is exchanged and removed),
+ * marks the site it replaces as superseded now (its directory's mtime, for
+ * the grace of prune()) and rewrites Apache's map. Call with the publishing
+ * lock held.
+ */
+static int go_live(const struct svc_config *cfg, const char *slug, const char *project_id, const char *deployment_id)
+{
+	char pub[2048], live[2048], next[2200], target[128], rnd[17], pid[37], did[37], prev[2048] = "";
 	int err;
 
 	if ((err = data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 ||
 	    (err = svc_project_mkdirs(pub)) < 0 || (err = svc_project_published_dir(cfg, slug, live, sizeof live)) < 0 ||
 	    (err = svc_random_hex(rnd, 8)) < 0)
 		return err;
-	snprintf(next, sizeof next, "%s/.tmp-%s-%s", pub, slug, rnd);
-	if ((err = svc_fsx_copy_tree(site, next)) < 0) {
-		svc_log_error("publish: cannot copy %s beside the live site", site);
-		return err == SVC_E_TOO_LARGE ? err : SVC_E_INTERNAL;
+	if (pointer_read(live, pid, did) && strcmp(did, deployment_id) != 0 &&
+	    kept_dir(cfg, pid, did, prev, sizeof prev) < 0)
+		prev[0] = '\0';
+	snprintf(target, sizeof target, "../deployments/%s/%s", project_id, deployment_id);
+	snprintf(next, sizeof next, "%s/.next-%s-%s", pub, slug, rnd);
+	if (symlink(target, next) < 0) {
+		svc_log_error("publish: symlink %s: %s", next, strerror(errno));
+		return SVC_E_INTERNAL;
 	}
-	return svc_publish_swap(next, live);
+	if ((err = svc_publish_swap(next, live)) < 0)
+		return err;
+	if (prev[0] && utimensat(AT_FDCWD, prev, NULL, 0) < 0 && errno != ENOENT)
+		svc_log_warn("publish: cannot mark %s superseded: %s", prev, strerror(errno));
+	if (svc_publish_map_write(cfg) < 0)
+		svc_log_error("publish: %s is live for lighttpd, but Apache's map was not rewritten", slug);
+	return 0;
 }
 
 /* Records deployment `id` live and the others superseded, and the project published, in one transaction. */
@@ -272,29 +454,87 @@ static int record_live(struct svc_db *db, const char *project_id, const char *id
 	return svc_db_commit(db);
 }
 
-/* Removes the kept sites of all but the live deployment and the newest `keep` - 1 others. */
-static void prune(struct svc_db *db, const struct svc_config *cfg, const char *project_id, unsigned keep)
+unsigned svc_publish_grace_secs(const struct svc_config *cfg)
+{
+	const char *v = svc_config_get(cfg, "SVC_DEPLOYMENTS_GRACE_SECS", "");
+	uint64_t n;
+
+	if (!v[0])
+		return 60;
+	if (svc_parse_u64(v, 86400, &n) < 0) {
+		svc_log_warn("publish: SVC_DEPLOYMENTS_GRACE_SECS=%s is not a number from 0 to 86400; using 60", v);
+		return 60;
+	}
+	return (unsigned)n;
+}
+
+/* Whether `id` is in column `col` of `rows` at a row whose flag in `only` is set (every row when only is NULL). */
+static int rows_have(const struct svc_rows *rows, unsigned col, const unsigned char *only, const char *id)
+{
+	size_t i;
+
+	for (i = 0; rows && i < rows->nrows; i++)
+		if ((!only || only[i]) && strcmp(svc_rows_get(rows, i, col), id) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Keeps the sites of the live deployment and the newest `keep` - 1 others;
+ * the records of the rest say at once that their site is gone. Their
+ * directories (and any other of the project's that is not kept, live or
+ * building) are removed once they have not been live for
+ * SVC_DEPLOYMENTS_GRACE_SECS: a request that found its file there has
+ * opened it by then. Call with the publishing lock held.
+ */
+static void prune(struct svc_db *db, const struct svc_config *cfg, const char *project_id, const char *slug,
+		  unsigned keep)
 {
 	struct svc_dbv p = svc_dbv_str(project_id);
-	struct svc_rows *rows = NULL;
-	char dir[2048];
+	struct svc_rows *rows = NULL, *building = NULL;
+	unsigned char *kept = NULL;
+	char dir[2048], live[2048], pid[37], did[37] = "";
+	time_t now = time(NULL);
+	unsigned grace = svc_publish_grace_secs(cfg);
 	size_t i, others = 0;
+	struct dirent *e;
+	struct stat st;
+	DIR *d = NULL;
 
-	if (svc_db_run(db, STMT_DEPLOY_KEPT, &p, 1, &rows, NULL) < 0)
-		return;
+	if (svc_db_run(db, STMT_DEPLOY_KEPT, &p, 1, &rows, NULL) < 0 ||
+	    svc_db_run(db, STMT_DEPLOY_BUILDING, &p, 1, &building, NULL) < 0 ||
+	    !(kept = calloc(rows->nrows + 1, 1)))
+		goto done;
 	for (i = 0; i < rows->nrows; i++) {
-		const char *id = svc_rows_get(rows, i, DKCOL_ID), *st = svc_rows_get(rows, i, DKCOL_STATUS);
-		struct svc_dbv u = svc_dbv_str(id);
+		struct svc_dbv u = svc_dbv_str(svc_rows_get(rows, i, DKCOL_ID));
 
-		if (strcmp(st, "live") == 0)
-			continue; /* the live site is always kept, and counts as one of `keep` */
-		if (others + 1 < keep) {
-			others++;
+		if (strcmp(svc_rows_get(rows, i, DKCOL_STATUS), "live") == 0 || others + 1 < keep) {
+			/* the live site is always kept, and counts as one of `keep` */
+			others += strcmp(svc_rows_get(rows, i, DKCOL_STATUS), "live") != 0;
+			kept[i] = 1;
 			continue;
 		}
-		if (kept_dir(cfg, project_id, id, dir, sizeof dir) == 0 && svc_fsx_remove_tree(dir) == 0)
-			svc_db_run(db, STMT_DEPLOY_UNKEEP, &u, 1, NULL, NULL);
+		svc_db_run(db, STMT_DEPLOY_UNKEEP, &u, 1, NULL, NULL);
 	}
+	if (svc_project_published_dir(cfg, slug, live, sizeof live) < 0 || !pointer_read(live, pid, did) ||
+	    strcmp(pid, project_id) != 0)
+		did[0] = '\0';
+	if (kept_dir(cfg, project_id, NULL, dir, sizeof dir) < 0 || !(d = opendir(dir)))
+		goto done;
+	while ((e = readdir(d)) != NULL) {
+		if (!svc_uuid_valid(e->d_name) || strcmp(e->d_name, did) == 0 || rows_have(rows, DKCOL_ID, kept, e->d_name) ||
+		    rows_have(building, DBCOL_ID, NULL, e->d_name) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    now - st.st_mtime < (time_t)grace)
+			continue;
+		if (kept_dir(cfg, project_id, e->d_name, dir, sizeof dir) == 0 && svc_fsx_remove_tree(dir) < 0)
+			svc_log_error("publish: cannot remove %s", dir);
+	}
+done:
+	if (d)
+		closedir(d);
+	free(kept);
+	svc_rows_free(building);
 	svc_rows_free(rows);
 }
 
@@ -481,7 +721,7 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 		goto failed;
 	}
 	t0 = svc_mono_ms();
-	if ((err = go_live(cfg, t->slug, site)) < 0) {
+	if ((err = go_live(cfg, t->slug, t->project_id, id)) < 0) {
 		snprintf(why, why_max, "the site could not be switched in");
 		goto failed;
 	}
@@ -491,7 +731,7 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 	run_log_excerpt(log, excerpt);
 	if ((err = record_live(db, t->project_id, id, excerpt)) < 0)
 		goto done;
-	prune(db, cfg, t->project_id, svc_publish_kept(cfg));
+	prune(db, cfg, t->project_id, t->slug, svc_publish_kept(cfg));
 	goto done;
 failed:
 	if (!why[0])
@@ -526,6 +766,7 @@ int svc_publish_restore(struct svc_db *db, const struct svc_config *cfg, const s
 	struct svc_rows *rows = NULL;
 	const char *status, *kept;
 	char site[2048];
+	struct stat st;
 	int err, lock;
 
 	snprintf(why, why_max, "%s", "");
@@ -551,10 +792,19 @@ int svc_publish_restore(struct svc_db *db, const struct svc_config *cfg, const s
 		err = SVC_E_CONFLICT;
 		goto done;
 	}
-	if ((err = kept_dir(cfg, t->project_id, deployment_id, site, sizeof site)) < 0 ||
-	    (err = go_live(cfg, t->slug, site)) < 0 || (err = record_live(db, t->project_id, deployment_id, NULL)) < 0)
+	if ((err = kept_dir(cfg, t->project_id, deployment_id, site, sizeof site)) < 0)
+		goto done;
+	if (stat(site, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		svc_log_error("publish: the kept site %s is missing", site);
+		snprintf(why, why_max, "this deployment's site is no longer kept");
+		err = SVC_E_CONFLICT;
+		goto done;
+	}
+	if ((err = go_live(cfg, t->slug, t->project_id, deployment_id)) < 0 ||
+	    (err = record_live(db, t->project_id, deployment_id, NULL)) < 0)
 		goto done;
 	svc_log_info("publish: %s deployment %s restored", t->slug, deployment_id);
+	prune(db, cfg, t->project_id, t->slug, svc_publish_kept(cfg));
 done:
 	close(lock);
 	svc_rows_free(rows);

@@ -18,13 +18,14 @@
 int svc_publish_mark(const char *site, const char *project_id);
 
 /*
- * Makes the complete site directory `next` the live site `live` with one
- * renameat2(RENAME_EXCHANGE) (rename(2) when there is no live site yet), so
- * a reader sees the whole old site or the whole new one, never a mix of
- * files being written. Both paths are absolute, trusted, and in one
- * filesystem (put `next` beside `live`). After the exchange `next` holds the
- * previous site, which is removed. Returns 0, or SVC_E_INTERNAL (logged;
- * `next` is removed, `live` is unchanged).
+ * Makes `next` (a complete site directory, or a symlink to one) the live
+ * `live` with one renameat2(RENAME_EXCHANGE) (rename(2) when there is no
+ * live one yet), so a reader sees the whole old site or the whole new one,
+ * never a mix of files being written. Both paths are absolute, trusted, and
+ * in one filesystem (put `next` beside `live`). After the exchange `next`
+ * holds the previous one, which is removed (a symlink is unlinked, never
+ * followed). Returns 0, or SVC_E_INTERNAL (logged; `next` is removed,
+ * `live` is unchanged).
  */
 int svc_publish_swap(const char *next, const char *live);
 
@@ -65,11 +66,14 @@ void svc_publish_target_of(const struct svc_rows *rows, const char *user_id, str
  * SVC_DATA_DIR/builds/<deploymentId>, builds it in the sandbox when it has
  * package.json (svc_build_run(), the site is its dist/) or takes the files
  * as they are, keeps the site with its marker in
- * SVC_DATA_DIR/deployments/<projectId>/<deploymentId>/ and switches the live
- * site to it with one rename (svc_publish_swap()); the deployment is then
- * live, the one live before superseded, and the project's publishedAt set.
- * Sites of all but the newest SVC_DEPLOYMENTS_KEPT (default 5) deployments
- * are removed (their records stay). A failed build changes nothing of the
+ * SVC_DATA_DIR/deployments/<projectId>/<deploymentId>/ (never changed
+ * after), points the live site SVC_DATA_DIR/published/<slug> at it with one
+ * rename of a symlink (svc_publish_swap()) and rewrites Apache's map
+ * (svc_publish_map_write()); the deployment is then live, the one live
+ * before superseded, and the project's publishedAt set. Sites of all but
+ * the newest SVC_DEPLOYMENTS_KEPT (default 5) deployments are no longer
+ * restorable (their records stay) and leave the disk once
+ * SVC_DEPLOYMENTS_GRACE_SECS passed since they were last live. A failed build changes nothing of the
  * live site. The deployment's id goes into out_id (37 bytes) as soon as it
  * exists. Returns 0; SVC_E_CONFLICT when a deployment of the project is
  * building (one older than the wall limit and two minutes counts as
@@ -82,8 +86,8 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 
 /*
  * Makes deployment `deployment_id` of the project live again without a
- * build: its kept site is copied beside the live one and switched in with
- * one rename; it becomes live, the one live before superseded. Restoring
+ * build: the live site is pointed at its kept site as a publish does; it
+ * becomes live, the one live before superseded. Restoring
  * the live deployment changes nothing. Returns 0; SVC_E_NOT_FOUND (no such
  * deployment of this project); SVC_E_CONFLICT with the reason in `why`
  * (failed or building: no site; its site no longer kept); SVC_E_INTERNAL, DB
@@ -154,5 +158,36 @@ void svc_publish_remove_all(const struct svc_config *cfg, const char *project_id
 
 /* How many deployments keep their site (SVC_DEPLOYMENTS_KEPT, 1 to 100, default 5). */
 unsigned svc_publish_kept(const struct svc_config *cfg);
+
+/*
+ * Seconds a site directory stays on disk after it stopped being live and
+ * was pruned (SVC_DEPLOYMENTS_GRACE_SECS, 0 to 86400, default 60), so that
+ * requests that found a file in it have opened it before it goes.
+ */
+unsigned svc_publish_grace_secs(const struct svc_config *cfg);
+
+/* Apache's map of live sites, in SVC_SITES_DIR (docs/operations.md "Behind Apache 2.4"). */
+#define SVC_PUBLISH_MAP "apache-sites.map"
+
+/*
+ * Rewrites SVC_SITES_DIR/SVC_PUBLISH_MAP (a mod_rewrite txt map) from the
+ * live pointers SVC_DATA_DIR/published/<slug> -> ../deployments/<projectId>/
+ * <deploymentId>: one line "<slug> <projectId>/<deploymentId>" each, sorted;
+ * written to a temporary file and renamed over the old one, only when it
+ * changed, with an mtime later than the old one's (mod_rewrite rereads the
+ * map when the mtime changes). Writers take an flock of
+ * SVC_SITES_DIR/.apache-sites.map.lock, so the last map written holds every
+ * switch made before it. Returns 0, SVC_E_TOO_LARGE (over 64 MiB) or
+ * SVC_E_INTERNAL (logged).
+ */
+int svc_publish_map_write(const struct svc_config *cfg);
+
+/*
+ * Takes the site of `slug` offline (a project deleted): removes its live
+ * pointer SVC_DATA_DIR/published/<slug> (an old copied site too) and
+ * rewrites Apache's map (svc_publish_map_write()). The kept sites stay.
+ * Returns 0 or SVC_E_INTERNAL (logged).
+ */
+int svc_publish_take_down(const struct svc_config *cfg, const char *slug);
 
 #endif

@@ -1,4 +1,4 @@
-/* test_publish.c: unit tests of lib/project/publish.c (the marker, the one-rename switch, build output as text) and lib/project/build.c (the sandbox). */
+/* test_publish.c: unit tests of lib/project/publish.c (the marker, the one-rename switch, Apache's map of live sites, build output as text) and lib/project/build.c (the sandbox). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 
 #include <CUnit/CUnit.h>
 
+#include "core/config.h"
 #include "core/err.h"
 #include "core/fsx.h"
 #include "project/build.h"
@@ -14,6 +15,8 @@
 #include "unit.h"
 
 #define ID1 "11111111-1111-4111-8111-111111111111"
+#define ID2 "22222222-2222-4222-8222-222222222222"
+#define ID3 "33333333-3333-4333-8333-333333333333"
 
 static void put(const char *root, const char *rel, const char *text)
 {
@@ -86,6 +89,89 @@ static void test_publish_swap_exchanges_and_removes_the_old(void)
 	svc_fsx_remove_tree(dir);
 }
 
+/* The map's mtime in microseconds (what mod_rewrite compares), or -1. */
+static long long map_mtime_us(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long long)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000 : -1;
+}
+
+/*
+ * Apache's map (docs/operations.md "Behind Apache 2.4"): one sorted line per live pointer
+ * published/<slug> -> ../deployments/<projectId>/<deploymentId>; copied sites of an older svc, dot
+ * entries and other symlinks are left out; every rewrite gets a later mtime, an unchanged map is not
+ * rewritten; taking a site down drops its pointer and its line.
+ */
+static void test_publish_map_of_live_pointers(void)
+{
+	char dir[] = "/tmp/svc-publish-XXXXXX", pub[64], link[128], map[96], *m;
+	struct svc_config cfg;
+	long long t1, t2;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	memset(&cfg, 0, sizeof cfg);
+	cfg.data_dir = dir;
+	unsetenv("SVC_SITES_DIR");
+	snprintf(pub, sizeof pub, "%s/published", dir);
+	snprintf(map, sizeof map, "%s/sites/" SVC_PUBLISH_MAP, dir);
+	CU_ASSERT_EQUAL(svc_publish_map_write(&cfg), 0); /* nothing published yet: a map with no site */
+	m = get(dir, "sites/" SVC_PUBLISH_MAP);
+	CU_ASSERT(m && m[0] == '#' && !strstr(m, ID1));
+	free(m);
+	CU_ASSERT_EQUAL(mkdir(pub, 0755), 0);
+	snprintf(link, sizeof link, "%s/b-site", pub);
+	CU_ASSERT_EQUAL(symlink("../deployments/" ID1 "/" ID2, link), 0);
+	snprintf(link, sizeof link, "%s/a-site", pub);
+	CU_ASSERT_EQUAL(symlink("../deployments/" ID3 "/" ID1, link), 0);
+	snprintf(link, sizeof link, "%s/.next-a-site-0123", pub);
+	CU_ASSERT_EQUAL(symlink("../deployments/" ID3 "/" ID2, link), 0);
+	snprintf(link, sizeof link, "%s/escape", pub);
+	CU_ASSERT_EQUAL(symlink("../../" ID3 "/" ID2, link), 0);
+	put(pub, "legacy/index.html", "a site copied by an older svc");
+	CU_ASSERT_EQUAL(svc_publish_map_write(&cfg), 0);
+	m = get(dir, "sites/" SVC_PUBLISH_MAP);
+	CU_ASSERT(m && strstr(m, "\na-site " ID3 "/" ID1 "\nb-site " ID1 "/" ID2 "\n") && !strstr(m, "legacy") &&
+		  !strstr(m, "next") && !strstr(m, "escape"));
+	free(m);
+	t1 = map_mtime_us(map);
+	/* a switch within the same clock tick still changes the mtime */
+	snprintf(link, sizeof link, "%s/b-site", pub);
+	CU_ASSERT_EQUAL(unlink(link), 0);
+	CU_ASSERT_EQUAL(symlink("../deployments/" ID1 "/" ID3, link), 0);
+	CU_ASSERT_EQUAL(svc_publish_map_write(&cfg), 0);
+	t2 = map_mtime_us(map);
+	CU_ASSERT(t1 > 0 && t2 > t1);
+	m = get(dir, "sites/" SVC_PUBLISH_MAP);
+	CU_ASSERT(m && strstr(m, "\nb-site " ID1 "/" ID3 "\n"));
+	free(m);
+	CU_ASSERT_EQUAL(svc_publish_map_write(&cfg), 0);
+	CU_ASSERT_EQUAL(map_mtime_us(map), t2); /* unchanged: not rewritten */
+	CU_ASSERT_EQUAL(svc_publish_take_down(&cfg, "a-site"), 0);
+	snprintf(link, sizeof link, "%s/a-site", pub);
+	CU_ASSERT_EQUAL(access(link, F_OK), -1);
+	m = get(dir, "sites/" SVC_PUBLISH_MAP);
+	CU_ASSERT(m && !strstr(m, "a-site") && strstr(m, "\nb-site "));
+	free(m);
+	svc_fsx_remove_tree(dir);
+}
+
+static void test_publish_grace_setting(void)
+{
+	struct svc_config cfg;
+
+	memset(&cfg, 0, sizeof cfg);
+	unsetenv("SVC_DEPLOYMENTS_GRACE_SECS");
+	CU_ASSERT_EQUAL(svc_publish_grace_secs(&cfg), 60);
+	setenv("SVC_DEPLOYMENTS_GRACE_SECS", "0", 1);
+	CU_ASSERT_EQUAL(svc_publish_grace_secs(&cfg), 0);
+	setenv("SVC_DEPLOYMENTS_GRACE_SECS", "86401", 1);
+	CU_ASSERT_EQUAL(svc_publish_grace_secs(&cfg), 60);
+	setenv("SVC_DEPLOYMENTS_GRACE_SECS", "soon", 1);
+	CU_ASSERT_EQUAL(svc_publish_grace_secs(&cfg), 60);
+	unsetenv("SVC_DEPLOYMENTS_GRACE_SECS");
+}
+
 static void test_build_without_bwrap_is_internal(void)
 {
 	struct svc_build_opts o = { "/nonexistent/bwrap", "/usr/bin/npm", 10, 1024, 64, 10, 16, 65534, 0, 0 };
@@ -105,5 +191,7 @@ SVC_TEST_SUITE(publish)
 	CU_add_test(s, "test_publish_clean_text", test_publish_clean_text);
 	CU_add_test(s, "test_publish_mark_replaces_the_projects_own", test_publish_mark_replaces_the_projects_own);
 	CU_add_test(s, "test_publish_swap_exchanges_and_removes_the_old", test_publish_swap_exchanges_and_removes_the_old);
+	CU_add_test(s, "test_publish_map_of_live_pointers", test_publish_map_of_live_pointers);
+	CU_add_test(s, "test_publish_grace_setting", test_publish_grace_setting);
 	CU_add_test(s, "test_build_without_bwrap_is_internal", test_build_without_bwrap_is_internal);
 }
