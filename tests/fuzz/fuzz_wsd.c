@@ -132,6 +132,22 @@ void wsd_store_presence(struct wsd_worker *w, const char *project_id, struct wsd
 	(void)w, (void)project_id, (void)r, (void)users, (void)cb;
 }
 
+/* the room leases (wsd/lease.c): the target's rooms load at once and are always this instance's */
+void wsd_lease_tick(struct wsd_room *r, int64_t now)
+{
+	(void)r, (void)now;
+}
+
+void wsd_lease_moved(struct wsd_room *r, const char *why)
+{
+	(void)r, (void)why;
+}
+
+void wsd_lease_release(const char *project_id)
+{
+	(void)project_id;
+}
+
 /* ---- the input ---- */
 
 static void sess_init(struct wsd_sess *s, uint64_t id, int can_write)
