@@ -326,6 +326,8 @@ static int connect_db(struct svc_db *db)
 			svc_db_metric_add(db, "db_failovers", 1);
 		}
 		db->connected = k + 1;
+		if (!db->conn)
+			continue; /* the metric's write lost the new connection at once (a node leaving): the next one */
 		return 0;
 	}
 	return SVC_E_UNAVAILABLE;
