@@ -367,6 +367,22 @@ function Credential({ it, types, onChanged }) {
 	);
 }
 
+/* An audit entry's details as "name: value" lines (lists joined, null as "none"), not raw JSON. */
+function Details({ details }) {
+	const keys = Object.keys(details || {});
+	if (!keys.length) return null;
+	const show = (v) => (v === null ? 'none' : Array.isArray(v) ? v.join(', ') : String(v));
+	return (
+		<ul class="plain audit-details">
+			{keys.map((k) => (
+				<li key={k}>
+					<span class="key">{k}:</span> {show(details[k])}
+				</li>
+			))}
+		</ul>
+	);
+}
+
 function Audit() {
 	const [entries, setEntries] = useState(null);
 	const [error, setError] = useState(null);
@@ -376,7 +392,7 @@ function Audit() {
 	if (error) return <ErrorNote error={error} />;
 	if (!entries) return <Loading />;
 	return (
-		<table class="integ-table" aria-label="Audit log">
+		<table class="integ-table audit-table" aria-label="Audit log">
 			<thead>
 				<tr>
 					<th scope="col">When</th>
@@ -394,7 +410,7 @@ function Audit() {
 						<td>{e.action}</td>
 						<td>{e.resourceId}</td>
 						<td>
-							<code>{JSON.stringify(e.details)}</code>
+							<Details details={e.details} />
 						</td>
 					</tr>
 				))}
