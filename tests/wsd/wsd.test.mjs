@@ -634,6 +634,8 @@ await test('wsd room leases: a second instance refuses a served room (4503), tak
   const B = await privateWsd({ SVC_WSD_LEASE_SECONDS: '3' })
   const a = client(owner, p, { url: A.url })
   await synced(a)
+  let drops = 0
+  a.provider.on('status', e => { if (e.status === 'disconnected') drops++ })
   const t = a.files.get('index.html')
   for (let i = 0; i < 40; i++) t.insert(0, `lease${i};`)
   await sleep(4000) // stored within ~100 ms; A renews its lease (every second here) meanwhile
@@ -642,13 +644,21 @@ await test('wsd room leases: a second instance refuses a served room (4503), tak
   await waitFor('B closes the socket', () => r.closed || r.error)
   assert(r.closed && r.closed.code === 4503 && !r.msgs.some(m => m.data[0] === 0), 'B refused with 4503, no document: ' + JSON.stringify(r.closed) + ' ' + r.types())
   // B's refusal marked the room wanted (the balancer sends clients there now): A hands it over at its
-  // next renewal, its client reconnects to A, which takes the room again since B holds nothing
+  // next renewal (its client is dropped), the client reconnects to A, which takes the room again
+  // since B holds nothing
+  await waitFor('A hands the room over', () => drops > 0, 20000)
   await waitFor('A serves its client again', () => a.provider.wsconnected && a.provider.synced, 20000)
-  await sleep(1500) // a renewal (every second here) of the lease A holds again
-  const q = spawnSync('mariadb', ['--no-defaults', '--socket=' + conf.SVC_DB_SOCKET, '-uroot', '-N', '-B', conf.SVC_DB_NAME || 'svc',
+  const holders = () => spawnSync('mariadb', ['--no-defaults', '--socket=' + conf.SVC_DB_SOCKET, '-uroot', '-N', '-B', conf.SVC_DB_NAME || 'svc',
     '-e', `SELECT instance FROM room_leases WHERE project_id = '${p}' AND expires_at > UTC_TIMESTAMP(3)`], { encoding: 'utf8' })
-  const holders = q.stdout.trim().split('\n').filter(Boolean)
-  assert(holders.length === 1 && holders[0].endsWith(':' + new URL(A.url).port), 'A holds the lease: ' + q.stdout + q.stderr)
+  let q = holders()
+  await waitFor('A holds the lease', () => {
+    q = holders()
+    const h = q.stdout.trim().split('\n').filter(Boolean)
+    return h.length === 1 && h[0].endsWith(':' + new URL(A.url).port)
+  }, 10000).catch(e => { throw new Error(e.message + ': ' + q.stdout + q.stderr) })
+  await sleep(1500) // renewals (every second here) keep it A's, with nobody asking for it
+  q = holders()
+  assert(q.stdout.trim().endsWith(':' + new URL(A.url).port), 'A still holds the lease: ' + q.stdout + q.stderr)
   await A.kill()
   const t0 = Date.now()
   const b = client(owner, p, { url: B.url })
