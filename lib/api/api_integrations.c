@@ -281,8 +281,6 @@ enum svc_err svc_api_integrations_ws_set(struct svc_req *req, struct svc_resp *r
 	}
 	svc_rows_free(rows);
 	rows = NULL;
-	if ((err = svc_db_begin(req->ctx->db)) < 0)
-		goto done;
 	p[0] = svc_dbv_str(wid);
 	p[1] = svc_dbv_str(id);
 	p[2] = svc_dbv_i64(enabled);
@@ -290,14 +288,11 @@ enum svc_err svc_api_integrations_ws_set(struct svc_req *req, struct svc_resp *r
 	details = json_object_new_object();
 	svc_json_add_str(details, "workspaceId", wid);
 	json_object_object_add(details, "enabled", json_object_new_boolean(enabled));
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_WS_SET, p, 4, NULL, NULL)) < 0 ||
-	    (err = svc_integ_audit(req->ctx->db, "integrations.workspace_enabled.update", id, details, req->user_id)) < 0 ||
-	    (err = svc_db_commit(req->ctx->db)) < 0) {
-		svc_db_rollback(req->ctx->db);
-		json_object_put(details);
-		goto done;
-	}
+	err = svc_api_integrations__audited(req, STMT_INTEG_WS_SET, p, 4, 0, "integrations.workspace_enabled.update", id,
+					    details, NULL);
 	json_object_put(details);
+	if (err < 0)
+		goto done;
 	if ((err = integ_load(req, id, wid, &rows)) < 0)
 		goto done;
 	err = svc_resp_json(resp, 200, integ_json(rows, 0, wid));
@@ -315,6 +310,55 @@ static const struct svc_field bulk_fields[] = {
 };
 const struct svc_body svc_api_integrations_bulk_body = SVC_BODY(bulk_fields);
 
+/* The writes of a bulk enablement, a transaction of svc_db_tx(): unknown ids are collected, not written. */
+struct bulk_tx {
+	struct json_object *ids, *unknown;
+	enum svc_stmt stmt;
+	int enabled;
+	const char *action, *actor;
+};
+
+static int bulk_run(struct svc_db *db, void *arg)
+{
+	struct bulk_tx *b = arg;
+	struct json_object *details;
+	struct svc_dbv p[2];
+	size_t i, n = json_object_array_length(b->ids);
+	int err = 0;
+
+	json_object_put(b->unknown); /* anew on each run */
+	b->unknown = json_object_new_array();
+	for (i = 0; i < n && err == 0; i++) {
+		const char *id = json_object_get_string(json_object_array_get_idx(b->ids, i));
+		struct svc_rows *def = NULL;
+
+		if (!svc_integ_id_valid(id)) {
+			json_object_array_add(b->unknown, json_object_new_string(id));
+			continue;
+		}
+		p[0] = svc_dbv_str(id);
+		if ((err = svc_db_run(db, STMT_INTEG_DEF, p, 1, &def, NULL)) < 0)
+			break;
+		if (!def || def->nrows != 1) {
+			json_object_array_add(b->unknown, json_object_new_string(id));
+			svc_rows_free(def);
+			continue;
+		}
+		svc_rows_free(def);
+		p[0] = svc_dbv_i64(b->enabled);
+		p[1] = svc_dbv_str(id);
+		if ((err = svc_db_run(db, b->stmt, p, 2, NULL, NULL)) < 0)
+			break;
+		details = json_object_new_object();
+		json_object_object_add(details, "enabled", json_object_new_boolean(b->enabled));
+		err = svc_integ_audit(db, b->action, id, details, b->actor);
+		json_object_put(details);
+	}
+	if (err == 0 && json_object_array_length(b->unknown) > 0)
+		err = SVC_E_VALIDATION; /* nothing is changed */
+	return err;
+}
+
 /*
  * The two bulk endpoints: sets `stmt` (the platform's default or its availability) to
  * `enabled` for every id, in one transaction, each recorded as `action`. Answers 200
@@ -323,11 +367,11 @@ const struct svc_body svc_api_integrations_bulk_body = SVC_BODY(bulk_fields);
  */
 static int bulk(struct svc_req *req, struct svc_resp *resp, enum svc_stmt stmt, const char *action)
 {
-	struct json_object *ids = json_object_object_get(req->json, "integrationIds"), *unknown, *details, *body;
-	int enabled = json_object_get_boolean(json_object_object_get(req->json, "enabled"));
+	struct json_object *ids = json_object_object_get(req->json, "integrationIds"), *body;
+	struct bulk_tx b = { ids, NULL, stmt, json_object_get_boolean(json_object_object_get(req->json, "enabled")), action,
+			     req->user_id };
 	size_t i, n = json_object_array_length(ids);
 	struct svc_buf names;
-	struct svc_dbv p[2];
 	int err;
 
 	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
@@ -340,43 +384,12 @@ static int bulk(struct svc_req *req, struct svc_resp *resp, enum svc_stmt stmt, 
 			return svc_resp_error(resp, SVC_E_VALIDATION, "integrationIds",
 					      "integrationIds must be strings");
 	}
-	unknown = json_object_new_array();
 	svc_buf_init(&names, 4096);
-	if ((err = svc_db_begin(req->ctx->db)) < 0)
-		goto done;
-	for (i = 0; i < n && err == 0; i++) {
-		const char *id = json_object_get_string(json_object_array_get_idx(ids, i));
-		uint64_t affected = 0;
-		struct svc_rows *def = NULL;
-		if (!svc_integ_id_valid(id)) {
-			json_object_array_add(unknown, json_object_new_string(id));
-			continue;
-		}
-		p[0] = svc_dbv_str(id);
-		if ((err = svc_db_run(req->ctx->db, STMT_INTEG_DEF, p, 1, &def, NULL)) < 0)
-			break;
-		if (!def || def->nrows != 1) {
-			json_object_array_add(unknown, json_object_new_string(id));
-			svc_rows_free(def);
-			continue;
-		}
-		svc_rows_free(def);
-		p[0] = svc_dbv_i64(enabled);
-		p[1] = svc_dbv_str(id);
-		if ((err = svc_db_run(req->ctx->db, stmt, p, 2, NULL, &affected)) < 0)
-			break;
-		details = json_object_new_object();
-		json_object_object_add(details, "enabled", json_object_new_boolean(enabled));
-		err = svc_integ_audit(req->ctx->db, action, id, details, req->user_id);
-		json_object_put(details);
-	}
-	if (err < 0 || json_object_array_length(unknown) > 0) {
-		svc_db_rollback(req->ctx->db);
-		if (err < 0)
-			goto done;
-		for (i = 0; i < json_object_array_length(unknown); i++)
+	err = svc_db_tx(req->ctx->db, bulk_run, &b);
+	if (err == SVC_E_VALIDATION && b.unknown && json_object_array_length(b.unknown) > 0) {
+		for (i = 0; i < json_object_array_length(b.unknown); i++)
 			svc_buf_addf(&names, "%s%.64s", i ? ", " : "",
-				     json_object_get_string(json_object_array_get_idx(unknown, i)));
+				     json_object_get_string(json_object_array_get_idx(b.unknown, i)));
 		body = json_object_new_object();
 		svc_json_add_str(body, "error", "validation_failed");
 		svc_json_add_str(body, "field", "integrationIds");
@@ -385,19 +398,19 @@ static int bulk(struct svc_req *req, struct svc_resp *resp, enum svc_stmt stmt, 
 			snprintf(msg, sizeof msg, "unknown integration ids: %s", svc_buf_str(&names));
 			svc_json_add_str(body, "message", msg);
 		}
-		json_object_object_add(body, "unknownIds", json_object_get(unknown));
+		json_object_object_add(body, "unknownIds", json_object_get(b.unknown));
 		err = svc_resp_json(resp, 400, body);
 		goto done;
 	}
-	if ((err = svc_db_commit(req->ctx->db)) < 0)
+	if (err < 0)
 		goto done;
-	svc_log_info("integrations: user %s set %s of %zu integrations to %d", req->user_id, action, n, enabled);
+	svc_log_info("integrations: user %s set %s of %zu integrations to %d", req->user_id, action, n, b.enabled);
 	body = json_object_new_object();
 	json_object_object_add(body, "integrationIds", json_object_get(ids));
-	json_object_object_add(body, "enabled", json_object_new_boolean(enabled));
+	json_object_object_add(body, "enabled", json_object_new_boolean(b.enabled));
 	err = svc_resp_json(resp, 200, body);
 done:
-	json_object_put(unknown);
+	json_object_put(b.unknown);
 	svc_buf_dispose(&names);
 	return err;
 }
@@ -414,22 +427,52 @@ enum svc_err svc_api_integrations_platform_enabled_bulk(struct svc_req *req, str
 	return bulk(req, resp, STMT_INTEG_SET_PLATFORM_ENABLED, "integrations.platform_enabled.update");
 }
 
-/*
- * The end of an audited delete, inside the transaction the caller began: runs `stmt` with the one
- * parameter `p`, records `action` on `resource_id` with `details` (borrowed), commits, and answers 204;
- * rolls back on any failure. Returns 0 or the error.
- */
+/* One audited write, a transaction of svc_db_tx(): a statement, then its audit entry. */
+struct audited {
+	enum svc_stmt stmt;
+	const struct svc_dbv *p;
+	size_t n;
+	int need_row;      /* 1: no row affected is SVC_E_NOT_FOUND, and nothing is written */
+	uint64_t affected;
+	const char *action, *resource, *actor;
+	struct json_object *details;
+};
+
+static int audited_tx(struct svc_db *db, void *arg)
+{
+	struct audited *a = arg;
+	int err;
+
+	a->affected = 0;
+	if ((err = svc_db_run(db, a->stmt, a->p, a->n, NULL, &a->affected)) < 0)
+		return err;
+	if (a->need_row && a->affected == 0)
+		return SVC_E_NOT_FOUND;
+	return svc_integ_audit(db, a->action, a->resource, a->details, a->actor);
+}
+
+int svc_api_integrations__audited(struct svc_req *req, enum svc_stmt stmt, const struct svc_dbv *p, size_t n,
+				  int need_row, const char *action, const char *resource, struct json_object *details,
+				  uint64_t *affected)
+{
+	struct audited a = { stmt, p, n, need_row, 0, action, resource, req->user_id, details };
+	int err = svc_db_tx(req->ctx->db, audited_tx, &a);
+
+	if (err < 0)
+		return err;
+	if (affected)
+		*affected = a.affected;
+	return 0;
+}
+
+/* An audited delete of one row: `stmt` with the one parameter `p`; 204, or 404 when the row is gone. */
 static int audited_delete(struct svc_req *req, struct svc_resp *resp, enum svc_stmt stmt, const struct svc_dbv *p,
 			  const char *action, const char *resource_id, struct json_object *details)
 {
-	int err;
+	int err = svc_api_integrations__audited(req, stmt, p, 1, 1, action, resource_id, details, NULL);
 
-	if ((err = svc_db_run(req->ctx->db, stmt, p, 1, NULL, NULL)) < 0 ||
-	    (err = svc_integ_audit(req->ctx->db, action, resource_id, details, req->user_id)) < 0 ||
-	    (err = svc_db_commit(req->ctx->db)) < 0) {
-		svc_db_rollback(req->ctx->db);
+	if (err < 0)
 		return err;
-	}
 	svc_log_info("integrations: user %s: %s of %s", req->user_id, action, resource_id);
 	resp->status = 204;
 	return 0;
@@ -549,7 +592,7 @@ enum svc_err svc_api_integrations_app_upsert(struct svc_req *req, struct svc_res
 	if ((err = svc_crypto_seal_secret(req->ctx->db, &req->ctx->cfg, global ? NULL : wid, "integration_oauth_apps",
 					  "client_secret", row, secret, strlen(secret), &sealed)) < 0)
 		goto done;
-	if ((err = svc_uuid_v4(app_id)) < 0 || (err = svc_db_begin(req->ctx->db)) < 0)
+	if ((err = svc_uuid_v4(app_id)) < 0)
 		goto done;
 	p[0] = svc_dbv_str(app_id);
 	p[1] = svc_dbv_str(id);
@@ -560,14 +603,13 @@ enum svc_err svc_api_integrations_app_upsert(struct svc_req *req, struct svc_res
 	p[6] = svc_dbv_str(sealed);
 	p[7] = svc_dbv_str(req->user_id);
 	details = app_details(client_id, global ? NULL : wid);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_APP_UPSERT, p, 8, NULL, &affected)) < 0)
-		goto rollback;
+	if ((err = svc_api_integrations__audited(req, STMT_INTEG_APP_UPSERT, p, 8, 0, "integrations.oauth_app.upsert", id,
+						 details, &affected)) < 0)
+		goto done;
 	p[0] = svc_dbv_str(id);
 	p[1] = svc_dbv_str(global ? "" : wid);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_APP_BY_KEY, p, 2, &rows, NULL)) < 0 ||
-	    (err = svc_integ_audit(req->ctx->db, "integrations.oauth_app.upsert", id, details, req->user_id)) < 0 ||
-	    (err = svc_db_commit(req->ctx->db)) < 0)
-		goto rollback;
+	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_APP_BY_KEY, p, 2, &rows, NULL)) < 0)
+		goto done;
 	if (!rows || rows->nrows != 1) {
 		err = SVC_E_INTERNAL;
 		goto done;
@@ -575,9 +617,6 @@ enum svc_err svc_api_integrations_app_upsert(struct svc_req *req, struct svc_res
 	svc_log_info("integrations: user %s stored the %s OAuth app %s of %s", req->user_id, scope,
 		     svc_rows_get(rows, 0, IACOL_ID), id);
 	err = svc_resp_json(resp, affected == 1 ? 201 : 200, app_json(rows, 0));
-	goto done;
-rollback:
-	svc_db_rollback(req->ctx->db);
 done:
 	if (sealed)
 		free(sealed);
@@ -628,20 +667,15 @@ enum svc_err svc_api_integrations_app_delete(struct svc_req *req, struct svc_res
 
 	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
-	if ((err = svc_db_begin(req->ctx->db)) < 0)
-		return err;
 	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_APP_GET, &p, 1, &rows, NULL)) < 0)
-		goto rollback;
+		goto done;
 	if (!rows || rows->nrows != 1) {
 		err = SVC_E_NOT_FOUND;
-		goto rollback;
+		goto done;
 	}
 	details = app_details(svc_rows_get(rows, 0, IACOL_CLIENT_ID), svc_rows_get(rows, 0, IACOL_WORKSPACE));
 	err = audited_delete(req, resp, STMT_INTEG_APP_DELETE, &p, "integrations.oauth_app.delete",
 			     svc_rows_get(rows, 0, IACOL_INTEGRATION), details);
-	goto done;
-rollback:
-	svc_db_rollback(req->ctx->db);
 done:
 	json_object_put(details);
 	svc_rows_free(rows);
@@ -743,8 +777,6 @@ enum svc_err svc_api_integrations_cred_upsert(struct svc_req *req, struct svc_re
 	if ((err = svc_crypto_seal_secret(req->ctx->db, &req->ctx->cfg, NULL, "integration_credentials", "value", row,
 					  plain, strlen(plain), &sealed)) < 0)
 		goto done;
-	if ((err = svc_db_begin(req->ctx->db)) < 0)
-		goto done;
 	p[0] = svc_dbv_str(id);
 	p[1] = svc_dbv_str(type);
 	p[2] = svc_dbv_str(sealed);
@@ -753,14 +785,10 @@ enum svc_err svc_api_integrations_cred_upsert(struct svc_req *req, struct svc_re
 	svc_json_add_str(details, "authType", type);
 	json_object_object_add(details, "isGlobal", json_object_new_boolean(1));
 	svc_json_add_str(details, "workspaceId", NULL);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_CRED_UPSERT, p, 4, NULL, &affected)) < 0 ||
-	    (err = svc_db_run(req->ctx->db, STMT_INTEG_CRED_GET, p, 1, &rows, NULL)) < 0 ||
-	    (err = svc_integ_audit(req->ctx->db, "integrations.platform_credentials.upsert", id, details,
-				   req->user_id)) < 0 ||
-	    (err = svc_db_commit(req->ctx->db)) < 0) {
-		svc_db_rollback(req->ctx->db);
+	if ((err = svc_api_integrations__audited(req, STMT_INTEG_CRED_UPSERT, p, 4, 0,
+						 "integrations.platform_credentials.upsert", id, details, &affected)) < 0 ||
+	    (err = svc_db_run(req->ctx->db, STMT_INTEG_CRED_GET, p, 1, &rows, NULL)) < 0)
 		goto done;
-	}
 	if (!rows || rows->nrows != 1) {
 		err = SVC_E_INTERNAL;
 		goto done;
@@ -814,22 +842,17 @@ enum svc_err svc_api_integrations_cred_delete(struct svc_req *req, struct svc_re
 		return err;
 	if (!svc_integ_id_valid(id))
 		return SVC_E_NOT_FOUND;
-	if ((err = svc_db_begin(req->ctx->db)) < 0)
-		return err;
 	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_CRED_GET, &p, 1, &rows, NULL)) < 0)
-		goto rollback;
+		goto done;
 	if (!rows || rows->nrows != 1) {
 		err = SVC_E_NOT_FOUND;
-		goto rollback;
+		goto done;
 	}
 	details = json_object_new_object();
 	svc_json_add_str(details, "authType", svc_rows_get(rows, 0, ICRCOL_AUTH_TYPE));
 	json_object_object_add(details, "isGlobal", json_object_new_boolean(1));
 	svc_json_add_str(details, "workspaceId", NULL);
 	err = audited_delete(req, resp, STMT_INTEG_CRED_DELETE, &p, "integrations.platform_credentials.delete", id, details);
-	goto done;
-rollback:
-	svc_db_rollback(req->ctx->db);
 done:
 	json_object_put(details);
 	svc_rows_free(rows);
@@ -1021,6 +1044,25 @@ static int callback_done(struct svc_req *req, struct svc_resp *resp, const char 
 	return err;
 }
 
+/* Reads and deletes an OAuth state, a transaction of svc_db_tx(): its row (or none) into `rows`. */
+struct state_taking {
+	const char *hash;
+	struct svc_rows *rows;
+};
+
+static int state_take(struct svc_db *db, void *arg)
+{
+	struct state_taking *t = arg;
+	struct svc_dbv p = svc_dbv_str(t->hash);
+	int err;
+
+	svc_rows_free(t->rows); /* anew on each run */
+	t->rows = NULL;
+	if ((err = svc_db_run(db, STMT_INTEG_STATE_TAKE, &p, 1, &t->rows, NULL)) < 0)
+		return err;
+	return svc_db_run(db, STMT_INTEG_STATE_DELETE, &p, 1, NULL, NULL);
+}
+
 /*
  * GET /integrations/oauth/callback?code&state (or ?error&state): the redirect address of integration
  * OAuth apps. Always 302 to the web app's /integrations page: ?connected=ID when the code was exchanged
@@ -1037,6 +1079,7 @@ enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp 
 	struct svc_integ_app opened;
 	char *verifier = NULL;
 	size_t verifier_len = 0;
+	struct state_taking take;
 	struct svc_dbv p;
 	int err, has_code, has_error;
 
@@ -1047,15 +1090,12 @@ enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp 
 	if ((err = svc_sha256_hex(state, strlen(state), hash)) < 0)
 		return err;
 	/* take the state: single use even when what follows fails */
-	if ((err = svc_db_begin(req->ctx->db)) < 0)
-		return err;
-	p = svc_dbv_str(hash);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_STATE_TAKE, &p, 1, &st, NULL)) < 0 ||
-	    (err = svc_db_run(req->ctx->db, STMT_INTEG_STATE_DELETE, &p, 1, NULL, NULL)) < 0 ||
-	    (err = svc_db_commit(req->ctx->db)) < 0) {
-		svc_db_rollback(req->ctx->db);
+	take.hash = hash;
+	take.rows = NULL;
+	err = svc_db_tx(req->ctx->db, state_take, &take);
+	st = take.rows;
+	if (err < 0)
 		goto done;
-	}
 	if (!st || st->nrows != 1 || !cell_true(st, 0, ISTCOL_LIVE)) {
 		err = callback_done(req, resp, NULL, "invalid_state");
 		goto done;

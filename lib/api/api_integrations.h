@@ -45,6 +45,17 @@ extern const struct svc_body svc_api_integrations_hosts_body;
 int svc_api_integrations__require_admin(struct svc_req *req, struct svc_resp *resp);
 
 /*
+ * Shared by lib/api/api_integrations*.c: one audited admin write in a transaction of svc_db_tx()
+ * (run again after a Galera certification failure): statement `stmt` with its `n` parameters, then
+ * the audit entry `action` on `resource` with `details` (borrowed) by the caller. need_row: when
+ * the statement changed no row, nothing is written and the answer is SVC_E_NOT_FOUND. Its
+ * affected rows go to *affected (may be NULL). Returns 0 or the error.
+ */
+int svc_api_integrations__audited(struct svc_req *req, enum svc_stmt stmt, const struct svc_dbv *p, size_t n,
+				  int need_row, const char *action, const char *resource, struct json_object *details,
+				  uint64_t *affected);
+
+/*
  * Shared by the paged admin lists (the audit log, xray's history): checks the platform admin, reads
  * ?limit (1..100, default 50) and ?cursor (a seq the last page ended at) and runs `stmt` with
  * (before seq, limit + 1). *out holds the rows (freed by the caller), *out_limit the page size.

@@ -140,14 +140,9 @@ enum svc_err svc_api_integrations_hosts_put(struct svc_req *req, struct svc_resp
 		json_object_object_add(details, "apiHosts", NULL);
 	p[0] = arr ? svc_dbv_str(svc_buf_str(&b)) : svc_dbv_null();
 	p[1] = svc_dbv_str(id);
-	if ((err = svc_db_begin(req->ctx->db)) < 0)
+	if ((err = svc_api_integrations__audited(req, STMT_INTEG_HOSTS_SET, p, 2, 0, "integrations.api_hosts.update", id,
+						 details, NULL)) < 0)
 		goto done;
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_HOSTS_SET, p, 2, NULL, NULL)) < 0 ||
-	    (err = svc_integ_audit(req->ctx->db, "integrations.api_hosts.update", id, details, req->user_id)) < 0 ||
-	    (err = svc_db_commit(req->ctx->db)) < 0) {
-		svc_db_rollback(req->ctx->db);
-		goto done;
-	}
 	svc_log_info("integrations: user %s set the API hosts of %s", req->user_id, id);
 	if ((err = hosts_load(req, id, &rows)) == 0)
 		err = svc_resp_json(resp, 200, hosts_json(rows));
