@@ -103,32 +103,23 @@ const struct svc_body svc_api_workspaces_create_body = SVC_BODY(name_fields);
 /* POST /workspaces {name}: 201 Workspace (kind "team", the caller its owner); 400. */
 enum svc_err svc_api_workspaces_create(struct svc_req *req, struct svc_resp *resp)
 {
-	struct svc_db *db = req->ctx->db;
 	char wid[37];
-	struct svc_dbv p[4];
+	struct svc_dbv w[4], m[3];
+	struct svc_db_step steps[2] = { { STMT_WORKSPACE_INSERT, w, 4, NULL }, { STMT_MEMBER_INSERT, m, 3, NULL } };
 	int err;
 
 	if (svc_uuid_v4(wid) < 0)
 		return SVC_E_INTERNAL;
-	if ((err = svc_db_begin(db)) < 0)
+	w[0] = svc_dbv_str(wid);
+	w[1] = svc_dbv_str(svc_json_str(req->json, "name"));
+	w[2] = svc_dbv_str("team");
+	w[3] = svc_dbv_str(req->user_id);
+	m[0] = svc_dbv_str(wid);
+	m[1] = svc_dbv_str(req->user_id);
+	m[2] = svc_dbv_str("owner");
+	if ((err = svc_db_tx_steps(req->ctx->db, steps, 2)) < 0)
 		return err;
-	p[0] = svc_dbv_str(wid);
-	p[1] = svc_dbv_str(svc_json_str(req->json, "name"));
-	p[2] = svc_dbv_str("team");
-	p[3] = svc_dbv_str(req->user_id);
-	if ((err = svc_db_run(db, STMT_WORKSPACE_INSERT, p, 4, NULL, NULL)) < 0)
-		goto fail;
-	p[0] = svc_dbv_str(wid);
-	p[1] = svc_dbv_str(req->user_id);
-	p[2] = svc_dbv_str("owner");
-	if ((err = svc_db_run(db, STMT_MEMBER_INSERT, p, 3, NULL, NULL)) < 0)
-		goto fail;
-	if ((err = svc_db_commit(db)) < 0)
-		goto fail;
 	return send_workspace(req, resp, wid, 201);
-fail:
-	svc_db_rollback(db);
-	return err;
 }
 
 /* GET /workspaces/:wid: 200 Workspace; 403 not a member; 404. */
@@ -245,77 +236,88 @@ done:
 	return err;
 }
 
-/*
- * The one place membership changes: inside a transaction that locks the
- * workspace's membership rows, checks `action` for member `uid` (new role
- * `new_role`, NULL to remove) and that an owner remains, then writes.
- * `also` (may be NULL) is a second member set to `also_role` in the same
- * transaction (ownership transfer). Errors: SVC_E_NOT_FOUND (not a member),
- * SVC_E_FORBIDDEN, SVC_E_CONFLICT (no owner would be left), DB errors.
- */
-static int change_member(struct svc_req *req, struct svc_resp *resp, const struct svc_rows *ws,
-			 enum svc_action action, const char *uid, const char *new_role, const char *also,
-			 const char *also_role)
+struct member_change {
+	struct svc_req *req;
+	struct svc_resp *resp;
+	const struct svc_rows *ws;
+	enum svc_action action;
+	const char *uid, *new_role, *also, *also_role;
+};
+
+/* The body of change_member(), a transaction of svc_db_tx(). */
+static int member_change_tx(struct svc_db *db, void *arg)
 {
-	struct svc_db *db = req->ctx->db;
-	const char *wid = svc_rows_get(ws, 0, WCOL_ID), *cur = NULL;
+	const struct member_change *c = arg;
+	const char *wid = svc_rows_get(c->ws, 0, WCOL_ID), *cur = NULL;
 	struct svc_perm_object o = { 0 };
 	struct svc_rows *locked = NULL;
 	struct svc_dbv p[3];
 	size_t r, owners = 0, owners_after;
 	int err;
 
-	if ((err = svc_db_begin(db)) < 0)
-		return err;
 	p[0] = svc_dbv_str(wid);
 	if ((err = svc_db_run(db, STMT_MEMBER_LOCK, p, 1, &locked, NULL)) < 0)
 		goto done;
 	for (r = 0; locked && r < locked->nrows; r++) {
 		if (strcmp(svc_rows_get(locked, r, MLCOL_ROLE), "owner") == 0)
 			owners++;
-		if (strcmp(svc_rows_get(locked, r, MLCOL_USER), uid) == 0)
+		if (strcmp(svc_rows_get(locked, r, MLCOL_USER), c->uid) == 0)
 			cur = svc_rows_get(locked, r, MLCOL_ROLE);
 	}
 	if (!cur) {
-		err = svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "This user is not a member of the workspace.");
+		err = svc_resp_error(c->resp, SVC_E_NOT_FOUND, NULL, "This user is not a member of the workspace.");
 		goto done;
 	}
-	o.member_id = uid;
+	o.member_id = c->uid;
 	o.member_role = cur;
-	o.new_role = new_role;
-	if ((err = ws_check(req, ws, action, &o)) < 0)
+	o.new_role = c->new_role;
+	if ((err = ws_check(c->req, c->ws, c->action, &o)) < 0)
 		goto done;
-	owners_after = owners - (strcmp(cur, "owner") == 0) + (new_role && strcmp(new_role, "owner") == 0);
-	if (also && also_role && strcmp(also_role, "owner") == 0)
+	owners_after = owners - (strcmp(cur, "owner") == 0) + (c->new_role && strcmp(c->new_role, "owner") == 0);
+	if (c->also && c->also_role && strcmp(c->also_role, "owner") == 0)
 		owners_after++;
 	if (owners_after == 0) {
-		err = svc_resp_error(resp, SVC_E_CONFLICT, NULL,
+		err = svc_resp_error(c->resp, SVC_E_CONFLICT, NULL,
 				     "A workspace keeps at least one owner: make another member owner first.");
 		goto done;
 	}
-	p[0] = svc_dbv_str(new_role);
+	p[0] = svc_dbv_str(c->new_role);
 	p[1] = svc_dbv_str(wid);
-	p[2] = svc_dbv_str(uid);
-	if (new_role)
+	p[2] = svc_dbv_str(c->uid);
+	if (c->new_role)
 		err = svc_db_run(db, STMT_MEMBER_SET_ROLE, p, 3, NULL, NULL);
 	else
 		err = svc_db_run(db, STMT_MEMBER_DELETE, p + 1, 2, NULL, NULL);
 	if (err < 0)
 		goto done;
-	if (also) {
-		p[0] = svc_dbv_str(also_role);
-		p[2] = svc_dbv_str(also);
-		if ((err = svc_db_run(db, STMT_MEMBER_SET_ROLE, p, 3, NULL, NULL)) < 0)
-			goto done;
+	if (c->also) {
+		p[0] = svc_dbv_str(c->also_role);
+		p[2] = svc_dbv_str(c->also);
+		err = svc_db_run(db, STMT_MEMBER_SET_ROLE, p, 3, NULL, NULL);
 	}
-	if ((err = svc_db_commit(db)) < 0)
-		goto done;
-	svc_log_info("workspaces: member %s workspace=%s user=%s role=%s by=%s", new_role ? "changed" : "removed",
-		     wid, uid, new_role ? new_role : "-", req->user_id);
 done:
-	if (err < 0)
-		svc_db_rollback(db);
 	svc_rows_free(locked);
+	return err;
+}
+
+/*
+ * The one place membership changes: inside a transaction (svc_db_tx()) that
+ * locks the workspace's membership rows, checks `action` for member `uid`
+ * (new role `new_role`, NULL to remove) and that an owner remains, then
+ * writes. `also` (may be NULL) is a second member set to `also_role` in the
+ * same transaction (ownership transfer). Errors: SVC_E_NOT_FOUND (not a
+ * member), SVC_E_FORBIDDEN, SVC_E_CONFLICT (no owner would be left), DB errors.
+ */
+static int change_member(struct svc_req *req, struct svc_resp *resp, const struct svc_rows *ws,
+			 enum svc_action action, const char *uid, const char *new_role, const char *also,
+			 const char *also_role)
+{
+	struct member_change c = { req, resp, ws, action, uid, new_role, also, also_role };
+	int err = svc_db_tx(req->ctx->db, member_change_tx, &c);
+
+	if (err == 0)
+		svc_log_info("workspaces: member %s workspace=%s user=%s role=%s by=%s", new_role ? "changed" : "removed",
+			     svc_rows_get(ws, 0, WCOL_ID), uid, new_role ? new_role : "-", req->user_id);
 	return err;
 }
 
@@ -528,25 +530,20 @@ enum svc_err svc_api_folders_update(struct svc_req *req, struct svc_resp *resp)
 /* DELETE /folders/:folderId: 200 {id, deleted, projectsMoved}: its projects (deleted ones too) move to the root; 403; 404. */
 enum svc_err svc_api_folders_delete(struct svc_req *req, struct svc_resp *resp)
 {
-	struct svc_db *db = req->ctx->db;
 	const char *id = svc_req_param(req, "folderId");
 	struct svc_rows *f = NULL;
 	struct json_object *body;
 	struct svc_dbv p;
 	uint64_t moved = 0, gone = 0;
+	struct svc_db_step steps[2] = { { STMT_FOLDER_UNFILE, &p, 1, &moved }, { STMT_FOLDER_DELETE, &p, 1, &gone } };
 	int err;
 
 	if ((err = folder_load(req, id, &f)) < 0)
 		return err;
 	svc_rows_free(f);
 	p = svc_dbv_str(id);
-	if ((err = svc_db_begin(db)) < 0)
+	if ((err = svc_db_tx_steps(req->ctx->db, steps, 2)) < 0)
 		return err;
-	if ((err = svc_db_run(db, STMT_FOLDER_UNFILE, &p, 1, NULL, &moved)) < 0 ||
-	    (err = svc_db_run(db, STMT_FOLDER_DELETE, &p, 1, NULL, &gone)) < 0 || (err = svc_db_commit(db)) < 0) {
-		svc_db_rollback(db);
-		return err;
-	}
 	if (!gone)
 		return SVC_E_NOT_FOUND;
 	body = json_object_new_object();

@@ -731,6 +731,36 @@ int svc_db_tx(struct svc_db *db, svc_db_tx_fn fn, void *arg)
 	return err;
 }
 
+/* The body of svc_db_tx_steps(): each step in order. */
+struct steps {
+	const struct svc_db_step *s;
+	size_t n;
+};
+
+static int run_steps(struct svc_db *db, void *arg)
+{
+	const struct steps *st = arg;
+	size_t i;
+	int err;
+
+	for (i = 0; i < st->n; i++) {
+		const struct svc_db_step *s = &st->s[i];
+
+		if (s->affected)
+			*s->affected = 0;
+		if ((err = svc_db_run(db, s->stmt, s->params, s->n, NULL, s->affected)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+int svc_db_tx_steps(struct svc_db *db, const struct svc_db_step *steps, size_t n)
+{
+	struct steps st = { steps, n };
+
+	return svc_db_tx(db, run_steps, &st);
+}
+
 int svc_db_sync_wait(struct svc_db *db)
 {
 	if (db->sync_wait)

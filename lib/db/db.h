@@ -142,6 +142,23 @@ typedef int (*svc_db_tx_fn)(struct svc_db *db, void *arg);
  */
 int svc_db_tx(struct svc_db *db, svc_db_tx_fn fn, void *arg);
 
+/* One statement of svc_db_tx_steps(): `stmt` with its `n` parameters; its affected rows into *affected (may be NULL). */
+struct svc_db_step {
+	enum svc_stmt stmt;
+	const struct svc_dbv *params;
+	size_t n;
+	uint64_t *affected;
+};
+
+/*
+ * svc_db_tx() of a fixed list of statements that belong together (no reads,
+ * no decisions between them): each of `steps`, `n` of them, in order; the
+ * first error rolls back and is returned. Run again as svc_db_tx() says;
+ * the affected counts are those of the run that committed. Returns 0 or
+ * svc_db_run()'s errors.
+ */
+int svc_db_tx_steps(struct svc_db *db, const struct svc_db_step *steps, size_t n);
+
 /* What an error number of MariaDB (mysql_errno) means to the retry logic. */
 enum svc_db_fault {
 	SVC_DB_FAULT_OTHER,   /* not one of these: translated, not retried */
