@@ -88,6 +88,24 @@ static int check_current(struct svc_req *req, struct svc_resp *resp, const char 
 	return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL, "The current password is not right.");
 }
 
+/* A password change, a transaction of svc_db_tx(): the new hash, pending resets void, a new session generation. */
+struct password_change {
+	struct svc_dbv p[2]; /* the new hash, the user */
+	const char *user_id;
+	int64_t gen;
+};
+
+static int password_tx(struct svc_db *db, void *arg)
+{
+	struct password_change *c = arg;
+	int err;
+
+	if ((err = svc_db_run(db, STMT_AUTH_USER_NEW_PASSWORD, c->p, 2, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_RESET_INVALIDATE_USER, c->p + 1, 1, NULL, NULL)) < 0)
+		return err;
+	return svc_api__auth_gen(db, c->user_id, &c->gen);
+}
+
 /*
  * POST /auth/password {currentPassword, newPassword}: 200 {user, accessToken, refreshToken,
  * expiresIn} with both cookies set again; every other session's refresh token stops working
@@ -103,7 +121,7 @@ enum svc_err svc_api_auth_password(struct svc_req *req, struct svc_resp *resp)
 	const char *hash;
 	char pwhash[SVC_AUTH_HASH_MAX];
 	struct svc_rows *creds = NULL;
-	struct svc_dbv p[2];
+	struct password_change pw;
 	int64_t gen = 0;
 	int err;
 
@@ -123,16 +141,12 @@ enum svc_err svc_api_auth_password(struct svc_req *req, struct svc_resp *resp)
 	}
 	if ((err = svc_auth_password_hash(next, strlen(next), pwhash)) < 0)
 		goto done;
-	if ((err = svc_db_begin(db)) < 0)
+	pw.p[0] = svc_dbv_str(pwhash);
+	pw.p[1] = svc_dbv_str(req->user_id);
+	pw.user_id = req->user_id;
+	if ((err = svc_db_tx(db, password_tx, &pw)) < 0)
 		goto done;
-	p[0] = svc_dbv_str(pwhash);
-	p[1] = svc_dbv_str(req->user_id);
-	if ((err = svc_db_run(db, STMT_AUTH_USER_NEW_PASSWORD, p, 2, NULL, NULL)) < 0 ||
-	    (err = svc_db_run(db, STMT_RESET_INVALIDATE_USER, p + 1, 1, NULL, NULL)) < 0 ||
-	    (err = svc_api__auth_gen(db, req->user_id, &gen)) < 0 || (err = svc_db_commit(db)) < 0) {
-		svc_db_rollback(db);
-		goto done;
-	}
+	gen = pw.gen;
 	SVC_API_AUTH_LOG(req, "password_changed", "user=%s", req->user_id);
 	err = send_user(req, resp, gen, 1);
 done:
@@ -183,6 +197,48 @@ done:
 	return err;
 }
 
+/* Disconnecting a sign-in provider, a transaction of svc_db_tx(): the user's row locked, then the check, then the delete. */
+struct identity_removal {
+	struct svc_req *req;
+	struct svc_resp *resp;
+	const struct svc_oauth_provider *prov;
+};
+
+static int identity_delete_tx(struct svc_db *db, void *arg)
+{
+	const struct identity_removal *x = arg;
+	struct svc_rows *creds = NULL, *mine = NULL;
+	struct svc_dbv p[2];
+	const char *hash;
+	uint64_t total = 0;
+	int err;
+
+	if ((err = load_creds(x->req, STMT_AUTH_USER_CREDS_LOCK, &creds)) < 0)
+		goto done;
+	p[0] = svc_dbv_str(x->req->user_id);
+	p[1] = svc_dbv_str(x->prov->name);
+	if ((err = svc_db_run(db, STMT_IDENTITY_OF_USER, p, 2, &mine, NULL)) < 0)
+		goto done;
+	if (!mine || mine->nrows == 0) {
+		err = svc_resp_error(x->resp, SVC_E_NOT_FOUND, NULL, "%s is not connected to your account.", x->prov->label);
+		goto done;
+	}
+	hash = svc_rows_get(creds, 0, UCRCOL_HASH);
+	svc_parse_u64(svc_rows_get(creds, 0, UCRCOL_IDENTITIES) ? svc_rows_get(creds, 0, UCRCOL_IDENTITIES) : "0",
+		      UINT64_MAX, &total);
+	if (!(hash && hash[0]) && total <= mine->nrows) {
+		err = svc_resp_error(x->resp, SVC_E_CONFLICT, NULL,
+				     "%s is the only way you sign in: set a password or connect another provider first.",
+				     x->prov->label);
+		goto done;
+	}
+	err = svc_db_run(db, STMT_IDENTITY_DELETE, p, 2, NULL, NULL);
+done:
+	svc_rows_free(mine);
+	svc_rows_free(creds);
+	return err;
+}
+
 /*
  * DELETE /auth/identities/:provider: 204; the provider account no longer signs in to this one.
  * 404 (no such provider, or not connected); 409 when it is the account's last way to sign in
@@ -191,45 +247,14 @@ done:
  */
 enum svc_err svc_api_auth_identities_delete(struct svc_req *req, struct svc_resp *resp)
 {
-	const struct svc_oauth_provider *prov = svc_oauth_provider_find(svc_req_param(req, "provider"));
-	struct svc_db *db = req->ctx->db;
-	struct svc_rows *creds = NULL, *mine = NULL;
-	struct svc_dbv p[2];
-	const char *hash;
-	uint64_t total = 0;
+	struct identity_removal x = { req, resp, svc_oauth_provider_find(svc_req_param(req, "provider")) };
 	int err;
 
-	if (!prov)
+	if (!x.prov)
 		return svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "No such sign-in provider.");
-	if ((err = svc_db_begin(db)) < 0)
+	if ((err = svc_db_tx(req->ctx->db, identity_delete_tx, &x)) < 0)
 		return err;
-	if ((err = load_creds(req, STMT_AUTH_USER_CREDS_LOCK, &creds)) < 0)
-		goto done;
-	p[0] = svc_dbv_str(req->user_id);
-	p[1] = svc_dbv_str(prov->name);
-	if ((err = svc_db_run(db, STMT_IDENTITY_OF_USER, p, 2, &mine, NULL)) < 0)
-		goto done;
-	if (!mine || mine->nrows == 0) {
-		err = svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "%s is not connected to your account.", prov->label);
-		goto done;
-	}
-	hash = svc_rows_get(creds, 0, UCRCOL_HASH);
-	svc_parse_u64(svc_rows_get(creds, 0, UCRCOL_IDENTITIES) ? svc_rows_get(creds, 0, UCRCOL_IDENTITIES) : "0",
-		      UINT64_MAX, &total);
-	if (!(hash && hash[0]) && total <= mine->nrows) {
-		err = svc_resp_error(resp, SVC_E_CONFLICT, NULL,
-				     "%s is the only way you sign in: set a password or connect another provider first.",
-				     prov->label);
-		goto done;
-	}
-	if ((err = svc_db_run(db, STMT_IDENTITY_DELETE, p, 2, NULL, NULL)) < 0 || (err = svc_db_commit(db)) < 0)
-		goto done;
-	SVC_API_AUTH_LOG(req, "identity_removed", "provider=%s user=%s", prov->name, req->user_id);
+	SVC_API_AUTH_LOG(req, "identity_removed", "provider=%s user=%s", x.prov->name, req->user_id);
 	resp->status = 204;
-done:
-	if (err < 0)
-		svc_db_rollback(db);
-	svc_rows_free(mine);
-	svc_rows_free(creds);
-	return err;
+	return 0;
 }

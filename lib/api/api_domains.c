@@ -125,6 +125,56 @@ static const struct svc_field domain_fields[] = {
 };
 const struct svc_body svc_api_domains_add_body = SVC_BODY(domain_fields);
 
+/* Adding a domain within the workspace's plan, a transaction of svc_db_tx(). */
+struct domain_add {
+	struct svc_req *req;
+	struct svc_resp *resp;
+	const char *wid, *pid, *name;
+	char id[37];
+};
+
+static int domain_add_tx(struct svc_db *db, void *arg)
+{
+	struct domain_add *a = arg;
+	const struct svc_config *cfg = &a->req->ctx->cfg;
+	struct svc_rows *ws = NULL, *count = NULL;
+	struct svc_dbv p[5];
+	const char *plan;
+	uint64_t n = 0, limit;
+	int err;
+
+	p[0] = svc_dbv_str(a->wid);
+	if ((err = svc_db_run(db, STMT_WS_PLAN_LOCK, p, 1, &ws, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_DOMAIN_COUNT_WS, p, 1, &count, NULL)) < 0)
+		goto done;
+	if (!ws || ws->nrows != 1) {
+		err = SVC_E_NOT_FOUND;
+		goto done;
+	}
+	plan = svc_rows_get(ws, 0, WPCOL_PLAN);
+	limit = svc_plan_domain_limit(cfg, plan);
+	svc_parse_u64(count && count->nrows == 1 ? svc_rows_get(count, 0, CDCCOL_COUNT) : "0", UINT64_MAX, &n);
+	if (n >= limit) {
+		err = svc_resp_error(a->resp, SVC_E_PLAN_LIMIT, NULL,
+				     "The %s plan allows %llu custom domain%s per workspace; this workspace has %llu.", plan,
+				     (unsigned long long)limit, limit == 1 ? "" : "s", (unsigned long long)n);
+		goto done;
+	}
+	if ((err = svc_uuid_v4(a->id)) < 0)
+		goto done;
+	p[0] = svc_dbv_str(a->id);
+	p[1] = svc_dbv_str(a->pid);
+	p[2] = svc_dbv_str(a->name);
+	p[3] = svc_dbv_str(a->req->user_id);
+	p[4] = svc_dbv_i64(0); /* svc-worker checks it on its next round */
+	if ((err = svc_db_run(db, STMT_DOMAIN_INSERT, p, 5, NULL, NULL)) == SVC_E_CONFLICT)
+		svc_resp_error(a->resp, err, "domain", "%s is already added to a project.", a->name);
+done:
+	svc_rows_free(count);
+	svc_rows_free(ws);
+	return err;
+}
+
 /*
  * POST /domains/project/:projectId {domain}: 201 {id, domain, status, reason, checkedAt, dnsRecords};
  * 400 (domain: the name rules); 403 (below workspace admin; plan_limit); 404; 409 not_published (never
@@ -134,13 +184,11 @@ enum svc_err svc_api_domains_add(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
 	const char *pid = svc_req_param(req, "projectId");
-	struct svc_rows *rows = NULL, *ws = NULL, *count = NULL;
+	struct svc_rows *rows = NULL;
+	struct domain_add a = { req, resp, NULL, pid, NULL, "" };
 	struct json_object *o;
-	struct svc_dbv p[5];
-	char name[256], why[512], id[37];
-	const char *plan;
-	uint64_t n = 0, limit;
-	int err, in_tx = 0;
+	char name[256], why[512];
+	int err;
 
 	if ((err = svc_project_load(req, pid, SVC_ACT_DOMAINS, &rows)) < 0) {
 		if (err == SVC_E_FORBIDDEN)
@@ -158,44 +206,13 @@ enum svc_err svc_api_domains_add(struct svc_req *req, struct svc_resp *resp)
 				     "Publish the project before adding a custom domain (spec rule 5).");
 		goto done;
 	}
-	if ((err = svc_db_begin(req->ctx->db)) < 0)
+	a.wid = svc_rows_get(rows, 0, PCOL_WORKSPACE);
+	a.name = name;
+	if ((err = svc_db_tx(req->ctx->db, domain_add_tx, &a)) < 0)
 		goto done;
-	in_tx = 1;
-	p[0] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_WORKSPACE));
-	if ((err = svc_db_run(req->ctx->db, STMT_WS_PLAN_LOCK, p, 1, &ws, NULL)) < 0 ||
-	    (err = svc_db_run(req->ctx->db, STMT_DOMAIN_COUNT_WS, p, 1, &count, NULL)) < 0)
-		goto done;
-	if (!ws || ws->nrows != 1) {
-		err = SVC_E_NOT_FOUND;
-		goto done;
-	}
-	plan = svc_rows_get(ws, 0, WPCOL_PLAN);
-	limit = svc_plan_domain_limit(cfg, plan);
-	svc_parse_u64(count && count->nrows == 1 ? svc_rows_get(count, 0, CDCCOL_COUNT) : "0", UINT64_MAX, &n);
-	if (n >= limit) {
-		err = svc_resp_error(resp, SVC_E_PLAN_LIMIT, NULL,
-				     "The %s plan allows %llu custom domain%s per workspace; this workspace has %llu.", plan,
-				     (unsigned long long)limit, limit == 1 ? "" : "s", (unsigned long long)n);
-		goto done;
-	}
-	if ((err = svc_uuid_v4(id)) < 0)
-		goto done;
-	p[0] = svc_dbv_str(id);
-	p[1] = svc_dbv_str(pid);
-	p[2] = svc_dbv_str(name);
-	p[3] = svc_dbv_str(req->user_id);
-	p[4] = svc_dbv_i64(0); /* svc-worker checks it on its next round */
-	if ((err = svc_db_run(req->ctx->db, STMT_DOMAIN_INSERT, p, 5, NULL, NULL)) < 0) {
-		if (err == SVC_E_CONFLICT)
-			svc_resp_error(resp, err, "domain", "%s is already added to a project.", name);
-		goto done;
-	}
-	if ((err = svc_db_commit(req->ctx->db)) < 0)
-		goto done;
-	in_tx = 0;
-	svc_log_info("domains: user %s added %s (%s) to project %s", req->user_id, name, id, pid);
+	svc_log_info("domains: user %s added %s (%s) to project %s", req->user_id, name, a.id, pid);
 	o = json_object_new_object();
-	svc_json_add_str(o, "id", id);
+	svc_json_add_str(o, "id", a.id);
 	svc_json_add_str(o, "domain", name);
 	svc_json_add_str(o, "status", "pending_dns");
 	svc_json_add_str(o, "reason", NULL);
@@ -203,10 +220,6 @@ enum svc_err svc_api_domains_add(struct svc_req *req, struct svc_resp *resp)
 	add_records(o, cfg, name);
 	err = svc_resp_json(resp, 201, o);
 done:
-	if (in_tx)
-		svc_db_rollback(req->ctx->db);
-	svc_rows_free(count);
-	svc_rows_free(ws);
 	svc_rows_free(rows);
 	return err;
 }
