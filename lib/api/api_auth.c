@@ -1066,6 +1066,47 @@ static const struct svc_field reset_fields[] = {
 };
 const struct svc_body svc_api_auth_reset_body = SVC_BODY(reset_fields);
 
+/* Using a reset token, a transaction of svc_db_tx(): SVC_E_NOT_FOUND when the token is used, expired or unknown. */
+struct reset_use {
+	const char *hash, *pwhash;
+	char uid[37];
+};
+
+static int reset_tx(struct svc_db *db, void *arg)
+{
+	struct reset_use *r = arg;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[2];
+	uint64_t affected = 0;
+	int err;
+
+	p[0] = svc_dbv_str(r->hash);
+	/* single use even under concurrency: only one UPDATE finds used_at still NULL */
+	if ((err = svc_db_run(db, STMT_RESET_USE, p, 1, NULL, &affected)) < 0)
+		return err;
+	if (affected != 1)
+		return SVC_E_NOT_FOUND;
+	if ((err = svc_db_run(db, STMT_RESET_USER, p, 1, &rows, NULL)) < 0)
+		goto done;
+	if (!rows || rows->nrows != 1 || !svc_uuid_valid(svc_rows_get(rows, 0, RSCOL_USER) ? svc_rows_get(rows, 0, RSCOL_USER) : "")) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	memcpy(r->uid, svc_rows_get(rows, 0, RSCOL_USER), sizeof r->uid);
+	p[0] = svc_dbv_str(r->pwhash);
+	p[1] = svc_dbv_str(r->uid);
+	/* like a password change, a reset ends the sessions of whoever had the old one */
+	if ((err = svc_db_run(db, STMT_AUTH_USER_NEW_PASSWORD, p, 2, NULL, NULL)) < 0)
+		goto done;
+	p[0] = svc_dbv_str(r->uid);
+	/* the link came to the address: it is the user's from now on (OAuth may link to it) */
+	if ((err = svc_db_run(db, STMT_RESET_INVALIDATE_USER, p, 1, NULL, NULL)) == 0)
+		err = svc_db_run(db, STMT_USER_EMAIL_VERIFIED, p, 1, NULL, NULL);
+done:
+	svc_rows_free(rows);
+	return err;
+}
+
 /*
  * POST /auth/reset-password {token, password}: 200 {ok}; the token is used up, every other
  * outstanding reset token of the account stops working, and so do its refresh tokens (session_gen); 400 validation_failed (password shorter
@@ -1076,11 +1117,9 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_db *db = req->ctx->db;
 	const char *token, *password;
-	char hash[65], pwhash[SVC_AUTH_HASH_MAX], uid[37];
-	struct svc_rows *rows = NULL;
+	char hash[65], pwhash[SVC_AUTH_HASH_MAX];
 	struct json_object *body;
-	struct svc_dbv p[2];
-	uint64_t affected = 0;
+	struct reset_use r;
 	int err;
 
 	if ((err = svc_api__auth_limit(req, resp, "reset_ip", req->limit_addr, &req->ctx->auth.rl_reset_ip)) < 0)
@@ -1093,50 +1132,68 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 		return err;
 	if ((err = svc_sha256_hex(token, strlen(token), hash)) < 0)
 		return err;
-	if ((err = svc_db_begin(db)) < 0)
+	r.hash = hash;
+	r.pwhash = pwhash;
+	if ((err = svc_db_tx(db, reset_tx, &r)) < 0) {
+		if (err == SVC_E_NOT_FOUND)
+			return invalid_token(req, resp, "reset_failed", RESET_INVALID);
 		return err;
-	p[0] = svc_dbv_str(hash);
-	/* single use even under concurrency: only one UPDATE finds used_at still NULL */
-	if ((err = svc_db_run(db, STMT_RESET_USE, p, 1, NULL, &affected)) < 0)
-		goto fail;
-	if (affected != 1) {
-		svc_db_rollback(db);
-		return invalid_token(req, resp, "reset_failed", RESET_INVALID);
 	}
-	if ((err = svc_db_run(db, STMT_RESET_USER, p, 1, &rows, NULL)) < 0)
-		goto fail;
-	if (!rows || rows->nrows != 1 || !svc_uuid_valid(svc_rows_get(rows, 0, RSCOL_USER) ? svc_rows_get(rows, 0, RSCOL_USER) : "")) {
-		err = SVC_E_INTERNAL;
-		goto fail;
-	}
-	memcpy(uid, svc_rows_get(rows, 0, RSCOL_USER), sizeof uid);
-	p[0] = svc_dbv_str(pwhash);
-	p[1] = svc_dbv_str(uid);
-	/* like a password change, a reset ends the sessions of whoever had the old one */
-	if ((err = svc_db_run(db, STMT_AUTH_USER_NEW_PASSWORD, p, 2, NULL, NULL)) < 0)
-		goto fail;
-	p[0] = svc_dbv_str(uid);
-	/* the link came to the address: it is the user's from now on (OAuth may link to it) */
-	if ((err = svc_db_run(db, STMT_RESET_INVALIDATE_USER, p, 1, NULL, NULL)) < 0 ||
-	    (err = svc_db_run(db, STMT_USER_EMAIL_VERIFIED, p, 1, NULL, NULL)) < 0)
-		goto fail;
-	if ((err = svc_db_commit(db)) < 0)
-		goto fail;
-	svc_rows_free(rows);
-	AUTH_LOG(req, "reset_ok", "user=%s", uid);
+	AUTH_LOG(req, "reset_ok", "user=%s", r.uid);
 	body = json_object_new_object();
 	json_object_object_add(body, "ok", json_object_new_boolean(1));
 	return svc_resp_json(resp, 200, body);
-fail:
-	svc_db_rollback(db);
-	svc_rows_free(rows);
-	return err;
 }
 
 static const struct svc_field verify_fields[] = {
 	{ "token", SVC_V_STR, SVC_F_REQUIRED, 1, 256, NULL },
 };
 const struct svc_body svc_api_auth_verify_body = SVC_BODY(verify_fields);
+
+/*
+ * Using a sign-up link, a transaction of svc_db_tx(): the account `uid` made from the pending sign-up
+ * (its address into `email`), every pending sign-up of the address gone. Returns 0; 1 when an account
+ * got the address meanwhile (the pending sign-ups still go, committed); SVC_E_NOT_FOUND for a used,
+ * expired or unknown token; DB errors.
+ */
+struct signup_verify {
+	const char *hash, *uid;
+	char email[256];
+};
+
+static int verify_tx(struct svc_db *db, void *arg)
+{
+	struct signup_verify *v = arg;
+	struct svc_rows *rows = NULL, *user = NULL;
+	struct svc_dbv p = svc_dbv_str(v->hash);
+	int err;
+
+	if ((err = svc_db_run(db, STMT_SIGNUP_BY_TOKEN, &p, 1, &rows, NULL)) < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		err = SVC_E_NOT_FOUND;
+		goto done;
+	}
+	snprintf(v->email, sizeof v->email, "%s", svc_rows_get(rows, 0, STCOL_EMAIL));
+	/* one link settles the address: the other pending sign-ups of it (a stranger's too) go */
+	p = svc_dbv_str(v->email);
+	if ((err = svc_db_run(db, STMT_SIGNUP_DELETE_EMAIL, &p, 1, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_USER_BY_EMAIL, &p, 1, &user, NULL)) < 0)
+		goto done;
+	if (user && user->nrows == 1) {
+		err = 1;
+		goto done;
+	}
+	if ((err = create_user(db, v->uid, v->email, svc_rows_get(rows, 0, STCOL_PASSWORD_HASH),
+			       svc_rows_get(rows, 0, STCOL_NAME))) < 0)
+		goto done;
+	p = svc_dbv_str(v->uid);
+	err = svc_db_run(db, STMT_USER_EMAIL_VERIFIED, &p, 1, NULL, NULL);
+done:
+	svc_rows_free(rows);
+	svc_rows_free(user);
+	return err;
+}
 
 /*
  * POST /auth/verify-email {token}: the link of a pending sign-up. 200 with the new account signed
@@ -1149,9 +1206,8 @@ enum svc_err svc_api_auth_verify_email(struct svc_req *req, struct svc_resp *res
 {
 	struct svc_db *db = req->ctx->db;
 	const char *token;
-	char hash[65], uid[37], email[256];
-	struct svc_rows *rows = NULL, *user = NULL;
-	struct svc_dbv p;
+	char hash[65], uid[37];
+	struct signup_verify v;
 	int err;
 
 	if ((err = svc_api__auth_limit(req, resp, "verify_ip", req->limit_addr, &req->ctx->auth.rl_verify_ip)) < 0)
@@ -1163,48 +1219,21 @@ enum svc_err svc_api_auth_verify_email(struct svc_req *req, struct svc_resp *res
 		return SVC_E_INTERNAL;
 	if ((err = svc_sha256_hex(token, strlen(token), hash)) < 0)
 		return err;
-	if ((err = svc_db_begin(db)) < 0)
-		return err;
-	p = svc_dbv_str(hash);
-	if ((err = svc_db_run(db, STMT_SIGNUP_BY_TOKEN, &p, 1, &rows, NULL)) < 0)
-		goto fail;
-	if (!rows || rows->nrows != 1) {
-		svc_db_rollback(db);
-		svc_rows_free(rows);
+	v.hash = hash;
+	v.uid = uid;
+	err = svc_db_tx(db, verify_tx, &v);
+	if (err == SVC_E_NOT_FOUND)
 		return invalid_token(req, resp, "verify_failed", VERIFY_INVALID);
-	}
-	snprintf(email, sizeof email, "%s", svc_rows_get(rows, 0, STCOL_EMAIL));
-	/* one link settles the address: the other pending sign-ups of it (a stranger's too) go */
-	p = svc_dbv_str(email);
-	if ((err = svc_db_run(db, STMT_SIGNUP_DELETE_EMAIL, &p, 1, NULL, NULL)) < 0 ||
-	    (err = svc_db_run(db, STMT_USER_BY_EMAIL, &p, 1, &user, NULL)) < 0)
-		goto fail;
-	if (user && user->nrows == 1) {
-		err = SVC_E_CONFLICT;
-		if (svc_db_commit(db) < 0)
-			goto fail;
-		goto done;
-	}
-	if ((err = create_user(db, uid, email, svc_rows_get(rows, 0, STCOL_PASSWORD_HASH),
-			       svc_rows_get(rows, 0, STCOL_NAME))) < 0)
-		goto fail;
-	p = svc_dbv_str(uid);
-	if ((err = svc_db_run(db, STMT_USER_EMAIL_VERIFIED, &p, 1, NULL, NULL)) < 0 || (err = svc_db_commit(db)) < 0)
-		goto fail;
-	if ((err = answer_new_account(req, resp, uid, email, 200)) < 0)
-		goto done;
-	AUTH_LOG(req, "signup_ok", "user=%s verified=1", uid);
-	goto done;
-fail:
-	svc_db_rollback(db);
-done:
-	svc_rows_free(rows);
-	svc_rows_free(user);
-	if (err == SVC_E_CONFLICT) {
+	if (err == 1 || err == SVC_E_CONFLICT) {
 		AUTH_LOG(req, "verify_failed", "token=account_exists");
-		return svc_resp_error(resp, err, "token",
+		return svc_resp_error(resp, SVC_E_CONFLICT, "token",
 				      "An account with this address exists already. Sign in, or reset its password.");
 	}
+	if (err < 0)
+		return err;
+	if ((err = answer_new_account(req, resp, uid, v.email, 200)) < 0)
+		return err;
+	AUTH_LOG(req, "signup_ok", "user=%s verified=1", uid);
 	return err;
 }
 
