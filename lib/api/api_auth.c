@@ -1349,14 +1349,64 @@ enum svc_err svc_api_auth_oauth_link_start(struct svc_req *req, struct svc_resp 
  * bytes). Returns 0, SVC_E_FORBIDDEN (no verified address), SVC_E_UNAUTHORIZED (an account has the
  * address but never showed it to be its own: no link, review finding 6 of issue 17), DB errors.
  */
+/* Linking an identity (to the account of its address, or to a new one), a transaction of svc_db_tx(). */
+struct identity_link {
+	const struct svc_oauth_provider *p;
+	const struct svc_oauth_profile *prof;
+	const char *email;
+	char uid[37];
+};
+
+static int identity_link_tx(struct svc_db *db, void *arg)
+{
+	struct identity_link *l = arg;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv q[4];
+	const char *display;
+	int err;
+
+	q[0] = svc_dbv_str(l->email);
+	if ((err = svc_db_run(db, STMT_USER_BY_EMAIL, q, 1, &rows, NULL)) < 0)
+		return err;
+	if (rows && rows->nrows == 1) {
+		/* an address the account never showed to be its own (a sign-up without verification) could
+		 * be anyone's: linking would hand the account to its real owner's provider, or the other way
+		 * round (pre-account takeover, review finding 6 of issue 17) */
+		if (strcmp(svc_rows_get(rows, 0, UECOL_VERIFIED) ? svc_rows_get(rows, 0, UECOL_VERIFIED) : "0", "1") != 0) {
+			err = SVC_E_UNAUTHORIZED;
+			goto done;
+		}
+		memcpy(l->uid, svc_rows_get(rows, 0, UECOL_ID), 37);
+	} else {
+		display = l->prof->name[0] && !svc_is_blank(l->prof->name) ? l->prof->name
+									: (l->prof->login[0] ? l->prof->login : NULL);
+		if (svc_uuid_v4(l->uid) < 0) {
+			err = SVC_E_INTERNAL;
+			goto done;
+		}
+		q[0] = svc_dbv_str(l->uid);
+		if ((err = create_user(db, l->uid, l->email, NULL, display)) < 0 ||
+		    (err = svc_db_run(db, STMT_USER_EMAIL_VERIFIED, q, 1, NULL, NULL)) < 0)
+			goto done;
+	}
+	q[0] = svc_dbv_str(l->p->name);
+	q[1] = svc_dbv_str(l->prof->subject);
+	q[2] = svc_dbv_str(l->uid);
+	q[3] = svc_dbv_str(l->email);
+	err = svc_db_run(db, STMT_IDENTITY_INSERT, q, 4, NULL, NULL);
+done:
+	svc_rows_free(rows);
+	return err;
+}
+
 static int oauth_user(struct svc_req *req, const struct svc_oauth_provider *p, const struct svc_oauth_profile *prof,
 		      char *out)
 {
 	struct svc_db *db = req->ctx->db;
 	struct svc_rows *rows = NULL;
-	struct svc_dbv q[4];
-	char email[256], uid[37];
-	const char *display;
+	struct identity_link l = { p, prof, NULL, "" };
+	struct svc_dbv q[3];
+	char email[256];
 	int err, attempt;
 
 	for (attempt = 0; attempt < 2; attempt++) {
@@ -1378,47 +1428,11 @@ static int oauth_user(struct svc_req *req, const struct svc_oauth_provider *p, c
 		/* only a verified address may name (or claim) an account */
 		if (!prof->email_verified || normalise_email(prof->email, email) < 0)
 			return SVC_E_FORBIDDEN;
-		if ((err = svc_db_begin(db)) < 0)
-			return err;
-		q[0] = svc_dbv_str(email);
-		if ((err = svc_db_run(db, STMT_USER_BY_EMAIL, q, 1, &rows, NULL)) < 0)
-			goto fail;
-		if (rows && rows->nrows == 1) {
-			/* an address the account never showed to be its own (a sign-up without verification) could
-			 * be anyone's: linking would hand the account to its real owner's provider, or the other way
-			 * round (pre-account takeover, review finding 6 of issue 17) */
-			if (strcmp(svc_rows_get(rows, 0, UECOL_VERIFIED) ? svc_rows_get(rows, 0, UECOL_VERIFIED) : "0", "1") != 0) {
-				err = SVC_E_UNAUTHORIZED;
-				goto fail;
-			}
-			memcpy(uid, svc_rows_get(rows, 0, UECOL_ID), 37);
-		} else {
-			display = prof->name[0] && !svc_is_blank(prof->name) ? prof->name : (prof->login[0] ? prof->login : NULL);
-			if (svc_uuid_v4(uid) < 0) {
-				err = SVC_E_INTERNAL;
-				goto fail;
-			}
-			q[0] = svc_dbv_str(uid);
-			if ((err = create_user(db, uid, email, NULL, display)) < 0 ||
-			    (err = svc_db_run(db, STMT_USER_EMAIL_VERIFIED, q, 1, NULL, NULL)) < 0)
-				goto fail;
+		l.email = email;
+		if ((err = svc_db_tx(db, identity_link_tx, &l)) >= 0) {
+			memcpy(out, l.uid, 37);
+			return 0;
 		}
-		svc_rows_free(rows);
-		rows = NULL;
-		q[0] = svc_dbv_str(p->name);
-		q[1] = svc_dbv_str(prof->subject);
-		q[2] = svc_dbv_str(uid);
-		q[3] = svc_dbv_str(email);
-		if ((err = svc_db_run(db, STMT_IDENTITY_INSERT, q, 4, NULL, NULL)) < 0)
-			goto fail;
-		if ((err = svc_db_commit(db)) < 0)
-			goto fail;
-		memcpy(out, uid, 37);
-		return 0;
-fail:
-		svc_rows_free(rows);
-		rows = NULL;
-		svc_db_rollback(db);
 		if (err != SVC_E_CONFLICT)
 			return err;
 		/* another sign-in of the same account won the race: look again */
