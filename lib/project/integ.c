@@ -231,12 +231,31 @@ done:
 	return err;
 }
 
+/* The whole catalogue, one transaction of svc_db_tx(). */
+struct catalogue_import {
+	struct json_object *all;
+	char *why;
+	size_t why_max;
+};
+
+static int import_tx(struct svc_db *db, void *arg)
+{
+	const struct catalogue_import *imp = arg;
+	size_t i, n = json_object_array_length(imp->all);
+	int err = 0;
+
+	for (i = 0; i < n && err == 0; i++)
+		err = import_entry(db, json_object_array_get_idx(imp->all, i), i, imp->why, imp->why_max);
+	return err;
+}
+
 int svc_integ_import(struct svc_db *db, const char *text, size_t len, size_t *out_count, char *why,
 		     size_t why_max)
 {
 	struct json_tokener *tok = json_tokener_new_ex(SVC_JSON_DEPTH_MAX);
 	struct json_object *all = NULL;
-	size_t i, n = 0;
+	struct catalogue_import imp;
+	size_t n = 0;
 	int err;
 
 	snprintf(why, why_max, "%s", "");
@@ -250,16 +269,10 @@ int svc_integ_import(struct svc_db *db, const char *text, size_t len, size_t *ou
 		goto out;
 	}
 	n = json_object_array_length(all);
-	if ((err = svc_db_begin(db)) < 0)
-		goto out;
-	for (i = 0; i < n; i++)
-		if ((err = import_entry(db, json_object_array_get_idx(all, i), i, why, why_max)) < 0)
-			break;
-	if (err < 0)
-		svc_db_rollback(db);
-	else
-		err = svc_db_commit(db);
-	if (err == 0)
+	imp.all = all;
+	imp.why = why;
+	imp.why_max = why_max;
+	if ((err = svc_db_tx(db, import_tx, &imp)) == 0)
 		*out_count = n;
 out:
 	json_object_put(all);
