@@ -439,6 +439,43 @@ done:
 	return err;
 }
 
+/* The rows of a duplicate (the project, its first chat with the source's timeline) and its files moved into place, a transaction of svc_db_tx(). */
+struct project_copy {
+	const struct svc_config *cfg;
+	const struct svc_project_new *np;
+	const char *src_id, *id, *chat_id, *tmpdir, *pdir, *user_id;
+	int moved;
+};
+
+static int duplicate_tx(struct svc_db *db, void *arg)
+{
+	struct project_copy *d = arg;
+	struct svc_rows *chat = NULL;
+	struct svc_dbv p[2];
+	int err;
+
+	if ((err = svc_quota_projects_check(db, d->cfg, d->np->workspace_id, NULL)) < 0 ||
+	    (err = svc_project_insert(db, d->id, d->np)) < 0)
+		return err;
+	/* The chat seed: the source's default (first) chat and its whole timeline. */
+	p[0] = svc_dbv_str(d->src_id);
+	if ((err = svc_db_run(db, STMT_CHAT_FIRST, p, 1, &chat, NULL)) < 0)
+		return err;
+	if ((err = svc_chat_insert(db, d->chat_id, d->id, chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_TITLE) : "Main chat",
+				   chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_MODE) : "build", d->user_id)) < 0)
+		goto done;
+	if (chat && chat->nrows) {
+		p[0] = svc_dbv_str(d->chat_id);
+		p[1] = svc_dbv_str(svc_rows_get(chat, 0, CFCOL_ID));
+		if ((err = svc_db_run(db, STMT_CHAT_EVENTS_COPY, p, 2, NULL, NULL)) < 0)
+			goto done;
+	}
+	err = svc_project_settle(d->tmpdir, d->pdir, &d->moved);
+done:
+	svc_rows_free(chat);
+	return err;
+}
+
 static const struct svc_field duplicate_fields[] = {
 	{ "workspaceId", SVC_V_UUID, 0, 0, 0, NULL },
 	{ "name", SVC_V_TEXT, 0, 1, 128, NULL },
@@ -456,10 +493,10 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 	const char *src_id = svc_req_param(req, "id"), *wid, *name;
 	char role[16], id[37], chat_id[37], copy_name[160];
 	char sdir[2048], pdir[2048], tmpdir[2100];
-	struct svc_rows *src = NULL, *chat = NULL, *after = NULL;
+	struct svc_rows *src = NULL, *after = NULL;
 	struct svc_project_new np = { 0 };
-	struct svc_dbv p[5];
-	int err, in_tx = 0, moved = 0, copied = 0;
+	struct project_copy d;
+	int err, moved = 0, copied = 0;
 
 	if ((err = svc_project_load(req, src_id, SVC_ACT_READ, &src)) < 0)
 		return err;
@@ -493,33 +530,25 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 		goto done;
 	copied = 1;
 
-	if ((err = svc_db_begin(db)) < 0)
-		goto done;
-	in_tx = 1;
 	np.workspace_id = wid;
 	np.user_id = req->user_id;
 	np.name = name;
 	np.description = svc_rows_get(src, 0, PCOL_DESCRIPTION);
 	np.template_name = svc_rows_get(src, 0, PCOL_TEMPLATE);
 	np.visibility = svc_rows_get(src, 0, PCOL_VISIBILITY);
-	if ((err = svc_quota_projects_check(db, cfg, wid, NULL)) < 0 || (err = svc_project_insert(db, id, &np)) < 0)
+	d.cfg = cfg;
+	d.np = &np;
+	d.src_id = src_id;
+	d.id = id;
+	d.chat_id = chat_id;
+	d.tmpdir = tmpdir;
+	d.pdir = pdir;
+	d.user_id = req->user_id;
+	d.moved = 0;
+	err = svc_db_tx(db, duplicate_tx, &d);
+	moved = d.moved;
+	if (err < 0)
 		goto done;
-	/* The chat seed: the source's default (first) chat and its whole timeline. */
-	p[0] = svc_dbv_str(src_id);
-	if ((err = svc_db_run(db, STMT_CHAT_FIRST, p, 1, &chat, NULL)) < 0)
-		goto done;
-	if ((err = svc_chat_insert(db, chat_id, id, chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_TITLE) : "Main chat",
-				   chat && chat->nrows ? svc_rows_get(chat, 0, CFCOL_MODE) : "build", req->user_id)) < 0)
-		goto done;
-	if (chat && chat->nrows) {
-		p[0] = svc_dbv_str(chat_id);
-		p[1] = svc_dbv_str(svc_rows_get(chat, 0, CFCOL_ID));
-		if ((err = svc_db_run(db, STMT_CHAT_EVENTS_COPY, p, 2, NULL, NULL)) < 0)
-			goto done;
-	}
-	if ((err = svc_project_settle(db, tmpdir, pdir, &moved)) < 0)
-		goto done;
-	in_tx = 0;
 	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
 		goto done;
 	{
@@ -529,14 +558,9 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 		svc_resp_json(resp, 201, o);
 	}
 done:
-	if (err < 0) {
-		if (in_tx)
-			svc_db_rollback(db);
-		if (copied)
-			svc_fsx_remove_tree(moved ? pdir : tmpdir);
-	}
+	if (err < 0 && copied)
+		svc_fsx_remove_tree(moved ? pdir : tmpdir);
 	svc_rows_free(after);
-	svc_rows_free(chat);
 	svc_rows_free(src);
 	return err;
 }

@@ -306,14 +306,16 @@ int svc_chat_insert(struct svc_db *db, const char *chat_id, const char *project_
 	return svc_db_run(db, STMT_CHAT_INSERT, p, 5, NULL, NULL);
 }
 
-int svc_project_settle(struct svc_db *db, const char *tmpdir, const char *pdir, int *moved)
+int svc_project_settle(const char *tmpdir, const char *pdir, int *moved)
 {
+	if (*moved)
+		return 0; /* an earlier run of the transaction moved it */
 	if (rename(tmpdir, pdir) < 0) {
 		svc_log_error("projects: rename %s: %s", tmpdir, strerror(errno));
 		return SVC_E_INTERNAL;
 	}
 	*moved = 1;
-	return svc_db_commit(db);
+	return 0;
 }
 
 int svc_project_insert(struct svc_db *db, const char *id, const struct svc_project_new *np)
@@ -344,6 +346,30 @@ int svc_project_insert(struct svc_db *db, const char *id, const struct svc_proje
 	return err;
 }
 
+/* The rows of a new project and its files moved into place, a transaction of svc_db_tx(). */
+struct project_creation {
+	const struct svc_config *cfg;
+	const struct svc_project_new *np;
+	const char *id, *chat_id, *tmpdir, *pdir;
+	int moved;
+};
+
+static int create_tx(struct svc_db *db, void *arg)
+{
+	struct project_creation *c = arg;
+	int err;
+
+	/* the workspace's project quota, counted with its row locked in this transaction */
+	if ((err = svc_quota_projects_check(db, c->cfg, c->np->workspace_id, NULL)) < 0 ||
+	    (err = svc_project_insert(db, c->id, c->np)) < 0 ||
+	    (err = svc_chat_insert(db, c->chat_id, c->id, "Main chat", "build", c->np->user_id)) < 0)
+		return err;
+	/* the first prompt, when given, is queued for svc-worker in this transaction */
+	if ((err = svc_project_queue_first_prompt(db, c->id, c->chat_id, c->np->user_id, c->np->prompt)) < 0)
+		return err;
+	return svc_project_settle(c->tmpdir, c->pdir, &c->moved);
+}
+
 int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const struct svc_project_new *np,
 		       const char **out_field, char *msg, size_t msgmax, char *out_id, char *out_chat_id)
 {
@@ -351,8 +377,9 @@ int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const st
 	char id[37], chat_id[37], sha[41];
 	char tdir[2048], pdir[2048], tmpdir[2100], projects[2048], aname[256], aemail[256], cmsg[128];
 	struct svc_rows *rows = NULL;
+	struct project_creation c;
 	struct svc_dbv p[9];
-	int err, in_tx = 0, moved = 0;
+	int err, moved = 0;
 
 	if (!template_valid(cfg, tmpl, tdir, sizeof tdir)) {
 		*out_field = "template";
@@ -390,29 +417,22 @@ int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const st
 	if ((err = svc_repo_init(tmpdir, cmsg, aname, aemail, sha)) < 0)
 		goto done;
 
-	if ((err = svc_db_begin(db)) < 0)
+	c.cfg = cfg;
+	c.np = np;
+	c.id = id;
+	c.chat_id = chat_id;
+	c.tmpdir = tmpdir;
+	c.pdir = pdir;
+	c.moved = 0;
+	err = svc_db_tx(db, create_tx, &c);
+	moved = c.moved;
+	if (err < 0)
 		goto done;
-	in_tx = 1;
-	/* the workspace's project quota, counted with its row locked in this transaction */
-	if ((err = svc_quota_projects_check(db, cfg, np->workspace_id, NULL)) < 0 ||
-	    (err = svc_project_insert(db, id, np)) < 0)
-		goto done;
-	if ((err = svc_chat_insert(db, chat_id, id, "Main chat", "build", np->user_id)) < 0)
-		goto done;
-	/* the first prompt, when given, is queued for svc-worker in this transaction */
-	if ((err = svc_project_queue_first_prompt(db, id, chat_id, np->user_id, np->prompt)) < 0)
-		goto done;
-	if ((err = svc_project_settle(db, tmpdir, pdir, &moved)) < 0)
-		goto done;
-	in_tx = 0;
 	memcpy(out_id, id, 37);
 	memcpy(out_chat_id, chat_id, 37);
 done:
-	if (err < 0) {
-		if (in_tx)
-			svc_db_rollback(db);
+	if (err < 0)
 		svc_fsx_remove_tree(moved ? pdir : tmpdir);
-	}
 	return err;
 }
 

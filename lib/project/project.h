@@ -174,14 +174,15 @@ int svc_chat_insert(struct svc_db *db, const char *chat_id, const char *project_
 		    const char *mode, const char *user_id);
 
 /*
- * Ends the creation of a project whose files were prepared in `tmpdir`:
- * renames `tmpdir` to `pdir` (the project's directory, same file system) and
- * commits the open transaction, so the directory and the rows appear
- * together. Sets *moved to 1 once the rename happened, so the caller's clean-up
- * removes `pdir` rather than `tmpdir` when the commit fails. Returns 0,
- * SVC_E_INTERNAL (rename failed; logged) or DB errors.
+ * The last step of a transaction (svc_db_tx()) that creates a project whose
+ * files were prepared in `tmpdir`: renames `tmpdir` to `pdir` (the project's
+ * directory, same file system) just before the COMMIT, so the directory and
+ * the rows appear together. Sets *moved to 1 once the rename happened; a run
+ * of the transaction again finds it moved and leaves it, and the caller's
+ * clean-up removes `pdir` rather than `tmpdir` when the transaction failed.
+ * Returns 0 or SVC_E_INTERNAL (rename failed; logged).
  */
-int svc_project_settle(struct svc_db *db, const char *tmpdir, const char *pdir, int *moved);
+int svc_project_settle(const char *tmpdir, const char *pdir, int *moved);
 
 /*
  * Creates project `np` (spec "Project endpoints" rule 2): copies the
