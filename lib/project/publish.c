@@ -440,18 +440,13 @@ static int record_live(struct svc_db *db, const char *project_id, const char *id
 	struct svc_dbv sup[2] = { svc_dbv_str(project_id), svc_dbv_str(id) };
 	struct svc_dbv fin[2] = { excerpt ? svc_dbv_str(excerpt) : svc_dbv_null(), svc_dbv_str(id) };
 	struct svc_dbv pid = svc_dbv_str(project_id);
-	int err;
+	struct svc_db_step steps[3] = {
+		{ STMT_DEPLOY_SUPERSEDE, sup, 2, NULL },
+		{ excerpt ? STMT_DEPLOY_FINISH : STMT_DEPLOY_MAKE_LIVE, excerpt ? fin : fin + 1, excerpt ? 2 : 1, NULL },
+		{ STMT_PROJECT_SET_PUBLISHED, &pid, 1, NULL },
+	};
 
-	if ((err = svc_db_begin(db)) < 0)
-		return err;
-	if ((err = svc_db_run(db, STMT_DEPLOY_SUPERSEDE, sup, 2, NULL, NULL)) < 0 ||
-	    (err = svc_db_run(db, excerpt ? STMT_DEPLOY_FINISH : STMT_DEPLOY_MAKE_LIVE, excerpt ? fin : fin + 1,
-			      excerpt ? 2 : 1, NULL, NULL)) < 0 ||
-	    (err = svc_db_run(db, STMT_PROJECT_SET_PUBLISHED, &pid, 1, NULL, NULL)) < 0) {
-		svc_db_rollback(db);
-		return err;
-	}
-	return svc_db_commit(db);
+	return svc_db_tx_steps(db, steps, 3);
 }
 
 unsigned svc_publish_grace_secs(const struct svc_config *cfg)
@@ -548,6 +543,47 @@ void svc_publish_target_of(const struct svc_rows *rows, const char *user_id, str
 	out->user_id = user_id;
 }
 
+/* A deployment claimed, a transaction of svc_db_tx() (claim()). */
+struct deploy_claim {
+	const struct svc_publish_target *t;
+	const char *sha, *id;
+	int64_t stale_secs;
+};
+
+static int claim_tx(struct svc_db *db, void *arg)
+{
+	const struct deploy_claim *c = arg;
+	struct svc_dbv pid = svc_dbv_str(c->t->project_id), ins[4];
+	struct svc_rows *rows = NULL;
+	size_t i;
+	int err;
+
+	if ((err = svc_db_run(db, STMT_DEPLOY_LOCK_PROJECT, &pid, 1, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_DEPLOY_BUILDING, &pid, 1, &rows, NULL)) < 0)
+		goto done;
+	for (i = 0; rows && i < rows->nrows; i++) {
+		uint64_t age = 0;
+		struct svc_dbv f[3] = { svc_dbv_str("the build was interrupted (its process ended)"), svc_dbv_null(),
+					svc_dbv_str(svc_rows_get(rows, i, DBCOL_ID)) };
+
+		svc_parse_u64(svc_rows_get(rows, i, DBCOL_AGE_SECS), UINT64_MAX, &age);
+		if ((int64_t)age < c->stale_secs) {
+			err = SVC_E_CONFLICT;
+			goto done;
+		}
+		if ((err = svc_db_run(db, STMT_DEPLOY_FAIL, f, 3, NULL, NULL)) < 0)
+			goto done;
+	}
+	ins[0] = svc_dbv_str(c->id);
+	ins[1] = pid;
+	ins[2] = c->sha[0] ? svc_dbv_str(c->sha) : svc_dbv_null();
+	ins[3] = c->t->user_id && c->t->user_id[0] ? svc_dbv_str(c->t->user_id) : svc_dbv_null();
+	err = svc_db_run(db, STMT_DEPLOY_INSERT, ins, 4, NULL, NULL);
+done:
+	svc_rows_free(rows);
+	return err;
+}
+
 /*
  * Records a new deployment of t->project_id, building, unless one is
  * building already (SVC_E_CONFLICT); one older than `stale_secs` was
@@ -557,44 +593,14 @@ void svc_publish_target_of(const struct svc_rows *rows, const char *user_id, str
 static int claim(struct svc_db *db, const struct svc_publish_target *t, const char *sha, int64_t stale_secs,
 		 char *out_id)
 {
-	struct svc_dbv pid = svc_dbv_str(t->project_id), ins[4];
-	struct svc_rows *rows = NULL;
 	char id[37];
-	size_t i;
+	struct deploy_claim c = { t, sha, id, stale_secs };
 	int err;
 
-	if ((err = svc_uuid_v4(id)) < 0 || (err = svc_db_begin(db)) < 0)
+	if ((err = svc_uuid_v4(id)) < 0 || (err = svc_db_tx(db, claim_tx, &c)) < 0)
 		return err;
-	if ((err = svc_db_run(db, STMT_DEPLOY_LOCK_PROJECT, &pid, 1, NULL, NULL)) < 0 ||
-	    (err = svc_db_run(db, STMT_DEPLOY_BUILDING, &pid, 1, &rows, NULL)) < 0)
-		goto done;
-	for (i = 0; i < rows->nrows; i++) {
-		uint64_t age = 0;
-		struct svc_dbv f[3] = { svc_dbv_str("the build was interrupted (its process ended)"), svc_dbv_null(),
-					svc_dbv_str(svc_rows_get(rows, i, DBCOL_ID)) };
-
-		svc_parse_u64(svc_rows_get(rows, i, DBCOL_AGE_SECS), UINT64_MAX, &age);
-		if ((int64_t)age < stale_secs) {
-			err = SVC_E_CONFLICT;
-			goto done;
-		}
-		if ((err = svc_db_run(db, STMT_DEPLOY_FAIL, f, 3, NULL, NULL)) < 0)
-			goto done;
-	}
-	ins[0] = svc_dbv_str(id);
-	ins[1] = pid;
-	ins[2] = sha[0] ? svc_dbv_str(sha) : svc_dbv_null();
-	ins[3] = t->user_id && t->user_id[0] ? svc_dbv_str(t->user_id) : svc_dbv_null();
-	if ((err = svc_db_run(db, STMT_DEPLOY_INSERT, ins, 4, NULL, NULL)) < 0)
-		goto done;
-	err = svc_db_commit(db);
-done:
-	if (err < 0)
-		svc_db_rollback(db);
-	else
-		memcpy(out_id, id, sizeof id);
-	svc_rows_free(rows);
-	return err;
+	memcpy(out_id, id, sizeof id);
+	return 0;
 }
 
 /* Does the workspace allow install scripts in builds (workspaces.build_scripts)? */
