@@ -537,20 +537,14 @@ struct persist_batch {
 };
 static struct wsd_persist_job *batch_head, **batch_tail = &batch_head;
 
-static void persist_run(struct wsd_job *jb, struct wsd_worker *w)
+/* The body of a persist batch, a transaction of svc_db_tx(). */
+static int persist_tx(struct svc_db *db, void *arg)
 {
-	struct persist_batch *b = (struct persist_batch *)jb;
-	struct svc_db *db = wsd_worker_db(w);
-	struct wsd_persist_job *j;
+	const struct persist_batch *b = arg;
+	const struct wsd_persist_job *j;
 	size_t i;
-	int err;
+	int err = 0;
 
-	if (!db) {
-		err = SVC_E_UNAVAILABLE;
-		goto done;
-	}
-	if ((err = svc_db_begin(db)) < 0)
-		goto done;
 	for (j = b->list; j && err == 0; j = j->next) {
 		for (i = 0; i < j->n && err == 0; i++) {
 			struct svc_yjs_buf u = { j->updates[i].data, j->updates[i].len, j->updates[i].len };
@@ -560,11 +554,17 @@ static void persist_run(struct wsd_job *jb, struct wsd_worker *w)
 				err = 0;
 		}
 	}
-	if (err == 0)
-		err = svc_db_commit(db);
-	else
-		svc_db_rollback(db);
-done:
+	return err;
+}
+
+static void persist_run(struct wsd_job *jb, struct wsd_worker *w)
+{
+	struct persist_batch *b = (struct persist_batch *)jb;
+	struct svc_db *db = wsd_worker_db(w);
+	struct wsd_persist_job *j;
+	int err;
+
+	err = db ? svc_db_tx(db, persist_tx, b) : SVC_E_UNAVAILABLE;
 	/* one transaction: every room's updates went in, or none did */
 	for (j = b->list; j; j = j->next)
 		j->error = err;
@@ -621,30 +621,22 @@ static void compact_run(struct wsd_job *jb, struct wsd_worker *w)
 {
 	struct wsd_compact_job *j = (struct wsd_compact_job *)jb;
 	struct svc_db *db = wsd_worker_db(w);
-	struct svc_dbv p[3];
+	struct svc_dbv p[3], trim[2];
+	struct svc_db_step steps[2] = { { STMT_WSD_SNAPSHOT_PUT, p, 3, NULL }, { STMT_WSD_UPDATES_TRIM, trim, 2, NULL } };
 	int err;
 
 	if (!db) {
 		j->error = SVC_E_UNAVAILABLE;
 		return;
 	}
-	if ((err = svc_db_begin(db)) < 0)
-		goto done;
 	p[0] = svc_dbv_str(j->project_id);
 	p[1].type = SVC_DBV_STR;
 	p[1].s = (const char *)j->state.data;
 	p[1].len = j->state.len;
 	p[2] = svc_dbv_i64((int64_t)j->seq);
-	err = svc_db_run(db, STMT_WSD_SNAPSHOT_PUT, p, 3, NULL, NULL);
-	if (err == 0) {
-		p[1] = svc_dbv_i64((int64_t)j->seq);
-		err = svc_db_run(db, STMT_WSD_UPDATES_TRIM, p, 2, NULL, NULL);
-	}
-	if (err == 0)
-		err = svc_db_commit(db);
-	else
-		svc_db_rollback(db);
-done:
+	trim[0] = p[0];
+	trim[1] = svc_dbv_i64((int64_t)j->seq);
+	err = svc_db_tx_steps(db, steps, 2);
 	j->error = err;
 }
 
