@@ -95,4 +95,19 @@ galera_check() {
 	fi
 }
 galera_check
+
+# Every transaction runs in svc_db_tx() (lib/db/db.h), which runs it again after a Galera
+# certification failure (1213); an open-coded svc_db_begin() would answer 503 instead (issue 19).
+tx_check() {
+	local hits
+	hits=$(git ls-files -z 'lib/*' 'cgi-bin/*' 'tools/*' 'wsd/*' | xargs -0 grep -nH 'svc_db_begin(' | grep -v '^lib/db/db\.[ch]:')
+	if [ -n "$hits" ]; then
+		echo "not ok - lint: transactions run in svc_db_tx(), not svc_db_begin()"
+		echo "$hits" | sed 's/^/    /'
+		status=1
+	else
+		echo "ok - lint: transactions run in svc_db_tx(), not svc_db_begin()"
+	fi
+}
+tx_check
 exit $status

@@ -41,6 +41,46 @@ static void test_db_statements_prepare(void)
 	mysql_library_end();
 }
 
+/* svc_db_tx_steps(): the steps commit together, or a failing one takes the earlier ones back. */
+static void test_db_tx_steps(void)
+{
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	struct svc_rows *rows = NULL;
+	char errbuf[256], uid[37], uid2[37], email[64];
+	struct svc_dbv a[4], b[4], q;
+	uint64_t n1 = 9, n2 = 9;
+	struct svc_db_step steps[2] = { { STMT_USER_INSERT, a, 4, &n1 }, { STMT_USER_INSERT, b, 4, &n2 } };
+
+	if (!getenv("SVC_CONFIG") && !getenv("SVC_DB_SOCKET"))
+		return;
+	CU_ASSERT_FATAL(svc_config_load(&cfg, errbuf, sizeof errbuf) == 0);
+	CU_ASSERT_FATAL(svc_db_open(&cfg, &db) == 0);
+	svc_uuid_v4(uid);
+	svc_uuid_v4(uid2);
+	snprintf(email, sizeof email, "unit-steps-%.8s@example.test", uid);
+	a[0] = svc_dbv_str(uid);
+	a[1] = svc_dbv_str(email);
+	a[2] = a[3] = svc_dbv_null();
+	b[0] = svc_dbv_str(uid2);
+	b[1] = svc_dbv_str(email); /* the same address: the second step fails */
+	b[2] = b[3] = svc_dbv_null();
+	CU_ASSERT_EQUAL(svc_db_tx_steps(db, steps, 2), SVC_E_CONFLICT);
+	q = svc_dbv_str(uid);
+	CU_ASSERT_EQUAL(svc_db_run(db, STMT_USER_BY_ID, &q, 1, &rows, NULL), 0);
+	CU_ASSERT(rows && rows->nrows == 0); /* the first insert was taken back */
+	svc_rows_free(rows);
+	rows = NULL;
+	CU_ASSERT_EQUAL(svc_db_tx_steps(db, steps, 1), 0);
+	CU_ASSERT_EQUAL(n1, 1);
+	CU_ASSERT_EQUAL(svc_db_run(db, STMT_USER_BY_ID, &q, 1, &rows, NULL), 0);
+	CU_ASSERT(rows && rows->nrows == 1);
+	svc_rows_free(rows);
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+	mysql_library_end();
+}
+
 static void test_db_duplicate_is_conflict(void)
 {
 	struct svc_config cfg;
@@ -333,6 +373,7 @@ SVC_TEST_SUITE(db_suite)
 	CU_pSuite s = CU_add_suite("db", NULL, NULL);
 	CU_add_test(s, "test_db_statements_prepare", test_db_statements_prepare);
 	CU_add_test(s, "test_db_duplicate_is_conflict", test_db_duplicate_is_conflict);
+	CU_add_test(s, "test_db_tx_steps", test_db_tx_steps);
 	CU_add_test(s, "test_db_fault_classes", test_db_fault_classes);
 	CU_add_test(s, "test_db_server_list", test_db_server_list);
 	CU_add_test(s, "test_db_deadlock_runs_again", test_db_deadlock_runs_again);
