@@ -333,7 +333,7 @@ static int load_wsd(struct storage *st, struct svc_config *c, char *errbuf, size
 		{ "SVC_WSD_PACK_MIN_BYTES", offsetof(struct svc_config, wsd_pack_min_bytes), 4096, 0, 64u << 20 },
 		{ "SVC_AI_MAX_TURNS_PER_USER", offsetof(struct svc_config, ai_max_turns_user), 4, 0, 100000 },
 		{ "SVC_AI_MAX_TURNS_PER_WORKSPACE", offsetof(struct svc_config, ai_max_turns_workspace), 16, 0, 100000 },
-		{ "SVC_DB_TX_RETRIES", offsetof(struct svc_config, db_tx_retries), 3, 0, 20 },
+		{ "SVC_DB_TX_RETRIES", offsetof(struct svc_config, db_tx_retries), 6, 0, 20 },
 	};
 	uint64_t v;
 	size_t i;

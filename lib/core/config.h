@@ -35,7 +35,7 @@ struct svc_config {
 	unsigned db_connect_timeout;   /* SVC_DB_CONNECT_TIMEOUT: seconds a connection may take, default 3 */
 	unsigned db_timeout;           /* SVC_DB_TIMEOUT: seconds a read or write of a query may wait, default 5 */
 	const char *db_hosts;          /* SVC_DB_HOSTS: "host:port,/path/to/socket,..." tried in order; "" = SVC_DB_SOCKET or SVC_DB_HOST */
-	uint64_t db_tx_retries;        /* SVC_DB_TX_RETRIES: runs again of a transaction after a deadlock or certification failure, default 3 */
+	uint64_t db_tx_retries;        /* SVC_DB_TX_RETRIES: runs again of a transaction after a deadlock or certification failure, default 6 */
 	const char *instance_id;       /* SVC_INSTANCE_ID: this process's name in shared tables; "" = hostname:pid */
 	const char *ai_base_url;       /* SVC_AI_BASE_URL: "" = no instance provider */
 	const char *ai_api_key;        /* SVC_AI_API_KEY */
