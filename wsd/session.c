@@ -296,6 +296,99 @@ static void access_done(struct wsd_access_job *j)
 	wsd_room_join(s);
 }
 
+/* ------------------------------------------------------------------ access of open sockets */
+
+/*
+ * A socket's access is checked at the upgrade and again every SVC_WSD_RECHECK_SECONDS while it
+ * is open: WSD_RECHECK_BATCH sockets per db-worker job and one job at a time, so that a room's
+ * load or save waits for one batch at most. The round's sockets are taken by id when it starts.
+ */
+static struct {
+	uint64_t *ids;
+	size_t n, next, cap;
+	int inflight;
+	int64_t started_ms;
+} recheck;
+
+/* A batch is checked: what ended closes, a changed role applies to what the socket sends next. */
+static void recheck_done(struct wsd_recheck_job *j)
+{
+	size_t i;
+
+	recheck.inflight = 0;
+	for (i = 0; i < j->n; i++) {
+		const struct wsd_access_job *a = &j->items[i];
+		struct wsd_sess *s = wsd_sess_find(a->sess_id);
+
+		if (!s || s->state != WSD_S_OPEN)
+			continue;
+		if (a->error == SVC_E_UNAUTHORIZED) {
+			svc_log_info("project %s: a socket of user %s closed: its sign-in session ended", s->project_id,
+				     s->user_id);
+			wsd_sess_deny(s, "permission-denied: invalid or expired token");
+		} else if (a->error == SVC_E_NOT_FOUND) {
+			wsd_sess_deny(s, "permission-denied: no such project");
+		} else if (a->error < 0) {
+			continue; /* MariaDB out of reach: the next round decides */
+		} else if (a->member) {
+			s->can_write = 1;
+			s->can_moderate = a->moderate;
+		} else if (a->public_read) {
+			s->can_write = 0;
+			s->can_moderate = 0;
+		} else {
+			svc_log_info("project %s: a socket of user %s closed: no access any more", s->project_id, s->user_id);
+			wsd_sess_deny(s, "permission-denied: not a member of this project's workspace");
+		}
+	}
+}
+
+void wsd_sess_recheck_tick(int64_t now)
+{
+	struct wsd_access_job *items;
+	size_t n = 0, h;
+
+	if (recheck.inflight || wsd_g->stopping)
+		return;
+	if (recheck.next >= recheck.n) {
+		if (now - recheck.started_ms < (int64_t)wsd_g->cfg.wsd_recheck_secs * 1000)
+			return;
+		recheck.started_ms = now;
+		recheck.n = recheck.next = 0;
+		for (h = 0; h < WSD_HASH_BUCKETS; h++) {
+			struct wsd_sess *s;
+			for (s = sess_hash[h]; s; s = s->hnext) {
+				if (s->state != WSD_S_OPEN)
+					continue;
+				WSD_GROW(recheck.ids, recheck.cap, recheck.n + 1);
+				recheck.ids[recheck.n++] = s->id;
+			}
+		}
+		if (recheck.n == 0)
+			return;
+	}
+	items = calloc(WSD_RECHECK_BATCH, sizeof *items);
+	if (!items)
+		abort();
+	while (recheck.next < recheck.n && n < WSD_RECHECK_BATCH) {
+		struct wsd_sess *s = wsd_sess_find(recheck.ids[recheck.next++]);
+
+		if (!s || s->state != WSD_S_OPEN)
+			continue;
+		items[n].sess_id = s->id;
+		items[n].who = s->claims;
+		memcpy(items[n].user_id, s->user_id, sizeof items[n].user_id);
+		memcpy(items[n].project_id, s->project_id, sizeof items[n].project_id);
+		n++;
+	}
+	if (n == 0) {
+		free(items);
+		return;
+	}
+	recheck.inflight = 1;
+	wsd_store_recheck(&wsd_g->db_worker, items, n, recheck_done);
+}
+
 int wsd_sess_open(struct wsd_sess *s, struct lws *wsi)
 {
 	size_t h;

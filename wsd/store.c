@@ -103,10 +103,9 @@ static void *job_alloc(size_t size)
 
 /* ------------------------------------------------------------------ access */
 
-static void access_run(struct wsd_job *jb, struct wsd_worker *w)
+/* The check of one socket's access (an access job, or one item of a recheck) on `db` (NULL: unavailable). */
+static void access_check(struct svc_db *db, struct wsd_access_job *j)
 {
-	struct wsd_access_job *j = (struct wsd_access_job *)jb;
-	struct svc_db *db = wsd_worker_db(w);
 	struct svc_dbv p[3];
 	struct svc_rows *rows = NULL;
 	const char *vis, *role, *name;
@@ -156,6 +155,11 @@ done:
 	svc_rows_free(rows);
 }
 
+static void access_run(struct wsd_job *jb, struct wsd_worker *w)
+{
+	access_check(wsd_worker_db(w), (struct wsd_access_job *)jb);
+}
+
 static void access_done(struct wsd_job *jb)
 {
 	struct wsd_access_job *j = (struct wsd_access_job *)jb;
@@ -174,6 +178,37 @@ void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const struct svc_a
 	j->who = *who;
 	snprintf(j->user_id, sizeof j->user_id, "%s", who->user_id);
 	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
+	j->cb = cb;
+	wsd_worker_push(w, &j->base);
+}
+
+/* ------------------------------------------------------------------ recheck */
+
+static void recheck_run(struct wsd_job *jb, struct wsd_worker *w)
+{
+	struct wsd_recheck_job *j = (struct wsd_recheck_job *)jb;
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		access_check(wsd_worker_db(w), &j->items[i]);
+}
+
+static void recheck_done(struct wsd_job *jb)
+{
+	struct wsd_recheck_job *j = (struct wsd_recheck_job *)jb;
+
+	j->cb(j);
+	free(j->items);
+	free(j);
+}
+
+void wsd_store_recheck(struct wsd_worker *w, struct wsd_access_job *items, size_t n, void (*cb)(struct wsd_recheck_job *j))
+{
+	struct wsd_recheck_job *j = job_alloc(sizeof *j);
+
+	job_init(&j->base, recheck_run, recheck_done);
+	j->items = items;
+	j->n = n;
 	j->cb = cb;
 	wsd_worker_push(w, &j->base);
 }

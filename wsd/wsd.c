@@ -348,6 +348,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 		svc_log_info("stopping: saving the open rooms");
 	}
 	wsd_tick();
+	wsd_sess_recheck_tick(svc_mono_ms());
 	/* saves, persisted batches and unloaded rooms free big buffers: give the pages back, once a second at most */
 	if (g.trim_wanted && svc_mono_ms() - g.trimmed_ms >= 1000) {
 		g.trim_wanted = 0;

@@ -296,6 +296,15 @@ void wsd_sess_rx(struct wsd_sess *s, const void *in, size_t len, int first, int 
 int wsd_sess_writeable(struct wsd_sess *s);
 void wsd_sess_closed(struct wsd_sess *s);
 
+/*
+ * Called every tick: every SVC_WSD_RECHECK_SECONDS, the open sockets' sign-in session and access
+ * are checked again off the loop (wsd_store_recheck, in batches). A session that ended (logout,
+ * password change or reset, expiry), a project deleted or no access any more closes the socket
+ * with permission-denied and 1008, as at the upgrade; a role changed since applies from then on.
+ * `now` in svc_mono_ms() milliseconds. docs/collaboration.md "Access of an open socket".
+ */
+void wsd_sess_recheck_tick(int64_t now);
+
 /* Internal endpoint (disk.c): the API changed a project's files on disk. Returns 0 or SVC_E_NOT_FOUND (no room). */
 int wsd_room_disk_changed(const char *project_id);
 

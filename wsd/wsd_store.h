@@ -71,6 +71,21 @@ struct wsd_access_job {
 void wsd_store_access(struct wsd_worker *w, uint64_t sess_id, const struct svc_auth_claims *who, const char *project_id,
 		      void (*cb)(struct wsd_access_job *j));
 
+/* --- the periodic check of open sockets: the same check, for up to WSD_RECHECK_BATCH sockets at a time --- */
+#define WSD_RECHECK_BATCH 64
+struct wsd_recheck_job {
+	struct wsd_job base;
+	struct wsd_access_job *items; /* n checks, as wsd_store_access fills them (their base and cb unused) */
+	size_t n;
+	void (*cb)(struct wsd_recheck_job *j);
+};
+/*
+ * On `w` (the db worker): runs wsd_store_access's check for each of the n items (sess_id, who,
+ * user_id and project_id set by the caller), then calls cb on the loop thread. Takes ownership
+ * of `items` (malloc'd; freed after cb). docs/collaboration.md "Access of an open socket".
+ */
+void wsd_store_recheck(struct wsd_worker *w, struct wsd_access_job *items, size_t n, void (*cb)(struct wsd_recheck_job *j));
+
 /* --- loading a room's document --- */
 struct wsd_loaded_comment {
 	char id[37], parent_id[37], user_id[37];

@@ -330,6 +330,7 @@ static int load_wsd(struct storage *st, struct svc_config *c, char *errbuf, size
 		{ "SVC_WSD_AWARENESS_MAX_BYTES", offsetof(struct svc_config, wsd_awareness_max_bytes), 16384, 64, 1048576 },
 		{ "SVC_WSD_KEEPALIVE_MS", offsetof(struct svc_config, wsd_keepalive_ms), 15000, 100, 3600000 },
 		{ "SVC_WSD_LEASE_SECONDS", offsetof(struct svc_config, wsd_lease_secs), 15, 3, 3600 },
+		{ "SVC_WSD_RECHECK_SECONDS", offsetof(struct svc_config, wsd_recheck_secs), 30, 1, 86400 },
 		{ "SVC_WSD_PACK_MIN_BYTES", offsetof(struct svc_config, wsd_pack_min_bytes), 4096, 0, 64u << 20 },
 		{ "SVC_AI_MAX_TURNS_PER_USER", offsetof(struct svc_config, ai_max_turns_user), 4, 0, 100000 },
 		{ "SVC_AI_MAX_TURNS_PER_WORKSPACE", offsetof(struct svc_config, ai_max_turns_workspace), 16, 0, 100000 },

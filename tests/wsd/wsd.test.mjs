@@ -595,6 +595,64 @@ await test('wsd a token of a logged-out session or from before a password change
   await opens('a token of the new password', await login())
 })
 
+// An open socket's access is checked again every SVC_WSD_RECHECK_SECONDS (docs/collaboration.md "Connecting", 4.)
+await test('wsd an open socket closes once its session ends, its user leaves the workspace or the project is deleted; the others stay', async () => {
+  const W = await privateWsd({ SVC_WSD_RECHECK_SECONDS: '1' })
+  const ws = await api('POST', '/workspaces', { name: 'WSD recheck ' + crypto.randomBytes(3).toString('hex') }, owner.token)
+  assert(ws.status === 201, 'workspace: ' + ws.text)
+  const email = `wsd-recheck-${crypto.randomBytes(5).toString('hex')}@example.test`
+  const password = 'pw-' + crypto.randomBytes(8).toString('hex')
+  let r = await api('POST', '/auth/signup', { email, password })
+  assert(r.status === 201, 'signup: ' + r.text)
+  const member = { token: r.body.accessToken, uid: r.body.user.id }
+  r = await api('POST', `/workspaces/${ws.body.id}/members`, { email, role: 'member' }, owner.token)
+  assert(r.status === 201, 'add member: ' + r.text)
+  const login = await api('POST', '/auth/login', { email, password }) // the member's second session
+  assert(login.status === 200, 'login: ' + login.text)
+  const p = await createProject({ ...owner, wid: ws.body.id })
+  const open = async (name, tok) => {
+    const s = raw(`${W.url}/${p}?token=${encodeURIComponent(tok)}`, { Origin: APP_ORIGIN })
+    await waitFor(name + ' syncs', () => s.msgs.some(m => m.data[0] === 0) || s.closed || s.error)
+    assert(s.msgs.some(m => m.data[0] === 0), name + ': opened: ' + JSON.stringify(s.closed))
+    return s
+  }
+  const denied = async (name, s, reason) => {
+    await waitFor(name + ' closed', () => s.closed || s.error, 10000)
+    assert(s.closed && s.closed.code === 1008, name + ': closed with ' + JSON.stringify(s.closed) + ' ' + s.error)
+    assert(denial(s) === 'permission-denied: ' + reason, name + ': told ' + denial(s))
+  }
+  const o = await open('owner', owner.token)
+  const m = await open('member', member.token)
+  const m2 = await open('member, second session', login.body.accessToken)
+  // a logout ends that session's socket; the member's other session stays
+  r = await api('POST', '/auth/logout', undefined, login.body.accessToken)
+  assert(r.status === 200, 'logout: ' + r.text)
+  const t0 = Date.now()
+  await denied('the logged-out socket', m2, 'invalid or expired token')
+  console.log(`# a logged-out session's socket closed ${Date.now() - t0} ms after the logout (recheck every 1 s)`)
+  assert(!m.closed && !o.closed, 'the other sockets stay: ' + JSON.stringify([m.closed, o.closed]))
+  // removed from the workspace: the member's socket closes, and a reconnect is refused
+  r = await api('DELETE', `/workspaces/${ws.body.id}/members/${member.uid}`, undefined, owner.token)
+  assert(r.status === 200, 'remove member: ' + r.text)
+  await denied('the removed member\'s socket', m, "not a member of this project's workspace")
+  const again = raw(`${W.url}/${p}?token=${encodeURIComponent(member.token)}`, { Origin: APP_ORIGIN })
+  await denied('the removed member reconnecting', again, "not a member of this project's workspace")
+  // the owner's socket stays through further rounds and still gets the room's updates
+  await sleep(2500)
+  assert(!o.closed && !o.error, 'the owner stays connected: ' + JSON.stringify(o.closed))
+  const before = o.msgs.length
+  const c = client(owner, p, { url: W.url })
+  await synced(c)
+  c.files.set('after-recheck.txt', new Y.Text('still'))
+  await waitFor('the owner\'s socket gets the update', () => o.msgs.slice(before).some(m => m.data[0] === 0))
+  // a deleted project closes what is left
+  r = await api('DELETE', `/projects/${p}`, undefined, owner.token)
+  assert(r.status === 200, 'delete project: ' + r.status + ' ' + r.text)
+  await denied('the socket of a deleted project', o, 'no such project')
+  c.provider.destroy()
+  await W.stop()
+}, 60000)
+
 await test('wsd oversized and malformed messages close the sender only', async () => {
   const a = client(owner, pid); const b = client(owner, pid)
   await synced(a, b)
