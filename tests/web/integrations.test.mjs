@@ -113,7 +113,7 @@ test('a user connects and disconnects their account; admin controls are not show
 	assert.ok(href.endsWith('/api/integrations/svc-web-oauth/connect'));
 	await connect.click();
 	await page.waitForURL((u) => u.pathname === '/integrations' && u.searchParams.get('connected') === 'svc-web-oauth');
-	await page.getByRole('status').filter({ hasText: 'Connected svc-web-oauth.' }).waitFor();
+	await page.getByRole('status').filter({ hasText: 'Connected Web OAuth double.' }).waitFor();
 	await page.getByRole('searchbox', { name: 'Search integrations' }).fill('Web OAuth double');
 	await row.getByText('Connected', { exact: true }).waitFor();
 	await shotBoth(page, 'integrations-user');

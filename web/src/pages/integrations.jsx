@@ -41,11 +41,7 @@ export function IntegrationsPage() {
 	return (
 		<main class="page integrations">
 			<h1>Integrations</h1>
-			{connected && (
-				<p role="status" class="notice">
-					Connected {connected}.
-				</p>
-			)}
+			{connected && <ConnectedNotice id={connected} />}
 			{failed && (
 				<p role="alert" class="error">
 					{CALLBACK_ERRORS[failed] || 'The connection failed.'}
@@ -68,6 +64,22 @@ export function IntegrationsPage() {
 			{tab === 'audit' && admin && <Audit />}
 			{tab === 'xray' && admin && <Xray />}
 		</main>
+	);
+}
+
+/** ConnectedNotice: "Connected <display name>." after the OAuth callback (the id until the name is read, or if it cannot be). */
+function ConnectedNotice({ id }) {
+	const [name, setName] = useState(null);
+	useEffect(() => {
+		get(`/integrations/${enc(id)}`).then(
+			(it) => setName(it && it.displayName ? it.displayName : id),
+			() => setName(id),
+		);
+	}, [id]);
+	return (
+		<p role="status" class="notice">
+			{name === null ? 'Connected.' : `Connected ${name}.`}
+		</p>
 	);
 }
 
