@@ -45,6 +45,7 @@ void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_b
 	out->wall_secs = setting_u(cfg, "SVC_BUILD_WALL_SECS", 600, 1, 86400);
 	out->tmp_mb = setting_u(cfg, "SVC_BUILD_TMP_MB", 256, 1, 1048576);
 	out->uid = setting_u(cfg, "SVC_BUILD_UID", 65534, 1, 4294967294u);
+	out->thumb_uid = setting_u(cfg, "SVC_THUMB_UID", 65533, 1, 4294967294u);
 	out->network = setting_u(cfg, "SVC_BUILD_NETWORK", 1, 0, 1);
 	out->scripts = scripts;
 }

@@ -16,6 +16,8 @@ struct svc_build_opts {
 	unsigned wall_secs; /* SVC_BUILD_WALL_SECS: the whole build (install and build), default 600 */
 	unsigned tmp_mb;    /* SVC_BUILD_TMP_MB: the sandbox's /tmp (a tmpfs), MiB, default 256 */
 	unsigned uid;       /* SVC_BUILD_UID: the user builds run as when svc runs as root, default 65534 (nobody) */
+	unsigned thumb_uid; /* SVC_THUMB_UID: the user the thumbnails' Chromium runs as when svc runs as root, default 65533
+			     * (another user than builds': RLIMIT_NPROC counts every process of a user on the host) */
 	int network;        /* SVC_BUILD_NETWORK: 1 (default) the install step has the host's network; 0 none (npm --offline) */
 	int scripts;        /* the workspace allows install scripts (workspaces.build_scripts): no --ignore-scripts */
 };

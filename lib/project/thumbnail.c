@@ -589,14 +589,18 @@ static int write_file(const char *path, const void *data, size_t len)
 	return 0;
 }
 
-/* The sandbox of the thumbnails' Chromium: the build sandbox's bubblewrap and user (SVC_BUILD_BWRAP, SVC_BUILD_UID). */
+/*
+ * The sandbox of the thumbnails' Chromium: the build sandbox's bubblewrap (SVC_BUILD_BWRAP) and a
+ * user of its own (SVC_THUMB_UID): a build's RLIMIT_NPROC counts every process of its user on the
+ * host, and Chromium's threads under the same user made npm fail with EAGAIN.
+ */
 static void thumb_sandbox(const struct svc_config *cfg, struct svc_thumb_sandbox *out)
 {
 	struct svc_build_opts o;
 
 	svc_build_opts_load(cfg, 0, &o);
 	out->bwrap = o.bwrap;
-	out->uid = o.uid;
+	out->uid = o.thumb_uid;
 }
 
 int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const char *name, const char *dir,

@@ -35,7 +35,7 @@ int svc_thumbnail_fallback(const char *id, const char *name, const char *font_pa
 /* Where Chromium runs (docs/operations.md "Thumbnails"). */
 struct svc_thumb_sandbox {
 	const char *bwrap; /* the bubblewrap program (SVC_BUILD_BWRAP, default /usr/bin/bwrap), borrowed */
-	unsigned uid;      /* the user Chromium runs as when svc runs as root (SVC_BUILD_UID, default 65534) */
+	unsigned uid;      /* the user Chromium runs as when svc runs as root (SVC_THUMB_UID, default 65533) */
 };
 
 /*

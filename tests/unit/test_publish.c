@@ -174,7 +174,7 @@ static void test_publish_grace_setting(void)
 
 static void test_build_without_bwrap_is_internal(void)
 {
-	struct svc_build_opts o = { "/nonexistent/bwrap", "/usr/bin/npm", 10, 1024, 64, 10, 16, 65534, 0, 0 };
+	struct svc_build_opts o = { "/nonexistent/bwrap", "/usr/bin/npm", 10, 1024, 64, 10, 16, 65534, 65533, 0, 0 };
 	char dir[] = "/tmp/svc-publish-XXXXXX", why[128];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));

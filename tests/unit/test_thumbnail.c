@@ -121,7 +121,7 @@ static void test_thumbnail_fallback_long_and_unicode_names(void)
 
 /* Makes a temporary project directory holding index.html with `html`; returns 0 and the path in dir. */
 /* The sandbox of the tests: Debian's bubblewrap, and nobody when the tests run as root. */
-static const struct svc_thumb_sandbox sandbox = { "/usr/bin/bwrap", 65534 };
+static const struct svc_thumb_sandbox sandbox = { "/usr/bin/bwrap", 65533 }; /* SVC_THUMB_UID's default */
 
 static int make_site(char *dir, const char *html)
 {
@@ -264,7 +264,7 @@ static long proc_uid(const char *pid)
 /*
  * Finding 11 of issue 17: Chromium never runs as root and sees nothing of the
  * host but /usr and its fonts. While a render runs (in a child), every
- * Chromium process is found in /proc: its user is not root, and through
+ * Chromium process is found in /proc: its user is SVC_THUMB_UID's (not root, not the builds'), and through
  * /proc/<pid>/root the project's directory, this test's "secret" file and
  * /etc/passwd are not there, while /usr is. The render still gives a picture.
  */
@@ -274,7 +274,7 @@ static void test_thumbnail_chromium_runs_unprivileged_in_a_sandbox(void)
 	char path[512], cmd[4096];
 	unsigned char *png = NULL;
 	size_t len = 0;
-	unsigned seen = 0, as_root = 0, sees_host = 0, sees_usr = 0;
+	unsigned seen = 0, as_root = 0, other_user = 0, sees_host = 0, sees_usr = 0;
 	int status = 0, fd;
 	pid_t child;
 
@@ -306,6 +306,9 @@ static void test_thumbnail_chromium_runs_unprivileged_in_a_sandbox(void)
 			seen++;
 			if (proc_uid(e->d_name) == 0)
 				as_root++;
+			/* as root, the user of the sandbox (SVC_THUMB_UID), not the builds' (SVC_BUILD_UID) */
+			if (geteuid() == 0 && proc_uid(e->d_name) != (long)sandbox.uid)
+				other_user++;
 			snprintf(path, sizeof path, "/proc/%s/root%s/index.html", e->d_name, dir);
 			sees_host += access(path, F_OK) == 0;
 			snprintf(path, sizeof path, "/proc/%s/root%s", e->d_name, secret);
@@ -322,11 +325,12 @@ static void test_thumbnail_chromium_runs_unprivileged_in_a_sandbox(void)
 	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* it still renders */
 	CU_ASSERT(seen > 0);
 	CU_ASSERT_EQUAL(as_root, 0);
+	CU_ASSERT_EQUAL(other_user, 0);
 	CU_ASSERT_EQUAL(sees_host, 0);
 	CU_ASSERT(sees_usr > 0);
-	if (seen == 0 || as_root || sees_host)
-		fprintf(stderr, "test_thumbnail: sandbox: seen %u, as root %u, host paths seen %u\n", seen, as_root,
-			sees_host);
+	if (seen == 0 || as_root || other_user || sees_host)
+		fprintf(stderr, "test_thumbnail: sandbox: seen %u, as root %u, as another user %u, host paths seen %u\n",
+			seen, as_root, other_user, sees_host);
 	unlink(secret);
 	svc_fsx_remove_tree(dir);
 }
