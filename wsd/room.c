@@ -265,7 +265,7 @@ void wsd_flush(void)
 
 /* ------------------------------------------------------------------ joining and leaving */
 
-static void presence_soon(struct wsd_room *r)
+void wsd_room_presence_soon(struct wsd_room *r)
 {
 	r->presence_due_ms = svc_mono_ms() + PRESENCE_DELAY_MS;
 }
@@ -283,7 +283,7 @@ static void room_welcome(struct wsd_room *r, struct wsd_sess *s)
 	wsd_comments_welcome(r, s);
 	if (s->wsi)
 		lws_rx_flow_control(s->wsi, 1);
-	presence_soon(r);
+	wsd_room_presence_soon(r);
 }
 
 static void room_load_done(struct wsd_room *r, struct wsd_load_result *res)
@@ -365,7 +365,7 @@ void wsd_room_leave(struct wsd_room *r, struct wsd_sess *s)
 			break;
 		}
 	wsd_aw_sess_left(r, s->id);
-	presence_soon(r);
+	wsd_room_presence_soon(r);
 }
 
 /* ------------------------------------------------------------------ the tick */

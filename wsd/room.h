@@ -131,6 +131,9 @@ struct wsd_room *wsd_room_find(const char *id);
  */
 void wsd_room_join(struct wsd_sess *s);
 
+/* The API is told who is in room `r` (user, name, canWrite) soon (PRESENCE_DELAY_MS), once for a burst of changes. */
+void wsd_room_presence_soon(struct wsd_room *r);
+
 /* Takes a closing session out of its room: its awareness states are removed and presence is posted soon. */
 void wsd_room_leave(struct wsd_room *r, struct wsd_sess *s);
 

@@ -330,12 +330,15 @@ static void recheck_done(struct wsd_recheck_job *j)
 			wsd_sess_deny(s, "permission-denied: no such project");
 		} else if (a->error < 0) {
 			continue; /* MariaDB out of reach: the next round decides */
-		} else if (a->member) {
-			s->can_write = 1;
-			s->can_moderate = a->moderate;
-		} else if (a->public_read) {
-			s->can_write = 0;
-			s->can_moderate = 0;
+		} else if (a->member || a->public_read) {
+			int can_write = a->member;
+
+			s->can_moderate = a->member && a->moderate;
+			if (s->can_write != can_write) {
+				s->can_write = can_write;
+				if (s->room)
+					wsd_room_presence_soon(s->room); /* the people list shows who may write */
+			}
 		} else {
 			svc_log_info("project %s: a socket of user %s closed: no access any more", s->project_id, s->user_id);
 			wsd_sess_deny(s, "permission-denied: not a member of this project's workspace");
