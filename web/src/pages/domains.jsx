@@ -109,6 +109,11 @@ function DomainRow({ d, onChanged }) {
 	);
 }
 
+/** hostname(h): `h` with a line-break opportunity after each dot, so a narrow column breaks between labels, not inside one. */
+function hostname(h) {
+	return h.split('.').flatMap((label, i, all) => (i < all.length - 1 ? [label + '.', <wbr key={i} />] : [label]));
+}
+
 /** Records: the DNS records to set for `domain`, one of them. */
 function Records({ domain, records }) {
 	return (
@@ -124,10 +129,10 @@ function Records({ domain, records }) {
 			<tbody>
 				{records.map((r) => (
 					<tr key={r.type}>
-						<td>{r.type}</td>
-						<td>{r.name}</td>
+						<td class="type">{r.type}</td>
+						<td>{hostname(r.name)}</td>
 						<td>
-							<code>{r.value}</code>
+							<code>{hostname(r.value)}</code>
 						</td>
 					</tr>
 				))}
