@@ -154,8 +154,9 @@ struct svc_db_step {
  * svc_db_tx() of a fixed list of statements that belong together (no reads,
  * no decisions between them): each of `steps`, `n` of them, in order; the
  * first error rolls back and is returned. Run again as svc_db_tx() says;
- * the affected counts are those of the run that committed. Returns 0 or
- * svc_db_run()'s errors.
+ * the affected counts are those of the run that committed. `steps`, their
+ * parameters and counters are the caller's, borrowed for the call. Returns 0
+ * or svc_db_run()'s errors (SVC_E_UNAVAILABLE after the last run again).
  */
 int svc_db_tx_steps(struct svc_db *db, const struct svc_db_step *steps, size_t n);
 
