@@ -589,7 +589,7 @@ static int write_file(const char *path, const void *data, size_t len)
 	if (svc_random_hex(rnd, 4) < 0)
 		return SVC_E_INTERNAL;
 	snprintf(tmp, sizeof tmp, "%s.tmp-%s", path, rnd);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, SVC_FSX_PRIVATE_FILE_MODE);
 	if (fd < 0)
 		return SVC_E_INTERNAL;
 	write_all(fd, data, len);
@@ -627,7 +627,7 @@ int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const cha
 
 	why[0] = '\0';
 	snprintf(tdir, sizeof tdir, "%s/thumbnails", cfg->data_dir);
-	if (mkdir(tdir, 0755) < 0 && errno != EEXIST)
+	if (mkdir(tdir, SVC_FSX_PRIVATE_DIR_MODE) < 0 && errno != EEXIST) /* served by the API, not the web server */
 		return SVC_E_INTERNAL;
 	if ((err = svc_thumbnail_path(cfg, id, path, sizeof path)) < 0)
 		return err;
