@@ -17,6 +17,7 @@
 #include "core/util.h"
 #include "db/db.h"
 #include "project/domains.h"
+#include "project/project.h"
 
 #define MANIFEST_MAGIC "svc-backup 1"
 
@@ -400,6 +401,9 @@ int svc_restore_run(const char *dir)
 		if (join(path, dir, "files.tar") < 0 || run(argv, NULL, NULL) != 0)
 			goto done;
 	}
+	/* tar keeps the modes of the backup (an older version's 0755/0644): the data's own ones again */
+	if (svc_data_modes(&cfg, 1) < 0)
+		fprintf(stderr, "svc-admin: some modes could not be set (see the log; svc-admin fix-modes)\n");
 	if (svc_db_open(&cfg, &db) < 0 || svc_sites_write(db, &cfg, &changed) < 0) {
 		fprintf(stderr, "svc-admin: the custom-domain includes could not be written (svc-admin write-sites)\n");
 		goto done;

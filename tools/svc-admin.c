@@ -11,6 +11,7 @@
 #include "auth/crypto.h"
 #include "core/util.h"
 #include "project/domains.h"
+#include "project/project.h"
 #include "backup.h"
 #include "project/integ.h"
 
@@ -21,6 +22,7 @@ static int usage(void)
 			"       svc-admin revoke-platform-admin EMAIL\n"
 			"       svc-admin set-plan WORKSPACE_ID free|pro|business\n"
 			"       svc-admin write-sites\n"
+			"       svc-admin fix-modes\n"
 			"       svc-admin backup DIR\n"
 			"       svc-admin restore DIR\n"
 			"       svc-admin import-catalog FILE\n"
@@ -62,6 +64,26 @@ static int write_sites(void)
 		rc = 0;
 	}
 	svc_db_close(db);
+	svc_config_dispose(&cfg);
+	return rc;
+}
+
+/* svc-admin fix-modes: SVC_DATA_DIR's areas and everything in them get their modes and group (svc_data_modes()); 0 or 1. */
+static int fix_modes(void)
+{
+	struct svc_config cfg;
+	char errbuf[256];
+	int rc;
+
+	if (svc_config_load(&cfg, errbuf, sizeof errbuf) < 0) {
+		fprintf(stderr, "svc-admin: %s\n", errbuf);
+		return 1;
+	}
+	rc = svc_data_modes(&cfg, 1) < 0;
+	if (rc)
+		fprintf(stderr, "svc-admin: some modes could not be set (see the log)\n");
+	else
+		printf("modes of %s set\n", cfg.data_dir);
 	svc_config_dispose(&cfg);
 	return rc;
 }
@@ -277,6 +299,8 @@ int main(int argc, char **argv)
 		return set_plan(argv[2], argv[3]);
 	if (argc == 2 && strcmp(argv[1], "write-sites") == 0)
 		return write_sites();
+	if (argc == 2 && strcmp(argv[1], "fix-modes") == 0)
+		return fix_modes();
 	if (argc == 3 && strcmp(argv[1], "backup") == 0)
 		return svc_backup_run(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "restore") == 0)

@@ -15,6 +15,7 @@
 #include "core/err.h"
 #include "db/jobs.h"
 #include "core/log.h"
+#include "project/project.h"
 #include "project/publish.h"
 #include "core/util.h"
 #include "project/domains.h"
@@ -99,6 +100,8 @@ int main(int argc, char **argv)
 		svc_config_dispose(&ctx.cfg);
 		return 1;
 	}
+	/* the data's areas keep their modes (an instance from before 0750/0640: svc-admin fix-modes does the rest) */
+	svc_data_modes(&ctx.cfg, 0);
 	poll_ms = domain_poll_ms(&ctx.cfg);
 	while (!stopping) {
 		if (!ctx.db && svc_db_open(&ctx.cfg, &ctx.db) < 0) {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -367,6 +368,7 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 	uint64_t port, secs;
 	int err = SVC_E_INTERNAL;
 
+	umask(027); /* nothing svc makes is open to other local accounts */
 	memset(&c, 0, sizeof c);
 	if (!st) {
 		snprintf(errbuf, errmax, "out of memory");

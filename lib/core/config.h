@@ -89,7 +89,10 @@ struct svc_config {
  * quotes around the value; at most 64 KiB. On a missing required setting or
  * a malformed value, returns SVC_E_INTERNAL and writes a message naming the
  * setting into errbuf (errmax bytes). On success the caller owns `out` and
- * frees it with svc_config_dispose().
+ * frees it with svc_config_dispose(). Every svc program calls it first, so it
+ * also sets the process's umask to 027: what svc or a library it uses
+ * (libgit2's repositories, tar in a restore) makes is never open to other
+ * local accounts (docs/operations.md "Files and their modes").
  */
 int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax);
 

@@ -144,7 +144,7 @@ static int open_parent(int rootfd, const char *norm, int create, int *out_dirfd,
 		seg[n] = '\0';
 		next = openat2_beneath(dirfd, seg, O_RDONLY | O_DIRECTORY);
 		if (next < 0 && errno == ENOENT && create) {
-			if (mkdirat(dirfd, seg, 0755) < 0 && errno != EEXIST) {
+			if (mkdirat(dirfd, seg, SVC_FSX_DIR_MODE) < 0 && errno != EEXIST) {
 				error = errno_to_err(errno);
 				goto done;
 			}
@@ -305,7 +305,7 @@ static int write_file(const char *root, const char *rel, const char *data, size_
 	do {
 		if ((error = tmp_name(tmp)) < 0)
 			goto done;
-		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, SVC_FSX_FILE_MODE);
 	} while (fd < 0 && errno == EEXIST);
 	if (fd < 0) {
 		error = errno_to_err(errno);
@@ -705,7 +705,8 @@ static int copy_file(int sfd, int dfd, const char *name, mode_t mode)
 	in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
 		return errno == ENOENT ? SVC_OK : SVC_E_INTERNAL;
-	outfd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0777);
+	outfd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		       (mode & 0750) | SVC_FSX_PRIVATE_FILE_MODE);
 	if (outfd < 0) {
 		close(in);
 		return SVC_E_INTERNAL;
@@ -743,7 +744,7 @@ static int copy_dir(int sfd, int dfd, int depth)
 	while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
 		if (S_ISDIR(st.st_mode)) {
 			int s2, d2;
-			if (mkdirat(dfd, name, (st.st_mode & 0777) | 0700) < 0) {
+			if (mkdirat(dfd, name, SVC_FSX_DIR_MODE) < 0) {
 				error = SVC_E_INTERNAL;
 				goto done;
 			}
@@ -783,13 +784,93 @@ static int make_parents(const char *path)
 		if (buf[i] != '/')
 			continue;
 		buf[i] = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+		if (mkdir(buf, SVC_FSX_DIR_MODE) < 0 && errno != EEXIST) {
 			buf[i] = '/';
 			return SVC_E_INTERNAL;
 		}
 		buf[i] = '/';
 	}
 	return SVC_OK;
+}
+
+/* One entry's mode and group (set_modes()): `mode` with the set-group-ID bit on a directory when `gid` is given. */
+static int set_one(int fd, const struct stat *st, mode_t mode, gid_t gid)
+{
+	if (gid != (gid_t)-1) {
+		if (S_ISDIR(st->st_mode))
+			mode |= S_ISGID;
+		if (st->st_gid != gid && fchown(fd, (uid_t)-1, gid) < 0)
+			return SVC_E_INTERNAL;
+	}
+	if ((st->st_mode & 07777) != mode && fchmod(fd, mode) < 0)
+		return SVC_E_INTERNAL;
+	return SVC_OK;
+}
+
+/* The tree below the directory open at `dfd` (svc_fsx_set_modes()). */
+static int set_modes_below(int dfd, mode_t dir_mode, mode_t file_mode, gid_t gid, int depth)
+{
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
+	uid_t me = geteuid();
+	int r, fd, error;
+
+	if (depth > FSX_MAX_DEPTH)
+		return SVC_E_TOO_LARGE;
+	if ((error = svc_fsx_dir_open(dfd, &d)) < 0)
+		return error;
+	while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
+		if (st.st_uid != me && me != 0)
+			continue; /* not ours to change (a build user's tree) */
+		if (S_ISLNK(st.st_mode)) {
+			if (gid != (gid_t)-1 && st.st_gid != gid && fchownat(dfd, name, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0)
+				error = SVC_E_INTERNAL;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+			continue;
+		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			if (fd >= 0)
+				close(fd);
+			if (errno != ENOENT) /* removed meanwhile: nothing to set */
+				error = SVC_E_INTERNAL;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			int e = set_one(fd, &st, dir_mode, gid);
+			int e2 = set_modes_below(fd, dir_mode, file_mode, gid, depth + 1);
+			if (e < 0 || e2 < 0)
+				error = e2 == SVC_E_TOO_LARGE ? e2 : SVC_E_INTERNAL;
+		} else if (set_one(fd, &st, file_mode | (st.st_mode & ((file_mode & 0440) >> 2)), gid) < 0) {
+			error = SVC_E_INTERNAL; /* the execute bits kept where file_mode lets read */
+		}
+		close(fd);
+	}
+	svc_fsx_dir_close(&d);
+	return r < 0 ? r : error;
+}
+
+int svc_fsx_set_modes(const char *path, mode_t top_mode, int tree, mode_t dir_mode, mode_t file_mode, gid_t gid)
+{
+	struct stat st;
+	int fd, error;
+
+	if (!path || path[0] != '/')
+		return SVC_E_INTERNAL;
+	if ((error = make_parents(path)) < 0)
+		return error;
+	if (mkdir(path, SVC_FSX_DIR_MODE) < 0 && errno != EEXIST)
+		return SVC_E_INTERNAL;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return SVC_E_INTERNAL;
+	error = fstat(fd, &st) < 0 ? SVC_E_INTERNAL : set_one(fd, &st, top_mode, gid);
+	if (error == SVC_OK && tree)
+		error = set_modes_below(fd, dir_mode, file_mode, gid, 0);
+	close(fd);
+	return error;
 }
 
 int svc_fsx_copy_tree(const char *src, const char *dst)
@@ -808,7 +889,7 @@ int svc_fsx_copy_tree(const char *src, const char *dst)
 	}
 	if ((error = make_parents(dst)) < 0)
 		goto done;
-	if (mkdir(dst, 0755) < 0) {
+	if (mkdir(dst, SVC_FSX_DIR_MODE) < 0) {
 		error = errno == EEXIST ? SVC_E_CONFLICT : SVC_E_INTERNAL;
 		goto done;
 	}

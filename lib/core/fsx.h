@@ -121,6 +121,34 @@ int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, ch
 int svc_fsx_copy_tree(const char *src, const char *dst);
 
 /*
+ * The modes of what svc writes under SVC_DATA_DIR (docs/operations.md "Files
+ * and their modes"): directories 0750 and files 0640, so their user and their
+ * group read them (the web server's group for the areas it serves, which
+ * svc_fsx_set_modes() gives the set-group-ID bit so what is made below
+ * inherits it) and no other local account does; areas no other process needs
+ * are 0700 and 0600.
+ */
+#define SVC_FSX_DIR_MODE 0750
+#define SVC_FSX_FILE_MODE 0640
+#define SVC_FSX_PRIVATE_DIR_MODE 0700
+#define SVC_FSX_PRIVATE_FILE_MODE 0600
+
+/*
+ * Sets the modes of the directory `path` (absolute, trusted; made, with
+ * SVC_FSX_DIR_MODE, when missing; a symlink there is refused): `path` itself
+ * gets `top_mode`; with `tree`, every directory below gets `dir_mode` and
+ * every regular file `file_mode` plus the execute bits it had for its user
+ * and group when file_mode has them, so a script stays runnable (symlinks
+ * are not followed; other special files are left). With `gid` other than
+ * (gid_t)-1 everything it touches gets that group and every directory the
+ * set-group-ID bit (directories made later below inherit both, chmod(2)).
+ * Entries owned by another user (a build's, SVC_BUILD_UID) are left as
+ * they are. Returns SVC_OK; SVC_E_TOO_LARGE (nested deeper than 64 levels);
+ * SVC_E_INTERNAL (a chmod or chown failed, logged by the caller from errno).
+ */
+int svc_fsx_set_modes(const char *path, mode_t top_mode, int tree, mode_t dir_mode, mode_t file_mode, gid_t gid);
+
+/*
  * Removes the tree `path` (absolute, trusted), working on directory
  * descriptors so no symlink inside it is followed; a symlink at `path` itself
  * is removed, not its target. A missing path is SVC_OK; else SVC_E_INTERNAL.

@@ -16,6 +16,7 @@
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/log.h"
+#include "core/netns.h"
 #include "core/util.h"
 #include "project/build.h"
 
@@ -178,6 +179,10 @@ void svc_build_sandbox_exec(const char *bwrap, const struct svc_sandbox_limits *
 	setsid();
 	if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(lim->uid) < 0 || setuid(lim->uid) < 0))
 		goto fail;
+	if (lim->netns_port && (e = svc_netns_isolate(lim->netns_port, lim->netns_sock)) < 0) {
+		errno = -e;
+		goto fail;
+	}
 	if ((lim->cpu_secs && setrlimit(RLIMIT_CPU, &cpu) < 0) || (lim->memory_mb && setrlimit(RLIMIT_AS, &as) < 0) ||
 	    (lim->procs && setrlimit(RLIMIT_NPROC, &np) < 0) || setrlimit(RLIMIT_CORE, &core) < 0)
 		goto fail;
@@ -228,7 +233,7 @@ static int run_step(const struct svc_build_opts *o, const char *dir, const struc
 	}
 	pid = fork();
 	if (pid == 0) {
-		struct svc_sandbox_limits lim = { o->uid, o->cpu_secs, o->memory_mb, o->procs };
+		struct svc_sandbox_limits lim = { o->uid, o->cpu_secs, o->memory_mb, o->procs, 0, -1 };
 		svc_build_sandbox_exec(o->bwrap, &lim, fds[1], efds[1], argv);
 	}
 	close(fds[1]);

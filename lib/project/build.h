@@ -79,11 +79,15 @@ struct svc_sandbox_limits {
 	unsigned cpu_secs;  /* RLIMIT_CPU of each process */
 	unsigned memory_mb; /* RLIMIT_AS of each process, MiB */
 	unsigned procs;     /* RLIMIT_NPROC of the user */
+	unsigned netns_port; /* 0: the caller's network; else a network namespace of its own (netns.h) */
+	int netns_sock;      /* with netns_port: where its listener on 127.0.0.1:netns_port is sent */
 };
 
 /*
  * For a child just forked: a new session, the user lim->uid (groups dropped)
- * when running as root, the limits of `lim`, no core files, stdin from
+ * when running as root, with lim->netns_port a network namespace of its own
+ * whose listener goes to lim->netns_sock (svc_netns_isolate() of
+ * lib/core/netns.h), the limits of `lim`, no core files, stdin from
  * /dev/null, stdout and stderr to `out_fd` (-1: /dev/null), every other
  * descriptor closed, then execve of `bwrap` with `argv` and an environment of
  * PATH and LANG only. Never returns: when it cannot exec, it writes errno

@@ -1,6 +1,7 @@
 /* project.c: a project or workspace loaded for a caller with its permission check, its JSON and directory, project creation, the queued first prompt. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "db/jobs.h"
+#include "project/domains.h"
 #include "project/project.h"
 #include "project/quota.h"
 #include "project/publish.h"
@@ -243,12 +245,72 @@ int svc_project_mkdirs(const char *path)
 		if (tmp[i] == '/' || tmp[i] == '\0') {
 			char c = tmp[i];
 			tmp[i] = '\0';
-			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			if (mkdir(tmp, SVC_FSX_DIR_MODE) < 0 && errno != EEXIST)
 				return SVC_E_INTERNAL;
 			tmp[i] = c;
 		}
 	}
 	return 0;
+}
+
+/* The group SVC_WEB_GROUP names, or (gid_t)-1 for none (empty, or unknown: logged). */
+static gid_t web_gid(const struct svc_config *cfg)
+{
+	const char *name = svc_config_get(cfg, "SVC_WEB_GROUP", "www-data");
+	struct group g, *found = NULL;
+	char buf[4096];
+
+	if (!*name)
+		return (gid_t)-1;
+	if (getgrnam_r(name, &g, buf, sizeof buf, &found) != 0 || !found) {
+		svc_log_warn("data: SVC_WEB_GROUP %s is no group of this host; the served areas keep their group", name);
+		return (gid_t)-1;
+	}
+	return found->gr_gid;
+}
+
+int svc_data_modes(const struct svc_config *cfg, int trees)
+{
+	static const struct {
+		const char *area;
+		mode_t top;
+		int tree;   /* its contents get modes too (with `trees`) */
+		int served; /* read by the web server: its group's */
+	} areas[] = {
+		{ "projects", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 }, { "builds", 0711, 0, 0 },
+		{ "previews", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 }, { "thumbnails", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 },
+		{ "deployments", SVC_FSX_DIR_MODE, 1, 1 },      { "published", SVC_FSX_DIR_MODE, 1, 1 },
+	};
+	struct svc_domain_settings s;
+	char path[2048];
+	gid_t gid = web_gid(cfg);
+	size_t i;
+	int err, first = 0;
+
+	svc_domain_settings_load(cfg, &s);
+	if ((err = svc_fsx_set_modes(cfg->data_dir, 0711, 0, 0, 0, (gid_t)-1)) < 0) {
+		svc_log_error("data: cannot set the mode of %s: %s", cfg->data_dir, strerror(errno));
+		first = err;
+	}
+	for (i = 0; i <= sizeof areas / sizeof areas[0]; i++) {
+		int last = i == sizeof areas / sizeof areas[0], served = last || areas[i].served;
+		int n = last ? snprintf(path, sizeof path, "%s", s.sites_dir)
+			     : snprintf(path, sizeof path, "%s/%s", cfg->data_dir, areas[i].area);
+
+		if (n < 0 || (size_t)n >= sizeof path)
+			err = SVC_E_INTERNAL;
+		else if (served)
+			err = svc_fsx_set_modes(path, SVC_FSX_DIR_MODE, trees, SVC_FSX_DIR_MODE, SVC_FSX_FILE_MODE, gid);
+		else
+			err = svc_fsx_set_modes(path, areas[i].top, trees && areas[i].tree, SVC_FSX_PRIVATE_DIR_MODE,
+						SVC_FSX_PRIVATE_FILE_MODE, (gid_t)-1);
+		if (err < 0) {
+			svc_log_error("data: cannot set the modes of %s: %s", path, strerror(errno));
+			if (!first)
+				first = err;
+		}
+	}
+	return first;
 }
 
 void svc_project_slug(const char *name, char *out, size_t max)

@@ -139,9 +139,28 @@ void svc_project_slug(const char *name, char *out, size_t max);
 
 /*
  * Creates directory `path` (absolute, under 4096 bytes) and its missing
- * parents with mode 0755; existing ones are fine. Returns 0 or SVC_E_INTERNAL.
+ * parents with mode SVC_FSX_DIR_MODE (0750; a parent with the set-group-ID
+ * bit passes its group on); existing ones are fine. Returns 0 or
+ * SVC_E_INTERNAL.
  */
 int svc_project_mkdirs(const char *path);
+
+/*
+ * Gives SVC_DATA_DIR and its areas their modes (docs/operations.md "Files and
+ * their modes"), making the missing ones: SVC_DATA_DIR 0711 (the web server
+ * and the sandbox users pass through it); `projects/`, `previews/` (read by
+ * svc-preview, not the web server), `thumbnails/` 0700; `builds/` 0711 (each
+ * build's directory belongs to SVC_BUILD_UID, 0750); `deployments/`,
+ * `published/` and SVC_SITES_DIR, which the web server reads, 2750 with
+ * the group SVC_WEB_GROUP (default www-data; empty: the group they have). With
+ * `trees`, what is below gets its modes too: in the served areas directories
+ * 2750 and files 0640 of that group, in `projects/`, `previews/` and
+ * `thumbnails/` 0700 and 0600 (the execute bits kept for the user), `builds/`
+ * only at its top (the builds' own users own what is below).
+ * Returns 0, or the first error of svc_fsx_set_modes() after trying every
+ * area (each failure is logged with its path).
+ */
+int svc_data_modes(const struct svc_config *cfg, int trees);
 
 /* A new project, as svc_project_create() takes it. Strings are borrowed. */
 struct svc_project_new {

@@ -918,7 +918,13 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	if ((err = data_path(&c->cfg, "previews", id, NULL, dir, sizeof dir)) < 0 ||
 	    (err = svc_project_mkdirs(dir)) < 0 || (err = svc_random_hex(rnd, 8)) < 0)
 		goto done;
-	snprintf(build, sizeof build, "%s/.build-%s", dir, rnd);
+	/* built under builds/ (0711, reachable for the sandbox's user), not in previews/ (0700) */
+	if ((err = data_path(&c->cfg, "builds", "preview-", NULL, build, sizeof build)) < 0 ||
+	    strlen(build) + strlen(id) + 1 + strlen(rnd) >= sizeof build) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	snprintf(build + strlen(build), sizeof build - strlen(build), "%s-%s", id, rnd);
 	snprintf(next, sizeof next, "%s/.next-%s", dir, rnd);
 	snprintf(site, sizeof site, "%s/site", dir);
 	snprintf(dist, sizeof dist, "%s/dist", build);

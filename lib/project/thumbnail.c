@@ -24,6 +24,7 @@
 #include "core/json.h"
 #include "db/jobs.h"
 #include "core/log.h"
+#include "core/netns.h"
 #include "project/build.h"
 #include "project/thumbnail.h"
 #include "core/util.h"
@@ -31,6 +32,9 @@
 #define SERVE_FILE_MAX (10u * 1024 * 1024)
 #define SHOT_DIM_MAX 4000
 #define PAGE_HOST "project.svc-thumb.invalid"
+/* the page server's port on the loopback of Chromium's own network namespace */
+#define PROXY_PORT 3128
+#define PROXY_PORT_S "3128"
 
 const char *svc_thumbnail_source_name(enum svc_thumb_source s)
 {
@@ -402,13 +406,15 @@ static int program_exists(const char *prog)
  * Starts Chromium inside bubblewrap (svc_build_sandbox_base(): /usr
  * read-only, the fonts' settings, `tmp` as /out for the profile and the
  * screenshot, nothing else of the host), as `uid` when running as root, with
- * its own sandbox on. The network namespace is the host's, so Chromium
- * reaches `proxy` (its only way out, see serve()). *out_pid gets the
- * process, the leader of its own process group. Returns 0 or the errno of
- * a failed start.
+ * its own sandbox on, in a network namespace of its own (lib/core/netns.h)
+ * where only 127.0.0.1:PROXY_PORT answers: the listener made there is sent
+ * over `netns_sock` to the caller, whose page server (serve()) accepts on it.
+ * No other address is routed, so neither WebRTC's UDP nor DNS leaves, and
+ * WebRTC is told to use no UDP besides. *out_pid gets the process, the leader
+ * of its own process group. Returns 0 or the errno of a failed start.
  */
 static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromium, const char *tmp,
-			  const char *proxy, pid_t *out_pid)
+			  int netns_sock, pid_t *out_pid)
 {
 	static const char *const mounts[] = {
 		"--tmpfs", "/tmp", "--ro-bind-try", "/etc/fonts", "/etc/fonts",
@@ -421,7 +427,8 @@ static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromi
 		"--disable-background-networking", "--disable-sync", "--disable-component-update",
 		"--disable-features=Translate,MediaRouter,OptimizationHints", "--user-data-dir=/out/profile",
 		"--window-size=1200,630", "--proxy-bypass-list=<-loopback>", "--virtual-time-budget=3000",
-		"--screenshot=/out/shot.png",
+		"--force-webrtc-ip-handling-policy=disable_non_proxied_udp", "--screenshot=/out/shot.png",
+		"--proxy-server=http://127.0.0.1:" PROXY_PORT_S,
 	};
 	const char *argv[SVC_SANDBOX_BASE_ARGS + 48];
 	char uid[16];
@@ -442,14 +449,14 @@ static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromi
 	argv[n++] = chromium;
 	for (i = 0; i < sizeof flags / sizeof flags[0]; i++)
 		argv[n++] = flags[i];
-	argv[n++] = proxy;
 	argv[n++] = "http://" PAGE_HOST "/index.html";
 	argv[n] = NULL;
 	if (pipe2(efds, O_CLOEXEC) < 0)
 		return errno;
 	pid = fork();
 	if (pid == 0) {
-		struct svc_sandbox_limits lim = { sb->uid, 0, 0, 0 }; /* Chromium reserves terabytes of address space */
+		/* no RLIMIT_AS: Chromium reserves terabytes of address space */
+		struct svc_sandbox_limits lim = { sb->uid, 0, 0, 0, PROXY_PORT, netns_sock };
 		svc_build_sandbox_exec(sb->bwrap, &lim, -1, efds[1], argv);
 	}
 	close(efds[1]);
@@ -468,12 +475,10 @@ static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromi
 int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir,
 			   long timeout_ms, unsigned char **out, size_t *out_len, char *why, size_t whymax)
 {
-	char tmp[] = "/tmp/svc-thumb-XXXXXX", shot[64], a_proxy[64], index_path[2100];
-	struct sockaddr_in addr;
-	socklen_t alen = sizeof addr;
+	char tmp[] = "/tmp/svc-thumb-XXXXXX", shot[64], index_path[2100];
 	unsigned char *rgb = NULL, *small = NULL;
 	unsigned w = 0, h = 0;
-	int lfd = -1, err = SVC_E_UNAVAILABLE, rc, made_tmp = 0;
+	int lfd = -1, sp[2] = { -1, -1 }, err = SVC_E_UNAVAILABLE, rc, made_tmp = 0;
 	pid_t server = -1, pid = -1;
 	int64_t deadline = svc_mono_ms() + timeout_ms;
 	struct stat st;
@@ -502,13 +507,20 @@ int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox 
 	}
 	snprintf(shot, sizeof shot, "%s/shot.png", tmp);
 
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	memset(&addr, 0, sizeof addr);
-	addr.sin_family = AF_INET;
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(lfd, 16) < 0 ||
-	    getsockname(lfd, (struct sockaddr *)&addr, &alen) < 0) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
 		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	if ((rc = spawn_chromium(sb, chromium, tmp, sp[1], &pid)) != 0) {
+		snprintf(why, whymax, "chromium could not be started (%s)", strerror(rc));
+		pid = -1;
+		goto done;
+	}
+	close(sp[1]);
+	sp[1] = -1;
+	/* the exec happened, so the listener of Chromium's network namespace was sent before */
+	if (svc_netns_recv_listener(sp[0], 1000, &lfd) < 0) {
+		snprintf(why, whymax, "chromium could not be started (no network namespace of its own)");
 		goto done;
 	}
 	server = fork();
@@ -519,13 +531,6 @@ int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox 
 	if (server == 0) {
 		serve(lfd, dir, deadline);
 		_exit(0);
-	}
-
-	snprintf(a_proxy, sizeof a_proxy, "--proxy-server=http://127.0.0.1:%u", (unsigned)ntohs(addr.sin_port));
-	if ((rc = spawn_chromium(sb, chromium, tmp, a_proxy, &pid)) != 0) {
-		snprintf(why, whymax, "chromium could not be started (%s)", strerror(rc));
-		pid = -1;
-		goto done;
 	}
 	rc = wait_until(pid, deadline);
 	pid = -1;
@@ -547,12 +552,18 @@ int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox 
 	if (err == 0)
 		why[0] = '\0';
 done:
+	if (pid > 0)
+		wait_until(pid, 0); /* started, then the page server could not be: killed */
 	if (server > 0) {
 		kill(server, SIGKILL);
 		waitpid(server, NULL, 0);
 	}
 	if (lfd >= 0)
 		close(lfd);
+	if (sp[0] >= 0)
+		close(sp[0]);
+	if (sp[1] >= 0)
+		close(sp[1]);
 	free(rgb);
 	free(small);
 	if (made_tmp)
@@ -578,7 +589,7 @@ static int write_file(const char *path, const void *data, size_t len)
 	if (svc_random_hex(rnd, 4) < 0)
 		return SVC_E_INTERNAL;
 	snprintf(tmp, sizeof tmp, "%s.tmp-%s", path, rnd);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, SVC_FSX_PRIVATE_FILE_MODE);
 	if (fd < 0)
 		return SVC_E_INTERNAL;
 	write_all(fd, data, len);
@@ -616,7 +627,7 @@ int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const cha
 
 	why[0] = '\0';
 	snprintf(tdir, sizeof tdir, "%s/thumbnails", cfg->data_dir);
-	if (mkdir(tdir, 0755) < 0 && errno != EEXIST)
+	if (mkdir(tdir, SVC_FSX_PRIVATE_DIR_MODE) < 0 && errno != EEXIST) /* served by the API, not the web server */
 		return SVC_E_INTERNAL;
 	if ((err = svc_thumbnail_path(cfg, id, path, sizeof path)) < 0)
 		return err;

@@ -43,10 +43,14 @@ struct svc_thumb_sandbox {
  * name looked up in PATH or a path; it must lie under /usr, the only part of
  * the host the sandbox shows) at SVC_THUMB_SHOT_W x SVC_THUMB_SHOT_H and
  * scales it to SVC_THUMB_W x SVC_THUMB_H (box filter). The page is served to
- * Chromium over HTTP by a child process on 127.0.0.1 that is also Chromium's
- * proxy for every request, loopback included: it answers only the files of
- * `dir` (lib/core/fsx confinement), so a page can reach neither the network
- * nor the host's files. Chromium itself runs inside bubblewrap
+ * Chromium over HTTP by a child process that is also Chromium's proxy for
+ * every request, loopback included: it answers only the files of `dir`
+ * (lib/core/fsx confinement), so a page can reach neither the network nor
+ * the host's files. Chromium has a network namespace of its own with only
+ * `lo` (lib/core/netns.h), where the proxy's listener on 127.0.0.1:3128 is
+ * the one thing that answers: WebRTC's UDP (also refused by
+ * --force-webrtc-ip-handling-policy=disable_non_proxied_udp) and DNS reach
+ * nothing. Chromium itself runs inside bubblewrap
  * (svc_build_sandbox_base() of lib/project/build.h) as sb->uid when svc runs
  * as root, never as root and with its own sandbox on (no --no-sandbox): it
  * sees /usr read-only, /etc/fonts, /etc/chromium.d and a fresh temporary
@@ -54,7 +58,8 @@ struct svc_thumb_sandbox {
  * host (no SVC_DATA_DIR, settings or secrets). `timeout_ms` in total before
  * it and its children are killed. *out is a malloc'd PNG of *out_len bytes.
  * Errors: SVC_E_NOT_FOUND (no index.html), SVC_E_UNAVAILABLE (Chromium or
- * bubblewrap missing, Chromium failed or timed out; `why` says which, whymax
+ * bubblewrap missing, no user namespace to make the network one in, Chromium
+ * failed or timed out; `why` says which, whymax
  * bytes), SVC_E_INTERNAL.
  */
 int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir,

@@ -205,6 +205,20 @@ mrc=$?
 grep -E '^(ok|not ok)' "$W/main_job.log" | sed 's/^ok - /ok - /'
 [ "$mrc" = 0 ] || { nok "test_main_job.py passes against the installed package" "$(grep -v '^ok' "$W/main_job.log" | tail -n 30)"; }
 grep -q '^not ok' "$W/main_job.log" && FAIL=1
+# issue 25 item 11: after test_main_job's build and publish (served through Apache as www-data above),
+# no other local account reads the data: the areas' modes, the served ones of www-data's group
+check "the data's areas have their modes after a build and a publish" sh -c '
+	[ "$(stat -c %a /var/lib/svc)" = 711 ] && [ "$(stat -c %a /var/lib/svc/projects)" = 700 ] &&
+	[ "$(stat -c %a /var/lib/svc/builds)" = 711 ] && [ "$(stat -c %a /var/lib/svc/thumbnails)" = 700 ] &&
+	[ "$(stat -c %a /var/lib/svc/previews)" = 700 ] &&
+	for d in deployments published sites; do
+		[ "$(stat -c %a:%U:%G /var/lib/svc/$d)" = 2750:svc:www-data ] || exit 1
+	done'
+check "nothing under /var/lib/svc is open to other accounts" sh -c '
+	! find /var/lib/svc -mindepth 1 ! -type l ! -path /var/lib/svc/builds -perm /o=rwx | grep .'
+check "the served areas are 2750 and 0640 of www-data" sh -c '
+	! find /var/lib/svc/deployments /var/lib/svc/published /var/lib/svc/sites ! -type l \( ! -group www-data -o -type d ! -perm 2750 -o -type f -perm /g+w,o=rwx \) | grep .'
+check "a published deployment is there" sh -c 'find /var/lib/svc/deployments -mindepth 2 -maxdepth 2 -type d | grep -q .'
 
 # ---- 4. backup, wipe, restore
 step "backup, wipe, restore"

@@ -602,6 +602,78 @@ static void test_fsx_content_type(void)
 	CU_ASSERT_STRING_EQUAL(svc_fsx_content_type("trailing."), "application/octet-stream");
 }
 
+/* The mode bits (07777) of `path`, not following a symlink; -1 when missing. */
+static long mode_of(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) < 0 ? -1 : (long)(st.st_mode & 07777);
+}
+
+/*
+ * Issue 25 item 11: what svc writes is 0750/0640 (nothing for other local
+ * accounts, even under umask 022), a copy keeps no mode for others, and
+ * svc_fsx_set_modes() fixes an old 0755/0644 tree: directories and files
+ * (an executable keeps its execute bits for user and group), the group and
+ * the set-group-ID bit on directories, and leaves a symlink's target alone.
+ */
+static void test_fsx_modes(void)
+{
+	struct scratch s;
+	char path[512], copy[300], target[300];
+	mode_t old = umask(022);
+	struct stat st;
+
+	scratch_open(&s);
+	CU_ASSERT_EQUAL(svc_fsx_write(s.root, "a/b/f.txt", "x", 1), SVC_OK);
+	snprintf(path, sizeof path, "%s/a", s.root);
+	CU_ASSERT_EQUAL(mode_of(path), 0750);
+	snprintf(path, sizeof path, "%s/a/b/f.txt", s.root);
+	CU_ASSERT_EQUAL(mode_of(path), 0640);
+	CU_ASSERT_EQUAL(chmod(path, 0755), 0); /* a script */
+	snprintf(copy, sizeof copy, "%s/copy", s.base);
+	CU_ASSERT_EQUAL(svc_fsx_copy_tree(s.root, copy), SVC_OK);
+	CU_ASSERT_EQUAL(mode_of(copy), 0750);
+	snprintf(path, sizeof path, "%s/a/b", copy);
+	CU_ASSERT_EQUAL(mode_of(path), 0750);
+	snprintf(path, sizeof path, "%s/a/b/f.txt", copy);
+	CU_ASSERT_EQUAL(mode_of(path), 0750);
+
+	/* an old tree: 0755 directories, 0644 files, a symlink to a file outside */
+	put(s.outside, "secret.txt", "s");
+	snprintf(target, sizeof target, "%s/secret.txt", s.outside);
+	CU_ASSERT_EQUAL(chmod(target, 0644), 0);
+	snprintf(path, sizeof path, "%s/a/b", copy);
+	CU_ASSERT_EQUAL(chmod(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/a/b/plain.txt", copy);
+	put(copy, "a/b/plain.txt", "p");
+	CU_ASSERT_EQUAL(chmod(path, 0644), 0);
+	snprintf(path, sizeof path, "%s/link", copy);
+	CU_ASSERT_EQUAL(symlink(target, path), 0);
+	CU_ASSERT_EQUAL(svc_fsx_set_modes(copy, 0750, 1, 0750, 0640, getegid()), SVC_OK);
+	CU_ASSERT_EQUAL(mode_of(copy), 02750);
+	snprintf(path, sizeof path, "%s/a/b", copy);
+	CU_ASSERT_EQUAL(mode_of(path), 02750);
+	snprintf(path, sizeof path, "%s/a/b/plain.txt", copy);
+	CU_ASSERT_EQUAL(mode_of(path), 0640);
+	CU_ASSERT(stat(path, &st) == 0 && st.st_gid == getegid());
+	snprintf(path, sizeof path, "%s/a/b/f.txt", copy);
+	CU_ASSERT_EQUAL(mode_of(path), 0750);
+	CU_ASSERT_EQUAL(mode_of(target), 0644); /* the symlink was not followed */
+	/* a private area: 0700/0600, and a new directory is made */
+	CU_ASSERT_EQUAL(svc_fsx_set_modes(copy, 0700, 1, 0700, 0600, (gid_t)-1), SVC_OK);
+	snprintf(path, sizeof path, "%s/a/b/plain.txt", copy);
+	CU_ASSERT_EQUAL(mode_of(path), 0600);
+	snprintf(path, sizeof path, "%s/new/area", s.base);
+	CU_ASSERT_EQUAL(svc_fsx_set_modes(path, 0711, 0, 0, 0, (gid_t)-1), SVC_OK);
+	CU_ASSERT_EQUAL(mode_of(path), 0711);
+	snprintf(path, sizeof path, "%s/link", copy);
+	CU_ASSERT_EQUAL(svc_fsx_set_modes(path, 0700, 0, 0, 0, (gid_t)-1), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(svc_fsx_set_modes("relative", 0700, 0, 0, 0, (gid_t)-1), SVC_E_INTERNAL);
+	umask(old);
+	scratch_close(&s);
+}
+
 SVC_TEST_SUITE(fsx)
 {
 	CU_pSuite s = CU_add_suite("fsx", NULL, NULL);
@@ -627,4 +699,5 @@ SVC_TEST_SUITE(fsx)
 	CU_add_test(s, "test_fsx_copy_and_remove_tree", test_fsx_copy_and_remove_tree);
 	CU_add_test(s, "test_fsx_content_type", test_fsx_content_type);
 	CU_add_test(s, "test_fsx_dir_iterator", test_fsx_dir_iterator);
+	CU_add_test(s, "test_fsx_modes", test_fsx_modes);
 }

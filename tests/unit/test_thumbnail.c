@@ -4,6 +4,8 @@
 #include <string.h>
 #include <dirent.h>
 #include <signal.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -335,6 +337,109 @@ static void test_thumbnail_chromium_runs_unprivileged_in_a_sandbox(void)
 	svc_fsx_remove_tree(dir);
 }
 
+/*
+ * Renders the site `dir` with the real Chromium in the sandbox (a minute at most: the picture is
+ * checked, not the time) and asserts a PNG of the thumbnail's size came back; its RGB pixels
+ * (malloc'd, SVC_THUMB_W x SVC_THUMB_H), or NULL.
+ */
+static unsigned char *render_checked(const char *dir)
+{
+	unsigned char *png = NULL, *rgb = NULL;
+	unsigned w = 0, h = 0;
+	size_t len = 0;
+	char why[256];
+	int err = svc_thumbnail_chromium("chromium", &sandbox, dir, 60000, &png, &len, why, sizeof why);
+
+	CU_ASSERT_EQUAL(err, 0);
+	if (err)
+		fprintf(stderr, "test_thumbnail: %s\n", why);
+	rgb = png ? decode(png, len, &w, &h) : NULL;
+	CU_ASSERT(rgb && w == SVC_THUMB_W && h == SVC_THUMB_H);
+	free(png);
+	if (rgb && (w != SVC_THUMB_W || h != SVC_THUMB_H)) {
+		free(rgb);
+		rgb = NULL;
+	}
+	return rgb;
+}
+
+/* A socket of `type` bound to 127.0.0.1 on a free port (listening when TCP); *out_port gets the port. -1 on failure. */
+static int loopback_socket(int type, unsigned *out_port)
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof a;
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 16) < 0) || getsockname(fd, (struct sockaddr *)&a, &alen) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*out_port = ntohs(a.sin_port);
+	return fd;
+}
+
+/*
+ * Item 12 of issue 25: a project page cannot send UDP (a WebRTC STUN request)
+ * or open TCP connections to the host's addresses. The test listens on a
+ * loopback UDP and TCP port; the page asks a RTCPeerConnection to gather
+ * candidates with that STUN server, fetches from the TCP port, and loads an
+ * image and a websocket from it. Neither listener receives anything, and the
+ * page still renders (red).
+ */
+static void test_thumbnail_chromium_page_sends_no_udp_and_reaches_no_host_port(void)
+{
+	char dir[] = "/tmp/svc-thumb-test-XXXXXX", html[2048], buf[2048];
+	unsigned char *rgb = NULL;
+	unsigned uport = 0, tport = 0;
+	int ufd, tfd, cfd;
+	ssize_t got;
+
+	if (access("/usr/bin/chromium", X_OK) != 0 || access(sandbox.bwrap, X_OK) != 0) {
+		fprintf(stderr, "test_thumbnail: chromium or bwrap not installed; the page's network is not checked\n");
+		return;
+	}
+	ufd = loopback_socket(SOCK_DGRAM, &uport);
+	tfd = loopback_socket(SOCK_STREAM, &tport);
+	CU_ASSERT_FATAL(ufd >= 0 && tfd >= 0);
+	snprintf(html, sizeof html,
+		 "<html><body style=\"margin:0;background:#ff0000\"><script>\n"
+		 "try {\n"
+		 "  var pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:%u'},"
+		 " {urls: 'turn:127.0.0.1:%u?transport=udp', username: 'u', credential: 'p'}]});\n"
+		 "  pc.createDataChannel('x');\n"
+		 "  pc.createOffer().then(function (o) { return pc.setLocalDescription(o); });\n"
+		 "} catch (e) {}\n"
+		 "fetch('http://127.0.0.1:%u/fetch').catch(function () {});\n"
+		 "try { new WebSocket('ws://127.0.0.1:%u/ws'); } catch (e) {}\n"
+		 "</script><img src=\"http://127.0.0.1:%u/img.png\"></body></html>",
+		 uport, uport, tport, tport, tport);
+	CU_ASSERT_EQUAL_FATAL(make_site(dir, html), 0);
+	rgb = render_checked(dir);
+	if (rgb) {
+		const unsigned char *mid = px(rgb, SVC_THUMB_W, SVC_THUMB_W / 2, SVC_THUMB_H / 2);
+		CU_ASSERT(mid[0] > 200 && mid[1] < 60 && mid[2] < 60); /* the page, red */
+	}
+	got = recv(ufd, buf, sizeof buf, MSG_DONTWAIT);
+	CU_ASSERT(got < 0);
+	if (got >= 0)
+		fprintf(stderr, "test_thumbnail: the page sent %zd bytes of UDP to 127.0.0.1:%u\n", got, uport);
+	cfd = accept(tfd, NULL, NULL);
+	CU_ASSERT(cfd < 0);
+	if (cfd >= 0) {
+		fprintf(stderr, "test_thumbnail: the page connected to 127.0.0.1:%u\n", tport);
+		close(cfd);
+	}
+	free(rgb);
+	close(ufd);
+	close(tfd);
+	svc_fsx_remove_tree(dir);
+}
+
 SVC_TEST_SUITE(thumbnail)
 {
 	CU_pSuite s = CU_add_suite("thumbnail", NULL, NULL);
@@ -348,4 +453,6 @@ SVC_TEST_SUITE(thumbnail)
 		    test_thumbnail_chromium_renders_and_cannot_reach_local_files);
 	CU_add_test(s, "test_thumbnail_chromium_runs_unprivileged_in_a_sandbox",
 		    test_thumbnail_chromium_runs_unprivileged_in_a_sandbox);
+	CU_add_test(s, "test_thumbnail_chromium_page_sends_no_udp_and_reaches_no_host_port",
+		    test_thumbnail_chromium_page_sends_no_udp_and_reaches_no_host_port);
 }
