@@ -98,6 +98,42 @@ def test_other_hosts(a):
     check("test_web_unknown_slug_404", r.status == 404, r)
 
 
+# /api paths whose encoded dot segments climb out of /api (issue 25 item 13): %2f, %2e%2e, mixed case, double-encoded
+DOT_PATHS = [
+    ("encoded_slashes", "/api/projects/..%2f..%2fetc%2fpasswd"),
+    ("encoded_slashes_upper", "/api/projects/..%2F..%2Fetc%2Fpasswd"),
+    ("encoded_dots", "/api/projects/%2e%2e/%2e%2e/etc/passwd"),
+    ("encoded_dots_mixed_case", "/api/projects/%2E%2e/.%2E/etc/passwd"),
+    ("encoded_dots_to_client_route", "/api/%2e%2e/dashboard"),
+    ("encoded_dots_to_root", "/api/%2e%2e/"),
+    ("encoded_dots_and_slashes", "/api/projects/%2e%2e%2f%2e%2e%2fetc%2fpasswd"),
+    ("double_encoded_dots", "/api/projects/%252e%252e/%252e%252e/etc/passwd"),
+    ("plain_dots", "/api/projects/../../etc/passwd"),
+]
+# These stay under /api once decoded (a "%2f" or "\\" inside one segment): the web server's dotfile rule may
+# refuse them (403) before the API's router answers 404; never the app, never a file.
+DOT_PATHS_INSIDE = [
+    ("double_encoded_slashes", "/api/projects/..%252f..%252fetc%252fpasswd"),
+    ("backslashes", "/api/projects/..%5c..%5cetc%5cpasswd"),
+]
+
+
+def test_api_dot_segments():
+    """An /api path never answers the web app's page: whatever its encoded dot segments, the API's 404 JSON."""
+    for label, path in DOT_PATHS:
+        r = get(path)
+        b = r.body if isinstance(r.body, dict) else {}
+        check("test_web_api_%s_is_the_api_404" % label,
+              r.status == 404 and b.get("error") == "not_found" and isinstance(b.get("message"), str)
+              and r.headers.get("content-type", "").startswith("application/json")
+              and b"<html" not in r.raw.lower() and b"root:" not in r.raw, (path, r.status, r.raw[:200]))
+    for label, path in DOT_PATHS_INSIDE:
+        r = get(path)
+        check("test_web_api_%s_is_refused_not_the_app" % label,
+              r.status in (403, 404) and b"<!doctype html>\n<!-- web/index.html" not in r.raw.lower()
+              and b"/assets/" not in r.raw and b"root:" not in r.raw, (path, r.status, r.raw[:200]))
+
+
 # The directives app_url's Content-Security-Policy must hold (issue 25 item 9, docs/web.md "Content-Security-Policy")
 CSP_NEEDS = {
     "script-src": ["'self'"],
@@ -156,6 +192,7 @@ def main():
     test_fallback(index)
     test_not_swallowed(a)
     test_other_hosts(a)
+    test_api_dot_segments()
     test_csp(a)
     return finish()
 
