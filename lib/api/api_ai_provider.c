@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/api_agent.h"
+#include "api/api_integrations.h"
 #include "auth/crypto.h"
 #include "core/outbound.h"
 #include "core/err.h"
@@ -315,10 +316,18 @@ enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
 	p[3] = svc_dbv_str(model);
 	p[4] = list.len ? svc_dbv_str(list.data) : svc_dbv_null();
 	if (has_key_field) {
-		/* a string replaces the key, null or "" removes it */
+		/* a string replaces the key, null or "" removes it; either is in the admin audit log with the
+		 * change, in one transaction (issue 25 item 10), never the key */
+		struct json_object *details = json_object_new_object();
+
+		svc_json_add_str(details, "workspaceId", wid);
+		svc_json_add_str(details, "baseUrl", url);
 		p[5] = sealed ? svc_dbv_str(sealed) : svc_dbv_null();
 		p[6] = svc_dbv_str(req->user_id);
-		err = svc_db_run(req->ctx->db, STMT_AGENT_PROVIDER_PUT, p, 7, NULL, NULL);
+		err = svc_api_integrations__audited(req, STMT_AGENT_PROVIDER_PUT, p, 7, 0,
+						    sealed ? "workspaces.ai_provider.key_set" : "workspaces.ai_provider.key_cleared",
+						    wid, details, NULL);
+		json_object_put(details);
 	} else {
 		p[5] = svc_dbv_str(req->user_id);
 		err = svc_db_run(req->ctx->db, STMT_AGENT_PROVIDER_PUT_KEEP_KEY, p, 6, NULL, NULL);

@@ -8,6 +8,7 @@
 
 #include "api/api.h"
 #include "api/api_auth.h"
+#include "api/api_integrations.h"
 #include "auth/auth.h"
 #include "auth/crypto.h"
 #include "core/err.h"
@@ -748,7 +749,7 @@ enum svc_err svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *re
 {
 	struct svc_db *db = req->ctx->db;
 	char token[SVC_PAT_LEN + 1], hash[65], prefix[SVC_PAT_SHOWN + 1], id[37], scopes_text[128];
-	struct json_object *arr, *body = NULL;
+	struct json_object *arr, *body = NULL, *details;
 	struct svc_rows *rows = NULL;
 	struct svc_dbv p[6];
 	uint64_t count = 0;
@@ -792,7 +793,13 @@ enum svc_err svc_api_auth_tokens_create(struct svc_req *req, struct svc_resp *re
 	p[3] = svc_dbv_str(hash);
 	p[4] = svc_dbv_str(prefix);
 	p[5] = svc_dbv_str(scopes_text);
-	if ((err = svc_db_run(db, STMT_TOKEN_INSERT, p, 6, NULL, NULL)) < 0)
+	/* the admin audit log (issue 25 item 10): who made which token with which scopes, never the secret */
+	details = json_object_new_object();
+	svc_json_add_str(details, "name", svc_json_str(req->json, "name"));
+	json_object_object_add(details, "scopes", json_object_get(arr));
+	err = svc_api_integrations__audited(req, STMT_TOKEN_INSERT, p, 6, 0, "auth.tokens.create", id, details, NULL);
+	json_object_put(details);
+	if (err < 0)
 		goto done;
 	p[1] = svc_dbv_str(req->user_id);
 	if ((err = svc_db_run(db, STMT_TOKEN_GET, p, 2, &rows, NULL)) < 0)
@@ -814,16 +821,20 @@ done:
 /* DELETE /auth/tokens/:tokenId: 204 (the token stops working at once); 401; 403 for an API token; 404. */
 enum svc_err svc_api_auth_tokens_delete(struct svc_req *req, struct svc_resp *resp)
 {
+	struct json_object *details = json_object_new_object();
 	struct svc_dbv p[2];
-	uint64_t affected = 0;
 	int err;
 
 	p[0] = svc_dbv_str(svc_req_param(req, "tokenId"));
 	p[1] = svc_dbv_str(req->user_id);
-	if ((err = svc_db_run(req->ctx->db, STMT_TOKEN_DELETE, p, 2, NULL, &affected)) < 0)
-		return err;
-	if (affected == 0)
+	/* the delete and its audit entry together; no row deleted: nothing recorded, 404 */
+	err = svc_api_integrations__audited(req, STMT_TOKEN_DELETE, p, 2, 1, "auth.tokens.revoke",
+					    svc_req_param(req, "tokenId"), details, NULL);
+	json_object_put(details);
+	if (err == SVC_E_NOT_FOUND)
 		return svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "No such API token.");
+	if (err < 0)
+		return err;
 	AUTH_LOG(req, "token_revoked", "user=%s token=%s", req->user_id, svc_req_param(req, "tokenId"));
 	resp->status = 204;
 	return 0;
@@ -1609,6 +1620,7 @@ enum svc_err svc_api_auth_assistant_callback(struct svc_req *req, struct svc_res
 	char code[2049], error[64], verifier[SVC_OAUTH_VERIFIER_LEN + 1], row[64];
 	struct svc_oauth_profile prof;
 	struct svc_dbv q[4];
+	struct json_object *details;
 	char *access = NULL, *sealed = NULL;
 	int err;
 
@@ -1641,7 +1653,12 @@ enum svc_err svc_api_auth_assistant_callback(struct svc_req *req, struct svc_res
 	q[1] = svc_dbv_str(p->name);
 	q[2] = svc_dbv_str(sealed);
 	q[3] = svc_dbv_str(prof.login[0] ? prof.login : NULL);
-	err = svc_db_run(req->ctx->db, STMT_ASSISTANT_UPSERT, q, 4, NULL, NULL);
+	/* the admin audit log (issue 25 item 10): the member stored an assistant token, never the token */
+	details = json_object_new_object();
+	svc_json_add_str(details, "login", prof.login[0] ? prof.login : NULL);
+	err = svc_api_integrations__audited(req, STMT_ASSISTANT_UPSERT, q, 4, 0, "auth.assistant_token.store", p->name,
+					    details, NULL);
+	json_object_put(details);
 	free(sealed);
 	if (err < 0)
 		return oauth_fail(req, resp, p, "/settings", "server_error");

@@ -885,6 +885,24 @@ int svc_api_integrations__seq_page(struct svc_req *req, struct svc_resp *resp, e
 	return 0;
 }
 
+/* The resourceType of an audit entry, from its action: "integration" unless one of the others (docs/api.md). */
+static const char *resource_type(const char *action)
+{
+	static const struct {
+		const char *prefix, *type;
+	} types[] = {
+		{ "workspaces.", "workspace" },
+		{ "auth.tokens.", "api_token" },
+		{ "auth.assistant_token.", "assistant_token" },
+	};
+	size_t i;
+
+	for (i = 0; action && i < sizeof types / sizeof types[0]; i++)
+		if (strncmp(action, types[i].prefix, strlen(types[i].prefix)) == 0)
+			return types[i].type;
+	return "integration";
+}
+
 /*
  * GET /integrations/admin/audit?cursor&limit: 200 {entries: [{id, action, resourceType, resourceId, details,
  * actorId, at}], nextCursor}, newest first; 400 (cursor, limit); 403.
@@ -907,7 +925,7 @@ enum svc_err svc_api_integrations_audit(struct svc_req *req, struct svc_resp *re
 		const char *d = svc_rows_get(rows, r, IAUCOL_DETAILS);
 		svc_json_add_str(e, "id", svc_rows_get(rows, r, IAUCOL_ID));
 		svc_json_add_str(e, "action", svc_rows_get(rows, r, IAUCOL_ACTION));
-		svc_json_add_str(e, "resourceType", "integration");
+		svc_json_add_str(e, "resourceType", resource_type(svc_rows_get(rows, r, IAUCOL_ACTION)));
 		svc_json_add_str(e, "resourceId", svc_rows_get(rows, r, IAUCOL_RESOURCE));
 		if (d && svc_json_parse_object(d, strlen(d), &details) < 0)
 			details = NULL;

@@ -317,7 +317,8 @@ int svc_pat_scopes_format(unsigned scopes, char *out, size_t max);
  *   /api/auth/me                read with any scope; every other /api/auth/ route needs a session
  *   /api/chat/ /api/plan/       "chat" (reads also with "projects:read")
  *   /api/deploy/ and .../domains "deploy"
- *   /api/admin/ /api/integrations/  "admin"
+ *   /api/admin/ /api/integrations/ /api/xray/, and the workspace's
+ *   ai-provider and credits (reads too)  "admin"
  *   writes under /api/workspaces other than its projects and folders
  *                               "admin" (workspaces, members, transfer, the workspace's provider)
  *   other reads                 "projects:read" or "admin"

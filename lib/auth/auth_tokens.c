@@ -129,6 +129,34 @@ static int starts(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/*
+ * The routes only the "admin" scope opens, whatever the method: the admin and
+ * integration endpoints, xray, and the workspace settings only admins read
+ * (its AI provider, its credits). A pattern ending in '/' is a prefix; the
+ * others match exactly. Issue 25 item 8: these reads were "projects:read".
+ */
+static const char *const admin_routes[] = {
+	"/api/admin/",
+	"/api/integrations/",
+	"/api/integrations",
+	"/api/xray/",
+	"/api/workspaces/:wid/ai-provider",
+	"/api/workspaces/:wid/credits",
+};
+
+/* Returns 1 when `pattern` is one of admin_routes, else 0. */
+static int admin_route(const char *pattern)
+{
+	size_t i, n;
+
+	for (i = 0; i < sizeof admin_routes / sizeof admin_routes[0]; i++) {
+		n = strlen(admin_routes[i]);
+		if (admin_routes[i][n - 1] == '/' ? starts(pattern, admin_routes[i]) : strcmp(pattern, admin_routes[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* The permission-module scopes of a token's own scopes, on any route. */
 static unsigned perm_scopes(unsigned scopes)
 {
@@ -189,8 +217,7 @@ int svc_pat_route_scopes(unsigned scopes, int safe_method, const char *pattern, 
 		}
 		return SVC_E_FORBIDDEN;
 	}
-	if (starts(pattern, "/api/admin/") || starts(pattern, "/api/integrations/") ||
-	    strcmp(pattern, "/api/integrations") == 0) {
+	if (admin_route(pattern)) {
 		*out_needed = "admin";
 		if (scopes & SVC_PAT_ADMIN) {
 			*out_perm_scopes = p;

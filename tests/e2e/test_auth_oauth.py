@@ -253,6 +253,11 @@ def test_assistant():
     check("test_auth_assistant_token_is_stored_sealed_not_in_clear",
           bool(tok) and bool(stored) and tok not in stored and tok.encode() not in base64.b64decode(stored + "==="),
           (tok[:8], stored[:40]))
+    audit = sql("SELECT CONCAT_WS('|', action, resource_id, actor_id, details) FROM integration_audit "
+                "WHERE action = 'auth.assistant_token.store' AND actor_id = '%s'" % a.user["id"]).strip()
+    check("test_auth_assistant_token_stored_is_audited_without_the_token",
+          audit.count("\n") == 0 and audit.startswith("auth.assistant_token.store|github|%s|" % a.user["id"])
+          and bool(tok) and tok not in audit, audit)
     me = api("GET", "/auth/me", token=a.token)
     check("test_auth_assistant_me_shows_connected_never_the_token",
           me.status == 200 and me.body.get("assistant", {}).get("connected") is True

@@ -7,6 +7,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (TIME_RE, UUID_RE, api, check, create_project, created_id, default_chat_id, finish,  # noqa: E402
                     is_error, signup)
+from wslib import platform_admin  # noqa: E402
 
 TOKEN_RE = r"^svc_pat_[A-Za-z0-9_-]{40}$"
 
@@ -133,12 +134,45 @@ def test_scopes(a, b_user):
     check("test_auth_tokens_refused_requests_changed_nothing", g.status == 200 and g.body.get("name") != "stolen", g)
 
 
+def test_admin_scope(a):
+    """Issue 25 item 8: xray, the workspace's AI provider and its credits are admin reads: a projects:read token
+    gets 403, an admin token of a user allowed to read them gets 200."""
+    admin = platform_admin(tag="pat-padmin")
+    toks = {}
+    for who, acct in (("owner", a), ("padmin", admin)):
+        for s in ("projects:read", "admin"):
+            r, toks[who, s] = make(acct, "%s %s" % (who, s), [s])
+            check("test_auth_tokens_admin_scope_%s_%s_token_created" % (who, s.replace(":", "_")),
+                  toks[who, s] is not None and (r.body or {}).get("scopes") == [s], r)
+    cases = [
+        ("xray_stats", "padmin", "/xray/stats"),
+        ("xray_active", "padmin", "/xray/active"),
+        ("xray_stuck", "padmin", "/xray/stuck"),
+        ("xray_history", "padmin", "/xray/history"),
+        ("integrations_audit", "padmin", "/integrations/admin/audit"),
+        ("ai_provider", "owner", "/workspaces/%s/ai-provider" % a.workspace_id),
+        ("credits", "owner", "/workspaces/%s/credits" % a.workspace_id),
+    ]
+    for label, who, path in cases:
+        r = api("GET", path, token=toks[who, "projects:read"])
+        check("test_auth_tokens_%s_with_projects_read_is_forbidden" % label, is_error(r, 403, "forbidden"), r)
+        r = api("GET", path, token=toks[who, "admin"])
+        check("test_auth_tokens_%s_with_admin_is_ok" % label, r.status == 200, r)
+    # the admin scope never exceeds the user's rights: a workspace owner's admin token is no platform admin
+    r = api("GET", "/xray/stats", token=toks["owner", "admin"])
+    check("test_auth_tokens_xray_with_admin_of_non_platform_admin_is_forbidden", is_error(r, 403, "forbidden"), r)
+    # the workspace's ordinary reads still take projects:read
+    r = api("GET", "/workspaces/%s" % a.workspace_id, token=toks["owner", "projects:read"])
+    check("test_auth_tokens_workspace_get_with_projects_read_is_ok", r.status == 200, r)
+
+
 def main():
     a = signup(tag="pat")
     b = signup(tag="pat-b")
     test_create_list_revoke(a)
     test_validation(a)
     test_scopes(a, b)
+    test_admin_scope(a)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (APP_URL, BASE_URL, UNKNOWN_ID, api, check, create_project, created_id,  # noqa: E402
-                    default_chat_id, finish, random_email, request, signup, site_get)
+                    default_chat_id, finish, random_email, request, setting, signup, site_get)
 
 # What must never show in an error body: SQL, database and library names, stack traces, file paths.
 LEAK_RE = re.compile(r"(?i)\b(select|insert|update|delete)\b.+\b(from|into|set|where)\b|sql|mysql|mariadb|syntax error|"
@@ -162,6 +162,42 @@ def test_error_bodies(a, pid):
     check("test_security_huge_cookie_token_is_401", r.status == 401 and error_body_clean(r), r)
 
 
+def signed_internal(method, path, body, nonce=None):
+    """The headers of a signed internal call (docs/conventions.md "Internal calls"), as svc-wsd signs it."""
+    import hashlib
+    import hmac
+    import secrets
+    import time
+    ts = str(int(time.time()))
+    nonce = nonce or secrets.token_hex(16)
+    msg = "%s\n%s\n%s\n%s\n%s" % (method, path, ts, nonce, hashlib.sha256(body).hexdigest())
+    sig = hmac.new((setting("INTERNAL_SECRET") or "").encode(), msg.encode(), hashlib.sha256).hexdigest()
+    return {"X-Svc-Timestamp": ts, "X-Svc-Nonce": nonce, "X-Svc-Signature": "v2=" + sig,
+            "Content-Type": "application/json"}
+
+
+def test_internal_not_local(pid):
+    """An SVC_R_INTERNAL route answers 404 to a client that is not on the host, even with a good signature: the
+    stack believes X-Forwarded-For from loopback (SVC_TRUSTED_PROXIES), so a hop named there is the client."""
+    path = "/api/internal/projects/%s/presence" % pid
+    body = json.dumps({"users": []}).encode()
+    r = request("POST", APP_URL + path, body, signed_internal("POST", path, body))
+    check("test_security_internal_signed_from_the_host_is_answered", r.status == 200, r)
+    for label, xff in (("outside", "203.0.113.7"), ("outside_behind_a_spoofed_loopback", "127.0.0.1, 203.0.113.7"),
+                       ("private_network", "10.1.2.3"), ("outside_ipv6", "2001:db8::7")):
+        h = signed_internal("POST", path, body)
+        h["X-Forwarded-For"] = xff
+        r = request("POST", APP_URL + path, body, h)
+        b = r.body if isinstance(r.body, dict) else {}
+        check("test_security_internal_from_%s_is_404" % label, r.status == 404 and b.get("error") == "not_found"
+              and error_body_clean(r), r)
+    # unsigned from the host: 401 (the path exists for it), from outside still 404 (it does not)
+    r = request("POST", APP_URL + path, body, {"Content-Type": "application/json"})
+    check("test_security_internal_unsigned_from_the_host_is_401", r.status == 401, r)
+    r = request("POST", APP_URL + path, body, {"Content-Type": "application/json", "X-Forwarded-For": "203.0.113.7"})
+    check("test_security_internal_unsigned_from_outside_is_404", r.status == 404, r)
+
+
 def main():
     try:
         a = signup(tag="sec")
@@ -180,6 +216,7 @@ def main():
     test_cors(a)
     test_cookies()
     test_error_bodies(a, pid or UNKNOWN_ID)
+    test_internal_not_local(pid or UNKNOWN_ID)
 
 
 if __name__ == "__main__":

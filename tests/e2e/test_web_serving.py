@@ -98,6 +98,92 @@ def test_other_hosts(a):
     check("test_web_unknown_slug_404", r.status == 404, r)
 
 
+# /api paths whose encoded dot segments climb out of /api (issue 25 item 13): %2f, %2e%2e, mixed case, double-encoded
+DOT_PATHS = [
+    ("encoded_slashes", "/api/projects/..%2f..%2fetc%2fpasswd"),
+    ("encoded_slashes_upper", "/api/projects/..%2F..%2Fetc%2Fpasswd"),
+    ("encoded_dots", "/api/projects/%2e%2e/%2e%2e/etc/passwd"),
+    ("encoded_dots_mixed_case", "/api/projects/%2E%2e/.%2E/etc/passwd"),
+    ("encoded_dots_to_client_route", "/api/%2e%2e/dashboard"),
+    ("encoded_dots_to_root", "/api/%2e%2e/"),
+    ("encoded_dots_and_slashes", "/api/projects/%2e%2e%2f%2e%2e%2fetc%2fpasswd"),
+    ("double_encoded_dots", "/api/projects/%252e%252e/%252e%252e/etc/passwd"),
+    ("plain_dots", "/api/projects/../../etc/passwd"),
+]
+# These stay under /api once decoded (a "%2f" or "\\" inside one segment): the web server's dotfile rule may
+# refuse them (403) before the API's router answers 404; never the app, never a file.
+DOT_PATHS_INSIDE = [
+    ("double_encoded_slashes", "/api/projects/..%252f..%252fetc%252fpasswd"),
+    ("backslashes", "/api/projects/..%5c..%5cetc%5cpasswd"),
+]
+
+
+def test_api_dot_segments():
+    """An /api path never answers the web app's page: whatever its encoded dot segments, the API's 404 JSON."""
+    for label, path in DOT_PATHS:
+        r = get(path)
+        b = r.body if isinstance(r.body, dict) else {}
+        check("test_web_api_%s_is_the_api_404" % label,
+              r.status == 404 and b.get("error") == "not_found" and isinstance(b.get("message"), str)
+              and r.headers.get("content-type", "").startswith("application/json")
+              and b"<html" not in r.raw.lower() and b"root:" not in r.raw, (path, r.status, r.raw[:200]))
+    for label, path in DOT_PATHS_INSIDE:
+        r = get(path)
+        check("test_web_api_%s_is_refused_not_the_app" % label,
+              r.status in (403, 404) and b"<!doctype html>\n<!-- web/index.html" not in r.raw.lower()
+              and b"/assets/" not in r.raw and b"root:" not in r.raw, (path, r.status, r.raw[:200]))
+
+
+# The directives app_url's Content-Security-Policy must hold (issue 25 item 9, docs/web.md "Content-Security-Policy")
+CSP_NEEDS = {
+    "script-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "frame-ancestors": ["'none'"],
+    "img-src": ["'self'", "data:", "blob:"],
+}
+
+
+def csp_of(r):
+    """The Content-Security-Policy of an answer as {directive: [sources]} (one header line expected)."""
+    out = {}
+    for part in r.headers.get("content-security-policy", "").split(";"):
+        words = part.split()
+        if words:
+            out[words[0].lower()] = words[1:]
+    return out
+
+
+def test_csp(a):
+    ws = os.environ.get("SVC_WS_URL", "")
+    ws_origin = re.sub(r"^(wss?://[^/]+).*$", r"\1", ws)
+    for label, path in (("index", "/"), ("client_route", "/dashboard"), ("login", "/login")):
+        r = get(path)
+        csp = csp_of(r)
+        ok = r.status == 200 and all(csp.get(d) == v for d, v in CSP_NEEDS.items())
+        # connect-src: itself and ws_url; frame-src: the preview origin; never 'unsafe-inline' or 'unsafe-eval' for scripts
+        ok = ok and csp.get("connect-src", [""])[0] == "'self'" and (not ws or ws_origin in csp.get("connect-src", []))
+        ok = ok and any(".preview." in s for s in csp.get("frame-src", []))
+        ok = ok and not any("unsafe" in s for s in csp.get("script-src", []) + csp.get("default-src", []))
+        check("test_web_csp_on_app_%s" % label, ok, (r.status, r.headers.get("content-security-policy")))
+    idx = get("/")
+    m = re.search(rb'/assets/[^"]+\.js', idx.raw)
+    r = get(m.group(0).decode()) if m else None
+    check("test_web_index_has_no_inline_script",
+          m is not None and not re.search(rb"<script(?![^>]*\bsrc=)[^>]*>", idx.raw), idx.raw[:400])
+    check("test_web_csp_on_app_assets", r is not None and r.status == 200 and csp_of(r).get("script-src") == ["'self'"],
+          r and (r.status, r.headers.get("content-security-policy")))
+    # the app's policy is not the published sites' (their own scripts must keep running), nor the API's
+    p = create_project(a, "blank")
+    if p.status == 201:
+        api("POST", "/deploy/%s" % p.body["id"], token=a.token, raw=b"")
+        r = site_get(p.body["slug"], "/")
+        check("test_web_csp_not_on_published_site", r.status == 200 and "content-security-policy" not in r.headers,
+              (r.status, r.headers))
+    else:
+        check("test_web_csp_not_on_published_site", False, p)
+
+
 def main():
     a = signup(tag="web")
     index = get("/")
@@ -106,6 +192,8 @@ def main():
     test_fallback(index)
     test_not_swallowed(a)
     test_other_hosts(a)
+    test_api_dot_segments()
+    test_csp(a)
     return finish()
 
 

@@ -134,6 +134,20 @@ static void test_auth_tokens_route_scopes(void)
 	/* admin areas */
 	CU_ASSERT_EQUAL(route(SVC_PAT_ALL & ~SVC_PAT_ADMIN, 1, "/api/admin/users", NULL), 0);
 	CU_ASSERT_EQUAL(route(SVC_PAT_ADMIN, 0, "/api/integrations/:id", NULL), 1);
+	/* admin reads (issue 25 item 8): xray, the workspace's AI provider and credits need "admin", not "projects:read" */
+	CU_ASSERT_EQUAL(route(SVC_PAT_ALL & ~SVC_PAT_ADMIN, 1, "/api/xray/stats", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/xray/history", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ADMIN, 1, "/api/xray/stats", &p), 1);
+	CU_ASSERT_EQUAL(p & SVC_SCOPE_ADMIN, SVC_SCOPE_ADMIN);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/workspaces/:wid/ai-provider", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ADMIN, 1, "/api/workspaces/:wid/ai-provider", NULL), 1);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/workspaces/:wid/credits", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_ADMIN, 1, "/api/workspaces/:wid/credits", NULL), 1);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/integrations/admin/audit", NULL), 0);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/integrations", NULL), 0);
+	/* the workspace's other reads stay "projects:read" */
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/workspaces/:wid/build-settings", NULL), 1);
+	CU_ASSERT_EQUAL(route(SVC_PAT_PROJECTS_READ, 1, "/api/workspaces/:wid", NULL), 1);
 	/* credentials need a session, whatever the scopes */
 	CU_ASSERT_EQUAL(route(SVC_PAT_ALL, 1, "/api/auth/me", NULL), 1);
 	CU_ASSERT_EQUAL(route(SVC_PAT_ALL, 1, "/api/auth/tokens", NULL), 0);

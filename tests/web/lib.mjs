@@ -1,6 +1,7 @@
 // lib.mjs: what the browser tests share: Debian's chromium through playwright-core, the stack's
 // URLs, screenshots under the test logs, and API calls for setting up data.
 import { chromium } from 'playwright-core';
+import { afterEach } from 'node:test';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -20,10 +21,46 @@ export function launch() {
 	return chromium.launch({ executablePath: process.env.SVC_CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS, timeout: 60000 });
 }
 
-/** newPage(browser, viewport): a page in a new context (its own cookies) on app_url. */
+// Content-Security-Policy violations on app_url's pages (docs/web.md "Content-Security-Policy"):
+// every context newPage() makes reports them here, from a securitypolicyviolation listener in
+// every frame of app_url's origin and from Chromium's console; after each test of any file
+// (the afterEach below) a violation fails that test. Preview and published-site frames are
+// other origins with policies of their own and are not counted.
+const cspViolations = [];
+const APP_ORIGIN = new URL(APP).origin;
+
+/** cspTake(): the violations seen since the last call (and forgets them). */
+export function cspTake() {
+	return cspViolations.splice(0, cspViolations.length);
+}
+
+afterEach(() => {
+	const seen = cspTake();
+	if (seen.length) throw new Error(`Content-Security-Policy violation on app_url:\n${seen.join('\n')}`);
+});
+
+/** watchCsp(context, origin): reports context's CSP violations on `origin` (app_url's) into cspViolations. */
+export async function watchCsp(context, origin = APP_ORIGIN) {
+	await context.exposeBinding('__svcCspViolation', ({ frame }, text) => {
+		if (frame.url().startsWith(origin + '/')) cspViolations.push(`${frame.url()}: ${text}`);
+	});
+	await context.addInitScript(() => {
+		document.addEventListener('securitypolicyviolation', (e) => {
+			window.__svcCspViolation(`${e.effectiveDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile || '?'}:${e.lineNumber}`);
+		});
+	});
+	context.on('console', (msg) => {
+		const at = (msg.location() && msg.location().url) || '';
+		if (/Content.Security.Policy/i.test(msg.text()) && at.startsWith(origin + '/'))
+			cspViolations.push(`console ${at}: ${msg.text()}`);
+	});
+}
+
+/** newPage(browser, viewport): a page in a new context (its own cookies) on app_url, its CSP violations watched. */
 export async function newPage(browser, viewport = DESKTOP) {
 	const context = await browser.newContext({ viewport, baseURL: APP, locale: 'en-US', timezoneId: 'UTC' });
 	context.setDefaultTimeout(20000);
+	await watchCsp(context);
 	const page = await context.newPage();
 	page.on('pageerror', (e) => console.log(`page error: ${e.message}`));
 	return page;

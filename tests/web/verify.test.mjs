@@ -4,7 +4,7 @@
 // same link again says it is used up. Controls are found by role and accessible name only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, email, until, shotBoth, DESKTOP, PASSWORD } from './lib.mjs';
+import { launch, email, until, shotBoth, DESKTOP, PASSWORD, watchCsp } from './lib.mjs';
 
 const VAPP = (process.env.SVC_NOPROVIDER_BASE_URL || '').replace(/\/api\/?$/, '');
 const SMTP = (process.env.SVC_SMTP_DOUBLE_URL || '').replace(/\/$/, '');
@@ -18,6 +18,7 @@ before(async () => {
 	browser = await launch();
 	const context = await browser.newContext({ viewport: DESKTOP, baseURL: VAPP, locale: 'en-US', timezoneId: 'UTC' });
 	context.setDefaultTimeout(20000);
+	if (VAPP) await watchCsp(context, new URL(VAPP).origin);
 	page = await context.newPage();
 	page.on('pageerror', (e) => console.log(`page error: ${e.message}`));
 });
