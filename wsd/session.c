@@ -447,8 +447,8 @@ static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 		case WSD_MSG_AWARENESS:
 			if (wsd_read_varbytes(&rd, &payload, &plen) < 0)
 				return SVC_E_VALIDATION;
-			if (wsd_aw_rx(s, payload, plen) < 0)
-				return SVC_E_VALIDATION;
+			if ((err = wsd_aw_rx(s, payload, plen)) < 0)
+				return err;
 			break;
 		case WSD_MSG_AUTH:
 			/* clients do not send these; skip it as the reference does */
@@ -456,7 +456,15 @@ static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 				return SVC_E_VALIDATION;
 			break;
 		case WSD_MSG_QUERY_AWARENESS:
-			wsd_aw_send_all(s->room, s);
+			if ((err = wsd_aw_query(s)) < 0)
+				return err;
+			break;
+		case WSD_MSG_PEOPLE:
+			/* who is here, as the server knows them; again whenever that changes */
+			if (!s->want_people) {
+				s->want_people = 1;
+				wsd_room_people_send(s->room, s);
+			}
 			break;
 		case WSD_MSG_DESIGN_COMMENT:
 			if (wsd_read_varbytes(&rd, &payload, &plen) < 0)
@@ -473,6 +481,8 @@ static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 
 void wsd_sess_rx(struct wsd_sess *s, const void *in, size_t len, int first, int final, int binary)
 {
+	int err;
+
 	if (s->state != WSD_S_OPEN)
 		return;
 	if (first) {
@@ -492,7 +502,9 @@ void wsd_sess_rx(struct wsd_sess *s, const void *in, size_t len, int first, int 
 		return;
 	if (!s->rx_binary) {
 		wsd_sess_close(s, 1003, "text frames are not supported");
-	} else if (handle_message(s, s->rx, s->rx_len) < 0) {
+	} else if ((err = handle_message(s, s->rx, s->rx_len)) == SVC_E_RATE_LIMITED) {
+		wsd_sess_close(s, 1008, "too many awareness updates");
+	} else if (err < 0) {
 		wsd_sess_close(s, 1003, "malformed message");
 	}
 	s->rx_len = 0;
