@@ -206,7 +206,11 @@ void wsd_sess_close(struct wsd_sess *s, int code, const char *reason)
 	s->close_code = code;
 	snprintf(s->close_reason, sizeof s->close_reason, "%s", reason);
 	if (s->wsi) {
-		lws_rx_flow_control(s->wsi, 0);
+		/* a client closed for what it sent (1008: a flood) is still read, and what it sends
+		 * dropped (wsd_sess_rx), so that unread data does not turn the close into a reset
+		 * that loses the close frame */
+		if (code != 1008)
+			lws_rx_flow_control(s->wsi, 0);
 		/* a client that stopped reading never makes the socket writeable again */
 		lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, (int)wsd_g->cfg.wsd_close_timeout_s);
 	}
