@@ -2,15 +2,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/err.h"
 #include "core/util.h"
 #include "room.h"
 #include "wsd.h"
 
-#define AW_MAX_ENTRIES 4096
+#define AW_MAX_ENTRIES 4096      /* entries of one awareness update; more is malformed (1003) */
 #define AW_CHECK_MS 3000         /* awareness.js checks every outdatedTimeout / 10 */
-#define AW_MAX_PER_SESS 8        /* client ids one connection may hold states for (y-websocket: one per Y.Doc) */
+#define AW_MAX_PER_SESS 8        /* client ids one connection may hold states for (y-websocket: one per Y.Doc), */
+				 /* and changes (states or removals) one update may make */
 #define AW_RATE_PER_S 20         /* updates of one connection relayed at once per second, */
 #define AW_RATE_BURST 40         /* after a burst of this many; beyond, they are relayed with the next tick */
+#define AW_ENTRIES_PER_S 4096    /* entries (states and removals, kept or not) one connection may send per second, */
+#define AW_ENTRIES_BURST 16384   /* after a burst of this many (y-websocket echoes every state it is sent); beyond, 1008 */
 
 /* One client's state (awareness.js meta and states). */
 struct wsd_aw_state {
@@ -67,6 +71,53 @@ static int rate_take(struct wsd_sess *s, int64_t now)
 	if (now - s->aw_tokens_ms < 1000 / AW_RATE_PER_S)
 		return 0;
 	s->aw_tokens_ms += 1000 / AW_RATE_PER_S;
+	return 1;
+}
+
+/*
+ * Takes `n` entries from s's budget (AW_ENTRIES_PER_S, refilled continuously
+ * up to AW_ENTRIES_BURST). Every entry counts, whether it changes anything or
+ * not, since reading it costs the loop that serves every room. Returns 1 when
+ * the budget had them, else 0 (and takes nothing).
+ */
+static int budget_take(struct wsd_sess *s, size_t n, int64_t now)
+{
+	if (s->aw_budget_ms == 0) {
+		s->aw_budget = AW_ENTRIES_BURST;
+		s->aw_budget_ms = now;
+	}
+	if (now > s->aw_budget_ms) {
+		int64_t gained = (now - s->aw_budget_ms) * AW_ENTRIES_PER_S / 1000;
+		if (gained > 0) {
+			s->aw_budget = s->aw_budget + gained > AW_ENTRIES_BURST ? AW_ENTRIES_BURST : s->aw_budget + gained;
+			s->aw_budget_ms = now;
+		}
+	}
+	if ((int64_t)n > s->aw_budget)
+		return 0;
+	s->aw_budget -= (int64_t)n;
+	return 1;
+}
+
+/*
+ * Makes space for one more entry when room r holds
+ * SVC_WSD_MAX_AWARENESS_PER_ROOM: the oldest removal kept is forgotten (its
+ * clock only guards against a late echo of the removed state). Returns 1
+ * when there is space, 0 when every entry is a present state.
+ */
+static int aw_make_space(struct wsd_room *r)
+{
+	size_t i, old = SIZE_MAX;
+
+	if (r->naw < wsd_g->cfg.wsd_max_awareness_per_room)
+		return 1;
+	for (i = 0; i < r->naw; i++)
+		if (!r->aw[i].json && (old == SIZE_MAX || r->aw[i].updated_ms < r->aw[old].updated_ms))
+			old = i;
+	if (old == SIZE_MAX)
+		return 0;
+	memmove(&r->aw[old], &r->aw[old + 1], (r->naw - old - 1) * sizeof *r->aw);
+	r->naw--;
 	return 1;
 }
 
@@ -145,17 +196,25 @@ static void aw_remove(struct wsd_room *r, const uint64_t *clients, size_t n)
 int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 {
 	struct wsd_room *r = s->room;
+	struct wsd_reader rd = { data, data + len };
 	struct wsd_aw_entry *e = NULL;
-	uint64_t *changed = NULL;
-	size_t nchanged = 0, owned = 0, k;
+	uint64_t *changed = NULL, count;
+	size_t nchanged = 0, owned = 0, applied = 0, k;
 	int n, i, err = 0, relay;
 	int64_t now = svc_mono_ms();
 
-	e = malloc(AW_MAX_ENTRIES * sizeof *e);
-	changed = malloc(AW_MAX_ENTRIES * sizeof *changed);
+	/* the budget is taken before anything is read: an empty update costs one entry */
+	if (wsd_read_varuint(&rd, &count) < 0 || count > AW_MAX_ENTRIES)
+		return SVC_E_VALIDATION;
+	if (!budget_take(s, count ? (size_t)count : 1, now))
+		return SVC_E_RATE_LIMITED;
+	if (count == 0)
+		return rd.p == rd.end ? 0 : SVC_E_VALIDATION;
+	e = malloc((size_t)count * sizeof *e);
+	changed = malloc((size_t)count * sizeof *changed);
 	if (!e || !changed)
 		abort();
-	n = wsd_awareness_parse(data, len, e, AW_MAX_ENTRIES);
+	n = wsd_awareness_parse(data, len, e, (size_t)count);
 	if (n < 0) {
 		err = n;
 		goto done;
@@ -164,12 +223,16 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 		if (r->aw[k].owner == s->id && r->aw[k].json)
 			owned++;
 	relay = rate_take(s, now);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && applied < AW_MAX_PER_SESS; i++) {
 		size_t at;
-		struct wsd_aw_state *a = aw_find_at(r, e[i].client, &at);
+		struct wsd_aw_state *a = aw_find(r, e[i].client);
 		uint64_t curr = a ? a->clock : 0;
 		int is_null = wsd_aw_is_null(&e[i]);
-		if (!(curr < e[i].clock || (curr == e[i].clock && is_null && a && a->json)))
+		/* removing a state the room does not hold changes nothing (awareness.js
+		 * applyAwarenessUpdate neither keeps nor relays a state for it) */
+		if (is_null && (!a || !a->json))
+			continue;
+		if (!(curr < e[i].clock || (curr == e[i].clock && is_null)))
 			continue;
 		/* a client id belongs to the connection that set it while that one is here: nobody
 		 * else (a viewer included) can change or remove another person's cursor */
@@ -177,11 +240,17 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 			continue;
 		if (!is_null && e[i].json_len > wsd_g->cfg.wsd_awareness_max_bytes)
 			continue;
+		/* a state names the socket's own user or none (issue 25, item 7) */
+		if (!is_null && !wsd_aw_state_user_ok(e[i].json, e[i].json_len, s->user_id))
+			continue;
 		if (!is_null && (!a || !a->json || a->owner != s->id)) {
 			if (owned >= AW_MAX_PER_SESS)
 				continue;
+			if (!a && !aw_make_space(r))
+				continue;
 			owned++;
 		}
+		a = aw_find_at(r, e[i].client, &at);
 		if (!a) {
 			WSD_GROW(r->aw, r->capaw, r->naw + 1);
 			memmove(&r->aw[at + 1], &r->aw[at], (r->naw - at) * sizeof *r->aw);
@@ -190,6 +259,7 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 			memset(a, 0, sizeof *a);
 			a->client = e[i].client;
 		}
+		applied++;
 		if (!is_null)
 			a->owner = s->id;
 		free(a->json);
@@ -280,6 +350,15 @@ void wsd_aw_check(struct wsd_room *r, int64_t now)
 		if (r->aw[i].json || now - r->aw[i].updated_ms < 2 * timeout)
 			r->aw[j++] = r->aw[i];
 	r->naw = j;
+}
+
+int wsd_aw_query(struct wsd_sess *s)
+{
+	/* it costs an encoding of every state: as many entries, and a few more */
+	if (!budget_take(s, s->room->naw + 16, svc_mono_ms()))
+		return SVC_E_RATE_LIMITED;
+	wsd_aw_send_all(s->room, s);
+	return 0;
 }
 
 void wsd_aw_send_all(struct wsd_room *r, struct wsd_sess *s)

@@ -80,26 +80,36 @@ int wsd_write_varbytes(struct svc_yjs_buf *b, const void *data, size_t len)
 	return 0;
 }
 
-static int json_ok(const uint8_t *s, size_t len)
+/* Parses an awareness state as a client would (JSON.parse: strict, whole text, nesting capped). Returns the object (the caller's to put) or NULL. */
+static struct json_object *aw_json_parse(const uint8_t *s, size_t len)
 {
 	struct json_tokener *tok;
 	struct json_object *o;
-	int ok;
+
+	if (len > INT32_MAX || !svc_utf8_valid((const char *)s, len))
+		return NULL;
+	tok = json_tokener_new_ex(AW_JSON_DEPTH);
+	if (!tok)
+		return NULL;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, (const char *)s, (int)len);
+	if (o && (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+static int json_ok(const uint8_t *s, size_t len)
+{
+	struct json_object *o;
 
 	if (len == 4 && memcmp(s, "null", 4) == 0)
 		return 1;
-	if (!svc_utf8_valid((const char *)s, len))
-		return 0;
-	tok = json_tokener_new_ex(AW_JSON_DEPTH);
-	if (!tok)
-		return 0;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	o = json_tokener_parse_ex(tok, (const char *)s, (int)len);
-	ok = o != NULL && json_tokener_get_error(tok) == json_tokener_success &&
-	     json_tokener_get_parse_end(tok) == len;
+	o = aw_json_parse(s, len);
 	json_object_put(o);
-	json_tokener_free(tok);
-	return ok;
+	return o != NULL;
 }
 
 int wsd_awareness_parse(const uint8_t *data, size_t len, struct wsd_aw_entry *out, size_t max)
@@ -128,6 +138,25 @@ int wsd_awareness_parse(const uint8_t *data, size_t len, struct wsd_aw_entry *ou
 int wsd_aw_is_null(const struct wsd_aw_entry *e)
 {
 	return e->json_len == 4 && memcmp(e->json, "null", 4) == 0;
+}
+
+int wsd_aw_state_user_ok(const uint8_t *json, size_t len, const char *user_id)
+{
+	/* the last of a repeated key wins in json-c as in JSON.parse, and escapes are decoded in both */
+	struct json_object *o = aw_json_parse(json, len), *user, *id;
+	size_t n = strlen(user_id);
+	int ok;
+
+	if (!o)
+		return 0;
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "user", &user) ||
+	    !json_object_is_type(user, json_type_object) || !json_object_object_get_ex(user, "id", &id))
+		ok = 1; /* names no user id */
+	else
+		ok = json_object_is_type(id, json_type_string) && (size_t)json_object_get_string_len(id) == n &&
+		     memcmp(json_object_get_string(id), user_id, n) == 0;
+	json_object_put(o);
+	return ok;
 }
 
 /* Splits "scheme://host[:port][/...]" into its origin part, lower-cased, without a default port. */

@@ -267,7 +267,7 @@ void wsd_flush(void)
 
 void wsd_room_presence_soon(struct wsd_room *r)
 {
-	r->presence_due_ms = svc_mono_ms() + PRESENCE_DELAY_MS;
+	r->presence_due_ms = r->people_due_ms = svc_mono_ms() + PRESENCE_DELAY_MS;
 }
 
 /* The room is ready: step 1, the awareness states, the open comments; then the client may talk. */
@@ -409,12 +409,12 @@ static void presence_done(struct wsd_call_job *j)
 	r->presence_inflight = 0;
 }
 
-static void start_presence(struct wsd_room *r)
+/* Who is in room r, one entry per user: [{id, name, canWrite}] (a new array, the caller's). */
+static struct json_object *room_people(struct wsd_room *r)
 {
 	struct json_object *users = json_object_new_array();
 	size_t i, j;
 
-	r->presence_due_ms = 0;
 	for (i = 0; i < r->nsess; i++) {
 		struct wsd_sess *s = r->sess[i];
 		int seen = 0;
@@ -432,9 +432,40 @@ static void start_presence(struct wsd_room *r)
 		json_object_object_add(u, "canWrite", json_object_new_boolean(s->can_write));
 		json_object_array_add(users, u);
 	}
+	return users;
+}
+
+static void start_presence(struct wsd_room *r)
+{
+	r->presence_due_ms = 0;
 	r->presence_inflight = 1;
 	r->jobs++;
-	wsd_store_presence(&wsd_g->io_worker, r->project_id, r, users, presence_done);
+	wsd_store_presence(&wsd_g->io_worker, r->project_id, r, room_people(r), presence_done);
+}
+
+void wsd_room_people_send(struct wsd_room *r, struct wsd_sess *only)
+{
+	struct json_object *o = json_object_new_object();
+	struct svc_yjs_buf b = { 0 };
+	struct wsd_msg *m;
+	const char *text;
+	size_t i;
+
+	json_object_object_add(o, "users", room_people(r));
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	wsd_write_varuint(&b, WSD_MSG_PEOPLE);
+	wsd_write_varbytes(&b, text, strlen(text));
+	m = wsd_msg_new(b.data, b.len);
+	svc_yjs_buf_dispose(&b);
+	json_object_put(o);
+	if (only) {
+		wsd_sess_send(only, m);
+	} else {
+		for (i = 0; i < r->nsess; i++)
+			if (r->sess[i]->state == WSD_S_OPEN && r->sess[i]->want_people)
+				wsd_sess_send(r->sess[i], m);
+	}
+	wsd_msg_release_if_unused(m);
 }
 
 /*
@@ -506,7 +537,11 @@ static void room_tick(struct wsd_room *r, int64_t now)
 	}
 	/* 2. files to disk once edits settle, 3. then tell the API (one commit per burst) */
 	wsd_disk_tick(r, now, empty);
-	/* 4. presence */
+	/* 4. presence: to the sockets that asked for it, and to the API */
+	if (r->people_due_ms && now >= r->people_due_ms) {
+		r->people_due_ms = 0;
+		wsd_room_people_send(r, NULL);
+	}
 	if (r->presence_due_ms && !r->presence_inflight && now >= r->presence_due_ms)
 		start_presence(r);
 	/* 5. awareness timeouts */

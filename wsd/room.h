@@ -61,6 +61,7 @@ struct wsd_room {
 	/* presence (room.c) */
 	int64_t presence_due_ms;
 	int presence_inflight;
+	int64_t people_due_ms;         /* the people list goes to the sockets that asked for it ([101]) */
 	/* comments (comments.c) */
 	struct wsd_comment *comments;
 	size_t ncomments, capcomments;
@@ -131,8 +132,17 @@ struct wsd_room *wsd_room_find(const char *id);
  */
 void wsd_room_join(struct wsd_sess *s);
 
-/* The API is told who is in room `r` (user, name, canWrite) soon (PRESENCE_DELAY_MS), once for a burst of changes. */
+/* The API and the sockets that asked ([101]) are told who is in room `r` (user, name, canWrite) soon (PRESENCE_DELAY_MS), once for a burst of changes. */
 void wsd_room_presence_soon(struct wsd_room *r);
+
+/*
+ * Sends the people list [101, varString({"users": [{id, name, canWrite}]})]:
+ * one entry per user with an open socket in room r, the name the account
+ * has (what the server confirmed, not what awareness says), to `only`, or
+ * (only = NULL) to every open socket of the room that asked for it.
+ * docs/collaboration.md "People".
+ */
+void wsd_room_people_send(struct wsd_room *r, struct wsd_sess *only);
 
 /* Takes a closing session out of its room: its awareness states are removed and presence is posted soon. */
 void wsd_room_leave(struct wsd_room *r, struct wsd_sess *s);
@@ -191,15 +201,37 @@ void wsd_sess_deny(struct wsd_sess *s, const char *reason);
  * An awareness update (y-protocols awareness.js applyAwarenessUpdate) from
  * session s: the states whose clock moves on are kept and relayed to the
  * room, sender included. Beyond y-protocols, for a server many people
- * share: a client id is bound to the connection that set it while that
- * connection is in the room (others' entries for it are ignored), one
- * connection holds at most 8 client ids, a state over
- * SVC_WSD_AWARENESS_MAX_BYTES (16 KiB) is ignored,
- * and over 20 updates a second (bursts of 40) a connection's states are
- * relayed with the next tick (25 ms) instead of at once. O(k log n) for k
- * entries in a room of n states. Returns 0 or SVC_E_VALIDATION.
+ * share (docs/collaboration.md "Protocol"):
+ * - a removal (`null`) of a client id the room holds no state for is
+ *   dropped, as awareness.js drops it (nothing kept, nothing relayed);
+ * - a client id is bound to the connection that set it while that
+ *   connection is in the room (others' states and removals for it are
+ *   ignored), one connection holds at most 8 client ids, and one update
+ *   makes at most 8 changes (states or removals; the rest is ignored);
+ * - a state whose `user.id` is not the socket's user is ignored
+ *   (wsd_aw_state_user_ok);
+ * - a state over SVC_WSD_AWARENESS_MAX_BYTES (16 KiB) is ignored;
+ * - a room holds at most SVC_WSD_MAX_AWARENESS_PER_ROOM entries: when full,
+ *   the oldest removal kept is forgotten for a new client id, and with no
+ *   removal to forget the new id is ignored;
+ * - every entry (and an empty update as one) is taken from the
+ *   connection's budget of 4096 a second (bursts of 16384), before it is
+ *   read;
+ * - over 20 updates a second (bursts of 40) a connection's states are
+ *   relayed with the next tick (25 ms) instead of at once.
+ * O(k log n + n) for k entries in a room of n states. Returns 0,
+ * SVC_E_VALIDATION (malformed: the caller closes with 1003) or
+ * SVC_E_RATE_LIMITED (over the budget: the caller closes with 1008).
  */
 int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len);
+
+/*
+ * Query-awareness ([3]) from session s: every known state, as
+ * wsd_aw_send_all, charged to the connection's budget as the number of
+ * states plus 16. Returns 0 or SVC_E_RATE_LIMITED (nothing sent: the caller
+ * closes with 1008).
+ */
+int wsd_aw_query(struct wsd_sess *s);
 
 /* Sends `s` every known state of room r, nothing when there is none: the answer to query-awareness, and a joiner's welcome. */
 void wsd_aw_send_all(struct wsd_room *r, struct wsd_sess *s);

@@ -206,7 +206,11 @@ void wsd_sess_close(struct wsd_sess *s, int code, const char *reason)
 	s->close_code = code;
 	snprintf(s->close_reason, sizeof s->close_reason, "%s", reason);
 	if (s->wsi) {
-		lws_rx_flow_control(s->wsi, 0);
+		/* a client closed for what it sent (1008: a flood) is still read, and what it sends
+		 * dropped (wsd_sess_rx), so that unread data does not turn the close into a reset
+		 * that loses the close frame */
+		if (code != 1008)
+			lws_rx_flow_control(s->wsi, 0);
 		/* a client that stopped reading never makes the socket writeable again */
 		lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, (int)wsd_g->cfg.wsd_close_timeout_s);
 	}
@@ -447,8 +451,8 @@ static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 		case WSD_MSG_AWARENESS:
 			if (wsd_read_varbytes(&rd, &payload, &plen) < 0)
 				return SVC_E_VALIDATION;
-			if (wsd_aw_rx(s, payload, plen) < 0)
-				return SVC_E_VALIDATION;
+			if ((err = wsd_aw_rx(s, payload, plen)) < 0)
+				return err;
 			break;
 		case WSD_MSG_AUTH:
 			/* clients do not send these; skip it as the reference does */
@@ -456,7 +460,15 @@ static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 				return SVC_E_VALIDATION;
 			break;
 		case WSD_MSG_QUERY_AWARENESS:
-			wsd_aw_send_all(s->room, s);
+			if ((err = wsd_aw_query(s)) < 0)
+				return err;
+			break;
+		case WSD_MSG_PEOPLE:
+			/* who is here, as the server knows them; again whenever that changes */
+			if (!s->want_people) {
+				s->want_people = 1;
+				wsd_room_people_send(s->room, s);
+			}
 			break;
 		case WSD_MSG_DESIGN_COMMENT:
 			if (wsd_read_varbytes(&rd, &payload, &plen) < 0)
@@ -473,6 +485,8 @@ static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 
 void wsd_sess_rx(struct wsd_sess *s, const void *in, size_t len, int first, int final, int binary)
 {
+	int err;
+
 	if (s->state != WSD_S_OPEN)
 		return;
 	if (first) {
@@ -492,7 +506,9 @@ void wsd_sess_rx(struct wsd_sess *s, const void *in, size_t len, int first, int 
 		return;
 	if (!s->rx_binary) {
 		wsd_sess_close(s, 1003, "text frames are not supported");
-	} else if (handle_message(s, s->rx, s->rx_len) < 0) {
+	} else if ((err = handle_message(s, s->rx, s->rx_len)) == SVC_E_RATE_LIMITED) {
+		wsd_sess_close(s, 1008, "too many awareness updates");
+	} else if (err < 0) {
 		wsd_sess_close(s, 1003, "malformed message");
 	}
 	s->rx_len = 0;

@@ -22,6 +22,7 @@ enum {
 	WSD_MSG_AUTH = 2,
 	WSD_MSG_QUERY_AWARENESS = 3,
 	WSD_MSG_DESIGN_COMMENT = 100, /* svc: varString(JSON), docs/collaboration.md */
+	WSD_MSG_PEOPLE = 101,         /* svc: client [101]; server [101, varString(JSON {users})], docs/collaboration.md */
 };
 
 /* Sync sub-types (y-protocols sync.js). */
@@ -62,6 +63,20 @@ int wsd_awareness_parse(const uint8_t *data, size_t len, struct wsd_aw_entry *ou
 
 /* Returns 1 when an entry's JSON text is `null` (the client left). */
 int wsd_aw_is_null(const struct wsd_aw_entry *e);
+
+/*
+ * Whether an awareness state may come from a socket of user `user_id` (a
+ * lower-case UUID, NUL-terminated): the people list and cursors show
+ * `state.user.id` as who is there, so a state that names a user id names
+ * the socket's own. `json`, `len`: the state's JSON text (as checked by
+ * wsd_awareness_parse). Returns 1 when the state is not an object, has no
+ * `user` object, its `user` has no `id`, or that id is the string
+ * `user_id`; 0 otherwise (another id, an id that is not a string, JSON that
+ * does not parse). Parsed with json-c as JSON.parse reads it: escapes
+ * decoded, the last of a repeated key counts. docs/collaboration.md
+ * "Protocol".
+ */
+int wsd_aw_state_user_ok(const uint8_t *json, size_t len, const char *user_id);
 
 /*
  * Checks the WebSocket Origin header `origin` (NULL = absent, allowed: not a
@@ -237,6 +252,9 @@ struct wsd_sess {
 	int64_t connected_ms;
 	int64_t last_tx_ms;     /* last frame sent (the keepalive fills silences) */
 	int64_t aw_tokens_ms;   /* awareness relay budget (awareness.c): when it was last empty, 0 = full */
+	int64_t aw_budget;      /* awareness entries it may still send (awareness.c) */
+	int64_t aw_budget_ms;   /* when aw_budget was last refilled, 0 = never (full) */
+	int want_people;        /* it asked for the people list ([101]): sent again whenever it changes */
 };
 
 /* Global daemon state, owned by the event loop thread. */
@@ -284,7 +302,7 @@ void wsd_lease_release_all(const struct svc_config *cfg);
  * token or too many connections of the user). Returns 0.
  * wsd_sess_rx: `len` bytes of a frame (first / final fragment, binary or
  * text); a whole message is handled, too big closes with 1009, text or
- * malformed with 1003.
+ * malformed with 1003, awareness over the connection's budget with 1008.
  * wsd_sess_writeable: sends queued messages (up to 32 per call while the
  * socket takes them), or the close frame. Returns -1 when lws is to close
  * the connection, else 0.

@@ -329,6 +329,7 @@ static int load_wsd(struct storage *st, struct svc_config *c, char *errbuf, size
 		{ "SVC_WSD_MAX_FILE_BYTES", offsetof(struct svc_config, wsd_max_file_bytes), 1048576, 1, 64u << 20 },
 		{ "SVC_WSD_AWARENESS_TIMEOUT_MS", offsetof(struct svc_config, wsd_awareness_timeout_ms), 30000, 100, 3600000 },
 		{ "SVC_WSD_AWARENESS_MAX_BYTES", offsetof(struct svc_config, wsd_awareness_max_bytes), 16384, 64, 1048576 },
+		{ "SVC_WSD_MAX_AWARENESS_PER_ROOM", offsetof(struct svc_config, wsd_max_awareness_per_room), 1024, 8, 65536 },
 		{ "SVC_WSD_KEEPALIVE_MS", offsetof(struct svc_config, wsd_keepalive_ms), 15000, 100, 3600000 },
 		{ "SVC_WSD_LEASE_SECONDS", offsetof(struct svc_config, wsd_lease_secs), 15, 3, 3600 },
 		{ "SVC_WSD_RECHECK_SECONDS", offsetof(struct svc_config, wsd_recheck_secs), 30, 1, 86400 },

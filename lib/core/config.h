@@ -75,6 +75,7 @@ struct svc_config {
 	uint64_t wsd_max_file_bytes;   /* SVC_WSD_MAX_FILE_BYTES: larger files stay out of the document, default 1 MiB */
 	uint64_t wsd_awareness_timeout_ms; /* SVC_WSD_AWARENESS_TIMEOUT_MS: awareness states not renewed this long go, default 30000 */
 	uint64_t wsd_awareness_max_bytes; /* SVC_WSD_AWARENESS_MAX_BYTES: larger awareness states are ignored, default 16384 */
+	uint64_t wsd_max_awareness_per_room; /* SVC_WSD_MAX_AWARENESS_PER_ROOM: awareness entries (states and recent removals) a room holds, default 1024 */
 	uint64_t wsd_keepalive_ms;     /* SVC_WSD_KEEPALIVE_MS: silence after which a client gets an empty awareness update, default 15000 */
 	uint64_t wsd_recheck_secs;     /* SVC_WSD_RECHECK_SECONDS: an open socket's session and access are checked again this often, default 30 */
 	uint64_t wsd_lease_secs;       /* SVC_WSD_LEASE_SECONDS: a room's lease (room_leases) lasts this long unrenewed, default 15 */

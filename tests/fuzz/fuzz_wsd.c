@@ -13,14 +13,22 @@
  * design-comment writes at once, so the rest runs as in the daemon.
  *
  * Input: a series of frames, each: byte 0 (bit 0: the viewer sends it; bit 1:
- * the frame is text, not binary; bit 2: split it in two fragments), a 16-bit
- * little-endian length, then that many bytes of message.
+ * the frame is text, not binary; bit 2: split it in two fragments; bit 3:
+ * afterwards the awareness check runs (bits 4-7) * 5 s later than now, which
+ * times states out and forgets removals), a 16-bit little-endian length,
+ * then that many bytes of message.
+ *
+ * After every frame the room's awareness must hold (issue 25, items 3 and
+ * 7): at most SVC_WSD_MAX_AWARENESS_PER_ROOM entries (16 here), sorted by
+ * client id without repeats, at most 8 present states per session, and
+ * every present state naming no user id or its owner's; a breach traps.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* room.c's room_free() and its tables are static: include the module. */
+/* room.c's room_free() and its tables, awareness.c's states are static: include the modules. */
+#include "../../wsd/awareness.c"
 #include "../../wsd/room.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -156,6 +164,29 @@ void wsd_lease_release(const char *project_id)
 
 /* ---- the input ---- */
 
+/* The room's awareness after a frame (see the top). */
+static void check_awareness(struct wsd_room *r, const struct wsd_sess *sess)
+{
+	size_t i, owned[2] = { 0, 0 };
+
+	if (r->naw > g.cfg.wsd_max_awareness_per_room)
+		__builtin_trap();
+	for (i = 0; i < r->naw; i++) {
+		const struct wsd_aw_state *a = &r->aw[i];
+		if (i && r->aw[i - 1].client >= a->client)
+			__builtin_trap();
+		if (!a->json)
+			continue;
+		if (a->owner != sess[0].id && a->owner != sess[1].id)
+			__builtin_trap();
+		owned[a->owner == sess[1].id]++;
+		if (!wsd_aw_state_user_ok((const uint8_t *)a->json, a->json_len, sess[a->owner == sess[1].id].user_id))
+			__builtin_trap();
+	}
+	if (owned[0] > AW_MAX_PER_SESS || owned[1] > AW_MAX_PER_SESS)
+		__builtin_trap();
+}
+
 static void sess_init(struct wsd_sess *s, uint64_t id, int can_write)
 {
 	memset(s, 0, sizeof *s);
@@ -187,6 +218,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		g.cfg.wsd_send_queue_max = 256 * 1024;
 		g.cfg.wsd_max_file_bytes = 64 * 1024;
 		g.cfg.wsd_awareness_timeout_ms = 30000;
+		g.cfg.wsd_awareness_max_bytes = 1024;
+		g.cfg.wsd_max_awareness_per_room = 16;
 		g.cfg.wsd_keepalive_ms = 15000;
 	}
 	sess_init(&sess[0], 1, 1);
@@ -211,6 +244,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		off += len;
 		wsd_flush();
+		if (flags & 8) {
+			r->aw_checked_ms = 0;
+			wsd_aw_check(r, svc_mono_ms() + (int64_t)(flags >> 4) * 5000);
+		}
+		check_awareness(r, sess);
 	}
 	for (i = 0; i < 2; i++)
 		if (sess[i].room || sess[i].state != WSD_S_AUTH)

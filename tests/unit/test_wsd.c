@@ -102,6 +102,41 @@ static void test_wsd_awareness_parse_refuses_bad_input(void)
 	CU_ASSERT_EQUAL(wsd_awareness_parse(two, sizeof two, e, 1), SVC_E_VALIDATION);
 }
 
+/* issue 25 item 7: a state that names a user id must name the socket's own, read as JSON.parse reads it */
+static int user_ok(const char *json)
+{
+	return wsd_aw_state_user_ok((const uint8_t *)json, strlen(json), "5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8b");
+}
+
+static void test_wsd_awareness_state_user_is_the_sockets(void)
+{
+	CU_ASSERT_TRUE(user_ok("{\"user\":{\"id\":\"5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8b\",\"name\":\"Ann\"},\"cursor\":null}"));
+	/* no user id named: nothing to bind (a stock y-websocket client's {} and {user: {name}}) */
+	CU_ASSERT_TRUE(user_ok("{}"));
+	CU_ASSERT_TRUE(user_ok("{\"user\":{\"name\":\"Ann\"}}"));
+	CU_ASSERT_TRUE(user_ok("{\"user\":\"Ann\"}"));
+	CU_ASSERT_TRUE(user_ok("[1,2]"));
+	/* another person's id, or one that is not the string */
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":\"0b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8b\",\"name\":\"Ann\"}}"));
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":\"5B1E7D1C-2F6A-4C1E-9A0B-3C2D1E0F9A8B\"}}"));
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":\"5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8b \"}}"));
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":\"5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8\"}}"));
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":null}}"));
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":42}}"));
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":[\"5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8b\"]}}"));
+	/* escapes are decoded, and the last of a repeated key counts, as in JSON.parse */
+	CU_ASSERT_FALSE(user_ok("{\"us\\u0065r\":{\"\\u0069d\":\"other\"}}"));
+	CU_ASSERT_TRUE(user_ok("{\"user\":{\"\\u0069d\":\"5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8\\u0062\"}}"));
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":\"5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8b\",\"id\":\"other\"}}"));
+	CU_ASSERT_TRUE(user_ok("{\"user\":{\"id\":\"other\",\"id\":\"5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8b\"}}"));
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":\"5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8b\"},\"user\":{\"id\":\"other\"}}"));
+	/* an id with a NUL inside is not the same string */
+	CU_ASSERT_FALSE(user_ok("{\"user\":{\"id\":\"5b1e7d1c-2f6a-4c1e-9a0b-3c2d1e0f9a8b\\u0000x\"}}"));
+	/* what does not parse is refused */
+	CU_ASSERT_FALSE(user_ok("{\"user\":"));
+	CU_ASSERT_FALSE(user_ok("{\"user\":{}} x"));
+}
+
 static void test_wsd_origin_checks(void)
 {
 	const char *app = "http://127.0.0.1:8080", *cors = "https://editor.example.com, http://localhost:3000";
@@ -413,6 +448,7 @@ SVC_TEST_SUITE(wsd)
 	CU_add_test(s, "test_wsd_varbytes_bounded_by_input", test_wsd_varbytes_bounded_by_input);
 	CU_add_test(s, "test_wsd_awareness_parse_reference_bytes", test_wsd_awareness_parse_reference_bytes);
 	CU_add_test(s, "test_wsd_awareness_parse_refuses_bad_input", test_wsd_awareness_parse_refuses_bad_input);
+	CU_add_test(s, "test_wsd_awareness_state_user_is_the_sockets", test_wsd_awareness_state_user_is_the_sockets);
 	CU_add_test(s, "test_wsd_origin_checks", test_wsd_origin_checks);
 	CU_add_test(s, "test_wsd_path_project", test_wsd_path_project);
 	CU_add_test(s, "test_wsd_cookie_get", test_wsd_cookie_get);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh: svc-wsd against real Yjs clients through the running test stack; prints "ok - NAME" / "not ok - NAME" per test.
+# run.sh: svc-wsd against real Yjs clients through the running test stack (wsd.test.mjs, awareness.test.mjs); prints "ok - NAME" / "not ok - NAME" per test.
 # usage: tests/wsd/run.sh BUILD_DIR   (./svc-dev test calls it with the stack up and SVC_* / SVC_TEST_* exported)
 set -u
 BUILD_DIR=${1:?usage: run.sh BUILD_DIR}
@@ -28,4 +28,9 @@ if [ ! -x "$BUILD_DIR/wsd/svc-wsd" ]; then
 	echo "not ok - wsd svc-wsd is built ($BUILD_DIR/wsd/svc-wsd)"
 	exit 1
 fi
-exec node "$HERE/wsd.test.mjs" "$BUILD_DIR"
+# each file in a node of its own: wsd.test.mjs the protocol, documents, access and limits;
+# awareness.test.mjs awareness removals, caps, budget and identity, and the people list
+for f in wsd.test.mjs awareness.test.mjs; do
+	node "$HERE/$f" "$BUILD_DIR" || st=1
+done
+exit $st

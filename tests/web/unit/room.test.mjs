@@ -11,7 +11,7 @@ import * as syncProtocol from '../../../web/node_modules/y-protocols/sync.js';
 import * as awarenessProtocol from '../../../web/node_modules/y-protocols/awareness.js';
 import * as encoding from '../../../web/node_modules/lib0/encoding.js';
 import * as decoding from '../../../web/node_modules/lib0/decoding.js';
-import { openRoom, frame, ackedClock, people, colorFor } from '../../../web/src/lib/room.js';
+import { openRoom, frame, ackedClock, people, confirmedPeople, colorFor } from '../../../web/src/lib/room.js';
 
 /** A room server: one Y.Doc, sockets that deliver asynchronously, a down switch. */
 function makeServer() {
@@ -20,7 +20,8 @@ function makeServer() {
 	awareness.setLocalState(null);
 	const socks = new Set();
 	const custom = [];
-	const srv = { doc, socks, custom, down: false, greet: [], close: () => (awareness.destroy(), doc.destroy()) };
+	// people: what it answers to [101] (svc-wsd's people list); asked: how many sockets asked for it
+	const srv = { doc, socks, custom, down: false, greet: [], people: [], asked: 0, close: () => (awareness.destroy(), doc.destroy()) };
 	const send = (s, bytes) => setTimeout(() => s.readyState === 1 && s.onmessage && s.onmessage({ data: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) }), 1);
 	doc.on('update', (u) => {
 		const e = encoding.createEncoder();
@@ -60,6 +61,12 @@ function makeServer() {
 			} else if (type === 1) {
 				const u = decoding.readVarUint8Array(d);
 				for (const s of socks) send(s, frame(1, (() => { const e = encoding.createEncoder(); encoding.writeVarUint8Array(e, u); return encoding.toUint8Array(e); })()));
+			} else if (type === 101) {
+				srv.asked++;
+				const e = encoding.createEncoder();
+				encoding.writeVarUint(e, 101);
+				encoding.writeVarString(e, JSON.stringify({ users: srv.people }));
+				send(this, encoding.toUint8Array(e));
 			} else custom.push({ type, payload: new Uint8Array(bytes).subarray(d.pos) });
 		}
 		close() {
@@ -192,4 +199,56 @@ test('people() lists each user once, the local one first, with the file they are
 		{ id: 'u2', name: 'Bea', color: colorFor('u2'), self: false, file: 'a.css' },
 	]);
 	aw.destroy();
+});
+
+// issue 25 item 7: the page lists only the users svc-wsd confirmed, with the account's names.
+test('confirmedPeople() lists the local user and the server\'s users only, with the server\'s names', () => {
+	const d = new Y.Doc();
+	const aw = new awarenessProtocol.Awareness(d);
+	aw.setLocalState({ user: { id: 'me', name: 'Zed', color: '#000' }, file: 'index.html' });
+	aw.states.set(11, { user: { id: 'u2', name: 'The boss' }, file: 'a.css' }); // u2 calls itself what it likes
+	aw.states.set(12, { user: { id: 'u9', name: 'Ghost' } }); // nobody the server knows
+	aw.states.set(13, {});
+	const present = [
+		{ id: 'u3', name: 'Al', canWrite: false }, // on the socket without an awareness state
+		{ id: 'me', name: 'Zed (server)', canWrite: true },
+		{ id: 'u2', name: 'Bea', canWrite: true },
+	];
+	const me = { id: 'me', name: 'Zed', color: '#000' };
+	assert.deepEqual(confirmedPeople(aw, present, me), [
+		{ id: 'me', name: 'Zed', color: '#000', self: true, file: 'index.html' },
+		{ id: 'u3', name: 'Al', color: colorFor('u3'), self: false, file: null },
+		{ id: 'u2', name: 'Bea', color: colorFor('u2'), self: false, file: 'a.css' },
+	]);
+	// before the server said who is there (or while the socket is down): only the local user
+	assert.deepEqual(confirmedPeople(aw, null, me).map((p) => p.id), ['me']);
+	assert.deepEqual(confirmedPeople(aw, [], me).map((p) => p.id), ['me']);
+	aw.destroy();
+});
+
+test('a room asks svc-wsd who is there on each connect; present follows the answers and empties while down', async () => {
+	const srv = makeServer();
+	srv.people = [{ id: 'a', name: 'Ann', canWrite: true }, { id: 'b', name: 'Bob', canWrite: false }];
+	const a = openRoom('p', { user: user('a'), url: 'ws://x', WebSocket: srv.WebSocket });
+	assert.equal(a.present.get(), null);
+	assert.deepEqual(a.user, user('a'));
+	await until(() => a.present.get() !== null, 'the people list');
+	assert.deepEqual(a.present.get(), srv.people);
+	assert.equal(srv.asked, 1);
+	assert.equal(srv.custom.length, 0); // the request is [101], nothing else
+	// a malformed answer changes nothing; a new list replaces the old
+	srv.socks.forEach((s) => s.onmessage({ data: Uint8Array.of(101, 3, 0x7b, 0x7d, 0x7d).buffer }));
+	assert.deepEqual(a.present.get(), srv.people);
+	const e = encoding.createEncoder();
+	encoding.writeVarUint(e, 101);
+	encoding.writeVarString(e, JSON.stringify({ users: [{ id: 'a', name: 'Ann', canWrite: true }, { id: 7 }, null] }));
+	srv.socks.forEach((s) => s.onmessage({ data: encoding.toUint8Array(e).buffer }));
+	assert.deepEqual(a.present.get(), [{ id: 'a', name: 'Ann', canWrite: true }]);
+	srv.down = true;
+	for (const s of [...srv.socks]) s.drop();
+	await until(() => a.present.get() === null, 'emptied while down');
+	srv.down = false;
+	await until(() => srv.asked === 2 && a.present.get() !== null, 'asked again after the reconnect', 8000);
+	a.close();
+	srv.close();
 });

@@ -15,6 +15,8 @@ import { refreshSession } from './api.js';
 
 const MSG_SYNC = 0;
 const MSG_AUTH = 2;
+/** svc-wsd's people list: we send [101] once per socket, it answers [101, varString({users})] now and on changes. */
+const MSG_PEOPLE = 101;
 const SYNC_STEP1 = 0;
 /** Messages of a custom type kept for a listener that subscribes later (per type). */
 const KEEP_UNHANDLED = 2000;
@@ -67,6 +69,10 @@ export function colorFor(id) {
  *              (the document has been loaded from the server at least once), reason:
  *              string|null (why it is offline: 'network', or the server's refusal)}
  *   readOnly   as given: the server drops a viewer's edits; editors must not offer them
+ *   user       as given (the local user)
+ *   present    store of who has a socket in the room as svc-wsd knows them, [{id, name,
+ *              canWrite}] (the account's name, one entry per user), or null before the server
+ *              sent it and while the socket is down; confirmedPeople() reads it
  *   onMessage(type, fn) -> unsubscribe: fn(decoder) for each message of a custom type
  *              (>= 100), decoder a lib0 decoder at the payload (one per listener); messages
  *              that came before the first listener of a type are handed to it when it
@@ -166,9 +172,24 @@ export function openRoom(projectId, { user, readOnly = false, url, WebSocket: WS
 
 	for (const t of CUSTOM_TYPES) provider.messageHandlers[t] = handlerFor(t);
 
+	// Who is here, as the server knows them (not as awareness states claim).
+	const present = createStore(null);
+	provider.messageHandlers[MSG_PEOPLE] = (encoder, decoder) => {
+		try {
+			const m = JSON.parse(decoding.readVarString(decoder));
+			if (!m || !Array.isArray(m.users)) return;
+			present.set(m.users.filter((u) => u && typeof u.id === 'string').map((u) => ({ id: u.id, name: typeof u.name === 'string' ? u.name : '', canWrite: u.canWrite === true })));
+		} catch (e) {
+			/* a malformed list changes nothing */
+		}
+	};
+
 	provider.on('status', ({ status: st }) => {
+		if (st !== 'connected') present.set(null);
 		if (st === 'connected') {
 			everConnected = true;
+			const ws = provider.ws;
+			if (ws && ws.readyState === 1) ws.send(frame(MSG_PEOPLE, new Uint8Array(0)));
 			return; // 'connected' once synced (below)
 		}
 		if (st === 'connecting') update({ state: everConnected ? 'reconnecting' : 'connecting' });
@@ -238,6 +259,8 @@ export function openRoom(projectId, { user, readOnly = false, url, WebSocket: WS
 		status,
 		readOnly,
 		projectId,
+		user,
+		present,
 		onMessage(type, fn) {
 			if (!listeners.has(type)) listeners.set(type, new Set());
 			if (!provider.messageHandlers[type]) provider.messageHandlers[type] = handlerFor(type);
@@ -291,9 +314,10 @@ export function useRoom() {
 }
 
 /**
- * people(awareness): who is in the room, one entry per user (a user may have several tabs):
- * [{id, name, color, self: bool, file: string|null (the file their editor shows)}], the local
- * user first, then by name. States without a user are left out.
+ * people(awareness): who the awareness states say is in the room, one entry per user (a user
+ * may have several tabs): [{id, name, color, self: bool, file: string|null (the file their
+ * editor shows)}], the local user first, then by name. States without a user are left out.
+ * Names and colours are what the clients claim: the page shows confirmedPeople().
  */
 export function people(awareness) {
 	const byId = new Map();
@@ -312,18 +336,47 @@ export function people(awareness) {
 	return [...byId.values()].sort((a, b) => (a.self !== b.self ? (a.self ? -1 : 1) : a.name.localeCompare(b.name)));
 }
 
-/** usePeople(room): people(room.awareness), re-rendered when it changes; [] without a room. */
+/**
+ * confirmedPeople(awareness, present, self): the people list the page shows: the local user
+ * `self` ({id, name, color}) first, then each user of `present` (the room's list from svc-wsd:
+ * who has a socket there, with the account's name) once, by name; nobody else, whatever
+ * awareness states claim. `file` comes from the awareness states naming that user (svc-wsd
+ * relays only states whose user.id is their socket's user). present null (not yet known, or
+ * the socket is down): the local user only. Entries as people().
+ */
+export function confirmedPeople(awareness, present, self) {
+	const seen = new Map(people(awareness).map((p) => [p.id, p]));
+	const out = [];
+	if (self && self.id) {
+		const mine = seen.get(self.id);
+		out.push({ id: self.id, name: self.name || 'Someone', color: self.color || colorFor(self.id), self: true, file: mine ? mine.file : null });
+	}
+	const others = [];
+	for (const u of present || []) {
+		if ((self && u.id === self.id) || others.some((o) => o.id === u.id)) continue;
+		const a = seen.get(u.id);
+		others.push({ id: u.id, name: u.name || 'Someone', color: colorFor(u.id), self: false, file: a ? a.file : null });
+	}
+	return out.concat(others.sort((a, b) => a.name.localeCompare(b.name)));
+}
+
+/** usePeople(room): confirmedPeople() of the room, re-rendered when it changes; [] without a room. */
 export function usePeople(room) {
-	const [list, setList] = useState(() => (room ? people(room.awareness) : []));
+	const list = () => confirmedPeople(room.awareness, room.present.get(), room.user);
+	const [value, setValue] = useState(() => (room ? list() : []));
 	useEffect(() => {
 		if (!room) {
-			setList([]);
+			setValue([]);
 			return undefined;
 		}
-		const f = () => setList(people(room.awareness));
+		const f = () => setValue(list());
 		f();
 		room.awareness.on('change', f);
-		return () => room.awareness.off('change', f);
+		const unsub = room.present.subscribe(f);
+		return () => {
+			room.awareness.off('change', f);
+			unsub();
+		};
 	}, [room]);
-	return list;
+	return value;
 }
