@@ -146,6 +146,10 @@ def run(base):
     check("test_integrations_agent_bad_method_refused", is_err, text)
     text, is_err, _ = call(user, pid, chat_id, {"integration": "svc-test-api", "url": base + "/integ/api/big"})
     check("test_integrations_agent_size_limit", is_err and "larger than" in (text or ""), text)
+    # a platform credential is read-only by default (issue 25 item 5): the workspace's admin allows writes
+    r = api("PUT", "/workspaces/%s/integrations/svc-test-api" % user.workspace_id, {"enabled": True, "readOnly": False},
+            token=user.token)
+    check("test_integrations_agent_writes_allowed_by_workspace_admin", r.status == 200 and r.body.get("readOnly") is False, r)
     text, is_err, _ = call(user, pid, chat_id, {"integration": "svc-test-api", "method": "POST",
                                                 "url": base + "/integ/api/status/404", "body": "{\"a\":1}",
                                                 "headers": {"Content-Type": "application/json"}})
