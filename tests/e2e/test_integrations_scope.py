@@ -17,7 +17,6 @@ import json
 import os
 import secrets
 import sys
-import tempfile
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -26,7 +25,7 @@ from agentlib import double_requests, fresh_project, reset_double
 from svclib import api, check, default_chat_id, finish, is_error, request, sql
 from test_integrations_agent import API_HOST, call, start_api_double
 from test_integrations_oauth import DOUBLE, callback, cookie_of, double
-from wslib import Team, create_in, platform_admin, svc_admin
+from wslib import Team, create_in, import_catalog, platform_admin
 
 OAUTH = "svc-scope-oauth"
 KEY = "svc-scope-key"
@@ -45,12 +44,7 @@ def import_entries():
                 "oauth2": None, "categories": [], "apiHosts": [API_HOST]},
                {"id": CUSTOM, "displayName": "svc scope custom", "description": None, "authTypes": ["custom_auth"],
                 "oauth2": None, "categories": [], "apiHosts": [API_HOST]}]
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(entries, f)
-    try:
-        return svc_admin("import-catalog", f.name)
-    finally:
-        os.unlink(f.name)
+    return import_catalog(entries)
 
 
 def connect_for(acct, wid, login="scope-login"):
