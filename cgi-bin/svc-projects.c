@@ -35,6 +35,7 @@ static const struct svc_route routes[] = {
 	{ SVC_POST, "/api/integrations/admin/credentials", svc_api_integrations_cred_upsert, SVC_R_AUTH | SVC_R_JSON, 256 * 1024, &svc_api_integrations_cred_upsert_body },
 	{ SVC_GET, "/api/integrations/admin/credentials/:integration", svc_api_integrations_cred_get, SVC_R_AUTH, 0, NULL },
 	{ SVC_DELETE, "/api/integrations/admin/credentials/:integration", svc_api_integrations_cred_delete, SVC_R_AUTH, 0, NULL },
+	{ SVC_PUT, "/api/integrations/admin/credentials/:integration/workspaces", svc_api_integrations_cred_workspaces, SVC_R_AUTH | SVC_R_JSON, 16 * 1024, &svc_api_integrations_cred_workspaces_body },
 	{ SVC_GET, "/api/integrations/admin/audit", svc_api_integrations_audit, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/integrations/admin/api-hosts/:integration", svc_api_integrations_hosts_get, SVC_R_AUTH, 0, NULL },
 	{ SVC_PUT, "/api/integrations/admin/api-hosts/:integration", svc_api_integrations_hosts_put, SVC_R_AUTH | SVC_R_JSON, 16 * 1024, &svc_api_integrations_hosts_body },

@@ -9,6 +9,7 @@
 #include <openssl/crypto.h>
 
 #include "agent/agent.h"
+#include "agent/agent_integ.h"
 #include "auth/crypto.h"
 #include "core/err.h"
 #include "core/json.h"
@@ -25,7 +26,7 @@
 static const char schema[] =
 	"{\"type\":\"object\",\"properties\":{"
 	"\"integration\":{\"type\":\"string\",\"description\":\"the integration id, e.g. \\\"slack\\\"\"},"
-	"\"method\":{\"type\":\"string\",\"enum\":[\"GET\",\"POST\",\"PUT\",\"PATCH\",\"DELETE\"]},"
+	"\"method\":{\"type\":\"string\",\"enum\":[\"GET\",\"HEAD\",\"POST\",\"PUT\",\"PATCH\",\"DELETE\"]},"
 	"\"url\":{\"type\":\"string\",\"description\":\"the full https URL, on one of the integration's API hosts\"},"
 	"\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},"
 	"\"description\":\"extra headers; never credentials\"},"
@@ -33,7 +34,8 @@ static const char schema[] =
 	"\"required\":[\"integration\",\"url\"],\"additionalProperties\":false}";
 static const char description[] =
 	"Call the API of an integration (a third-party service enabled in this workspace) over HTTPS. The server adds "
-	"the credential (the user's connected account, else the platform's); never put keys or tokens in headers. "
+	"the credential (the user's account connected for this workspace, else the platform's where allowed); never put "
+	"keys or tokens in headers. An integration may be read-only here (GET and HEAD only). "
 	"Answers the HTTP status, the content type and the body (cut when long).";
 
 int svc_agent__integration_available(const struct svc_agent_integ *ig)
@@ -153,80 +155,259 @@ static int add_header(struct curl_slist **list, const char *name, const char *va
 	return 0;
 }
 
-/*
- * Adds the credential's headers: a token or secret_text as "Authorization: Bearer"; basic_auth as
- * "Authorization: Basic" (RFC 7617); custom_auth fields named "header:NAME" as NAME, and a field
- * "token" or "apiKey" as Bearer.
- */
-static int add_credential(struct curl_slist **list, const struct svc_integ_cred *cred)
+/* Takes the malloc'd text `s` into the array `arr` (n used, cap allocated); frees it on failure. */
+static int take_text(char ***arr, size_t *n, size_t *cap, char *s)
 {
-	struct json_object *o = NULL;
-	char *b64 = NULL;
+	if (!s)
+		return SVC_E_INTERNAL;
+	if (SVC_ARRAY_GROW(*arr, *cap, *n + 1) < 0) {
+		OPENSSL_cleanse(s, strlen(s));
+		free(s);
+		return SVC_E_INTERNAL;
+	}
+	(*arr)[(*n)++] = s;
+	return 0;
+}
+
+/* Adds `v` (n bytes) to the texts to scrub unless it is empty or already there. */
+static int scrub_add(struct svc_agent_integ_inject *in, const char *v, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < in->nsecrets; i++)
+		if (strlen(in->secrets[i]) == n && memcmp(in->secrets[i], v, n) == 0)
+			return 0;
+	return take_text(&in->secrets, &in->nsecrets, &in->cap_secrets, strndup(v, n));
+}
+
+/* Percent-encodes `v` (RFC 3986 section 2.1: all but the unreserved characters) into b, hex in `digits`, ' ' as `space` when not 0. */
+static int pct_encode(struct svc_buf *b, const char *v, const char *digits, char space)
+{
+	const unsigned char *u = (const unsigned char *)v;
 	int err = 0;
 
-	if (cred->kind == SVC_INTEG_CRED_USER || cred->kind == SVC_INTEG_CRED_SECRET) {
-		struct svc_buf v;
-		svc_buf_init(&v, SVC_INTEG_TOKEN_MAX + 16);
-		if ((err = svc_buf_addf(&v, "Bearer %s", cred->secret)) == 0)
-			err = add_header(list, "Authorization", svc_buf_str(&v));
-		svc_buf_wipe(&v);
+	for (; *u && err == 0; u++) {
+		if ((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z') || (*u >= '0' && *u <= '9') || *u == '-' ||
+		    *u == '.' || *u == '_' || *u == '~') {
+			err = svc_buf_add(b, u, 1);
+		} else if (*u == ' ' && space) {
+			err = svc_buf_add(b, &space, 1);
+		} else {
+			char e[3] = { '%', digits[*u >> 4], digits[*u & 15] };
+			err = svc_buf_add(b, e, 3);
+		}
+	}
+	return err;
+}
+
+/* Adds injected value `v` and its encoded forms (svc_agent_integ_inject()) to the texts to scrub. */
+static int scrub_forms(struct svc_agent_integ_inject *in, const char *v)
+{
+	size_t n = strlen(v), k, i;
+	struct json_object *js;
+	char *b64 = NULL;
+	struct svc_buf e;
+	int err;
+
+	if (n < SVC_AGENT_INTEG_SCRUB_MIN)
+		return 0;
+	if ((err = scrub_add(in, v, n)) < 0)
+		return err;
+	/* Base64 with padding, without it, and base64url */
+	if ((err = svc_base64_encode((const uint8_t *)v, n, &b64)) < 0)
+		return err;
+	k = strlen(b64);
+	if ((err = scrub_add(in, b64, k)) == 0) {
+		while (k > 0 && b64[k - 1] == '=')
+			k--;
+		err = scrub_add(in, b64, k);
+	}
+	for (i = 0; i < k; i++)
+		b64[i] = b64[i] == '+' ? '-' : b64[i] == '/' ? '_' : b64[i];
+	if (err == 0)
+		err = scrub_add(in, b64, k);
+	OPENSSL_cleanse(b64, strlen(b64));
+	free(b64);
+	/* percent-encoded: upper and lower case hex, and the form encoding's '+' for a space */
+	svc_buf_init(&e, 3 * n + 1);
+	if (err == 0 && (err = pct_encode(&e, v, "0123456789ABCDEF", 0)) == 0)
+		err = scrub_add(in, e.data ? e.data : "", e.len);
+	svc_buf_reset(&e);
+	if (err == 0 && (err = pct_encode(&e, v, "0123456789abcdef", 0)) == 0)
+		err = scrub_add(in, e.data ? e.data : "", e.len);
+	svc_buf_reset(&e);
+	if (err == 0 && (err = pct_encode(&e, v, "0123456789ABCDEF", '+')) == 0)
+		err = scrub_add(in, e.data ? e.data : "", e.len);
+	svc_buf_wipe(&e);
+	/* JSON-escaped, as an API that answers JSON writes it ("a/b" is "a\/b" to json-c) */
+	if (err == 0 && (js = json_object_new_string_len(v, (int)n)) != NULL) {
+		const char *t = json_object_to_json_string_ext(js, JSON_C_TO_STRING_PLAIN);
+		size_t tn = t ? strlen(t) : 0;
+		if (tn >= 2)
+			err = scrub_add(in, t + 1, tn - 2);
+		if (t)
+			OPENSSL_cleanse((void *)t, tn);
+		json_object_put(js);
+	}
+	return err;
+}
+
+/* Adds header "name: value" and scrubs the value. */
+static int inject_header(struct svc_agent_integ_inject *in, const char *name, const char *value)
+{
+	struct svc_buf b;
+	int err;
+
+	if (strpbrk(value, "\r\n"))
+		return SVC_E_VALIDATION;
+	svc_buf_init(&b, 65536);
+	if ((err = svc_buf_addf(&b, "%s: %s", name, value)) < 0) {
+		svc_buf_wipe(&b);
 		return err;
 	}
+	if ((err = take_text(&in->headers, &in->nheaders, &in->cap_headers, svc_buf_detach(&b, NULL))) < 0)
+		return err;
+	return 0;
+}
+
+/* Adds "Authorization: Bearer <token>" and scrubs the token. */
+static int inject_bearer(struct svc_agent_integ_inject *in, const char *token)
+{
+	struct svc_buf v;
+	int err;
+
+	svc_buf_init(&v, SVC_INTEG_TOKEN_MAX + 16);
+	if ((err = svc_buf_addf(&v, "Bearer %s", token)) == 0)
+		err = inject_header(in, "Authorization", svc_buf_str(&v));
+	svc_buf_wipe(&v);
+	return err < 0 ? err : scrub_forms(in, token);
+}
+
+/* Orders the texts to scrub longest first, so a value inside a longer one (its Base64) goes with the longer. */
+static int by_length_desc(const void *a, const void *b)
+{
+	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int svc_agent_integ_inject(const struct svc_integ_cred *cred, struct svc_agent_integ_inject *out)
+{
+	struct json_object *o = NULL;
+	int err = 0;
+
+	memset(out, 0, sizeof *out);
+	svc_buf_init(&out->query, 65536);
 	if (cred->kind == SVC_INTEG_CRED_NONE)
 		return 0;
-	if (svc_json_parse_object(cred->secret, cred->secret_len, &o) < 0)
+	if (cred->secret && memchr(cred->secret, '\0', cred->secret_len))
+		return SVC_E_VALIDATION;
+	if (cred->kind == SVC_INTEG_CRED_USER || cred->kind == SVC_INTEG_CRED_SECRET) {
+		err = inject_bearer(out, cred->secret ? cred->secret : "");
+		goto sort;
+	}
+	if (!cred->secret || svc_json_parse_object(cred->secret, cred->secret_len, &o) < 0)
 		return SVC_E_INTERNAL;
 	if (cred->kind == SVC_INTEG_CRED_BASIC) {
+		const char *u = svc_json_str(o, "username"), *pw = svc_json_str(o, "password");
 		struct svc_buf up, v;
+		char *b64 = NULL;
+
 		svc_buf_init(&up, 32768);
 		svc_buf_init(&v, 65536);
-		if ((err = svc_buf_addf(&up, "%s:%s", svc_json_str(o, "username") ? svc_json_str(o, "username") : "",
-					svc_json_str(o, "password") ? svc_json_str(o, "password") : "")) == 0 &&
-		    (err = svc_base64_encode((const uint8_t *)up.data, up.len, &b64)) == 0 &&
-		    (err = svc_buf_addf(&v, "Basic %s", b64)) == 0)
-			err = add_header(list, "Authorization", svc_buf_str(&v));
+		if (u && strchr(u, ':'))
+			err = SVC_E_VALIDATION; /* RFC 7617 section 2: a user-id holds no colon */
+		if (err == 0 && (err = svc_buf_addf(&up, "%s:%s", u ? u : "", pw ? pw : "")) == 0 &&
+		    (err = svc_base64_encode((const uint8_t *)svc_buf_str(&up), up.len, &b64)) == 0 &&
+		    (err = svc_buf_addf(&v, "Basic %s", b64)) == 0 &&
+		    (err = inject_header(out, "Authorization", svc_buf_str(&v))) == 0 &&
+		    (err = scrub_forms(out, svc_buf_str(&up))) == 0 && (err = scrub_forms(out, u ? u : "")) == 0)
+			err = scrub_forms(out, pw ? pw : "");
+		if (b64) {
+			OPENSSL_cleanse(b64, strlen(b64));
+			free(b64);
+		}
 		svc_buf_wipe(&up);
 		svc_buf_wipe(&v);
 	} else {
 		json_object_object_foreach(o, key, val)
 		{
 			const char *s = json_object_get_string(val);
-			if (err < 0 || !s)
+			if (err < 0 || !s || !json_object_is_type(val, json_type_string))
 				continue;
-			if (strncmp(key, "header:", 7) == 0 && header_name_valid(key + 7)) {
-				err = add_header(list, key + 7, s);
+			if (strlen(s) != (size_t)json_object_get_string_len(val)) {
+				err = SVC_E_VALIDATION;
+			} else if (strncmp(key, "header:", 7) == 0 && header_name_valid(key + 7)) {
+				if ((err = inject_header(out, key + 7, s)) == 0)
+					err = scrub_forms(out, s);
+			} else if (strncmp(key, "query:", 6) == 0 && header_name_valid(key + 6)) {
+				if ((err = svc_buf_adds(&out->query, out->query.len ? "&" : "")) == 0 &&
+				    (err = svc_integ_url_param(&out->query, key + 6, s)) == 0)
+					err = scrub_forms(out, s);
 			} else if (strcmp(key, "token") == 0 || strcmp(key, "apiKey") == 0) {
-				struct svc_buf v;
-				svc_buf_init(&v, 16384);
-				if ((err = svc_buf_addf(&v, "Bearer %s", s)) == 0)
-					err = add_header(list, "Authorization", svc_buf_str(&v));
-				svc_buf_wipe(&v);
+				err = inject_bearer(out, s);
 			}
 		}
 	}
-	if (b64) {
-		OPENSSL_cleanse(b64, strlen(b64));
-		free(b64);
-	}
 	json_object_put(o);
+sort:
+	if (err == 0 && out->nsecrets > 1)
+		qsort(out->secrets, out->nsecrets, sizeof *out->secrets, by_length_desc);
 	return err;
 }
 
-/* Replaces every occurrence of `secret` (n >= 8 bytes) in b with "[credential]", so the model never sees it. */
-static void scrub(struct svc_buf *b, const char *secret, size_t n)
+static void wipe_texts(char **arr, size_t n)
 {
-	static const char mark[] = "[credential]";
-	char *p;
+	size_t i;
 
-	if (!b->data || n < 8)
-		return;
-	while ((p = memmem(b->data, b->len, secret, n)) != NULL) {
-		size_t at = (size_t)(p - b->data), m = sizeof mark - 1;
-		/* the mark is shorter than any secret scrubbed, so this stays inside the buffer */
-		memcpy(p, mark, m);
-		memmove(p + m, p + n, b->len - at - n + 1);
-		b->len -= n - m;
+	for (i = 0; i < n; i++) {
+		OPENSSL_cleanse(arr[i], strlen(arr[i]));
+		free(arr[i]);
 	}
+	free(arr);
+}
+
+void svc_agent_integ_inject_dispose(struct svc_agent_integ_inject *in)
+{
+	wipe_texts(in->headers, in->nheaders);
+	wipe_texts(in->secrets, in->nsecrets);
+	svc_buf_wipe(&in->query);
+	memset(in, 0, sizeof *in);
+}
+
+int svc_agent_integ_scrub(const struct svc_agent_integ_inject *in, struct svc_buf *b)
+{
+	static const char mark[] = SVC_AGENT_INTEG_MARK;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < in->nsecrets && b->len > 0; i++) {
+		const char *secret = in->secrets[i], *at, *from;
+		size_t n = strlen(secret);
+		struct svc_buf out;
+
+		if (!memmem(b->data, b->len, secret, n))
+			continue;
+		svc_buf_init(&out, b->max);
+		from = b->data;
+		while (err == 0 && (at = memmem(from, b->len - (size_t)(from - b->data), secret, n)) != NULL) {
+			if ((err = svc_buf_add(&out, from, (size_t)(at - from))) == 0)
+				err = svc_buf_add(&out, mark, sizeof mark - 1);
+			from = at + n;
+		}
+		if (err == 0)
+			err = svc_buf_add(&out, from, b->len - (size_t)(from - b->data));
+		if (err == 0)
+			err = svc_buf_add(&out, "", 0); /* NUL-terminated, as the caller reads it as text */
+		svc_buf_wipe(b);
+		if (err < 0) {
+			svc_buf_wipe(&out);
+			return err;
+		}
+		*b = out;
+	}
+	return 0;
 }
 
 /* Records the end of call `id`. */
@@ -241,7 +422,13 @@ static void call_end(struct svc_db *db, const char *id, long status, const char 
 		svc_log_warn("integrations: the end of call %s was not recorded", id);
 }
 
-static const char *const methods[] = { "GET", "POST", "PUT", "PATCH", "DELETE", NULL };
+static const char *const methods[] = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", NULL };
+
+/* What integration_calls.credential records for a credential kind. */
+static const char *cred_kind_name(const struct svc_integ_cred *cred)
+{
+	return cred->kind == SVC_INTEG_CRED_USER ? "user" : cred->kind == SVC_INTEG_CRED_NONE ? "none" : "platform";
+}
 
 int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_object *args, char **out)
 {
@@ -250,22 +437,26 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 	struct json_object *headers = json_object_object_get(args, "headers");
 	struct svc_rows *rows = NULL;
 	struct svc_integ_cred cred;
+	struct svc_agent_integ_inject inj;
+	struct svc_buf full_url;
 	struct curl_slist *list = NULL;
 	struct svc_outbound_policy policy;
 	struct svc_outbound_guard guard;
 	struct answer a;
 	char host[256], call_id[37], path[URL_MAX + 1];
 	const char *auth, *hosts, *rest, *error = NULL;
-	struct svc_dbv p[7];
+	struct svc_dbv p[8];
 	CURL *c = NULL;
 	CURLcode rc;
 	long status = 0, timeout_secs;
 	uint64_t v;
-	int err = 0, allow_http, recorded = 0;
+	int err = 0, allow_http, recorded = 0, read_only = -1;
 	size_t i;
 
 	memset(&cred, 0, sizeof cred);
+	memset(&inj, 0, sizeof inj);
 	memset(&a, 0, sizeof a);
+	svc_buf_init(&full_url, URL_MAX + 65536 + 2);
 	*out = NULL;
 	if (svc_parse_u64(svc_config_get(ig->cfg, "SVC_INTEG_MAX_RESPONSE_BYTES", "1048576"), 64u * 1024 * 1024, &v) < 0)
 		v = 1048576;
@@ -281,17 +472,19 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 	if (!id || !svc_integ_id_valid(id) || !url || strlen(url) > URL_MAX || !methods[i] ||
 	    (body && strlen(body) > BODY_MAX) || (headers && !json_object_is_type(headers, json_type_object)) ||
 	    (headers && json_object_object_length(headers) > HEADERS_MAX)) {
-		*out = textf("integration_request needs integration (an id), url (at most %d bytes), method (GET, POST, "
-			     "PUT, PATCH or DELETE), optional headers (at most %d strings) and body (at most %d bytes)",
+		*out = textf("integration_request needs integration (an id), url (at most %d bytes), method (GET, HEAD, "
+			     "POST, PUT, PATCH or DELETE), optional headers (at most %d strings) and body (at most %d bytes)",
 			     URL_MAX, HEADERS_MAX, BODY_MAX);
 		err = SVC_E_VALIDATION;
 		goto done;
 	}
 	p[0] = svc_dbv_str(ig->workspace_id);
-	p[1] = svc_dbv_str(ig->user_id);
-	p[2] = svc_dbv_str(ig->workspace_id);
-	p[3] = svc_dbv_str(id);
-	if ((err = svc_db_run(ig->db, STMT_INTEG_GET, p, 4, &rows, NULL)) < 0)
+	p[1] = svc_dbv_str(ig->workspace_id);
+	p[2] = svc_dbv_str(ig->user_id);
+	p[3] = svc_dbv_str(ig->workspace_id);
+	p[4] = svc_dbv_str(ig->workspace_id);
+	p[5] = svc_dbv_str(id);
+	if ((err = svc_db_run(ig->db, STMT_INTEG_GET, p, 6, &rows, NULL)) < 0)
 		goto done;
 	if (!rows || rows->nrows != 1 || !svc_rows_get(rows, 0, ICOL_ENABLED) ||
 	    strcmp(svc_rows_get(rows, 0, ICOL_ENABLED), "1") != 0) {
@@ -305,6 +498,8 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 		err = SVC_E_VALIDATION;
 		goto done;
 	}
+	if (svc_rows_get(rows, 0, ICOL_READ_ONLY)) /* the workspace admin's choice; else the default, below */
+		read_only = strcmp(svc_rows_get(rows, 0, ICOL_READ_ONLY), "1") == 0;
 	svc_rows_free(rows);
 	rows = NULL;
 	p[0] = svc_dbv_str(id);
@@ -327,16 +522,35 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 		goto done;
 	}
 	if (cred.kind == SVC_INTEG_CRED_NONE && !svc_integ_list_has(auth, "none")) {
-		*out = textf("no credential for %s: the user can connect their account on the Integrations page, or an "
-			     "admin can set the platform's", id);
+		*out = textf("no credential for %s in this workspace: the user can connect their account for this "
+			     "workspace on the Integrations page, or a platform admin can allow the platform's here", id);
 		err = SVC_E_FORBIDDEN;
 		goto done;
 	}
-	/* the request: the model's headers, then the credential */
+	/* read-only (GET and HEAD): the workspace admin's choice, by default so with the platform's credential */
+	if (read_only < 0)
+		read_only = cred.kind != SVC_INTEG_CRED_USER && cred.kind != SVC_INTEG_CRED_NONE;
+	if (read_only && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		*out = textf("denied: %s is read-only in this workspace (GET and HEAD only)%s", id,
+			     cred.kind == SVC_INTEG_CRED_USER ? ""
+							      : "; a workspace admin can allow writes on the Integrations page");
+		err = SVC_E_FORBIDDEN;
+		goto done;
+	}
+	if ((err = svc_agent_integ_inject(&cred, &inj)) < 0) {
+		*out = textf("the credential of %s could not be used", id);
+		goto done;
+	}
+	/* the request: the model's headers (none that the credential sets), then the credential's */
 	if (headers) {
 		json_object_object_foreach(headers, key, val)
 		{
-			if (!header_name_valid(key) || forbidden_header(key) || !json_object_is_type(val, json_type_string)) {
+			int injected = 0;
+			for (i = 0; i < inj.nheaders; i++)
+				if (strncasecmp(inj.headers[i], key, strlen(key)) == 0 && inj.headers[i][strlen(key)] == ':')
+					injected = 1;
+			if (!header_name_valid(key) || forbidden_header(key) || injected ||
+			    !json_object_is_type(val, json_type_string)) {
 				*out = textf("the header \"%.64s\" may not be set (credentials are added by the server)", key);
 				err = SVC_E_FORBIDDEN;
 				goto done;
@@ -347,7 +561,18 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 			}
 		}
 	}
-	if ((err = add_credential(&list, &cred)) < 0)
+	for (i = 0; i < inj.nheaders; i++) {
+		struct curl_slist *n = curl_slist_append(list, inj.headers[i]);
+		if (!n) {
+			err = SVC_E_INTERNAL;
+			goto done;
+		}
+		list = n;
+	}
+	/* the credential's query parameters go after the model's (a fragment is never sent anyway) */
+	if ((err = svc_buf_add(&full_url, url, strcspn(url, "#"))) < 0 ||
+	    (inj.query.len && ((err = svc_buf_adds(&full_url, strchr(svc_buf_str(&full_url), '?') ? "&" : "?")) < 0 ||
+			       (err = svc_buf_add(&full_url, inj.query.data, inj.query.len)) < 0)))
 		goto done;
 	/* recorded before it starts (xray's active and stuck calls) */
 	rest = url + (url[4] == 's' ? 8 : 7);
@@ -360,10 +585,11 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 	p[1] = svc_dbv_str(id);
 	p[2] = svc_dbv_str(ig->user_id);
 	p[3] = svc_dbv_str(ig->project_id);
-	p[4] = svc_dbv_str(method);
-	p[5] = svc_dbv_str(host);
-	p[6] = svc_dbv_str(path);
-	if ((err = svc_db_run(ig->db, STMT_INTEG_CALL_START, p, 7, NULL, NULL)) < 0)
+	p[4] = svc_dbv_str(cred_kind_name(&cred));
+	p[5] = svc_dbv_str(method);
+	p[6] = svc_dbv_str(host);
+	p[7] = svc_dbv_str(path);
+	if ((err = svc_db_run(ig->db, STMT_INTEG_CALL_START, p, 8, NULL, NULL)) < 0)
 		goto done;
 	recorded = 1;
 	if (!(c = curl_easy_init())) {
@@ -373,7 +599,7 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 	svc_outbound_policy_load(ig->cfg, &policy);
 	if ((err = svc_outbound_curl(c, &policy, &guard)) < 0)
 		goto done;
-	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_URL, svc_buf_str(&full_url));
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, allow_http ? "http,https" : "https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -386,6 +612,8 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
 	} else if (strcmp(method, "GET") == 0) {
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	} else if (strcmp(method, "HEAD") == 0) {
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	}
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -422,8 +650,8 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 			err = SVC_E_INTERNAL;
 			goto done;
 		}
-		if (cred.secret)
-			scrub(&a.body, cred.secret, cred.secret_len);
+		if ((err = svc_agent_integ_scrub(&inj, &a.body)) < 0)
+			goto done;
 		svc_buf_init(&res, a.body.len + 256);
 		if (svc_buf_addf(&res, "HTTP %ld\ncontent-type: %s\n\n", status, a.content_type) < 0 ||
 		    svc_buf_add(&res, a.body.data ? a.body.data : "", a.body.len) < 0) {
@@ -439,6 +667,8 @@ done:
 		call_end(ig->db, call_id, status, error ? error : (err < 0 ? "failed" : NULL));
 	svc_buf_wipe(&a.body);
 	svc_integ_cred_dispose(&cred);
+	svc_agent_integ_inject_dispose(&inj);
+	svc_buf_wipe(&full_url);
 	if (list) {
 		struct curl_slist *n;
 		for (n = list; n; n = n->next)

@@ -21,6 +21,7 @@
 #define PAGE_MAX 100
 #define SECRET_MAX 8192      /* characters of a client secret, a secret_text or one custom_auth value */
 #define CUSTOM_KEYS_MAX 32   /* fields of a custom_auth value */
+#define CRED_WORKSPACES_MAX 100 /* workspaces a platform credential may be limited to */
 
 /* ---- helpers ---- */
 
@@ -99,6 +100,10 @@ static struct json_object *integ_json(const struct svc_rows *rows, size_t r, con
 	json_object_object_add(o, "defaultEnabled", json_object_new_boolean(cell_true(rows, r, ICOL_DEFAULT_ENABLED)));
 	json_object_object_add(o, "configured", json_object_new_boolean(cell_true(rows, r, ICOL_CONFIGURED)));
 	json_object_object_add(o, "connected", json_object_new_boolean(cell_true(rows, r, ICOL_CONNECTED)));
+	/* the workspace admin's read-only switch; null: the default (read-only with the platform's credential) */
+	json_object_object_add(o, "readOnly", svc_rows_get(rows, r, ICOL_READ_ONLY)
+						      ? json_object_new_boolean(cell_true(rows, r, ICOL_READ_ONLY))
+						      : NULL);
 	return o;
 }
 
@@ -106,16 +111,18 @@ static struct json_object *integ_json(const struct svc_rows *rows, size_t r, con
 static int integ_load(struct svc_req *req, const char *id, const char *wid, struct svc_rows **out)
 {
 	struct svc_rows *rows = NULL;
-	struct svc_dbv p[4];
+	struct svc_dbv p[6];
 	int err;
 
 	if (!svc_integ_id_valid(id))
 		return SVC_E_NOT_FOUND;
 	p[0] = svc_dbv_str(wid);
-	p[1] = svc_dbv_str(req->user_id);
-	p[2] = svc_dbv_str(wid);
-	p[3] = svc_dbv_str(id);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_GET, p, 4, &rows, NULL)) < 0)
+	p[1] = svc_dbv_str(wid);
+	p[2] = svc_dbv_str(req->user_id);
+	p[3] = svc_dbv_str(wid);
+	p[4] = svc_dbv_str(wid);
+	p[5] = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_GET, p, 6, &rows, NULL)) < 0)
 		return err;
 	if (!rows || rows->nrows != 1) {
 		svc_rows_free(rows);
@@ -173,7 +180,7 @@ enum svc_err svc_api_integrations_list(struct svc_req *req, struct svc_resp *res
 	char wid[37], q[256], qpat[600], cat[80], catpat[90], at[32], atpat[40], cur[80] = "", lim[16];
 	uint64_t limit = PAGE_DEFAULT;
 	struct svc_rows *rows = NULL, *count = NULL;
-	struct svc_dbv p[12];
+	struct svc_dbv p[14];
 	struct json_object *body, *items;
 	size_t r, shown;
 	int k, hq, hc, ha, err;
@@ -198,19 +205,21 @@ enum svc_err svc_api_integrations_list(struct svc_req *req, struct svc_resp *res
 	snprintf(catpat, sizeof catpat, "%%,%s,%%", hc ? cat : "");
 	snprintf(atpat, sizeof atpat, "%%,%s,%%", ha ? at : "");
 	p[0] = svc_dbv_str(wid);
-	p[1] = svc_dbv_str(req->user_id);
-	p[2] = svc_dbv_str(wid);
-	p[3] = svc_dbv_str(cur);
-	p[4] = svc_dbv_str(hq ? "q" : "");
-	p[5] = svc_dbv_str(qpat);
-	p[6] = svc_dbv_str(qpat);
-	p[7] = svc_dbv_str(hc ? "c" : "");
-	p[8] = svc_dbv_str(catpat);
-	p[9] = svc_dbv_str(ha ? "a" : "");
-	p[10] = svc_dbv_str(atpat);
-	p[11] = svc_dbv_i64((int64_t)limit + 1);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_LIST, p, 12, &rows, NULL)) < 0 ||
-	    (err = svc_db_run(req->ctx->db, STMT_INTEG_COUNT, p + 4, 7, &count, NULL)) < 0)
+	p[1] = svc_dbv_str(wid);
+	p[2] = svc_dbv_str(req->user_id);
+	p[3] = svc_dbv_str(wid);
+	p[4] = svc_dbv_str(wid);
+	p[5] = svc_dbv_str(cur);
+	p[6] = svc_dbv_str(hq ? "q" : "");
+	p[7] = svc_dbv_str(qpat);
+	p[8] = svc_dbv_str(qpat);
+	p[9] = svc_dbv_str(hc ? "c" : "");
+	p[10] = svc_dbv_str(catpat);
+	p[11] = svc_dbv_str(ha ? "a" : "");
+	p[12] = svc_dbv_str(atpat);
+	p[13] = svc_dbv_i64((int64_t)limit + 1);
+	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_LIST, p, 14, &rows, NULL)) < 0 ||
+	    (err = svc_db_run(req->ctx->db, STMT_INTEG_COUNT, p + 6, 7, &count, NULL)) < 0)
 		goto done;
 	body = json_object_new_object();
 	items = json_object_new_array();
@@ -251,21 +260,25 @@ enum svc_err svc_api_integrations_get(struct svc_req *req, struct svc_resp *resp
 
 static const struct svc_field ws_set_fields[] = {
 	{ "enabled", SVC_V_BOOL, SVC_F_REQUIRED, 0, 0, NULL },
+	{ "readOnly", SVC_V_BOOL, SVC_F_NULLABLE, 0, 0, NULL },
 };
 const struct svc_body svc_api_integrations_ws_set_body = SVC_BODY(ws_set_fields);
 
 /*
- * PUT /workspaces/:wid/integrations/:integration {enabled}: 200 the integration as the workspace sees it;
- * 403 (below workspace admin); 404 (workspace, integration); 409 conflict (the platform has not made it
- * available). Recorded in the audit log (integrations.workspace_enabled.update).
+ * PUT /workspaces/:wid/integrations/:integration {enabled, readOnly?}: 200 the integration as the workspace
+ * sees it; 403 (below workspace admin); 404 (workspace, integration); 409 conflict (the platform has not
+ * made it available). readOnly true: the agent's calls are GET and HEAD only; false: any method; null:
+ * the default (read-only with the platform's credential); absent: unchanged. Recorded in the audit log
+ * (integrations.workspace_enabled.update, details {workspaceId, enabled, readOnly when given}).
  */
 enum svc_err svc_api_integrations_ws_set(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid"), *id = svc_req_param(req, "integration");
 	int enabled = json_object_get_boolean(json_object_object_get(req->json, "enabled"));
+	struct json_object *ro = NULL, *details;
+	int has_ro = json_object_object_get_ex(req->json, "readOnly", &ro);
 	struct svc_rows *ws = NULL, *rows = NULL;
-	struct json_object *details;
-	struct svc_dbv p[4];
+	struct svc_dbv p[6];
 	int err;
 
 	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0) {
@@ -284,11 +297,15 @@ enum svc_err svc_api_integrations_ws_set(struct svc_req *req, struct svc_resp *r
 	p[0] = svc_dbv_str(wid);
 	p[1] = svc_dbv_str(id);
 	p[2] = svc_dbv_i64(enabled);
-	p[3] = svc_dbv_str(req->user_id);
+	p[3] = has_ro && ro ? svc_dbv_i64(json_object_get_boolean(ro)) : svc_dbv_null();
+	p[4] = svc_dbv_str(req->user_id);
+	p[5] = svc_dbv_i64(has_ro);
 	details = json_object_new_object();
 	svc_json_add_str(details, "workspaceId", wid);
 	json_object_object_add(details, "enabled", json_object_new_boolean(enabled));
-	err = svc_api_integrations__audited(req, STMT_INTEG_WS_SET, p, 4, 0, "integrations.workspace_enabled.update", id,
+	if (has_ro)
+		json_object_object_add(details, "readOnly", ro ? json_object_new_boolean(json_object_get_boolean(ro)) : NULL);
+	err = svc_api_integrations__audited(req, STMT_INTEG_WS_SET, p, 6, 0, "integrations.workspace_enabled.update", id,
 					    details, NULL);
 	json_object_put(details);
 	if (err < 0)
@@ -688,8 +705,50 @@ static const char *const cred_types[] = { "secret_text", "basic_auth", "custom_a
 static const struct svc_field cred_fields[] = {
 	{ "integrationId", SVC_V_STR, SVC_F_REQUIRED, 1, SVC_INTEG_ID_MAX, NULL },
 	{ "authType", SVC_V_ENUM, SVC_F_REQUIRED, 0, 0, cred_types },
+	{ "workspaceIds", SVC_V_ARRAY, SVC_F_NULLABLE, 0, CRED_WORKSPACES_MAX, NULL },
 };
 const struct svc_body svc_api_integrations_cred_upsert_body = SVC_BODY(cred_fields);
+static const struct svc_field cred_ws_fields[] = {
+	{ "workspaceIds", SVC_V_ARRAY, SVC_F_REQUIRED | SVC_F_NULLABLE, 0, CRED_WORKSPACES_MAX, NULL },
+};
+const struct svc_body svc_api_integrations_cred_workspaces_body = SVC_BODY(cred_ws_fields);
+
+/*
+ * The workspaces a platform credential may be used in, from `ids` (NULL or JSON null: all; else an array
+ * of workspace ids, each of an existing workspace) into `out` as stored: "" for all (the caller stores
+ * NULL), else ",<id>,<id>," ("," for none). 400 validation_failed (workspaceIds; recorded in resp).
+ */
+static int cred_workspaces(struct svc_req *req, struct svc_resp *resp, struct json_object *ids, struct svc_buf *out)
+{
+	size_t i, n;
+	int err;
+
+	if (!ids)
+		return 0;
+	n = json_object_array_length(ids);
+	if ((err = svc_buf_adds(out, ",")) < 0)
+		return err;
+	for (i = 0; i < n; i++) {
+		const char *w = json_object_get_string(json_object_array_get_idx(ids, i));
+		struct svc_rows *ws = NULL;
+		struct svc_dbv p;
+
+		if (!json_object_is_type(json_object_array_get_idx(ids, i), json_type_string) || !svc_uuid_valid(w))
+			return svc_resp_error(resp, SVC_E_VALIDATION, "workspaceIds", "workspaceIds holds workspace ids");
+		if (svc_integ_list_has(svc_buf_str(out), w))
+			continue;
+		p = svc_dbv_str(w);
+		if ((err = svc_db_run(req->ctx->db, STMT_WS_PLAN_GET, &p, 1, &ws, NULL)) < 0)
+			return err;
+		err = ws && ws->nrows == 1 ? 0 : SVC_E_NOT_FOUND;
+		svc_rows_free(ws);
+		if (err < 0)
+			return svc_resp_error(resp, SVC_E_VALIDATION, "workspaceIds", "no workspace %.36s", w);
+		if ((err = svc_buf_addf(out, "%s,", w)) < 0)
+			return err;
+	}
+	return 0;
+}
 
 /* Whether `v` is a string of 1..SECRET_MAX characters (valid UTF-8, as the body parser left it). */
 static int secret_string(struct json_object *v)
@@ -731,43 +790,59 @@ static const char *cred_shape(const char *type, struct json_object *value)
 	return NULL;
 }
 
-/* The answer about a platform credential: {integrationId, authType, configured, updatedAt}; never the value. */
+/*
+ * The answer about a platform credential: {integrationId, authType, workspaceIds (null: every workspace),
+ * configured, updatedAt}; never the value.
+ */
 static struct json_object *cred_json(const struct svc_rows *rows)
 {
 	struct json_object *o = json_object_new_object();
+	const char *ws = svc_rows_get(rows, 0, ICRCOL_WORKSPACES);
 
 	svc_json_add_str(o, "integrationId", svc_rows_get(rows, 0, ICRCOL_INTEGRATION));
 	svc_json_add_str(o, "authType", svc_rows_get(rows, 0, ICRCOL_AUTH_TYPE));
+	json_object_object_add(o, "workspaceIds", ws ? svc_integ_list_json(ws) : NULL);
 	json_object_object_add(o, "configured", json_object_new_boolean(1));
 	svc_json_add_time(o, "updatedAt", svc_rows_get(rows, 0, ICRCOL_UPDATED));
 	return o;
 }
 
 /*
- * POST /integrations/admin/credentials {integrationId, authType, value}: 201 (new) or 200 (replaced)
- * {integrationId, authType, configured, updatedAt}; 400 validation_failed (integrationId unknown;
- * authType not one of the integration's; value of the wrong shape); 403; 503 without ENCRYPTION_KEY.
- * The value is sealed with the instance key; recorded as integrations.platform_credentials.upsert.
+ * POST /integrations/admin/credentials {integrationId, authType, value, workspaceIds?}: 201 (new) or 200
+ * (replaced) {integrationId, authType, workspaceIds, configured, updatedAt}; 400 validation_failed
+ * (integrationId unknown; authType not one of the integration's; value of the wrong shape; workspaceIds
+ * not ids of workspaces); 403; 503 without ENCRYPTION_KEY. workspaceIds: where the agent may use it (null:
+ * every workspace; absent: null for a new credential, unchanged for a replaced one). The value is sealed
+ * with the instance key; recorded as integrations.platform_credentials.upsert.
  */
 enum svc_err svc_api_integrations_cred_upsert(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_json_str(req->json, "integrationId"), *type = svc_json_str(req->json, "authType");
-	struct json_object *value = json_object_object_get(req->json, "value"), *details = NULL;
+	struct json_object *value = json_object_object_get(req->json, "value"), *details = NULL, *ids = NULL;
+	int has_ids = json_object_object_get_ex(req->json, "workspaceIds", &ids);
 	struct svc_rows *def = NULL, *rows = NULL;
 	const char *why, *plain;
 	char row[96], *sealed = NULL;
-	struct svc_dbv p[4];
+	struct svc_buf wl;
+	struct svc_dbv p[6];
 	uint64_t affected = 0;
 	int err;
 
+	svc_buf_init(&wl, CRED_WORKSPACES_MAX * 40 + 8);
 	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
 		return err;
-	if (!value)
-		return svc_resp_error(resp, SVC_E_VALIDATION, "value", "value is required");
-	if ((why = cred_shape(type, value)) != NULL)
-		return svc_resp_error(resp, SVC_E_VALIDATION, "value", "%s", why);
+	if ((err = cred_workspaces(req, resp, ids, &wl)) < 0)
+		goto done;
+	if (!value) {
+		err = svc_resp_error(resp, SVC_E_VALIDATION, "value", "value is required");
+		goto done;
+	}
+	if ((why = cred_shape(type, value)) != NULL) {
+		err = svc_resp_error(resp, SVC_E_VALIDATION, "value", "%s", why);
+		goto done;
+	}
 	if ((err = def_load(req, resp, id, "integrationId", &def)) < 0)
-		return err;
+		goto done;
 	if (!svc_integ_list_has(svc_rows_get(def, 0, IDCOL_AUTH_TYPES), type)) {
 		err = svc_resp_error(resp, SVC_E_VALIDATION, "authType", "%s does not use %s", id, type);
 		goto done;
@@ -780,12 +855,16 @@ enum svc_err svc_api_integrations_cred_upsert(struct svc_req *req, struct svc_re
 	p[0] = svc_dbv_str(id);
 	p[1] = svc_dbv_str(type);
 	p[2] = svc_dbv_str(sealed);
-	p[3] = svc_dbv_str(req->user_id);
+	p[3] = ids ? svc_dbv_str(svc_buf_str(&wl)) : svc_dbv_null();
+	p[4] = svc_dbv_str(req->user_id);
+	p[5] = svc_dbv_i64(has_ids);
 	details = json_object_new_object();
 	svc_json_add_str(details, "authType", type);
 	json_object_object_add(details, "isGlobal", json_object_new_boolean(1));
 	svc_json_add_str(details, "workspaceId", NULL);
-	if ((err = svc_api_integrations__audited(req, STMT_INTEG_CRED_UPSERT, p, 4, 0,
+	if (has_ids)
+		json_object_object_add(details, "workspaceIds", json_object_get(ids));
+	if ((err = svc_api_integrations__audited(req, STMT_INTEG_CRED_UPSERT, p, 6, 0,
 						 "integrations.platform_credentials.upsert", id, details, &affected)) < 0 ||
 	    (err = svc_db_run(req->ctx->db, STMT_INTEG_CRED_GET, p, 1, &rows, NULL)) < 0)
 		goto done;
@@ -798,8 +877,50 @@ enum svc_err svc_api_integrations_cred_upsert(struct svc_req *req, struct svc_re
 done:
 	if (sealed)
 		free(sealed);
+	svc_buf_dispose(&wl);
 	json_object_put(details);
 	svc_rows_free(def);
+	svc_rows_free(rows);
+	return err;
+}
+
+/*
+ * PUT /integrations/admin/credentials/:integration/workspaces {workspaceIds}: 200 the credential as POST
+ * answers it; 400 validation_failed (workspaceIds: not ids of workspaces); 403; 404 (no credential).
+ * null: every workspace; a list: only those (the agent in any other workspace has no platform credential).
+ * Recorded as integrations.platform_credentials.workspaces.update, details {workspaceIds}.
+ */
+enum svc_err svc_api_integrations_cred_workspaces(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "integration");
+	struct json_object *ids = json_object_object_get(req->json, "workspaceIds"), *details = NULL;
+	struct svc_rows *rows = NULL;
+	struct svc_buf wl;
+	struct svc_dbv p[3];
+	int err;
+
+	svc_buf_init(&wl, CRED_WORKSPACES_MAX * 40 + 8);
+	if ((err = svc_api_integrations__require_admin(req, resp)) < 0)
+		return err;
+	if (!svc_integ_id_valid(id))
+		return SVC_E_NOT_FOUND;
+	if ((err = cred_workspaces(req, resp, ids, &wl)) < 0)
+		goto done;
+	p[0] = ids ? svc_dbv_str(svc_buf_str(&wl)) : svc_dbv_null();
+	p[1] = svc_dbv_str(req->user_id);
+	p[2] = svc_dbv_str(id);
+	details = json_object_new_object();
+	json_object_object_add(details, "workspaceIds", json_object_get(ids));
+	if ((err = svc_api_integrations__audited(req, STMT_INTEG_CRED_WS_SET, p, 3, 1,
+						 "integrations.platform_credentials.workspaces.update", id, details, NULL)) < 0)
+		goto done;
+	p[0] = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_CRED_GET, p, 1, &rows, NULL)) < 0)
+		goto done;
+	err = rows && rows->nrows == 1 ? svc_resp_json(resp, 200, cred_json(rows)) : SVC_E_NOT_FOUND;
+done:
+	svc_buf_dispose(&wl);
+	json_object_put(details);
 	svc_rows_free(rows);
 	return err;
 }
@@ -954,9 +1075,11 @@ static void state_row(const char *state_hash, const char *user_id, char *out, si
 
 /*
  * GET /integrations/:integration/connect?workspaceId: 302 to the provider's authorize URL (RFC 6749
- * section 4.1.1) with state (bound to the caller in the database and to the browser by a cookie,
- * single use, 10 minutes) and PKCE S256 (RFC 7636); 400 (workspaceId); 401; 404; 409 conflict (the
- * integration does not use OAuth, is not enabled in the workspace, or has no OAuth app there).
+ * section 4.1.1) with state (bound to the caller and the workspace in the database and to the browser by
+ * a cookie, single use, 10 minutes) and PKCE S256 (RFC 7636); 400 (workspaceId); 401; 403/404 (a
+ * workspace the caller is not in); 404; 409 conflict (the integration does not use OAuth, is not enabled
+ * in the workspace, or has no OAuth app there). The connection made is for workspaceId (the caller's
+ * personal workspace without it) and no other (issue 25 item 5).
  */
 enum svc_err svc_api_integrations_connect(struct svc_req *req, struct svc_resp *resp)
 {
@@ -964,13 +1087,15 @@ enum svc_err svc_api_integrations_connect(struct svc_req *req, struct svc_resp *
 	struct svc_rows *rows = NULL, *app = NULL, *def = NULL;
 	char wid[37], state[65], verifier[65], challenge[48], hash[65], row[160], redirect[1100], *sealed = NULL;
 	struct svc_buf url;
-	struct svc_dbv p[5];
+	struct svc_dbv p[6];
 	const char *authorize, *scope;
 	int err;
 
 	svc_buf_init(&url, 8192);
 	if ((err = caller_workspace(req, resp, wid)) < 0)
 		return err;
+	if (!*wid)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "workspaceId", "workspaceId: the workspace to connect for");
 	if ((err = integ_load(req, id, wid, &rows)) < 0)
 		return err;
 	if (!svc_integ_list_has(svc_rows_get(rows, 0, ICOL_AUTH_TYPES), "oauth2")) {
@@ -1004,10 +1129,11 @@ enum svc_err svc_api_integrations_connect(struct svc_req *req, struct svc_resp *
 	svc_db_run(req->ctx->db, STMT_INTEG_STATE_PURGE, NULL, 0, NULL, NULL);
 	p[0] = svc_dbv_str(hash);
 	p[1] = svc_dbv_str(req->user_id);
-	p[2] = svc_dbv_str(id);
-	p[3] = svc_dbv_str(svc_rows_get(app, 0, IACOL_ID));
-	p[4] = svc_dbv_str(sealed);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_STATE_INSERT, p, 5, NULL, NULL)) < 0)
+	p[2] = svc_dbv_str(wid);
+	p[3] = svc_dbv_str(id);
+	p[4] = svc_dbv_str(svc_rows_get(app, 0, IACOL_ID));
+	p[5] = svc_dbv_str(sealed);
+	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_STATE_INSERT, p, 6, NULL, NULL)) < 0)
 		goto done;
 	if ((err = svc_buf_adds(&url, authorize)) < 0 || (err = svc_buf_adds(&url, strchr(authorize, '?') ? "&" : "?")) < 0 ||
 	    (err = svc_integ_url_param(&url, "response_type", "code")) < 0 || (err = svc_buf_adds(&url, "&")) < 0 ||
@@ -1092,8 +1218,9 @@ static int state_take(struct svc_db *db, void *arg)
 enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp *resp)
 {
 	char state[130], cookie[130], code[2100], perr[64], hash[65], row[160], user[37] = "", signed_in[37] = "";
-	char integ[SVC_INTEG_ID_MAX + 1] = "";
+	char integ[SVC_INTEG_ID_MAX + 1] = "", wid[37] = "";
 	struct svc_rows *st = NULL, *app = NULL, *def = NULL;
+	struct json_object *details = NULL;
 	struct svc_integ_app opened;
 	char *verifier = NULL;
 	size_t verifier_len = 0;
@@ -1120,6 +1247,21 @@ enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp 
 	}
 	snprintf(user, sizeof user, "%s", svc_rows_get(st, 0, ISTCOL_USER));
 	snprintf(integ, sizeof integ, "%s", svc_rows_get(st, 0, ISTCOL_INTEGRATION));
+	if (svc_rows_get(st, 0, ISTCOL_WORKSPACE)) {
+		snprintf(wid, sizeof wid, "%s", svc_rows_get(st, 0, ISTCOL_WORKSPACE));
+	} else { /* a connect started before migration 019: for the personal workspace, as it was then */
+		struct svc_rows *ws = NULL;
+		p = svc_dbv_str(user);
+		if ((err = svc_db_run(req->ctx->db, STMT_USER_WORKSPACES, &p, 1, &ws, NULL)) < 0)
+			goto done;
+		if (ws && ws->nrows > 0)
+			snprintf(wid, sizeof wid, "%s", svc_rows_get(ws, 0, UWCOL_ID));
+		svc_rows_free(ws);
+		if (!*wid) {
+			err = callback_done(req, resp, integ, "invalid_state");
+			goto done;
+		}
+	}
 	/* an expired session is no reason to fail (the state and the cookie bind the flow); another user is */
 	if (svc_req_authenticate(req, signed_in) == 0 && strcmp(signed_in, user) != 0) {
 		err = callback_done(req, resp, integ, "wrong_user");
@@ -1155,16 +1297,23 @@ enum svc_err svc_api_integrations_callback(struct svc_req *req, struct svc_resp 
 		goto done;
 	}
 	err = svc_integ_token_grant(req->ctx->db, &req->ctx->cfg, svc_rows_get(def, 0, IDCOL_TOKEN_URL), &opened, user,
-				    integ, code, verifier, NULL);
+				    wid, integ, code, verifier, NULL);
 	if (err == SVC_E_UNAUTHORIZED || err == SVC_E_UNAVAILABLE) {
 		err = callback_done(req, resp, integ, "exchange_failed");
 		goto done;
 	}
 	if (err < 0)
 		goto done;
-	svc_log_info("integrations: user %s connected %s", user, integ);
+	svc_log_info("integrations: user %s connected %s for workspace %s", user, integ, wid);
+	/* the admin audit log (issue 25 item 10): who, what, for which workspace; never a token */
+	details = json_object_new_object();
+	svc_json_add_str(details, "workspaceId", wid);
+	svc_json_add_str(details, "userId", user);
+	if (svc_integ_audit(req->ctx->db, "integrations.connection.create", integ, details, user) < 0)
+		svc_log_error("integrations: the connection of user %s to %s was not audited", user, integ);
 	err = callback_done(req, resp, integ, NULL);
 done:
+	json_object_put(details);
 	svc_crypto_free_secret(verifier, verifier_len);
 	svc_integ_app_dispose(&opened);
 	OPENSSL_cleanse(code, sizeof code);
@@ -1175,8 +1324,8 @@ done:
 }
 
 /*
- * GET /integrations/:integration/connection?workspaceId: 200 {integrationId, connected, scope, expiresAt,
- * updatedAt}, refreshing the user's token first when it expires within a minute (through the
+ * GET /integrations/:integration/connection?workspaceId: 200 {integrationId, workspaceId, connected, scope,
+ * expiresAt, updatedAt} of the caller's connection for workspaceId (the personal workspace without it), refreshing the user's token first when it expires within a minute (through the
  * workspace's OAuth app or the global one); 401; 404 (unknown integration, or no connection); 409
  * conflict (the token expired and the refresh was refused: connect again).
  */
@@ -1186,7 +1335,7 @@ enum svc_err svc_api_integrations_connection_get(struct svc_req *req, struct svc
 	struct svc_integ_cred cred;
 	struct svc_rows *rows = NULL;
 	struct json_object *o;
-	struct svc_dbv p[2];
+	struct svc_dbv p[3];
 	char wid[37];
 	int err;
 
@@ -1196,8 +1345,9 @@ enum svc_err svc_api_integrations_connection_get(struct svc_req *req, struct svc
 	if (!svc_integ_id_valid(id))
 		return SVC_E_NOT_FOUND;
 	p[0] = svc_dbv_str(req->user_id);
-	p[1] = svc_dbv_str(id);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_CONN_GET, p, 2, &rows, NULL)) < 0)
+	p[1] = svc_dbv_str(wid);
+	p[2] = svc_dbv_str(id);
+	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_CONN_GET, p, 3, &rows, NULL)) < 0)
 		return err;
 	if (!rows || rows->nrows != 1) {
 		err = SVC_E_NOT_FOUND;
@@ -1213,7 +1363,7 @@ enum svc_err svc_api_integrations_connection_get(struct svc_req *req, struct svc
 		goto done;
 	svc_rows_free(rows);
 	rows = NULL;
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_CONN_GET, p, 2, &rows, NULL)) < 0)
+	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_CONN_GET, p, 3, &rows, NULL)) < 0)
 		goto done;
 	if (!rows || rows->nrows != 1) {
 		err = SVC_E_NOT_FOUND;
@@ -1221,6 +1371,7 @@ enum svc_err svc_api_integrations_connection_get(struct svc_req *req, struct svc
 	}
 	o = json_object_new_object();
 	svc_json_add_str(o, "integrationId", id);
+	svc_json_add_str(o, "workspaceId", wid);
 	json_object_object_add(o, "connected", json_object_new_boolean(1));
 	svc_json_add_str(o, "scope", svc_rows_get(rows, 0, ICNCOL_SCOPE));
 	svc_json_add_time(o, "expiresAt", svc_rows_get(rows, 0, ICNCOL_EXPIRES));
@@ -1232,24 +1383,36 @@ done:
 	return err;
 }
 
-/* DELETE /integrations/:integration/connection: 204 (the user's token is gone); 401; 404 (none). */
+/*
+ * DELETE /integrations/:integration/connection?workspaceId: 204 (the caller's token for workspaceId, the
+ * personal workspace without it, is gone; their connections for other workspaces stay); 400 (workspaceId);
+ * 401; 403/404 (a workspace the caller is not in); 404 (none). Recorded in the admin audit log as
+ * integrations.connection.delete, details {workspaceId, userId}.
+ */
 enum svc_err svc_api_integrations_connection_delete(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "integration");
-	struct svc_dbv p[2];
-	uint64_t affected = 0;
+	struct json_object *details;
+	struct svc_dbv p[3];
+	char wid[37];
 	int err;
 
-	(void)resp;
-	if (!svc_integ_id_valid(id))
+	if ((err = caller_workspace(req, resp, wid)) < 0)
+		return err;
+	if (!svc_integ_id_valid(id) || !*wid)
 		return SVC_E_NOT_FOUND;
 	p[0] = svc_dbv_str(req->user_id);
-	p[1] = svc_dbv_str(id);
-	if ((err = svc_db_run(req->ctx->db, STMT_INTEG_CONN_DELETE, p, 2, NULL, &affected)) < 0)
+	p[1] = svc_dbv_str(wid);
+	p[2] = svc_dbv_str(id);
+	details = json_object_new_object();
+	svc_json_add_str(details, "workspaceId", wid);
+	svc_json_add_str(details, "userId", req->user_id);
+	err = svc_api_integrations__audited(req, STMT_INTEG_CONN_DELETE, p, 3, 1, "integrations.connection.delete", id,
+					    details, NULL);
+	json_object_put(details);
+	if (err < 0)
 		return err;
-	if (affected == 0)
-		return SVC_E_NOT_FOUND;
-	svc_log_info("integrations: user %s disconnected %s", req->user_id, id);
+	svc_log_info("integrations: user %s disconnected %s for workspace %s", req->user_id, id, wid);
 	resp->status = 204;
 	return 0;
 }

@@ -21,6 +21,7 @@ enum svc_err svc_api_integrations_app_delete(struct svc_req *req, struct svc_res
 enum svc_err svc_api_integrations_cred_upsert(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_cred_get(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_cred_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_integrations_cred_workspaces(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_audit(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_hosts_get(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_integrations_hosts_put(struct svc_req *req, struct svc_resp *resp);
@@ -36,6 +37,7 @@ extern const struct svc_body svc_api_integrations_ws_set_body;
 extern const struct svc_body svc_api_integrations_bulk_body;
 extern const struct svc_body svc_api_integrations_app_upsert_body;
 extern const struct svc_body svc_api_integrations_cred_upsert_body;
+extern const struct svc_body svc_api_integrations_cred_workspaces_body;
 extern const struct svc_body svc_api_integrations_hosts_body;
 
 /*

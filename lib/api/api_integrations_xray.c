@@ -106,7 +106,11 @@ enum svc_err svc_api_xray_stats(struct svc_req *req, struct svc_resp *resp)
 	return svc_resp_json(resp, 200, body);
 }
 
-/* A call of xray's lists: {id, integrationId, userId, projectId, method, host, path, status, error, startedAt, finishedAt, durationMs, runningMs}. */
+/*
+ * A call of xray's lists: {id, integrationId, userId, projectId, credential ("user", "platform", "none"; null
+ * for calls before migration 019), method, host, path, status, error, startedAt, finishedAt, durationMs,
+ * runningMs}.
+ */
 static struct json_object *call_json(const struct svc_rows *rows, size_t r)
 {
 	struct json_object *o = json_object_new_object();
@@ -118,6 +122,7 @@ static struct json_object *call_json(const struct svc_rows *rows, size_t r)
 	svc_json_add_str(o, "integrationId", svc_rows_get(rows, r, XCOL_INTEGRATION));
 	svc_json_add_str(o, "userId", svc_rows_get(rows, r, XCOL_USER));
 	svc_json_add_str(o, "projectId", svc_rows_get(rows, r, XCOL_PROJECT));
+	svc_json_add_str(o, "credential", svc_rows_get(rows, r, XCOL_CREDENTIAL));
 	svc_json_add_str(o, "method", svc_rows_get(rows, r, XCOL_METHOD));
 	svc_json_add_str(o, "host", svc_rows_get(rows, r, XCOL_HOST));
 	svc_json_add_str(o, "path", svc_rows_get(rows, r, XCOL_PATH));

@@ -115,13 +115,13 @@ static int post_form(CURL *c, const char *url, const char *form, struct svc_buf 
 }
 
 /* Stores the token answer `o` as the user's connection, sealed. */
-static int store_answer(struct svc_db *db, const struct svc_config *cfg, const char *user_id,
+static int store_answer(struct svc_db *db, const struct svc_config *cfg, const char *user_id, const char *wid,
 			const char *integration_id, struct json_object *o)
 {
 	const char *access = svc_json_str(o, "access_token"), *refresh = svc_json_str(o, "refresh_token");
 	struct json_object *exp = json_object_object_get(o, "expires_in");
 	char row[160], id[37], *sa = NULL, *sr = NULL;
-	struct svc_dbv p[7];
+	struct svc_dbv p[8];
 	int64_t expires_in = exp ? json_object_get_int64(exp) : 0;
 	int err;
 
@@ -138,12 +138,13 @@ static int store_answer(struct svc_db *db, const struct svc_config *cfg, const c
 		goto done;
 	p[0] = svc_dbv_str(id);
 	p[1] = svc_dbv_str(user_id);
-	p[2] = svc_dbv_str(integration_id);
-	p[3] = svc_dbv_str(sa);
-	p[4] = svc_dbv_str(sr);
-	p[5] = svc_dbv_str(svc_json_str(o, "scope"));
-	p[6] = expires_in > 0 && expires_in < 10LL * 365 * 86400 ? svc_dbv_i64(expires_in) : svc_dbv_null();
-	err = svc_db_run(db, STMT_INTEG_CONN_UPSERT, p, 7, NULL, NULL);
+	p[2] = svc_dbv_str(wid);
+	p[3] = svc_dbv_str(integration_id);
+	p[4] = svc_dbv_str(sa);
+	p[5] = svc_dbv_str(sr);
+	p[6] = svc_dbv_str(svc_json_str(o, "scope"));
+	p[7] = expires_in > 0 && expires_in < 10LL * 365 * 86400 ? svc_dbv_i64(expires_in) : svc_dbv_null();
+	err = svc_db_run(db, STMT_INTEG_CONN_UPSERT, p, 8, NULL, NULL);
 done:
 	free(sa);
 	free(sr);
@@ -151,7 +152,7 @@ done:
 }
 
 int svc_integ_token_grant(struct svc_db *db, const struct svc_config *cfg, const char *token_url,
-			  const struct svc_integ_app *app, const char *user_id, const char *integration_id,
+			  const struct svc_integ_app *app, const char *user_id, const char *wid, const char *integration_id,
 			  const char *code, const char *verifier, const char *refresh_token)
 {
 	CURL *c = curl_easy_init();
@@ -193,7 +194,7 @@ int svc_integ_token_grant(struct svc_db *db, const struct svc_config *cfg, const
 		err = status >= 500 ? SVC_E_UNAVAILABLE : SVC_E_UNAUTHORIZED;
 		goto done;
 	}
-	err = store_answer(db, cfg, user_id, integration_id, o);
+	err = store_answer(db, cfg, user_id, wid, integration_id, o);
 done:
 	json_object_put(o);
 	svc_buf_wipe(&form);
@@ -229,7 +230,7 @@ static int refresh(struct svc_db *db, const struct svc_config *cfg, const char *
 	    (err = svc_crypto_open_secret(db, cfg, NULL, "integration_connections", "refresh_token", row,
 					  svc_rows_get(conn, 0, ICNCOL_REFRESH), &rt, &rt_len)) < 0)
 		goto done;
-	err = svc_integ_token_grant(db, cfg, svc_rows_get(def, 0, IDCOL_TOKEN_URL), &app, user_id, integration_id, NULL,
+	err = svc_integ_token_grant(db, cfg, svc_rows_get(def, 0, IDCOL_TOKEN_URL), &app, user_id, wid, integration_id, NULL,
 				    NULL, rt);
 done:
 	svc_crypto_free_secret(rt, rt_len);
@@ -238,9 +239,12 @@ done:
 	return err;
 }
 
-/* The platform credential of the integration into `out` (kind NONE when none is stored). */
+/*
+ * The platform credential of the integration into `out`: kind NONE when none is stored, or when the
+ * platform admin did not allow it in workspace `wid` (allowed_workspaces, NULL: all).
+ */
 static int platform_cred(struct svc_db *db, const struct svc_config *cfg, const char *integration_id,
-			 struct svc_integ_cred *out)
+			 const char *wid, struct svc_integ_cred *out)
 {
 	struct svc_rows *rows = NULL;
 	struct svc_dbv p = svc_dbv_str(integration_id);
@@ -251,6 +255,9 @@ static int platform_cred(struct svc_db *db, const struct svc_config *cfg, const 
 	if ((err = svc_db_run(db, STMT_INTEG_CRED_GET, &p, 1, &rows, NULL)) < 0)
 		return err;
 	if (!rows || rows->nrows != 1)
+		goto done;
+	if (svc_rows_get(rows, 0, ICRCOL_WORKSPACES) &&
+	    !(wid && *wid && svc_integ_list_has(svc_rows_get(rows, 0, ICRCOL_WORKSPACES), wid)))
 		goto done;
 	type = svc_rows_get(rows, 0, ICRCOL_AUTH_TYPE);
 	snprintf(row, sizeof row, "%s:global", integration_id);
@@ -295,7 +302,7 @@ int svc_integ_credential(struct svc_db *db, const struct svc_config *cfg, const 
 			 const char *integration_id, const char *wid, struct svc_integ_cred *out)
 {
 	struct svc_rows *def = NULL, *conn = NULL;
-	struct svc_dbv p[2];
+	struct svc_dbv p[3];
 	const char *left;
 	uint64_t secs = 0;
 	char row[160];
@@ -311,8 +318,9 @@ int svc_integ_credential(struct svc_db *db, const struct svc_config *cfg, const 
 	}
 	per_user_only = svc_rows_get(def, 0, IDCOL_PER_USER_ONLY) && strcmp(svc_rows_get(def, 0, IDCOL_PER_USER_ONLY), "1") == 0;
 	p[0] = svc_dbv_str(user_id);
-	p[1] = svc_dbv_str(integration_id);
-	if ((err = svc_db_run(db, STMT_INTEG_CONN_GET, p, 2, &conn, NULL)) < 0)
+	p[1] = svc_dbv_str(wid);
+	p[2] = svc_dbv_str(integration_id);
+	if ((err = svc_db_run(db, STMT_INTEG_CONN_GET, p, 3, &conn, NULL)) < 0)
 		goto done;
 	if (conn && conn->nrows == 1) {
 		left = svc_rows_get(conn, 0, ICNCOL_EXPIRES_IN);
@@ -323,7 +331,7 @@ int svc_integ_credential(struct svc_db *db, const struct svc_config *cfg, const 
 				goto done;
 			svc_rows_free(conn);
 			conn = NULL;
-			if ((err = svc_db_run(db, STMT_INTEG_CONN_GET, p, 2, &conn, NULL)) < 0)
+			if ((err = svc_db_run(db, STMT_INTEG_CONN_GET, p, 3, &conn, NULL)) < 0)
 				goto done;
 			if (!conn || conn->nrows != 1) {
 				err = SVC_E_UNAUTHORIZED;
@@ -338,7 +346,7 @@ int svc_integ_credential(struct svc_db *db, const struct svc_config *cfg, const 
 		goto done;
 	}
 	if (!per_user_only)
-		err = platform_cred(db, cfg, integration_id, out);
+		err = platform_cred(db, cfg, integration_id, wid, out);
 done:
 	svc_rows_free(def);
 	svc_rows_free(conn);

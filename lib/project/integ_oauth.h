@@ -47,13 +47,13 @@ int svc_integ_redirect_uri(const struct svc_config *cfg, char *out, size_t max);
  * 4.1.3 with `code` and `verifier` (RFC 7636), or section 6 with
  * `refresh_token` when code is NULL) with the app's client credentials in the
  * form, and stores the answer sealed as user `user_id`'s connection to
- * `integration_id` (a new refresh token replaces the old; without one the old
- * is kept). 15 s at most. Errors: SVC_E_UNAUTHORIZED (the provider refused
+ * `integration_id` in workspace `wid` (a new refresh token replaces the old;
+ * without one the old is kept). 15 s at most. Errors: SVC_E_UNAUTHORIZED (the provider refused
  * the grant: 4xx or an "error"), SVC_E_UNAVAILABLE (unreachable, 5xx, not
  * JSON, no access_token), DB and sealing errors.
  */
 int svc_integ_token_grant(struct svc_db *db, const struct svc_config *cfg, const char *token_url,
-			  const struct svc_integ_app *app, const char *user_id, const char *integration_id,
+			  const struct svc_integ_app *app, const char *user_id, const char *wid, const char *integration_id,
 			  const char *code, const char *verifier, const char *refresh_token);
 
 /* What authenticates a call to an integration (svc_integ_credential()). */
@@ -71,10 +71,11 @@ struct svc_integ_cred {
 
 /*
  * Resolves the credential user `user_id` calls integration `integration_id`
- * with: their own token (refreshed first, through the app of workspace `wid`
- * or the global one, when it expires within SVC_INTEG_REFRESH_AHEAD_SECS),
- * else the platform credential unless the integration is per-user only.
- * `out` is zeroed first. Errors: SVC_E_UNAUTHORIZED (the user's token has
+ * with from workspace `wid` (issue 25 item 5): their own connection made for
+ * `wid` and no other (refreshed first, through the app of `wid` or the global
+ * one, when it expires within SVC_INTEG_REFRESH_AHEAD_SECS), else the
+ * platform credential when the platform admin allowed it in `wid` and the
+ * integration is not per-user only, else kind NONE. `out` is zeroed first. Errors: SVC_E_UNAUTHORIZED (the user's token has
  * expired and could not be refreshed), sealing and DB errors.
  */
 int svc_integ_credential(struct svc_db *db, const struct svc_config *cfg, const char *user_id,

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from agentlib import double_requests, fresh_project, new_chat, reset_double, send
 from svclib import api, check, finish, is_error, request, setting, signup, sql
-from wslib import platform_admin, svc_admin
+from wslib import import_catalog, platform_admin
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 API_HOST = "127.0.0.7"
@@ -51,12 +51,7 @@ def import_entries():
                {"id": "svc-test-peruser", "displayName": "svc test per-user", "description": None,
                 "authTypes": ["oauth2", "secret_text"], "oauth2": None, "categories": [], "apiHosts": [API_HOST],
                 "perUserOnly": True}]
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(entries, f)
-    try:
-        return svc_admin("import-catalog", f.name)
-    finally:
-        os.unlink(f.name)
+    return import_catalog(entries)
 
 
 def call(acct, pid, chat_id, args):
@@ -146,6 +141,10 @@ def run(base):
     check("test_integrations_agent_bad_method_refused", is_err, text)
     text, is_err, _ = call(user, pid, chat_id, {"integration": "svc-test-api", "url": base + "/integ/api/big"})
     check("test_integrations_agent_size_limit", is_err and "larger than" in (text or ""), text)
+    # a platform credential is read-only by default (issue 25 item 5): the workspace's admin allows writes
+    r = api("PUT", "/workspaces/%s/integrations/svc-test-api" % user.workspace_id, {"enabled": True, "readOnly": False},
+            token=user.token)
+    check("test_integrations_agent_writes_allowed_by_workspace_admin", r.status == 200 and r.body.get("readOnly") is False, r)
     text, is_err, _ = call(user, pid, chat_id, {"integration": "svc-test-api", "method": "POST",
                                                 "url": base + "/integ/api/status/404", "body": "{\"a\":1}",
                                                 "headers": {"Content-Type": "application/json"}})

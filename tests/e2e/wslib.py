@@ -3,8 +3,10 @@
 svc_admin() runs SVC_ADMIN_TOOL with SVC_TEST_CONFIG (both read by svclib) as SVC_CONFIG.
 """
 
+import json
 import os
 import subprocess
+import tempfile
 import urllib.parse
 
 from svclib import ADMIN_TOOL, TEST_CONFIG, api, items_of, signup
@@ -19,6 +21,17 @@ def svc_admin(*args):
     p = subprocess.run([ADMIN_TOOL] + list(args), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        timeout=60)
     return p.returncode, p.stdout.decode("utf-8", "replace")
+
+
+def import_catalog(entries):
+    """Loads integration catalogue entries (a list of dicts) with svc-admin import-catalog. Returns (exit
+    status, output)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(entries, f)
+    try:
+        return svc_admin("import-catalog", f.name)
+    finally:
+        os.unlink(f.name)
 
 
 def platform_admin(tag="padmin"):

@@ -50,3 +50,11 @@ tests_fuzz_fuzz_wsd_SOURCES = tests/fuzz/fuzz_wsd.c $(FUZZ_WSD_SOURCES)
 tests_fuzz_fuzz_wsd_CFLAGS = $(AM_CFLAGS) $(LWS_CFLAGS)
 tests_fuzz_fuzz_wsd_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_wsd_LDADD = $(SVC_LIBS) $(LWS_LIBS) -lpthread
+
+# the integration credential templating and the scrubber (lib/agent/agent_integ.h)
+EXTRA_PROGRAMS += tests/fuzz/integ-replay tests/fuzz/fuzz-integ
+tests_fuzz_integ_replay_SOURCES = tests/fuzz/fuzz_integ.c tests/fuzz/replay.c
+tests_fuzz_integ_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_integ_SOURCES = tests/fuzz/fuzz_integ.c
+tests_fuzz_fuzz_integ_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_integ_LDADD = $(SVC_LIBS)

@@ -1,7 +1,9 @@
 // integrations.test.mjs: the Integrations page (pages/integrations.jsx) in a browser: a platform admin
 // searches the catalogue, makes an integration available and on by default, saves its API key (the
 // form never shows it back), reads the audit log and xray; a user then sees it enabled and configured,
-// connects an OAuth integration through the OAuth double's integration provider and disconnects it.
+// connects an OAuth integration through the OAuth double's integration provider for their workspace, makes
+// it read-only there (a workspace admin's choice) and disconnects it; the admin limits the platform key to
+// one workspace and back.
 // Screenshots at both sizes. Controls are found by role and accessible name only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -71,7 +73,19 @@ test('a platform admin makes an integration available and stores its key', async
 	await dlg.getByText(/^Stored: API key/).waitFor();
 	assert.equal(await dlg.getByLabel('API key').inputValue(), '');
 	assert.equal(await page.getByText('web-secret-key-123456').count(), 0);
+	// where the key may be used (issue 25): only the user's workspace, then every workspace again
+	await dlg.getByRole('checkbox', { name: 'Only in these workspaces' }).check();
+	await dlg.getByLabel('Workspace IDs (one per line)').fill(user.workspaceId);
+	await dlg.getByRole('button', { name: 'Save workspaces' }).click();
+	await dlg.getByText(`Used in: ${user.workspaceId}`).waitFor();
+	let cr = await api('GET', '/integrations/admin/credentials/acumbamail', { token: admin.token });
+	assert.deepEqual(cr.json.workspaceIds, [user.workspaceId]);
 	await shotBoth(page, 'integrations-credential', dlg);
+	await dlg.getByRole('checkbox', { name: 'Only in these workspaces' }).uncheck();
+	await dlg.getByRole('button', { name: 'Save workspaces' }).click();
+	await dlg.getByText('Used in: every workspace').waitFor();
+	cr = await api('GET', '/integrations/admin/credentials/acumbamail', { token: admin.token });
+	assert.equal(cr.json.workspaceIds, null);
 	await dlg.getByRole('button', { name: 'Close' }).first().click();
 	await row.getByText('Configured', { exact: true }).waitFor();
 
@@ -109,13 +123,21 @@ test('a user connects and disconnects their account; admin controls are not show
 	assert.equal(await row.getByRole('button', { name: /Credentials of/ }).count(), 0);
 	const connect = row.getByRole('link', { name: 'Connect Web OAuth double' });
 	const href = await connect.getAttribute('href');
-	// the double's authorize page answers at once (as its default account)
-	assert.ok(href.endsWith('/api/integrations/svc-web-oauth/connect'));
+	// the double's authorize page answers at once (as its default account); the connection is for the workspace shown
+	assert.ok(href.endsWith(`/api/integrations/svc-web-oauth/connect?workspaceId=${user.workspaceId}`), href);
 	await connect.click();
 	await page.waitForURL((u) => u.pathname === '/integrations' && u.searchParams.get('connected') === 'svc-web-oauth');
 	await page.getByRole('status').filter({ hasText: 'Connected Web OAuth double.' }).waitFor();
 	await page.getByRole('searchbox', { name: 'Search integrations' }).fill('Web OAuth double');
 	await row.getByText('Connected', { exact: true }).waitFor();
+	// the user owns their workspace: they choose whether the agent may write through it there
+	await row.getByRole('combobox', { name: 'Agent access to Web OAuth double' }).selectOption('read');
+	let ro = null;
+	for (let i = 0; i < 50 && ro !== true; i++) {
+		if (i) await new Promise((r) => setTimeout(r, 100));
+		ro = (await api('GET', `/integrations/svc-web-oauth?workspaceId=${user.workspaceId}`, { token: user.token })).json.readOnly;
+	}
+	assert.equal(ro, true);
 	await shotBoth(page, 'integrations-user');
 	await row.getByRole('button', { name: 'Disconnect Web OAuth double' }).click();
 	await page.getByRole('dialog', { name: 'Disconnect Web OAuth double?' }).getByRole('button', { name: 'Disconnect' }).click();

@@ -1,9 +1,11 @@
-// integrations.jsx: the Integrations page (docs/web.md "Integrations"): the catalogue with search and a
-// category filter; for everyone, connecting and disconnecting their own accounts (OAuth); for platform
-// admins, availability and the default, the OAuth app and platform credential forms (which never show
-// a secret), the audit log and xray. docs/api.md "Integrations".
+// integrations.jsx: the Integrations page (docs/web.md "Integrations"): the catalogue of one workspace (chosen
+// at the top) with search and a category filter; for everyone, connecting and disconnecting their own
+// accounts (OAuth) for that workspace; for its admins, whether the agent may write through an integration
+// there; for platform admins, availability and the default, the OAuth app and platform credential forms
+// (which never show a secret) with the workspaces the credential may be used in, the audit log and xray.
+// docs/api.md "Integrations".
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, del, enc, API } from '../lib/api.js';
+import { get, post, put, del, enc, API } from '../lib/api.js';
 import { ago, when } from '../lib/format.js';
 import { useStore } from '../lib/store.js';
 import { me } from '../lib/session.js';
@@ -60,7 +62,7 @@ export function IntegrationsPage() {
 					))}
 				</div>
 			)}
-			{tab === 'catalogue' && <Catalogue admin={admin} />}
+			{tab === 'catalogue' && <Catalogue admin={admin} user={user} />}
 			{tab === 'audit' && admin && <Audit />}
 			{tab === 'xray' && admin && <Xray />}
 		</main>
@@ -83,7 +85,16 @@ function ConnectedNotice({ id }) {
 	);
 }
 
-function Catalogue({ admin }) {
+/** The caller's workspaces as /auth/me lists them (the personal one first). */
+function workspacesOf(user) {
+	return user && user.workspaces && user.workspaces.length ? user.workspaces : user && user.workspace ? [user.workspace] : [];
+}
+
+function Catalogue({ admin, user }) {
+	const workspaces = workspacesOf(user);
+	const [wid, setWid] = useState(workspaces.length ? workspaces[0].id : '');
+	const ws = workspaces.find((w) => w.id === wid);
+	const wsAdmin = !!ws && (ws.role === 'admin' || ws.role === 'owner');
 	const [query, setQuery] = useState('');
 	const [category, setCategory] = useState('');
 	const [items, setItems] = useState(null);
@@ -98,6 +109,7 @@ function Catalogue({ admin }) {
 		if (query.trim()) p.set('q', query.trim());
 		if (category) p.set('category', category);
 		if (cursor) p.set('cursor', cursor);
+		if (wid) p.set('workspaceId', wid);
 		try {
 			const r = await get('/integrations?' + p.toString());
 			setItems((old) => (cursor && old ? old.concat(r.items) : r.items));
@@ -110,12 +122,21 @@ function Catalogue({ admin }) {
 	useEffect(() => {
 		const t = setTimeout(() => load(null), 250);
 		return () => clearTimeout(t);
-	}, [query, category]);
+	}, [query, category, wid]);
 	const replace = (it) => setItems((old) => old.map((x) => (x.id === it.id ? it : x)));
 
 	return (
 		<section aria-label="Catalogue">
 			<div class="integ-filters">
+				{workspaces.length > 1 && (
+					<Field label="Workspace" as="select" value={wid} onChange={(e) => setWid(e.currentTarget.value)}>
+						{workspaces.map((w) => (
+							<option key={w.id} value={w.id}>
+								{w.name}
+							</option>
+						))}
+					</Field>
+				)}
 				<Field label="Search integrations" type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
 				<Field label="Category" as="select" value={category} onChange={(e) => setCategory(e.currentTarget.value)}>
 					<option value="">All</option>
@@ -136,7 +157,7 @@ function Catalogue({ admin }) {
 					</p>
 					<ul class="integ-list" aria-label="Integrations">
 						{items.map((it) => (
-							<Row key={it.id} it={it} admin={admin} onChanged={replace} onManage={() => setManage(it)} />
+							<Row key={it.id} it={it} admin={admin} wid={wid} wsName={ws ? ws.name : ''} wsAdmin={wsAdmin} onChanged={replace} onManage={() => setManage(it)} />
 						))}
 					</ul>
 					{next && (
@@ -150,14 +171,21 @@ function Catalogue({ admin }) {
 				<Manage
 					it={manage}
 					onClose={() => setManage(null)}
-					onChanged={async () => replace(await get(`/integrations/${enc(manage.id)}`))}
+					workspaces={workspaces}
+					onChanged={async () => replace(await get(`/integrations/${enc(manage.id)}?workspaceId=${enc(wid)}`))}
 				/>
 			)}
 		</section>
 	);
 }
 
-function Row({ it, admin, onChanged, onManage }) {
+const WRITE_CHOICES = [
+	['default', 'Default (read-only with the platform key)'],
+	['read', 'Read-only (GET and HEAD)'],
+	['write', 'Read and write'],
+];
+
+function Row({ it, admin, wid, wsName, wsAdmin, onChanged, onManage }) {
 	const [busy, setBusy] = useState(false);
 	const [error, setError] = useState(null);
 	const [confirm, setConfirm] = useState(false);
@@ -166,7 +194,7 @@ function Row({ it, admin, onChanged, onManage }) {
 		setError(null);
 		try {
 			await fn();
-			onChanged(await get(`/integrations/${enc(it.id)}`));
+			onChanged(await get(`/integrations/${enc(it.id)}?workspaceId=${enc(wid)}`));
 		} catch (e) {
 			setError(e);
 		}
@@ -174,6 +202,10 @@ function Row({ it, admin, onChanged, onManage }) {
 	}
 	const bulk = (which, on) => act(() => post(`/integrations/admin/${which}/bulk`, { integrationIds: [it.id], enabled: on }));
 	const oauth = it.authTypes.includes('oauth2');
+	const ws = wid ? `?workspaceId=${enc(wid)}` : '';
+	const writes = it.readOnly === true ? 'read' : it.readOnly === false ? 'write' : 'default';
+	const setWrites = (v) =>
+		act(() => put(`/workspaces/${enc(wid)}/integrations/${enc(it.id)}`, { enabled: it.enabled, readOnly: v === 'read' ? true : v === 'write' ? false : null }));
 	return (
 		<li class="integ">
 			<div class="integ-head">
@@ -189,7 +221,7 @@ function Row({ it, admin, onChanged, onManage }) {
 			<p class="hint">{it.authTypes.map((a) => AUTH_NAMES[a] || a).join(', ')}</p>
 			<div class="actions">
 				{oauth && it.enabled && !it.connected && it.configured && (
-					<a class="button" href={`${API}/integrations/${enc(it.id)}/connect`} aria-label={`Connect ${it.displayName}`}>
+					<a class="button" href={`${API}/integrations/${enc(it.id)}/connect${ws}`} aria-label={`Connect ${it.displayName}`} title={wsName ? `For ${wsName}` : undefined}>
 						Connect
 					</a>
 				)}
@@ -197,6 +229,15 @@ function Row({ it, admin, onChanged, onManage }) {
 					<button type="button" class="ghost" aria-label={`Disconnect ${it.displayName}`} disabled={busy} onClick={() => setConfirm(true)}>
 						Disconnect
 					</button>
+				)}
+				{wsAdmin && it.enabled && (
+					<Field label={`Agent access to ${it.displayName}`} as="select" value={writes} disabled={busy} onChange={(e) => setWrites(e.currentTarget.value)}>
+						{WRITE_CHOICES.map(([k, label]) => (
+							<option key={k} value={k}>
+								{label}
+							</option>
+						))}
+					</Field>
 				)}
 				{admin && (
 					<>
@@ -216,13 +257,13 @@ function Row({ it, admin, onChanged, onManage }) {
 			{confirm && (
 				<ConfirmDialog
 					title={`Disconnect ${it.displayName}?`}
-					text="The agent stops using your account for it."
+					text={`The agent stops using your account for it in ${wsName || 'this workspace'}.`}
 					action="Disconnect"
 					danger
 					onClose={() => setConfirm(false)}
 					onConfirm={async () => {
 						setConfirm(false);
-						await act(() => del(`/integrations/${enc(it.id)}/connection`));
+						await act(() => del(`/integrations/${enc(it.id)}/connection${ws}`));
 					}}
 				/>
 			)}
@@ -231,13 +272,13 @@ function Row({ it, admin, onChanged, onManage }) {
 }
 
 /** Manage: the admin's dialog of one integration's OAuth apps and platform credential; secrets are write-only. */
-function Manage({ it, onClose, onChanged }) {
+function Manage({ it, workspaces, onClose, onChanged }) {
 	const oauth = it.authTypes.includes('oauth2');
 	const types = it.authTypes.filter((a) => a === 'secret_text' || a === 'basic_auth' || a === 'custom_auth');
 	return (
 		<Dialog title={`Credentials of ${it.displayName}`} onClose={onClose} wide>
 			{oauth && <OAuthApps it={it} onChanged={onChanged} />}
-			{types.length > 0 && <Credential it={it} types={types} onChanged={onChanged} />}
+			{types.length > 0 && <Credential it={it} types={types} workspaces={workspaces} onChanged={onChanged} />}
 			{!oauth && types.length === 0 && <p class="hint">This integration needs no credential.</p>}
 		</Dialog>
 	);
@@ -302,7 +343,38 @@ function OAuthApps({ it, onChanged }) {
 	);
 }
 
-function Credential({ it, types, onChanged }) {
+/** Where the platform credential may be used: every workspace, or the ids listed (one per line); saved without the secret. */
+function CredentialWorkspaces({ it, stored, workspaces, onSaved }) {
+	const [only, setOnly] = useState(Array.isArray(stored.workspaceIds));
+	const [ids, setIds] = useState((stored.workspaceIds || []).join('\n'));
+	const [error, setError] = useState(null);
+	const name = (id) => (workspaces.find((w) => w.id === id) || {}).name;
+	async function save(e) {
+		e.preventDefault();
+		const list = ids.split(/[\s,]+/).filter(Boolean);
+		await attempt(setError, () => put(`/integrations/admin/credentials/${enc(it.id)}/workspaces`, { workspaceIds: only ? list : null }), onSaved);
+	}
+	return (
+		<form onSubmit={save} aria-label="Where the platform credential is used">
+			<p>
+				Used in:{' '}
+				{Array.isArray(stored.workspaceIds)
+					? stored.workspaceIds.length
+						? stored.workspaceIds.map((id) => name(id) || id).join(', ')
+						: 'no workspace'
+					: 'every workspace'}
+			</p>
+			<label class="check">
+				<input type="checkbox" checked={only} onChange={(e) => setOnly(e.currentTarget.checked)} /> Only in these workspaces
+			</label>
+			{only && <Field label="Workspace IDs (one per line)" as="textarea" value={ids} onInput={(e) => setIds(e.currentTarget.value)} />}
+			<button type="submit">Save workspaces</button>
+			<ErrorNote error={error} />
+		</form>
+	);
+}
+
+function Credential({ it, types, workspaces, onChanged }) {
 	const [type, setType] = useState(types[0]);
 	const [stored, setStored] = useState(undefined);
 	const [a, setA] = useState('');
@@ -354,6 +426,7 @@ function Credential({ it, types, onChanged }) {
 			) : (
 				<p class="hint">No platform credential.</p>
 			)}
+			{stored && <CredentialWorkspaces key={stored.updatedAt} it={it} stored={stored} workspaces={workspaces} onSaved={() => (load(), onChanged())} />}
 			<form onSubmit={submit}>
 				{types.length > 1 && (
 					<Field label="Kind" as="select" value={type} onChange={(e) => setType(e.currentTarget.value)}>
