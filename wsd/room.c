@@ -246,8 +246,12 @@ int wsd_room_sync_rx(struct wsd_sess *s, uint64_t sub, const uint8_t *payload, s
 		return SVC_E_VALIDATION;
 	if (!s->can_write)
 		return 0; /* read-only: refused, not applied (y-protocols PROTOCOL.md) */
+	if (!wsd_disk_quota_allows(s, len))
+		return 0; /* over the project's or the workspace's byte quota: refused, the sender told why */
 	room_batch_open(r);
 	err = svc_yjs_batch_apply(r->doc, payload, len, &changed, NULL);
+	if (err == 0 && changed)
+		wsd_disk_quota_used(r, len);
 	if (err == 0 && changed && s->user_id[0])
 		wsd_strlist_add_unique(&r->editors, &r->neditors, &r->capeditors, s->user_id, strlen(s->user_id));
 	return err;

@@ -674,6 +674,53 @@ await test('wsd an open socket closes once its session ends, its user loses acce
   await W.stop()
 }, 60000)
 
+// ------------------------------------------------------------------ the byte quotas (issue 25)
+
+// One value from the test stack's MariaDB (the mariadb client on its socket, as tests/e2e/svclib.py sql()).
+function dbValue (query) {
+  const r = spawnSync('mariadb', ['--no-defaults', '--socket=' + conf.SVC_DB_SOCKET, '-u' + (conf.SVC_DB_USER || 'root'),
+    '-N', '-B', conf.SVC_DB_NAME || 'svc', '-e', query], { encoding: 'utf8', timeout: 10000 })
+  assert(r.status === 0, 'mariadb: ' + r.stderr)
+  return r.stdout.trim()
+}
+
+function dirBytes (dir) {
+  let total = 0
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) total += dirBytes(`${dir}/${e.name}`)
+    else if (e.isFile()) total += fs.lstatSync(`${dir}/${e.name}`).size
+  }
+  return total
+}
+
+await test('wsd an update past the byte quota is refused, its sender told why, and nothing of it is stored or saved', async () => {
+  const acct = await signup('quota')
+  const p = await createProject(acct)
+  const dir = `${process.env.SVC_DATA_DIR}/projects/${p}`
+  const quota = dirBytes(dir) + 100000
+  const W = await privateWsd({ SVC_QUOTA_REPO_BYTES: String(quota), SVC_WSD_SAVE_DELAY_MS: '100' })
+  const a = client(acct, p, { url: W.url, comments: true }); const b = client(acct, p, { url: W.url, comments: true })
+  await synced(a, b)
+  const fits = 'fits ' + crypto.randomBytes(15000).toString('base64')
+  a.files.set('fits.txt', new Y.Text(fits))
+  await waitFor('an update within the quota reaches the others', () => b.text('fits.txt') === fits)
+  await waitFor('and the disk', async () => (await fileOnDisk(acct, p, 'fits.txt')) === fits, 20000)
+  const big = 'big ' + crypto.randomBytes(150000).toString('base64')
+  a.files.set('big.txt', new Y.Text(big))
+  await waitFor('the sender is told', () => a.errors.length > 0)
+  assert(a.errors[0].error === 'payload_too_large' && /quota/.test(a.errors[0].message), 'told: ' + JSON.stringify(a.errors[0]))
+  assert(!b.errors.length, 'only the sender is told')
+  // the room goes on: b's next edit reaches a and the disk; the refused update reached neither
+  b.files.set('after.txt', new Y.Text('after'))
+  await waitFor('the room goes on', () => a.text('after.txt') === 'after')
+  await waitFor('a later edit is saved', async () => (await fileOnDisk(acct, p, 'after.txt')) === 'after', 20000)
+  assert(b.text('big.txt') === null, 'the refused update reached no one')
+  assert((await fileOnDisk(acct, p, 'big.txt')) === null, 'the refused update is not on disk')
+  const stored = dbValue(`SELECT COUNT(*) FROM collab_updates WHERE project_id = '${p}' AND INSTR(data, '${big.slice(0, 40)}') > 0`)
+  assert(stored === '0', 'the refused update is not in MariaDB')
+  await W.stop()
+}, 60000)
+
 await test('wsd oversized and malformed messages close the sender only', async () => {
   const a = client(owner, pid); const b = client(owner, pid)
   await synced(a, b)
