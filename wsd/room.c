@@ -483,12 +483,13 @@ static void room_tick(struct wsd_room *r, int64_t now)
 	wsd_room_flush(r);
 	/*
 	 * 1. updates to MariaDB, batched (at most one tick late, every room in
-	 * one transaction, wsd_tick() flushes; a failed batch waits a second).
+	 * one transaction, wsd_tick() flushes; a failed batch waits a second;
+	 * while the lease is not known to be ours, wsd_lease_held(), they wait).
 	 * A snapshot is written once the log since the last one holds as many
 	 * bytes as that snapshot (so loading reads at most twice the state) and
 	 * at least SVC_WSD_COMPACT_UPDATES updates.
 	 */
-	if (r->npending && now - r->persist_fail_ms > 1000) {
+	if (r->npending && now - r->persist_fail_ms > 1000 && wsd_lease_held(r, now)) {
 		size_t i;
 		for (i = 0; i < r->npending; i++)
 			r->log_bytes += r->pending[i].len;

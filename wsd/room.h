@@ -73,6 +73,7 @@ struct wsd_room {
 	int64_t lease_try_ms;          /* the last renewal asked for */
 	int lease_inflight;
 	int lease_lost;                /* another instance serves the room: its sockets close with WSD_CLOSE_MOVED */
+	int lease_stale;               /* not renewed for five sixths of it (MariaDB out of reach): served on, nothing stored */
 	/* jobs running for this room: it is not freed before they are back */
 	unsigned jobs;
 	/* a remote batch is open in doc (wsd_flush() commits it after this loop iteration) */
@@ -94,10 +95,15 @@ struct wsd_room {
 
 /*
  * Event loop, each tick of a ready room: renews its lease on the db worker every third of
- * SVC_WSD_LEASE_SECONDS; when a renewal finds the lease taken, or none succeeded for five sixths
- * of it (MariaDB unreachable), calls wsd_lease_moved().
+ * SVC_WSD_LEASE_SECONDS; when a renewal finds the lease taken, calls wsd_lease_moved(). When none
+ * succeeded for five sixths of it (MariaDB out of reach) the room is served on (its clients keep
+ * editing together) but holds its updates (wsd_lease_held() is 0) and asks again every second
+ * until a renewal gets through and says whether the lease is still this instance's.
  */
 void wsd_lease_tick(struct wsd_room *r, int64_t now);
+
+/* 1 when the room's lease is known to be this instance's at `now` (updates may be stored), else 0. */
+int wsd_lease_held(const struct wsd_room *r, int64_t now);
 
 /*
  * Event loop: the room is not this instance's (any more): its queued updates are dropped (their
