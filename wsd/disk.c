@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/log.h"
@@ -126,6 +128,7 @@ static void mark_dirty(struct wsd_room *r, const char *key, size_t key_len)
 		r->first_dirty_ms = now;
 	wsd_strlist_add_unique(&r->dirty, &r->ndirty, &r->capdirty, key, key_len);
 	r->last_change_ms = now;
+	r->save_refused = 0;
 }
 
 void wsd_disk_edited(struct wsd_room *r, const struct svc_yjs_report *rep)
@@ -270,6 +273,51 @@ int wsd_room_disk_changed(const char *project_id)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ the byte quotas */
+
+/* [100, varString({"type": "error", "error": "payload_too_large", "message": message})] to `s`. */
+static void quota_error(struct wsd_sess *s, const char *message)
+{
+	struct json_object *o = json_object_new_object();
+	struct svc_yjs_buf b = { 0 };
+	const char *json;
+	struct wsd_msg *m;
+
+	json_object_object_add(o, "type", json_object_new_string("error"));
+	json_object_object_add(o, "error", json_object_new_string("payload_too_large"));
+	json_object_object_add(o, "message", json_object_new_string(message));
+	json = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	wsd_write_varuint(&b, WSD_MSG_DESIGN_COMMENT);
+	wsd_write_varbytes(&b, json, strlen(json));
+	m = wsd_msg_new(b.data, b.len);
+	svc_yjs_buf_dispose(&b);
+	json_object_put(o);
+	wsd_sess_send(s, m);
+	wsd_msg_release_if_unused(m);
+}
+
+int wsd_disk_quota_allows(struct wsd_sess *s, size_t len)
+{
+	struct wsd_room *r = s->room;
+	char msg[256];
+
+	if (r->quota_left == UINT64_MAX || len <= r->quota_left)
+		return 1;
+	snprintf(msg, sizeof msg,
+		 "This edit (%zu bytes) was not kept: the project's files would pass the project's or the workspace's "
+		 "storage quota (%llu bytes left).", len, (unsigned long long)r->quota_left);
+	svc_log_info("project %s: an update of %zu bytes refused, over a byte quota (%llu left)", r->project_id, len,
+		     (unsigned long long)r->quota_left);
+	quota_error(s, msg);
+	return 0;
+}
+
+void wsd_disk_quota_used(struct wsd_room *r, size_t len)
+{
+	if (r->quota_left != UINT64_MAX)
+		r->quota_left = len < r->quota_left ? r->quota_left - len : 0;
+}
+
 /* ------------------------------------------------------------------ saves and the files-changed call */
 
 static void save_done(struct wsd_save_job *j)
@@ -280,6 +328,21 @@ static void save_done(struct wsd_save_job *j)
 	r->jobs--;
 	r->save_inflight = 0;
 	wsd_g->trim_wanted = 1;
+	if (j->have_quota)
+		r->quota_left = j->quota_left;
+	if (j->error == SVC_E_TOO_LARGE) {
+		/* over a quota (another writer took the room meanwhile): nothing written, the files stay
+		 * dirty until the next edit, no update adds bytes, and everyone in the room is told */
+		for (i = 0; i < j->nfiles; i++)
+			wsd_strlist_add_unique(&r->dirty, &r->ndirty, &r->capdirty, j->files[i].path,
+					   strlen(j->files[i].path));
+		r->save_refused = 1;
+		r->quota_left = 0;
+		svc_log_info("project %s: a save refused: %s", r->project_id, j->why);
+		for (i = 0; i < r->nsess; i++)
+			quota_error(r->sess[i], j->why);
+		return;
+	}
 	if (j->error < 0) {
 		/* keep the files dirty: the next tick tries again */
 		for (i = 0; i < j->nfiles; i++)
@@ -414,8 +477,16 @@ void wsd_disk_tick(struct wsd_room *r, int64_t now, int empty)
 {
 	const struct svc_config *cfg = &wsd_g->cfg;
 
+	/* a save over a quota is not tried again for a room that goes away: its edits stay in the
+	 * document (MariaDB), and the next load finds them unsaved and tries then */
+	if (r->save_refused && (empty || wsd_g->stopping)) {
+		wsd_strlist_free(r->dirty, r->ndirty);
+		r->dirty = NULL;
+		r->ndirty = r->capdirty = 0;
+		r->save_refused = 0;
+	}
 	/* files to disk once edits settle */
-	if (r->ndirty && !r->save_inflight &&
+	if (r->ndirty && !r->save_inflight && !r->save_refused &&
 	    (empty || wsd_g->stopping || now - r->last_change_ms >= (int64_t)cfg->wsd_save_delay_ms ||
 	     now - r->first_dirty_ms >= SAVE_MAX_FACTOR * (int64_t)cfg->wsd_save_delay_ms))
 		start_save(r);
@@ -435,6 +506,7 @@ void wsd_disk_load(struct wsd_room *r, struct wsd_load_result *res)
 	memset(&res->known, 0, sizeof res->known);
 	r->binary_json = res->binary_json;
 	res->binary_json = NULL;
+	r->quota_left = res->quota_left;
 	for (i = 0; i < res->ndirty; i++)
 		mark_dirty(r, res->dirty[i], strlen(res->dirty[i]));
 }

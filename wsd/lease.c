@@ -14,7 +14,7 @@ struct lease_job {
 	struct wsd_job base;
 	struct wsd_room *room;   /* NULL for a release */
 	char project_id[37];
-	int64_t started_ms;      /* when the renewal was asked for: the lease holds from then on */
+	int64_t started_ms;      /* when the renewal ran (asked for, until then): the lease holds from then on */
 	uint64_t affected;
 	int error;
 };
@@ -98,6 +98,8 @@ static void renew_run(struct wsd_job *jb, struct wsd_worker *w)
 		j->error = SVC_E_UNAVAILABLE;
 		return;
 	}
+	/* the lease holds from no earlier than now: after a stall the job may have waited in the queue */
+	j->started_ms = svc_mono_ms();
 	p[0] = svc_dbv_i64(lease_secs());
 	p[1] = svc_dbv_str(j->project_id);
 	p[2] = svc_dbv_str(wsd_g->instance);
@@ -122,9 +124,13 @@ static void renew_done(struct wsd_job *jb)
 	if (r) {
 		r->jobs--;
 		r->lease_inflight = 0;
-		if (j->error == 0 && j->affected == 1)
+		if (j->error == 0 && j->affected == 1) {
 			r->lease_ok_ms = j->started_ms;
-		else if (j->error == 0)
+			if (r->lease_stale)
+				svc_log_info("project %s: lease renewed after MariaDB was out of reach; held updates "
+					     "are stored", r->project_id);
+			r->lease_stale = 0;
+		} else if (j->error == 0)
 			wsd_lease_moved(r, "another instance holds or wants its lease");
 	}
 	free(j);
@@ -150,17 +156,27 @@ void wsd_lease_tick(struct wsd_room *r, int64_t now)
 
 	if (r->lease_lost || r->state != WSD_R_READY)
 		return;
-	if (now - r->lease_ok_ms >= ms * 5 / 6) {
-		/* not renewed in time (MariaDB unreachable): another instance may take the room soon */
-		wsd_lease_moved(r, "its lease could not be renewed");
-		return;
+	if (!r->lease_stale && now - r->lease_ok_ms >= ms * 5 / 6) {
+		/* not renewed in time: MariaDB is out of reach (a renewal that reached it and found the
+		 * lease another's moves the room, renew_done). The clients go on editing together here;
+		 * their updates wait in memory, not stored (another instance may take the lease once it
+		 * expired), until a renewal gets through: still ours, they are stored; another's, the
+		 * room moves and its clients send them to that instance */
+		r->lease_stale = 1;
+		svc_log_warn("project %s: lease not renewed (MariaDB out of reach); the room is served on, its "
+			     "updates held until MariaDB answers", r->project_id);
 	}
-	if (r->lease_inflight || now - r->lease_ok_ms < ms / 3 || now - r->lease_try_ms < 1000)
+	if (r->lease_inflight || (!r->lease_stale && now - r->lease_ok_ms < ms / 3) || now - r->lease_try_ms < 1000)
 		return;
 	r->lease_inflight = 1;
 	r->lease_try_ms = now;
 	r->jobs++;
 	push(r, r->project_id, now);
+}
+
+int wsd_lease_held(const struct wsd_room *r, int64_t now)
+{
+	return !r->lease_lost && !r->lease_stale && now - r->lease_ok_ms < lease_secs() * 1000 * 5 / 6;
 }
 
 void wsd_lease_release(const char *project_id)

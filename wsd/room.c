@@ -246,8 +246,12 @@ int wsd_room_sync_rx(struct wsd_sess *s, uint64_t sub, const uint8_t *payload, s
 		return SVC_E_VALIDATION;
 	if (!s->can_write)
 		return 0; /* read-only: refused, not applied (y-protocols PROTOCOL.md) */
+	if (!wsd_disk_quota_allows(s, len))
+		return 0; /* over the project's or the workspace's byte quota: refused, the sender told why */
 	room_batch_open(r);
 	err = svc_yjs_batch_apply(r->doc, payload, len, &changed, NULL);
+	if (err == 0 && changed)
+		wsd_disk_quota_used(r, len);
 	if (err == 0 && changed && s->user_id[0])
 		wsd_strlist_add_unique(&r->editors, &r->neditors, &r->capeditors, s->user_id, strlen(s->user_id));
 	return err;
@@ -510,12 +514,13 @@ static void room_tick(struct wsd_room *r, int64_t now)
 	wsd_room_flush(r);
 	/*
 	 * 1. updates to MariaDB, batched (at most one tick late, every room in
-	 * one transaction, wsd_tick() flushes; a failed batch waits a second).
+	 * one transaction, wsd_tick() flushes; a failed batch waits a second;
+	 * while the lease is not known to be ours, wsd_lease_held(), they wait).
 	 * A snapshot is written once the log since the last one holds as many
 	 * bytes as that snapshot (so loading reads at most twice the state) and
 	 * at least SVC_WSD_COMPACT_UPDATES updates.
 	 */
-	if (r->npending && now - r->persist_fail_ms > 1000) {
+	if (r->npending && now - r->persist_fail_ms > 1000 && wsd_lease_held(r, now)) {
 		size_t i;
 		for (i = 0; i < r->npending; i++)
 			r->log_bytes += r->pending[i].len;

@@ -48,6 +48,10 @@ struct wsd_room {
 	struct wsd_base_text *bases;
 	size_t nbases, capbases;
 	char *binary_json;   /* meta.binaryFiles as last set */
+	uint64_t quota_left; /* bytes clients' updates may still add: what SVC_QUOTA_REPO_BYTES and
+			      * SVC_QUOTA_WORKSPACE_BYTES leave, measured at load and after each save
+			      * (svc_quota_repo_room), less the updates integrated since; UINT64_MAX: no limit */
+	int save_refused;    /* the last save was over a quota: the next one waits for the next edit */
 	/* files-changed call (disk.c) */
 	char **changed;
 	size_t nchanged, capchanged;
@@ -70,6 +74,7 @@ struct wsd_room {
 	int64_t lease_try_ms;          /* the last renewal asked for */
 	int lease_inflight;
 	int lease_lost;                /* another instance serves the room: its sockets close with WSD_CLOSE_MOVED */
+	int lease_stale;               /* not renewed for five sixths of it (MariaDB out of reach): served on, nothing stored */
 	/* jobs running for this room: it is not freed before they are back */
 	unsigned jobs;
 	/* a remote batch is open in doc (wsd_flush() commits it after this loop iteration) */
@@ -91,10 +96,15 @@ struct wsd_room {
 
 /*
  * Event loop, each tick of a ready room: renews its lease on the db worker every third of
- * SVC_WSD_LEASE_SECONDS; when a renewal finds the lease taken, or none succeeded for five sixths
- * of it (MariaDB unreachable), calls wsd_lease_moved().
+ * SVC_WSD_LEASE_SECONDS; when a renewal finds the lease taken, calls wsd_lease_moved(). When none
+ * succeeded for five sixths of it (MariaDB out of reach) the room is served on (its clients keep
+ * editing together) but holds its updates (wsd_lease_held() is 0) and asks again every second
+ * until a renewal gets through and says whether the lease is still this instance's.
  */
 void wsd_lease_tick(struct wsd_room *r, int64_t now);
+
+/* 1 when the room's lease is known to be this instance's at `now` (updates may be stored), else 0. */
+int wsd_lease_held(const struct wsd_room *r, int64_t now);
 
 /*
  * Event loop: the room is not this instance's (any more): its queued updates are dropped (their
@@ -280,5 +290,18 @@ void wsd_disk_tick(struct wsd_room *r, int64_t now, int empty);
 
 /* Frees the room's disk state. */
 void wsd_disk_dispose(struct wsd_room *r);
+
+/*
+ * The quota (issue 25, item 15): may an update of `len` bytes from `s` be
+ * integrated into its room? 1 when it fits what r->quota_left allows; 0 when
+ * it would pass the project's or the workspace's byte quota: the sender is
+ * told (message 100, {"type": "error", "error": "payload_too_large",
+ * message}) and the update must be dropped. An update's bytes bound what it
+ * adds to the files (its inserted text is in it verbatim).
+ */
+int wsd_disk_quota_allows(struct wsd_sess *s, size_t len);
+
+/* An update of `len` bytes was integrated: it counts against r->quota_left until the next save measures again. */
+void wsd_disk_quota_used(struct wsd_room *r, size_t len);
 
 #endif

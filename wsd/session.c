@@ -317,7 +317,7 @@ static struct {
 /* A batch is checked: what ended closes, a changed role applies to what the socket sends next. */
 static void recheck_done(struct wsd_recheck_job *j)
 {
-	size_t i;
+	size_t i, kept = 0;
 
 	recheck.inflight = 0;
 	for (i = 0; i < j->n; i++) {
@@ -333,7 +333,7 @@ static void recheck_done(struct wsd_recheck_job *j)
 		} else if (a->error == SVC_E_NOT_FOUND) {
 			wsd_sess_deny(s, "permission-denied: no such project");
 		} else if (a->error < 0) {
-			continue; /* MariaDB out of reach: the next round decides */
+			kept++; /* MariaDB out of reach: the socket stays, the next round decides */
 		} else if (a->member || a->public_read) {
 			int can_write = a->member;
 
@@ -348,6 +348,9 @@ static void recheck_done(struct wsd_recheck_job *j)
 			wsd_sess_deny(s, "permission-denied: not a member of this project's workspace");
 		}
 	}
+	if (kept)
+		svc_log_warn("recheck: %zu open socket(s) not checked, MariaDB out of reach; kept until the next round",
+			     kept);
 }
 
 void wsd_sess_recheck_tick(int64_t now)

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <json-c/json.h>
 
@@ -13,6 +14,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "project/comment.h"
+#include "project/quota.h"
 #include "wsd.h"
 #include "wsd_store.h"
 
@@ -81,6 +83,38 @@ static int read_text(const struct svc_config *cfg, const char *dir, const char *
 	*out = data;
 	*len = n;
 	return 0;
+}
+
+/* ------------------------------------------------------------------ quotas (lib/project/quota.h) */
+
+/* The workspace of project `id` into ws (37 bytes); SVC_E_NOT_FOUND when it is gone. */
+static int project_workspace(struct svc_db *db, const char *id, char *ws)
+{
+	struct svc_dbv p = svc_dbv_str(id);
+	struct svc_rows *rows = NULL;
+	int err;
+
+	if ((err = svc_db_run(db, STMT_DEPLOY_PROJECT_WORKSPACE, &p, 1, &rows, NULL)) < 0)
+		return err;
+	err = rows && rows->nrows == 1 ? 0 : SVC_E_NOT_FOUND;
+	if (err == 0)
+		snprintf(ws, 37, "%s", svc_rows_get(rows, 0, DPWCOL_WORKSPACE));
+	svc_rows_free(rows);
+	return err;
+}
+
+/* What the byte quotas leave project `id` (directory `dir`) into *left; UINT64_MAX when MariaDB cannot say. */
+static void quota_room(struct svc_db *db, const struct svc_config *cfg, const char *id, const char *dir,
+		       uint64_t *left)
+{
+	char ws[37];
+	uint64_t now;
+
+	*left = UINT64_MAX;
+	if (db && (project_workspace(db, id, ws) < 0 || svc_quota_repo_room(db, cfg, ws, id, dir, &now, left) < 0)) {
+		svc_log_warn("project %s: the byte quotas could not be measured", id);
+		*left = UINT64_MAX;
+	}
 }
 
 /* ------------------------------------------------------------------ job plumbing */
@@ -500,6 +534,11 @@ static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 	rows = NULL;
 	if ((err = reconcile(db, w->cfg, j->project_id, res, !have_doc && nupdates == 0)) < 0)
 		goto done;
+	{
+		char dir[2048];
+		if (project_dir(w->cfg, j->project_id, dir, sizeof dir) == 0)
+			quota_room(db, w->cfg, j->project_id, dir, &res->quota_left);
+	}
 	if (!have_doc) {
 		/* the first snapshot: the document as built, covering every update so far */
 		struct svc_yjs_buf state = { 0 };
@@ -554,6 +593,7 @@ void wsd_store_load(struct wsd_worker *w, const char *project_id, struct wsd_roo
 
 	job_init(&j->base, load_run, load_done);
 	j->room = r;
+	j->res.quota_left = UINT64_MAX;
 	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->cb = cb;
 	wsd_worker_push(w, &j->base);
@@ -703,6 +743,41 @@ void wsd_store_compact(struct wsd_worker *w, const char *project_id, struct wsd_
 
 /* ------------------------------------------------------------------ save */
 
+/*
+ * The byte quotas for a save: what its files add (their new sizes) and
+ * remove (what they replace on disk) must leave the project within
+ * SVC_QUOTA_REPO_BYTES and its workspace within SVC_QUOTA_WORKSPACE_BYTES.
+ * Returns 0, or SVC_E_TOO_LARGE with the reason in j->why. With MariaDB out
+ * of reach it returns 0: the updates were checked as they came.
+ */
+static int save_quota(struct svc_db *db, const struct svc_config *cfg, struct wsd_save_job *j, const char *dir)
+{
+	uint64_t add = 0, remove = 0;
+	char ws[37];
+	size_t i;
+	int err;
+
+	if (!db || project_workspace(db, j->project_id, ws) < 0)
+		return 0;
+	for (i = 0; i < j->nfiles; i++) {
+		char full[4200];
+		struct stat st;
+		snprintf(full, sizeof full, "%s/%s", dir, j->files[i].path);
+		if (lstat(full, &st) == 0 && S_ISREG(st.st_mode))
+			remove += (uint64_t)st.st_size;
+		if (!j->files[i].remove)
+			add += j->files[i].len;
+	}
+	err = svc_quota_bytes_check(db, cfg, ws, j->project_id, dir, SVC_QUOTA_REPO_BYTES, add, remove, NULL, j->why,
+				    sizeof j->why);
+	if (err == SVC_E_TOO_LARGE)
+		return err;
+	if (err < 0)
+		svc_log_warn("project %s: the byte quotas could not be checked (%s); saved", j->project_id,
+			     svc_err_code(err));
+	return 0;
+}
+
 static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 {
 	struct wsd_save_job *j = (struct wsd_save_job *)jb;
@@ -714,6 +789,12 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 
 	if ((err = project_dir(cfg, j->project_id, dir, sizeof dir)) < 0) {
 		j->error = err;
+		return;
+	}
+	/* over a quota nothing is written: no file of the save, so the disk never holds half of it */
+	if ((j->error = save_quota(db, cfg, j, dir)) < 0) {
+		for (i = 0; i < j->nfiles; i++)
+			j->files[i].outcome = WSD_SAVE_SKIPPED;
 		return;
 	}
 	for (i = 0; i < j->nfiles; i++) {
@@ -795,6 +876,10 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 	if (written && db) {
 		struct svc_dbv p = svc_dbv_str(j->project_id);
 		svc_db_run(db, STMT_WSD_DOC_SAVED, &p, 1, NULL, NULL);
+	}
+	if (db) {
+		quota_room(db, cfg, j->project_id, dir, &j->quota_left);
+		j->have_quota = 1;
 	}
 }
 

@@ -104,6 +104,7 @@ struct wsd_load_result {
 	struct wsd_loaded_comment *comments;
 	size_t ncomments;
 	char *binary_json;         /* meta.binaryFiles as set (JSON array text, owned) */
+	uint64_t quota_left;       /* what the byte quotas leave (svc_quota_repo_room; UINT64_MAX: no limit) */
 };
 /*
  * Loads the room's document on `w` (the db worker): the snapshot and the
@@ -177,12 +178,19 @@ struct wsd_save_job {
 	size_t nfiles;
 	struct wsd_disk_file *conflicts; /* files changed on disk by someone else meanwhile */
 	size_t nconflicts;
-	int error;
+	int error;                 /* SVC_E_TOO_LARGE: over a byte quota, nothing written (why says which) */
+	char why[320];
+	int have_quota;            /* quota_left was measured after the save */
+	uint64_t quota_left;       /* what the byte quotas leave now (UINT64_MAX: no limit) */
 	void (*cb)(struct wsd_save_job *j);
 };
 /*
  * Writes project_id's `n` files (temporary file + rename) on `w` (the io
- * worker) unless the disk changed under them; takes `files`.
+ * worker) unless the disk changed under them; takes `files`. When what the
+ * files would add passes the project's SVC_QUOTA_REPO_BYTES or the
+ * workspace's SVC_QUOTA_WORKSPACE_BYTES, none is written (error
+ * SVC_E_TOO_LARGE); with MariaDB out of reach the quotas are not checked
+ * (clients' updates were, wsd_disk_quota_allows). Then measures quota_left.
  */
 void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
 		    size_t n, void (*cb)(struct wsd_save_job *j));

@@ -289,9 +289,15 @@ static void turn_body(struct turn *t, const struct turn_spec *sp, const struct s
 		at.provider.outbound = &outbound;
 	}
 	at.project_dir = dir;
-	/* the agent's writes stay within the workspace's repository quota (a tool error past it) */
-	if (svc_quota_workspace_limit(t->db, t->cfg, sp->workspace_id, SVC_QUOTA_REPO_BYTES, &at.repo_quota_bytes) < 0)
-		at.repo_quota_bytes = svc_quota_limit(t->cfg, NULL, SVC_QUOTA_REPO_BYTES);
+	/* the agent's writes stay within the repository quota and what the workspace's quota leaves
+	 * (SVC_QUOTA_WORKSPACE_BYTES, as the turn starts; a tool error past it) */
+	{
+		uint64_t now = 0, left = UINT64_MAX;
+		if (svc_quota_repo_room(t->db, t->cfg, sp->workspace_id, sp->project_id, dir, &now, &left) < 0)
+			at.repo_quota_bytes = svc_quota_limit(t->cfg, NULL, SVC_QUOTA_REPO_BYTES);
+		else
+			at.repo_quota_bytes = left == UINT64_MAX ? 0 : now + left;
+	}
 	at.mode = sp->mode;
 	apply_mode(t->cfg, sp->mode, &at, &prompt_extra);
 	at.prompt_extra = prompt_extra;

@@ -102,8 +102,8 @@ enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 		goto done;
 	if (out_len != len || memcmp(out, data, len) != 0) {
 		/* the repository quota (413): the file is not written past it */
-		if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, dir, SVC_QUOTA_REPO_BYTES, out_len, len,
-						 resp, NULL, 0)) < 0 ||
+		if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, id, dir, SVC_QUOTA_REPO_BYTES, out_len,
+						 len, resp, NULL, 0)) < 0 ||
 		    (err = svc_fsx_write(dir, norm, out, out_len)) < 0)
 			goto done;
 		snprintf(cmsg, sizeof cmsg, "Visual edit: %s", norm);

@@ -332,7 +332,7 @@ enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *res
 		return fd;
 	/* the repository quota, with the file it replaces (if any) taken out; nothing is written past it */
 	snprintf(full, sizeof full, "%s/%s", dir, norm);
-	if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, dir, SVC_QUOTA_REPO_BYTES, len,
+	if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, id, dir, SVC_QUOTA_REPO_BYTES, len,
 					 lstat(full, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, resp,
 					 NULL, 0)) < 0) {
 		close(fd);

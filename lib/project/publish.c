@@ -718,9 +718,9 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 		err = err == SVC_E_TOO_LARGE ? SVC_E_VALIDATION : err < 0 ? err : SVC_E_INTERNAL;
 		goto failed;
 	}
-	/* the site quota (SVC_QUOTA_SITE_BYTES): the live site stays as it was */
-	if ((err = svc_quota_bytes_check(db, cfg, t->workspace_id, site, SVC_QUOTA_SITE_BYTES, 0, 0, NULL, why,
-					 why_max)) < 0)
+	/* the site quota (SVC_QUOTA_SITE_BYTES) and the workspace's (SVC_QUOTA_WORKSPACE_BYTES): the live site stays as it was */
+	if ((err = svc_quota_bytes_check(db, cfg, t->workspace_id, t->project_id, site, SVC_QUOTA_SITE_BYTES, 0, 0,
+					 NULL, why, why_max)) < 0)
 		goto failed;
 	if ((lock = publish_lock(cfg, t->project_id)) < 0) {
 		err = lock;
@@ -950,6 +950,17 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 		snprintf(errmsg, errmax, "%s", why);
 		goto done;
 	}
+	/* a built preview counts as a site does (SVC_QUOTA_SITE_BYTES) and in the workspace's total
+	 * (SVC_QUOTA_WORKSPACE_BYTES): past either, the preview says why as a failed build does; not retried */
+	if ((err = svc_quota_bytes_check(c->db, &c->cfg, svc_rows_get(rows, 0, DPWCOL_WORKSPACE), id, dist,
+					 SVC_QUOTA_PREVIEW_BYTES, 0, 0, NULL, why, sizeof why)) == SVC_E_TOO_LARGE) {
+		svc_fsx_write(dir, "failed", why, strlen(why));
+		svc_log_info("preview: build of %s over a quota: %s", id, why);
+		err = 0;
+		goto done;
+	}
+	if (err < 0)
+		goto done;
 	if ((err = svc_fsx_copy_tree(dist, next)) < 0 || (err = svc_publish_swap(next, site)) < 0) {
 		snprintf(errmsg, errmax, "cannot switch the preview in");
 		svc_fsx_remove_tree(next);

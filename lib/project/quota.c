@@ -1,4 +1,4 @@
-/* quota.c: per-workspace quotas: projects per workspace, the size of each project's repository and of its published site. */
+/* quota.c: per-workspace quotas: projects per workspace, the size of each project's repository, site and preview, and of a workspace's projects together. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,7 +20,15 @@ static const struct {
 	[SVC_QUOTA_PROJECTS] = { "SVC_QUOTA_PROJECTS", 100, "projects" },
 	[SVC_QUOTA_REPO_BYTES] = { "SVC_QUOTA_REPO_BYTES", 512ull << 20, "bytes of files and history" },
 	[SVC_QUOTA_SITE_BYTES] = { "SVC_QUOTA_SITE_BYTES", 256ull << 20, "bytes of published site" },
+	[SVC_QUOTA_PREVIEW_BYTES] = { "SVC_QUOTA_SITE_BYTES", 256ull << 20, "bytes of built preview" },
+	[SVC_QUOTA_WORKSPACE_BYTES] = { "SVC_QUOTA_WORKSPACE_BYTES", 2048ull << 20, "bytes" },
 };
+
+/* The area of project_usage a byte quota's directory is counted in (schema/020_workspace_usage.sql). */
+static const char *area_of(enum svc_quota_kind kind)
+{
+	return kind == SVC_QUOTA_SITE_BYTES ? "site" : kind == SVC_QUOTA_PREVIEW_BYTES ? "preview" : "repo";
+}
 
 /* The number in setting `key`, or -1 when it is not set (or not a number: logged). */
 static int64_t setting(const struct svc_config *cfg, const char *key)
@@ -153,26 +161,111 @@ int svc_quota_dir_bytes(const char *dir, uint64_t *out)
 	return err;
 }
 
-int svc_quota_bytes_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id, const char *dir,
-			  enum svc_quota_kind kind, uint64_t add_bytes, uint64_t remove_bytes, struct svc_resp *resp,
-			  char *why, size_t why_max)
+/* Records `bytes` as what area `area` of project `project_id` holds. */
+static int usage_put(struct svc_db *db, const char *project_id, const char *area, uint64_t bytes)
 {
-	char msg[256];
-	uint64_t limit, now = 0, after;
+	struct svc_dbv p[3] = { svc_dbv_str(project_id), svc_dbv_str(area),
+				svc_dbv_i64(bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes) };
+
+	return svc_db_run(db, STMT_QUOTA_USAGE_PUT, p, 3, NULL, NULL);
+}
+
+/* The bytes recorded for workspace `workspace_id`'s projects, but area `area` of project `project_id`, into *out. */
+static int usage_others(struct svc_db *db, const char *workspace_id, const char *project_id, const char *area,
+			uint64_t *out)
+{
+	struct svc_dbv p[3] = { svc_dbv_str(workspace_id), svc_dbv_str(project_id), svc_dbv_str(area) };
+	struct svc_rows *rows = NULL;
 	int err;
 
-	if ((err = svc_quota_workspace_limit(db, cfg, workspace_id, kind, &limit)) < 0 || !limit)
+	if ((err = svc_db_run(db, STMT_QUOTA_WORKSPACE_BYTES, p, 3, &rows, NULL)) < 0)
 		return err;
-	if ((err = svc_quota_dir_bytes(dir, &now)) < 0 && err != SVC_E_NOT_FOUND)
+	if (!rows || rows->nrows != 1 || svc_parse_u64(svc_rows_get(rows, 0, QWCOL_BYTES), UINT64_MAX, out) < 0)
+		err = SVC_E_INTERNAL;
+	svc_rows_free(rows);
+	return err;
+}
+
+/*
+ * What one area of a project holds now (`dir` walked, into *now) and what
+ * the workspace's other projects and areas hold (*others, recorded), with
+ * the two limits of the workspace's plan; *ws_limit is 0 when there is none
+ * (then *others is not read).
+ */
+static int measure(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id, const char *project_id,
+		   const char *dir, enum svc_quota_kind kind, uint64_t *limit, uint64_t *ws_limit, uint64_t *now,
+		   uint64_t *others)
+{
+	char plan[16];
+	int err;
+
+	*now = *others = 0;
+	if ((err = workspace_plan(db, workspace_id, 0, plan)) < 0)
 		return err;
-	after = (now > remove_bytes ? now - remove_bytes : 0) + add_bytes;
-	if (after <= limit)
+	*limit = svc_quota_limit(cfg, plan, kind);
+	*ws_limit = svc_quota_limit(cfg, plan, SVC_QUOTA_WORKSPACE_BYTES);
+	if (!*limit && !*ws_limit)
 		return 0;
-	snprintf(msg, sizeof msg, "This would make the project hold %llu %s; the workspace's quota is %llu.",
-		 (unsigned long long)after, kinds[kind].what, (unsigned long long)limit);
+	if ((err = svc_quota_dir_bytes(dir, now)) < 0 && err != SVC_E_NOT_FOUND)
+		return err;
+	if (*ws_limit && (err = usage_others(db, workspace_id, project_id, area_of(kind), others)) < 0)
+		return err;
+	return 0;
+}
+
+int svc_quota_bytes_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
+			  const char *project_id, const char *dir, enum svc_quota_kind kind, uint64_t add_bytes,
+			  uint64_t remove_bytes, struct svc_resp *resp, char *why, size_t why_max)
+{
+	char msg[320];
+	uint64_t limit, ws_limit, now, others, after;
+	int err;
+
+	if ((err = measure(db, cfg, workspace_id, project_id, dir, kind, &limit, &ws_limit, &now, &others)) < 0)
+		return err;
+	if (!limit && !ws_limit)
+		return 0;
+	after = (now > remove_bytes ? now - remove_bytes : 0) + add_bytes;
+	if (limit && after > limit) {
+		snprintf(msg, sizeof msg, "This would make the project hold %llu %s; the workspace's quota is %llu.",
+			 (unsigned long long)after, kinds[kind].what, (unsigned long long)limit);
+	} else if (ws_limit && others + after > ws_limit) {
+		snprintf(msg, sizeof msg,
+			 "This would make the workspace's projects hold %llu bytes together (files, history, sites and "
+			 "previews); the workspace's quota is %llu.",
+			 (unsigned long long)(others + after), (unsigned long long)ws_limit);
+	} else {
+		/* passed: the area counts with the size the change leaves (a change that then fails overstates it
+		 * until the next check, the safe side) */
+		return ws_limit ? usage_put(db, project_id, area_of(kind), after) : 0;
+	}
+	if (ws_limit && (err = usage_put(db, project_id, area_of(kind), now)) < 0)
+		return err;
 	if (why)
 		snprintf(why, why_max, "%s", msg);
 	if (resp)
 		return svc_resp_error(resp, SVC_E_TOO_LARGE, NULL, "%s", msg);
 	return SVC_E_TOO_LARGE;
+}
+
+int svc_quota_repo_room(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
+			const char *project_id, const char *dir, uint64_t *now, uint64_t *left)
+{
+	uint64_t limit, ws_limit, others;
+	int err;
+
+	*left = UINT64_MAX;
+	if ((err = measure(db, cfg, workspace_id, project_id, dir, SVC_QUOTA_REPO_BYTES, &limit, &ws_limit, now,
+			   &others)) < 0)
+		return err;
+	if (limit)
+		*left = *now < limit ? limit - *now : 0;
+	if (ws_limit) {
+		uint64_t ws_left = others + *now < ws_limit ? ws_limit - others - *now : 0;
+		if (ws_left < *left)
+			*left = ws_left;
+		if ((err = usage_put(db, project_id, "repo", *now)) < 0)
+			return err;
+	}
+	return 0;
 }

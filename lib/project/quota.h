@@ -1,4 +1,4 @@
-/* quota.h: per-workspace quotas (issue 17, finding 7): projects per workspace, the size of each project's repository and of its published site. */
+/* quota.h: per-workspace quotas (issue 17, finding 7; issue 25, item 15): projects per workspace, the size of each project's repository, published site and preview, and the bytes of all of a workspace's projects together. */
 #ifndef SVC_QUOTA_H
 #define SVC_QUOTA_H
 
@@ -13,6 +13,9 @@ enum svc_quota_kind {
 	SVC_QUOTA_PROJECTS,   /* projects of a workspace, its trash included: SVC_QUOTA_PROJECTS, default 100 */
 	SVC_QUOTA_REPO_BYTES, /* bytes of one project's directory (files and Git history): SVC_QUOTA_REPO_BYTES, 512 MiB */
 	SVC_QUOTA_SITE_BYTES, /* bytes of one published site of a project: SVC_QUOTA_SITE_BYTES, 256 MiB */
+	SVC_QUOTA_PREVIEW_BYTES, /* bytes of one project's built preview: the same setting, SVC_QUOTA_SITE_BYTES */
+	SVC_QUOTA_WORKSPACE_BYTES, /* bytes of every project of a workspace together (repositories, sites and
+				    * previews, the trash included): SVC_QUOTA_WORKSPACE_BYTES, 2 GiB */
 	SVC_QUOTA__MAX
 };
 
@@ -51,16 +54,38 @@ int svc_quota_projects_check(struct svc_db *db, const struct svc_config *cfg, co
 int svc_quota_dir_bytes(const char *dir, uint64_t *out);
 
 /*
- * Checks that project directory `dir` of workspace `workspace_id` stays within
- * the quota `kind` (SVC_QUOTA_REPO_BYTES or SVC_QUOTA_SITE_BYTES) after a
- * change that adds `add_bytes` and removes `remove_bytes` (a file replaced:
- * its new and old sizes; 0 and 0 checks `dir` as it is). Returns 0, or
- * SVC_E_TOO_LARGE (413 payload_too_large) with a message in `resp` (when not
- * NULL) and in `why` (why_max bytes, may be NULL) naming the sizes, or the
- * errors of svc_quota_dir_bytes() and DB errors.
+ * Checks that directory `dir` of project `project_id` (of workspace
+ * `workspace_id`) stays within the quota `kind` (SVC_QUOTA_REPO_BYTES: the
+ * project's directory; SVC_QUOTA_SITE_BYTES: a published site;
+ * SVC_QUOTA_PREVIEW_BYTES: a built preview) after a change that adds
+ * `add_bytes` and removes `remove_bytes` (a file replaced: its new and old
+ * sizes; 0 and 0 checks `dir` as it is), and that the workspace's projects
+ * together stay within SVC_QUOTA_WORKSPACE_BYTES. `dir` is walked (st_size of
+ * its regular files); the other projects and areas count with the bytes
+ * recorded for them in project_usage (schema/020_workspace_usage.sql), and
+ * this area's row is set to the size the change leaves when it passes (to the
+ * size as it is when it does not). Returns 0, or SVC_E_TOO_LARGE (413
+ * payload_too_large) with a message in `resp` (when not NULL) and in `why`
+ * (why_max bytes, may be NULL) naming the sizes and which quota, or the errors
+ * of svc_quota_dir_bytes() and DB errors.
  */
-int svc_quota_bytes_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id, const char *dir,
-			  enum svc_quota_kind kind, uint64_t add_bytes, uint64_t remove_bytes, struct svc_resp *resp,
-			  char *why, size_t why_max);
+int svc_quota_bytes_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
+			  const char *project_id, const char *dir, enum svc_quota_kind kind, uint64_t add_bytes,
+			  uint64_t remove_bytes, struct svc_resp *resp, char *why, size_t why_max);
+
+/*
+ * The room left for a change of project `project_id`'s directory `dir`
+ * (workspace `workspace_id`) that only adds bytes: the least of what
+ * SVC_QUOTA_REPO_BYTES and SVC_QUOTA_WORKSPACE_BYTES leave, into *left
+ * (UINT64_MAX when neither limits it; 0 when a quota is used up or passed),
+ * and the directory's bytes now into *now (0 when neither limits it).
+ * Records the directory's size in project_usage as svc_quota_bytes_check()
+ * does. svc-wsd asks it after loading and after each save of a room, and
+ * refuses an update bigger than what is left (docs/collaboration.md); an
+ * agent's turn may make the directory hold *now + *left.
+ * Returns 0 or the errors of svc_quota_dir_bytes() and DB errors.
+ */
+int svc_quota_repo_room(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
+			const char *project_id, const char *dir, uint64_t *now, uint64_t *left);
 
 #endif

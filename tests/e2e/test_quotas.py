@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # test_quotas.py: per-workspace quotas (issue 17, finding 7; docs/api.md "Quotas"): the number of projects
 # (403 quota_exceeded), the size of a project's repository (413 on a file write or a direct save) and of its
-# published site (413 on deploy), each refused with nothing half-written.
+# published site (413 on deploy), each refused with nothing half-written; and the bytes of all of a
+# workspace's projects together (SVC_QUOTA_WORKSPACE_BYTES, issue 25 item 15).
 #
 # The test stack gives the business plan small quotas (svc-dev: SVC_QUOTA_*_BUSINESS): 3 projects, 400 000
-# bytes of repository, 100 000 bytes of site; this test puts its own workspace on that plan.
+# bytes of repository, 100 000 bytes of site, 1 000 000 bytes for a workspace; this test puts its own
+# workspaces on that plan.
 import base64
 import os
 import random
@@ -19,6 +21,7 @@ from wslib import create_in, svc_admin  # noqa: E402
 PROJECTS = int(setting("SVC_QUOTA_PROJECTS_BUSINESS") or 3)
 REPO = int(setting("SVC_QUOTA_REPO_BYTES_BUSINESS") or 400000)
 SITE = int(setting("SVC_QUOTA_SITE_BYTES_BUSINESS") or 100000)
+WORKSPACE = int(setting("SVC_QUOTA_WORKSPACE_BYTES_BUSINESS") or 1000000)
 
 
 def noise(n, seed):
@@ -36,7 +39,66 @@ def versions(acct, pid):
     return items_of(api("GET", "/projects/%s/versions" % pid, token=acct.token).body) or []
 
 
+def dir_bytes(pid):
+    """The bytes of the regular files of project pid's directory, .git included (as lib/project/quota.c counts)."""
+    total = 0
+    for root, _, files in os.walk(os.path.join(setting("SVC_DATA_DIR"), "projects", pid)):
+        for f in files:
+            p = os.path.join(root, f)
+            if os.path.isfile(p) and not os.path.islink(p):
+                total += os.lstat(p).st_size
+    return total
+
+
+def workspace_total():
+    """Projects each within their own quota cannot together take a workspace past SVC_QUOTA_WORKSPACE_BYTES."""
+    acct = signup(tag="quota-ws")
+    rc, out = svc_admin("set-plan", acct.workspace_id, "business")
+    check("test_quotas_workspace_total_on_business_plan", rc == 0, out)
+    a, b, c = (created_id(create_in(acct, acct.workspace_id, "Total %d" % i, template="blank")) for i in range(3))
+    ok = True
+    for i, pid in enumerate((a, b)):
+        # about 300 000 bytes each with its history: under the project's 400 000
+        ok = ok and api("PUT", "/projects/%s/files/big.txt" % pid, {"content": noise(190000, 10 + i)},
+                        token=acct.token).status == 201
+        # a second write measures the project again, its big file's history included
+        ok = ok and api("PUT", "/projects/%s/files/touch.txt" % pid, {"content": "x"}, token=acct.token).status == 201
+    check("test_quotas_workspace_total_two_projects_fill_up_201", ok)
+    used, c_now = dir_bytes(a) + dir_bytes(b), dir_bytes(c)
+    n = WORKSPACE - used - c_now + 30000
+    check("test_quotas_workspace_total_write_fits_the_project", 0 < n and c_now + n < REPO, (used, c_now, n))
+    r = api("PUT", "/projects/%s/files/big.txt" % c, {"content": noise(n, 12)}, token=acct.token)
+    check("test_quotas_workspace_total_over_413", is_error(r, 413, "payload_too_large"), r)
+    msg = (r.body or {}).get("message", "")
+    check("test_quotas_workspace_total_413_names_the_workspace_quota", str(WORKSPACE) in msg and "workspace" in msg,
+          msg)
+    r = api("GET", "/projects/%s/files/big.txt" % c, token=acct.token)
+    check("test_quotas_workspace_total_refused_file_not_written", is_error(r, 404, "not_found"), r)
+    # writes that fit go in, until less than 60 000 bytes are left (each commit's history counts too)
+    fits, left = [], WORKSPACE - used - dir_bytes(c)
+    for i in range(8):
+        if left < 60000:
+            break
+        size = min(left - 50000, 60000)
+        fits.append(api("PUT", "/projects/%s/files/fits%d.txt" % (c, i), {"content": noise(size, 20 + i)},
+                        token=acct.token).status)
+        left = WORKSPACE - used - dir_bytes(c)
+    check("test_quotas_workspace_total_what_fits_201", fits and all(st == 201 for st in fits) and left < 60000,
+          (fits, left))
+    # a direct save that the project's own quota allows but the workspace's does not
+    r = api("POST", "/direct-save/%s" % c, {"filePath": "index.html", "patches": [
+        {"selector": "body", "property": "text", "value": noise(left + 20000, 14)}]}, token=acct.token)
+    check("test_quotas_workspace_total_direct_save_over_413", is_error(r, 413, "payload_too_large") and
+          "workspace" in (r.body or {}).get("message", ""), r)
+    # a project deleted for good gives its bytes back
+    api("DELETE", "/projects/%s?hard=true" % a, token=acct.token)
+    r = api("POST", "/direct-save/%s" % c, {"filePath": "index.html", "patches": [
+        {"selector": "body", "property": "text", "value": noise(left + 20000, 14)}]}, token=acct.token)
+    check("test_quotas_workspace_total_hard_delete_makes_room_200", r.status == 200, r)
+
+
 def main():
+    workspace_total()
     acct = signup(tag="quota")
     rc, out = svc_admin("set-plan", acct.workspace_id, "business")
     check("test_quotas_workspace_on_business_plan", rc == 0, out)

@@ -571,6 +571,180 @@ await test('wsd an open socket closes once its session ends, its user loses acce
   await W.stop()
 }, 60000)
 
+// ------------------------------------------------------------------ MariaDB away, and the byte quotas (issue 25)
+
+// A stand-in for MariaDB's socket between a private svc-wsd and the real one: stall() holds every byte
+// svc-wsd sends (what a stopped server does: connections accepted, nothing answered), resume() lets
+// what was held through and serves on. The API keeps the real socket, so the test can change the
+// database while svc-wsd cannot reach it.
+async function dbProxy () {
+  const path = `${process.env.TMPDIR || '/tmp'}/wsd-db-${crypto.randomBytes(4).toString('hex')}.sock`
+  const p = { path, stalled: false, pairs: new Set(), heldBytes: 0 }
+  const open = (pair) => {
+    pair.up = net.connect(conf.SVC_DB_SOCKET)
+    pair.up.on('data', d => { if (!pair.c.destroyed) pair.c.write(d) })
+    pair.up.on('error', () => pair.c.destroy())
+    pair.up.on('close', () => pair.c.destroy())
+    for (const d of pair.held.splice(0)) pair.up.write(d)
+  }
+  const srv = net.createServer(c => {
+    const pair = { c, up: null, held: [] }
+    p.pairs.add(pair)
+    c.on('data', d => {
+      if (p.stalled || !pair.up) { pair.held.push(d); if (p.stalled) p.heldBytes += d.length } else pair.up.write(d)
+    })
+    c.on('error', () => {})
+    c.on('close', () => { p.pairs.delete(pair); if (pair.up) pair.up.destroy() })
+    if (!p.stalled) open(pair)
+  })
+  await new Promise(resolve => srv.listen(path, resolve))
+  p.stall = () => {
+    p.stalled = true
+    p.heldBytes = 0
+    for (const pair of p.pairs) if (pair.up) pair.up.pause() // answers already on the way wait too
+  }
+  p.resume = () => {
+    p.stalled = false
+    for (const pair of p.pairs) {
+      if (pair.c.destroyed) continue
+      if (!pair.up) { open(pair); continue }
+      pair.up.resume()
+      for (const d of pair.held.splice(0)) pair.up.write(d)
+    }
+  }
+  cleanups.push(() => { for (const pair of p.pairs) { pair.c.destroy(); if (pair.up) pair.up.destroy() } srv.close() })
+  return p
+}
+
+// One value from the test stack's MariaDB (the mariadb client on its socket, as tests/e2e/svclib.py sql()).
+function dbValue (query) {
+  const r = spawnSync('mariadb', ['--no-defaults', '--socket=' + conf.SVC_DB_SOCKET, '-u' + (conf.SVC_DB_USER || 'root'),
+    '-N', '-B', conf.SVC_DB_NAME || 'svc', '-e', query], { encoding: 'utf8', timeout: 10000 })
+  assert(r.status === 0, 'mariadb: ' + r.stderr)
+  return r.stdout.trim()
+}
+
+// The lines svc-wsd's log (shared by the private daemons) got after `from` bytes that include `text`.
+function logLinesSince (from, text) {
+  const all = fs.readFileSync(process.env.SVC_TEST_WSD_LOG)
+  return all.subarray(Math.min(from, all.length)).toString('utf8').split('\n').filter(l => l.includes(text))
+}
+
+await test('wsd MariaDB out of reach: open sockets are kept, and checked again once it is back', async () => {
+  // svc-wsd rechecks every second; it reaches MariaDB through a proxy the test stalls, while the API
+  // (which records the logout) keeps the real one. The test waits for events, never for a guessed time:
+  // a recheck round that found MariaDB out of reach (svc-wsd logs it), then the close once it is back.
+  const db = await dbProxy()
+  const W = await privateWsd({ SVC_WSD_RECHECK_SECONDS: '1', SVC_WSD_LEASE_SECONDS: '3', SVC_DB_SOCKET: db.path,
+    SVC_DB_TIMEOUT: '1', SVC_DB_CONNECT_TIMEOUT: '1' })
+  const email = `wsd-away-${crypto.randomBytes(5).toString('hex')}@example.test`
+  const password = 'pw-' + crypto.randomBytes(8).toString('hex')
+  let r = await api('POST', '/auth/signup', { email, password })
+  assert(r.status === 201, 'signup: ' + r.text)
+  const acct = { token: r.body.accessToken, wid: r.body.workspace.id }
+  const p = await createProject(acct)
+  r = await api('POST', '/auth/login', { email, password })
+  assert(r.status === 200, 'login: ' + r.text)
+  const t2 = r.body.accessToken
+  const s = raw(`${W.url}/${p}?token=${encodeURIComponent(t2)}`, { Origin: APP_ORIGIN })
+  await waitFor('the socket syncs', () => s.msgs.some(m => m.data[0] === 0) || s.closed || s.error)
+  assert(s.msgs.some(m => m.data[0] === 0), 'opened: ' + JSON.stringify(s.closed))
+  const a = client(acct, p, { url: W.url }); const b = client(acct, p, { url: W.url })
+  await synced(a, b)
+  const logFrom = fs.statSync(process.env.SVC_TEST_WSD_LOG).size
+  db.stall()
+  const stalledAt = Date.now()
+  r = await api('POST', '/auth/logout', undefined, t2)
+  assert(r.status === 200, 'logout: ' + r.text)
+  // two rounds that could not reach MariaDB, and longer than the room's lease (3 s): the socket of the
+  // ended session, and the others, are still open and the room still serves its clients
+  await waitFor('two recheck rounds without MariaDB', () => logLinesSince(logFrom, 'MariaDB out of reach; kept').length >= 2, 60000)
+  await waitFor('the lease time passed', () => Date.now() - stalledAt > 4000, 10000)
+  assert(!s.closed && !s.error, 'the socket is kept while MariaDB is away: ' + JSON.stringify(s.closed))
+  a.files.set('while-away.txt', new Y.Text('still live'))
+  await waitFor('the room serves on', () => b.text('while-away.txt') === 'still live')
+  assert(a.provider.wsconnected && b.provider.wsconnected, 'the clients stay connected')
+  db.resume()
+  await waitFor('the ended session closes once MariaDB is back', () => s.closed || s.error, 30000)
+  assert(s.closed && s.closed.code === 1008, 'closed with ' + JSON.stringify(s.closed) + ' ' + s.error)
+  assert(denial(s) === 'permission-denied: invalid or expired token', 'told ' + denial(s))
+  assert(a.provider.wsconnected && b.provider.wsconnected, 'the owner\'s sockets stay')
+  await W.stop()
+}, 120000)
+
+await test('wsd during a MariaDB stall serves its rooms and stores what it holds once MariaDB is back', async () => {
+  const db = await dbProxy()
+  const W = await privateWsd({ SVC_WSD_LEASE_SECONDS: '3', SVC_DB_SOCKET: db.path, SVC_DB_TIMEOUT: '1',
+    SVC_DB_CONNECT_TIMEOUT: '1' })
+  const p = await createProject(owner)
+  const a = client(owner, p, { url: W.url }); const b = client(owner, p, { url: W.url })
+  await synced(a, b)
+  const marker = 'typed-while-stalled-' + crypto.randomBytes(6).toString('hex')
+  db.stall()
+  const stalledAt = Date.now()
+  a.files.set('stalled.txt', new Y.Text(marker))
+  await waitFor('the other client sees it during the stall', () => b.text('stalled.txt') === marker)
+  // past the lease (3 s) with svc-wsd trying MariaDB: the room is still served, edits still flow
+  await waitFor('svc-wsd tried MariaDB during the stall', () => db.heldBytes > 0)
+  await waitFor('the lease time passed', () => Date.now() - stalledAt > 4500, 10000)
+  const marker2 = 'after-the-lease-' + crypto.randomBytes(6).toString('hex')
+  b.files.get('stalled.txt').insert(0, marker2)
+  await waitFor('edits still flow', () => a.text('stalled.txt') === marker2 + marker)
+  assert(a.provider.wsconnected && b.provider.wsconnected, 'the clients stay connected through the stall')
+  const stored = m => `((SELECT COUNT(*) FROM collab_updates WHERE project_id = '${p}' AND INSTR(data, '${m}') > 0) + ` +
+    `(SELECT COUNT(*) FROM collab_documents WHERE project_id = '${p}' AND INSTR(snapshot, '${m}') > 0) > 0)`
+  const q = `SELECT ${stored(marker)} + ${stored(marker2)}`
+  assert(dbValue(q) === '0', 'nothing stored while MariaDB stalled')
+  db.resume()
+  await waitFor('the held updates are stored once MariaDB is back', () => dbValue(q) === '2', 30000)
+  // killed without a chance to save: a fresh daemon loads what MariaDB holds
+  a.provider.destroy(); b.provider.destroy()
+  await W.kill()
+  const W2 = await privateWsd({})
+  const c = client(owner, p, { url: W2.url })
+  await synced(c)
+  assert(c.text('stalled.txt') === marker2 + marker, 'reloaded from MariaDB: ' + c.text('stalled.txt'))
+  c.provider.destroy()
+  await W2.stop()
+}, 90000)
+
+function dirBytes (dir) {
+  let total = 0
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) total += dirBytes(`${dir}/${e.name}`)
+    else if (e.isFile()) total += fs.lstatSync(`${dir}/${e.name}`).size
+  }
+  return total
+}
+
+await test('wsd an update past the byte quota is refused, its sender told why, and nothing of it is stored or saved', async () => {
+  const acct = await signup('quota')
+  const p = await createProject(acct)
+  const dir = `${process.env.SVC_DATA_DIR}/projects/${p}`
+  const quota = dirBytes(dir) + 100000
+  const W = await privateWsd({ SVC_QUOTA_REPO_BYTES: String(quota), SVC_WSD_SAVE_DELAY_MS: '100' })
+  const a = client(acct, p, { url: W.url, comments: true }); const b = client(acct, p, { url: W.url, comments: true })
+  await synced(a, b)
+  const fits = 'fits ' + crypto.randomBytes(15000).toString('base64')
+  a.files.set('fits.txt', new Y.Text(fits))
+  await waitFor('an update within the quota reaches the others', () => b.text('fits.txt') === fits)
+  await waitFor('and the disk', async () => (await fileOnDisk(acct, p, 'fits.txt')) === fits, 20000)
+  const big = 'big ' + crypto.randomBytes(150000).toString('base64')
+  a.files.set('big.txt', new Y.Text(big))
+  await waitFor('the sender is told', () => a.errors.length > 0)
+  assert(a.errors[0].error === 'payload_too_large' && /quota/.test(a.errors[0].message), 'told: ' + JSON.stringify(a.errors[0]))
+  assert(!b.errors.length, 'only the sender is told')
+  // the room goes on: b's next edit reaches a and the disk; the refused update reached neither
+  b.files.set('after.txt', new Y.Text('after'))
+  await waitFor('the room goes on', () => a.text('after.txt') === 'after')
+  await waitFor('a later edit is saved', async () => (await fileOnDisk(acct, p, 'after.txt')) === 'after', 20000)
+  assert(b.text('big.txt') === null, 'the refused update reached no one')
+  assert((await fileOnDisk(acct, p, 'big.txt')) === null, 'the refused update is not on disk')
+  const stored = dbValue(`SELECT COUNT(*) FROM collab_updates WHERE project_id = '${p}' AND INSTR(data, '${big.slice(0, 40)}') > 0`)
+  assert(stored === '0', 'the refused update is not in MariaDB')
+  await W.stop()
+}, 60000)
+
 await test('wsd oversized and malformed messages close the sender only', async () => {
   const a = client(owner, pid); const b = client(owner, pid)
   await synced(a, b)
