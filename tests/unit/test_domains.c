@@ -124,6 +124,44 @@ static void test_domains_plans(void)
 	unsetenv("SVC_PLAN_DOMAINS_PRO");
 }
 
+/* The platform's own names (issue 25, item 1): app, API and socket hosts, SVC_DOMAIN, preview, CNAME target, SVC_RESERVED_DOMAINS. */
+static void test_domains_reserved_names(void)
+{
+	struct svc_config cfg;
+	char why[512] = "";
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.app_url = "https://App.Example.com";
+	cfg.base_url = "https://api.example.com:8443/api";
+	cfg.ws_url = "wss://live.example.org";
+	cfg.domain = "sites.example.net";
+	setenv("SVC_CNAME_TARGET", "edge.example.io", 1);
+	setenv("SVC_RESERVED_DOMAINS", "blog.example.com, *.corp.example.org", 1);
+	CU_ASSERT(svc_domain_reserved(&cfg, "app.example.com", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_APP_URL"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "app.example.com.", why, sizeof why));
+	CU_ASSERT(svc_domain_reserved(&cfg, "api.example.com", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_BASE_URL"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "live.example.org", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_WS_URL"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "sites.example.net", why, sizeof why));
+	CU_ASSERT(svc_domain_reserved(&cfg, "x.sites.example.net", why, sizeof why));
+	CU_ASSERT(svc_domain_reserved(&cfg, "preview.sites.example.net", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "preview"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "edge.example.io", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_CNAME_TARGET"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "blog.example.com", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_RESERVED_DOMAINS"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "shop.corp.example.org", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "corp.example.org", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "myapp.example.com", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "xapp.example.com", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "example.com", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "blog.example.com.evil.org", why, sizeof why));
+	unsetenv("SVC_CNAME_TARGET");
+	unsetenv("SVC_RESERVED_DOMAINS");
+}
+
 /* Quotas (lib/project/quota.h): the defaults, the instance's setting, a plan's override, a bad value. */
 static void test_quota_limits_and_plan_overrides(void)
 {
@@ -188,6 +226,7 @@ SVC_TEST_SUITE(domains_suite)
 	CU_add_test(s, "test_domains_refuses_ips_and_bad_names", test_domains_refuses_ips_and_bad_names);
 	CU_add_test(s, "test_domains_refuses_platform_and_public_suffixes", test_domains_refuses_platform_and_public_suffixes);
 	CU_add_test(s, "test_domains_plans", test_domains_plans);
+	CU_add_test(s, "test_domains_reserved_names", test_domains_reserved_names);
 	CU_add_test(s, "test_quota_limits_and_plan_overrides", test_quota_limits_and_plan_overrides);
 	CU_add_test(s, "test_quota_dir_bytes", test_quota_dir_bytes);
 }
