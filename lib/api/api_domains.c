@@ -362,56 +362,107 @@ struct domain_verify {
 	int queued;           /* out: 1 when this call queued the check, 0 when one was in flight already */
 };
 
+/* Seconds after which a queued check counts as dead (its worker is gone): longer than a check can take. */
+static int64_t in_flight_secs(const struct svc_domain_settings *s)
+{
+	return s->timeout_ms / 1000 * 3 + 60;
+}
+
+/*
+ * The state of domain `id` for a check by hand (STMT_DOMAIN_VERIFY_STATE): seconds left of its
+ * cooldown, whether a check of it is in flight, how many of its workspace's are. A plain read.
+ */
+static int verify_state(struct svc_db *db, const struct svc_domain_settings *s, const char *id, uint64_t *out_left,
+			int *out_in_flight, uint64_t *out_ws_n)
+{
+	struct svc_rows *st = NULL;
+	struct svc_dbv p[4];
+	const char *f;
+	int err;
+
+	p[0] = svc_dbv_i64(s->verify_cooldown_secs);
+	p[1] = svc_dbv_i64(in_flight_secs(s));
+	p[2] = svc_dbv_i64(in_flight_secs(s));
+	p[3] = svc_dbv_str(id);
+	if ((err = svc_db_run(db, STMT_DOMAIN_VERIFY_STATE, p, 4, &st, NULL)) < 0)
+		return err;
+	if (!st || st->nrows != 1) {
+		svc_rows_free(st);
+		return SVC_E_NOT_FOUND;
+	}
+	*out_left = *out_ws_n = 0;
+	svc_parse_u64(svc_rows_get(st, 0, CDVCOL_COOLDOWN_LEFT), INT64_MAX, out_left);
+	svc_parse_u64(svc_rows_get(st, 0, CDVCOL_WS_IN_FLIGHT), INT64_MAX, out_ws_n);
+	f = svc_rows_get(st, 0, CDVCOL_IN_FLIGHT);
+	*out_in_flight = f && strcmp(f, "1") == 0;
+	svc_rows_free(st);
+	return 0;
+}
+
+/* The 429 of the cooldown: Retry-After `left` seconds. */
+static int cooldown_error(struct svc_resp *resp, uint64_t left)
+{
+	svc_resp_rate_limited(resp, (int64_t)left);
+	return svc_resp_error(resp, SVC_E_RATE_LIMITED, NULL, "This domain was checked moments ago; try again in %llu s.",
+			      (unsigned long long)(left ? left : 1));
+}
+
 static int domain_verify_tx(struct svc_db *db, void *arg)
 {
 	struct domain_verify *v = arg;
-	struct svc_rows *ws = NULL, *st = NULL;
-	struct svc_dbv p[4];
-	int64_t in_flight_secs = v->s->timeout_ms / 1000 * 3 + 60; /* a check queued longer ago died */
+	struct svc_rows *ws = NULL;
+	struct svc_dbv p[2];
 	uint64_t left = 0, ws_n = 0;
-	int err;
+	int err, in_flight = 0;
 
 	v->queued = 0;
 	p[0] = svc_dbv_str(v->wid);
-	if ((err = svc_db_run(db, STMT_WS_PLAN_LOCK, p, 1, &ws, NULL)) < 0)
+	if ((err = svc_db_run(db, STMT_WS_PLAN_LOCK, p, 1, &ws, NULL)) < 0 ||
+	    (err = verify_state(db, v->s, v->id, &left, &in_flight, &ws_n)) < 0)
 		goto done;
-	p[0] = svc_dbv_i64(v->s->verify_cooldown_secs);
-	p[1] = svc_dbv_i64(in_flight_secs);
-	p[2] = svc_dbv_i64(in_flight_secs);
-	p[3] = svc_dbv_str(v->id);
-	if ((err = svc_db_run(db, STMT_DOMAIN_VERIFY_STATE, p, 4, &st, NULL)) < 0)
-		goto done;
-	if (!st || st->nrows != 1) {
-		err = SVC_E_NOT_FOUND;
-		goto done;
-	}
-	svc_parse_u64(svc_rows_get(st, 0, CDVCOL_COOLDOWN_LEFT), INT64_MAX, &left);
-	svc_parse_u64(svc_rows_get(st, 0, CDVCOL_WS_IN_FLIGHT), INT64_MAX, &ws_n);
-	if (left > 0) {
-		svc_resp_rate_limited(v->resp, (int64_t)left);
-		err = svc_resp_error(v->resp, SVC_E_RATE_LIMITED, NULL,
-				     "This domain was checked moments ago; try again in %llu s.", (unsigned long long)left);
-		goto done;
-	}
-	if (svc_rows_get(st, 0, CDVCOL_IN_FLIGHT) && strcmp(svc_rows_get(st, 0, CDVCOL_IN_FLIGHT), "1") == 0)
+	if (in_flight)
 		goto done; /* one check per domain at a time: the one in flight answers */
 	if (ws_n >= SVC_DOMAIN_CHECKS_PER_WS) {
-		svc_resp_rate_limited(v->resp, 5);
+		svc_resp_rate_limited(v->resp, v->s->verify_cooldown_secs);
 		err = svc_resp_error(v->resp, SVC_E_RATE_LIMITED, NULL,
 				     "This workspace has %d domain checks running; try again when one has finished.",
 				     SVC_DOMAIN_CHECKS_PER_WS);
 		goto done;
 	}
-	p[0] = svc_dbv_i64(in_flight_secs);
+	p[0] = svc_dbv_i64(in_flight_secs(v->s));
 	p[1] = svc_dbv_str(v->id);
 	if ((err = svc_db_run(db, STMT_DOMAIN_VERIFY_QUEUE, p, 2, NULL, NULL)) < 0 ||
 	    (err = svc_domain_verify_queue(db, v->id)) < 0)
 		goto done;
 	v->queued = 1;
 done:
-	svc_rows_free(st);
 	svc_rows_free(ws);
 	return err;
+}
+
+/*
+ * Takes a check by hand of domain v->id: a plain read answers a domain within its cooldown at once
+ * (a burst of verifies never queues on a lock), one conditional update takes the ask (of a burst
+ * that got past the read, one wins: the rest are within the cooldown), and only then the workspace
+ * is locked to count its checks in flight. Returns 0 (v->queued set) or the error (set on resp).
+ */
+static int domain_verify_take(struct svc_db *db, struct domain_verify *v)
+{
+	struct svc_dbv p[2];
+	uint64_t left = 0, ws_n = 0, affected = 0;
+	int err, in_flight = 0;
+
+	if ((err = verify_state(db, v->s, v->id, &left, &in_flight, &ws_n)) < 0)
+		return err;
+	if (left > 0)
+		return cooldown_error(v->resp, left);
+	p[0] = svc_dbv_str(v->id);
+	p[1] = svc_dbv_i64(v->s->verify_cooldown_secs);
+	if ((err = svc_db_run(db, STMT_DOMAIN_VERIFY_ASK, p, 2, NULL, &affected)) < 0)
+		return err;
+	if (affected != 1)
+		return cooldown_error(v->resp, (uint64_t)v->s->verify_cooldown_secs);
+	return svc_db_tx(db, domain_verify_tx, v);
 }
 
 /*
@@ -438,7 +489,7 @@ enum svc_err svc_api_domains_verify(struct svc_req *req, struct svc_resp *resp)
 	v.s = &s;
 	v.id = svc_rows_get(rows, 0, CDGCOL_ID);
 	v.wid = svc_rows_get(rows, 0, CDGCOL_WORKSPACE);
-	if ((err = svc_db_tx(req->ctx->db, domain_verify_tx, &v)) < 0)
+	if ((err = domain_verify_take(req->ctx->db, &v)) < 0)
 		goto done;
 	if (v.queued)
 		svc_log_info("domains: user %s asked for a check of %s (%s)", req->user_id,

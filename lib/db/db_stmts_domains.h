@@ -72,9 +72,13 @@ SVC_STMT(STMT_DOMAIN_VERIFY_STATE,
 	"WHERE p2.workspace_id = p.workspace_id AND d2.check_queued_at > DATE_SUB(" NOW ", INTERVAL ? SECOND)) "
 	"FROM custom_domains d JOIN projects p ON p.id = d.project_id WHERE d.id = ?")
 SVC_COLS(CDVCOL_COOLDOWN_LEFT, CDVCOL_IN_FLIGHT, CDVCOL_WS_IN_FLIGHT)
+/* takes the ask of domain ? (affected 1) unless one came within the last ? seconds (the cooldown) */
+SVC_STMT(STMT_DOMAIN_VERIFY_ASK,
+	"UPDATE custom_domains SET verify_asked_at = " NOW " WHERE id = ? "
+	"AND (verify_asked_at IS NULL OR verify_asked_at <= DATE_SUB(" NOW ", INTERVAL ? SECOND))")
 /* queues a check by hand of domain ?: the periodic round leaves it alone for ? seconds */
 SVC_STMT(STMT_DOMAIN_VERIFY_QUEUE,
-	"UPDATE custom_domains SET check_queued_at = " NOW ", verify_asked_at = " NOW ", "
+	"UPDATE custom_domains SET check_queued_at = " NOW ", "
 	"next_check_at = DATE_ADD(" NOW ", INTERVAL ? SECOND) WHERE id = ?")
 SVC_STMT(STMT_DOMAIN_VERIFY_DONE,
 	"UPDATE custom_domains SET check_queued_at = NULL WHERE id = ?")
