@@ -182,24 +182,29 @@ def test_checks_off_the_request_path(team, pid):
     threads = [threading.Thread(target=one, args=(i,)) for i in range(20)]
     for t in threads:
         t.start()
+    # while the 20 are in flight (before this change each held a responder for the DNS timeout, 10 s)
     slow_me, slow_projects = [], []
     for _ in range(10):
         t0 = time.time()
         r = api("GET", "/auth/me", token=team.owner.token)
-        slow_me.append((time.time() - t0, r.status))
+        slow_me.append((round(time.time() - t0, 3), r.status))
         t0 = time.time()
         r = api("GET", "/projects", token=team.owner.token)
-        slow_projects.append((time.time() - t0, r.status))
+        slow_projects.append((round(time.time() - t0, 3), r.status))
         time.sleep(0.05)
     for t in threads:
         t.join()
-    check("test_domains_verify_parallel_auth_me_under_100ms",
-          all(s == 200 and d < 0.1 for d, s in slow_me), slow_me)
-    check("test_domains_verify_parallel_projects_under_100ms",
-          all(s == 200 and d < 0.1 for d, s in slow_projects), slow_projects)
+    print("# /auth/me during 20 verifies (s, status): %r" % slow_me)
+    print("# /projects during 20 verifies (s, status): %r" % slow_projects)
+    # median under 100 ms, none over 1 s (the test machine is shared: one sample may wait for a core)
+    for tag, samples in (("auth_me", slow_me), ("projects", slow_projects)):
+        times = sorted(d for d, _ in samples)
+        check("test_domains_verify_parallel_%s_under_100ms" % tag,
+              all(s == 200 for _, s in samples) and times[len(times) // 2] < 0.1 and times[-1] < 1.0, samples)
     statuses = [r.status for _, r, _ in answers]
+    print("# verify answer times (s): %r" % sorted(round(d, 3) for _, _, d in answers))
     check("test_domains_verify_parallel_answers_202_or_429_at_once",
-          len(answers) == 20 and set(statuses) <= {202, 429} and max(d for _, _, d in answers) < 2, answers)
+          len(answers) == 20 and set(statuses) <= {202, 429} and max(d for _, _, d in answers) < 5, answers)
     queued = {n for n, r, _ in answers if r.status == 202}
     check("test_domains_verify_at_most_two_per_workspace", 1 <= len(queued) <= 2, answers)
     ok = [r for _, r, _ in answers if r.status == 202]
@@ -208,13 +213,19 @@ def test_checks_off_the_request_path(team, pid):
               for r in ok), ok)
     limited = [r for _, r, _ in answers if r.status == 429]
     check("test_domains_verify_429_retry_after",
-          limited and all(is_error(r, 429, "rate_limited") and 1 <= int(r.headers.get("retry-after", "0")) <= 5
+          limited and all(is_error(r, 429, "rate_limited") and 1 <= int(r.headers.get("retry-after", "0")) <= 3
                           for r in limited), limited)
     # the cooldown of one domain: asked again at once
     name = sorted(queued)[0] if queued else "hang1.example.org"
     r = api("POST", "/domains/%s/verify" % ids[name], token=team.owner.token)
     check("test_domains_verify_cooldown_429", is_error(r, 429, "rate_limited")
           and 1 <= int(r.headers.get("retry-after", "0")) <= 3, r)
+    # past the cooldown, a verify of a domain whose check is still queued or running answers that one
+    first = [r for n, r, _ in answers if n == name and r.status == 202]
+    time.sleep(3.5)
+    r = api("POST", "/domains/%s/verify" % ids[name], token=team.owner.token)
+    check("test_domains_verify_in_flight_answers_the_same_check",
+          r.status == 202 and first and r.body.get("checkQueuedAt") == first[0].body.get("checkQueuedAt"), (r, first))
     # the worker's check ends (SVC_DOMAIN_CHECK_TIMEOUT) and the status tells: still pending_dns, with why
     end, d = time.time() + 60, None
     while time.time() < end:
