@@ -779,19 +779,23 @@ static int row_ok(const struct svc_config *cfg, const char *domain, const char *
 static int add_app_guard(const struct svc_config *cfg, struct svc_buf *b)
 {
 	const char *url_of[3] = { cfg->app_url, cfg->base_url, cfg->ws_url };
-	char host[256];
-	size_t i, n = 0;
+	char hosts[3][256];
+	size_t i, j, n = 0;
 	int err = svc_buf_adds(b, "var.svc_app_hosts_re = \"^(?!(");
 
 	for (i = 0; i < 3; i++) {
-		char *h;
-		if (url_host(url_of[i], host, sizeof host) < 0)
+		char *h, *host = hosts[n];
+		if (url_host(url_of[i], host, sizeof hosts[0]) < 0)
 			continue;
 		for (h = host; *h; h++)
 			if (*h >= 'A' && *h <= 'Z')
 				*h = (char)(*h - 'A' + 'a');
 		if (host[strspn(host, "abcdefghijklmnopqrstuvwxyz0123456789.-")] != '\0')
 			continue;
+		for (j = 0; j < n && strcmp(hosts[j], host) != 0; j++)
+			;
+		if (j < n)
+			continue; /* app_url, base_url and ws_url usually share their host */
 		if (n++)
 			err |= svc_buf_adds(b, "|");
 		err |= add_re(b, host);
