@@ -32,6 +32,7 @@ static const struct svc_job_handler handlers[] = {
 	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job },
 	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job },
 	{ SVC_JOB_SITES_WRITE, svc_sites_job },
+	{ SVC_JOB_DOMAIN_VERIFY, svc_domain_verify_job },
 	{ SVC_JOB_RESET_MAIL, svc_api_auth_job_reset_mail },
 	{ SVC_JOB_SIGNUP_MAIL, svc_api_auth_job_signup_mail },
 };

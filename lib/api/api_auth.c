@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/mail.h"
 #include "db/jobs.h"
+#include "project/domains.h"
 
 #define COOKIE_ACCESS "svc_access_token"
 #define COOKIE_REFRESH "svc_refresh_token"
@@ -657,6 +658,26 @@ static int collaboration_offered(const struct svc_config *cfg)
 	return (url && *url) || (port && *port);
 }
 
+/*
+ * Whether the plan of workspace `def` (the caller's workspace of GET /auth/me, a JSON object with
+ * an id; may be NULL) allows custom domains (svc_plan_domain_limit() above 0). Issue 25, item 13.
+ */
+static int custom_domains_offered(struct svc_req *req, struct json_object *def)
+{
+	const char *wid = def ? json_object_get_string(json_object_object_get(def, "id")) : NULL;
+	struct svc_rows *ws = NULL;
+	struct svc_dbv p;
+	int yes = 0;
+
+	if (!wid)
+		return 0;
+	p = svc_dbv_str(wid);
+	if (svc_db_run(req->ctx->db, STMT_WS_PLAN_GET, &p, 1, &ws, NULL) == 0 && ws && ws->nrows == 1)
+		yes = svc_plan_domain_limit(&req->ctx->cfg, svc_rows_get(ws, 0, WPCOL_PLAN)) > 0;
+	svc_rows_free(ws);
+	return yes;
+}
+
 /* GET /auth/me: 200 {user, workspace, workspaces, features, credential, assistant}; 401. */
 enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
 {
@@ -677,7 +698,7 @@ enum svc_err svc_api_auth_me(struct svc_req *req, struct svc_resp *resp)
 	json_object_object_add(features, "aiProvider",
 			       json_object_new_boolean(req->ctx->cfg.ai_base_url[0] != '\0'));
 	json_object_object_add(features, "collaboration", json_object_new_boolean(collaboration_offered(&req->ctx->cfg)));
-	json_object_object_add(features, "customDomains", json_object_new_boolean(0));
+	json_object_object_add(features, "customDomains", json_object_new_boolean(custom_domains_offered(req, def)));
 	json_object_object_add(features, "passwordReset", json_object_new_boolean(a->smtp_url[0] != '\0'));
 	json_object_object_add(features, "apiTokens", json_object_new_boolean(1));
 	oauth = json_object_new_object();

@@ -21,6 +21,7 @@
 
 #include "core/err.h"
 #include "core/fsx.h"
+#include "core/json.h"
 #include "core/log.h"
 #include "core/outbound.h"
 #include "core/psl.h"
@@ -77,6 +78,10 @@ void svc_domain_settings_load(const struct svc_config *cfg, struct svc_domain_se
 	else
 		snprintf(out->sites_dir, sizeof out->sites_dir, "%s/sites", cfg->data_dir);
 	out->reload_cmd = svc_config_get(cfg, "SVC_SITES_RELOAD_CMD", "");
+	out->reserved = svc_config_get(cfg, "SVC_RESERVED_DOMAINS", "");
+	out->hold_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_HOLD_DAYS", 7, 3650) * 86400;
+	out->txt_proof = num_setting(cfg, "SVC_DOMAIN_TXT_PROOF", 0, 1) == 1;
+	out->verify_cooldown_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_VERIFY_COOLDOWN_SECS", 15, 86400);
 	svc_outbound_policy_load(cfg, &out->outbound);
 }
 
@@ -214,6 +219,111 @@ int svc_domain_normalize(const char *in, const char *svc_domain, char *out, size
 	return 0;
 }
 
+/* ---- the platform's own names ---- */
+
+/* Whether a and b are one name: without case and a final dot. */
+static int same_name(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la && a[la - 1] == '.')
+		la--;
+	if (lb && b[lb - 1] == '.')
+		lb--;
+	return la == lb && strncasecmp(a, b, la) == 0;
+}
+
+/* Whether `name` is a name under `suffix` (at least one label more), without case and a final dot. */
+static int name_under(const char *name, const char *suffix)
+{
+	size_t ln = strlen(name), ls = strlen(suffix);
+
+	if (ln && name[ln - 1] == '.')
+		ln--;
+	if (ls && suffix[ls - 1] == '.')
+		ls--;
+	return ls > 0 && ln > ls + 1 && name[ln - ls - 1] == '.' && strncasecmp(name + ln - ls, suffix, ls) == 0;
+}
+
+/* The host of `url` (IPv6 without brackets) into out (size bytes). Returns 0, or -1 when it has none. */
+static int url_host(const char *url, char *out, size_t size)
+{
+	CURLU *u = curl_url();
+	char *host = NULL;
+	int rc = -1;
+
+	if (u && url && *url && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && host && *host) {
+		size_t len = strlen(host);
+		const char *h = host;
+		if (h[0] == '[' && len > 2 && h[len - 1] == ']') {
+			h++;
+			len -= 2;
+		}
+		if (len < size) {
+			memcpy(out, h, len);
+			out[len] = '\0';
+			rc = 0;
+		}
+	}
+	curl_free(host);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+int svc_domain_reserved(const struct svc_config *cfg, const char *name, char *why, size_t whymax)
+{
+	static const char *const what[] = { "the address of the app (SVC_APP_URL)",
+					    "the address of the API (SVC_BASE_URL)",
+					    "the address of the collaboration socket (SVC_WS_URL)" };
+	const char *url_of[3] = { cfg->app_url, cfg->base_url, cfg->ws_url };
+	const char *target = svc_config_get(cfg, "SVC_CNAME_TARGET", ""), *list, *p;
+	char host[256], entry[256], preview[300];
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (url_host(url_of[i], host, sizeof host) == 0 && same_name(name, host)) {
+			snprintf(why, whymax, "%s is the platform's own host name, %s: a custom domain cannot take it", name,
+				 what[i]);
+			return 1;
+		}
+	if (cfg->domain && *cfg->domain) {
+		snprintf(preview, sizeof preview, "preview.%s", cfg->domain);
+		if (same_name(name, preview) || name_under(name, preview)) {
+			snprintf(why, whymax, "%s is the platform's preview domain (preview.SVC_DOMAIN): a custom domain "
+				 "cannot take it", name);
+			return 1;
+		}
+		if (same_name(name, cfg->domain) || name_under(name, cfg->domain)) {
+			snprintf(why, whymax, "%s is under %s, the platform's own domain: its sites are published there "
+				 "already", name, cfg->domain);
+			return 1;
+		}
+	}
+	if (*target && same_name(name, target)) {
+		snprintf(why, whymax, "%s is the platform's own host name, the target of custom domains' CNAME records "
+			 "(SVC_CNAME_TARGET): a custom domain cannot take it", name);
+		return 1;
+	}
+	list = svc_config_get(cfg, "SVC_RESERVED_DOMAINS", "");
+	for (p = list; *p;) {
+		size_t len = strcspn(p, ", \t");
+		if (len > 0 && len < sizeof entry) {
+			memcpy(entry, p, len);
+			entry[len] = '\0';
+			if ((entry[0] == '*' && entry[1] == '.' && name_under(name, entry + 2)) ||
+			    (entry[0] != '*' && same_name(name, entry))) {
+				snprintf(why, whymax, "%s is reserved by the platform's operator (SVC_RESERVED_DOMAINS: %s) "
+					 "for a site of their own: a custom domain cannot take it", name, entry);
+				return 1;
+			}
+		}
+		p += len;
+		p += strspn(p, ", \t");
+	}
+	return 0;
+}
+
 /* ---- the DNS check (c-ares) ---- */
 
 struct dns_answer {
@@ -226,17 +336,6 @@ struct dns_answer {
 	const char *target;
 	const char *query;
 };
-
-static int same_name(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la && a[la - 1] == '.')
-		la--;
-	if (lb && b[lb - 1] == '.')
-		lb--;
-	return la == lb && strncasecmp(a, b, la) == 0;
-}
 
 static void on_dns(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
 {
@@ -266,8 +365,38 @@ static void on_dns(void *arg, int status, int timeouts, unsigned char *abuf, int
 	ares_free_hostent(host);
 }
 
-/* Asks for the A records of `name`, waiting at most timeout_ms. Returns 0 with *a filled, or SVC_E_INTERNAL. */
-static int dns_query(const struct svc_domain_settings *s, const char *name, struct dns_answer *a)
+/* A TXT answer: whether one of the strings is `want`. */
+struct txt_answer {
+	int done;
+	int status;
+	int found;
+	const char *want;
+};
+
+static void on_txt(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+{
+	struct txt_answer *a = arg;
+	struct ares_txt_ext *txt = NULL, *t;
+
+	(void)timeouts;
+	a->done = 1;
+	a->status = status;
+	if (status != ARES_SUCCESS)
+		return;
+	if ((a->status = ares_parse_txt_reply_ext(abuf, alen, &txt)) != ARES_SUCCESS)
+		return;
+	for (t = txt; t; t = t->next)
+		if (a->want && *a->want && t->length == strlen(a->want) && memcmp(t->txt, a->want, t->length) == 0)
+			a->found = 1;
+	ares_free_data(txt);
+}
+
+/*
+ * Asks for the records of `type` (1 A, 16 TXT) of `name`, waiting at most timeout_ms; `cb` gets the
+ * answer with `arg` and sets *done. Returns 0 (*status ARES_ETIMEOUT when none came), or SVC_E_INTERNAL.
+ */
+static int dns_query(const struct svc_domain_settings *s, const char *name, int type, ares_callback cb, void *arg,
+		     int *done, int *status)
 {
 	struct ares_options opts;
 	ares_channel ch = NULL;
@@ -286,15 +415,15 @@ static int dns_query(const struct svc_domain_settings *s, const char *name, stru
 		svc_log_error("domains: SVC_DNS_SERVER=%s: %s", s->dns_server, ares_strerror(rc));
 		goto done;
 	}
-	ares_query(ch, name, 1 /* C_IN */, 1 /* T_A */, on_dns, a);
-	while (!a->done) {
+	ares_query(ch, name, 1 /* C_IN */, type, cb, arg);
+	while (!*done) {
 		fd_set r, w;
 		struct timeval tv, *tvp, max_tv;
 		int64_t left = deadline - svc_mono_ms();
 		int nfds;
 
 		if (left <= 0) {
-			ares_cancel(ch); /* calls on_dns with ARES_ECANCELLED */
+			ares_cancel(ch); /* calls cb with ARES_ECANCELLED */
 			break;
 		}
 		FD_ZERO(&r);
@@ -309,24 +438,26 @@ static int dns_query(const struct svc_domain_settings *s, const char *name, stru
 			break;
 		ares_process(ch, &r, &w);
 	}
-	if (!a->done)
-		a->status = ARES_ETIMEOUT;
+	if (!*done)
+		*status = ARES_ETIMEOUT;
 	err = 0;
 done:
 	ares_destroy(ch);
 	return err;
 }
 
-int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain, char *out_addr, size_t addrmax,
-			 char *why, size_t whymax)
+int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain, const char *txt_token,
+			 char *out_addr, size_t addrmax, char *why, size_t whymax)
 {
 	struct dns_answer a;
+	struct txt_answer t;
+	char txt_name[300];
 	int err, i, pick = 0, ip_match = 0;
 
 	memset(&a, 0, sizeof a);
 	a.target = s->cname_target;
 	a.query = domain;
-	if ((err = dns_query(s, domain, &a)) < 0)
+	if ((err = dns_query(s, domain, 1 /* T_A */, on_dns, &a, &a.done, &a.status)) < 0)
 		return err;
 	if (a.status != ARES_SUCCESS || a.naddrs == 0) {
 		snprintf(why, whymax, "%s does not resolve (%s): set a CNAME record to %s%s%s", domain,
@@ -343,6 +474,20 @@ int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain
 		snprintf(why, whymax, "%s resolves to %s (%s), not to %s%s%s", domain, a.addrs[0], a.canonical,
 			 s->cname_target, *s->public_ipv4 ? " or " : "", s->public_ipv4);
 		return SVC_E_NOT_FOUND;
+	}
+	if (s->txt_proof) {
+		/* the name points here; whoever added it must also control its zone (issue 25, item 2) */
+		memset(&t, 0, sizeof t);
+		t.want = txt_token;
+		snprintf(txt_name, sizeof txt_name, "%s.%s", SVC_DOMAIN_TXT_LABEL, domain);
+		if ((err = dns_query(s, txt_name, 16 /* T_TXT */, on_txt, &t, &t.done, &t.status)) < 0)
+			return err;
+		if (!t.found) {
+			snprintf(why, whymax, "%s has no TXT record holding this domain's token (%s): add the TXT record "
+				 "shown with the DNS records", txt_name,
+				 t.status == ARES_SUCCESS ? "other values" : ares_strerror(t.status));
+			return SVC_E_NOT_FOUND;
+		}
 	}
 	snprintf(out_addr, addrmax, "%s", a.addrs[pick]);
 	return 0;
@@ -451,6 +596,20 @@ static int64_t backoff(const struct svc_domain_settings *s, unsigned attempts)
 	return d < s->retry_max_secs ? d : s->retry_max_secs;
 }
 
+/* Whether another row of `domain` than `id` is served: 1, 0, or a DB error. */
+static int served_elsewhere(struct svc_db *db, const char *domain, const char *id)
+{
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[2] = { svc_dbv_str(domain), svc_dbv_str(id) };
+	int err;
+
+	if ((err = svc_db_run(db, STMT_DOMAIN_SERVED_ELSEWHERE, p, 2, &rows, NULL)) < 0)
+		return err;
+	err = rows && rows->nrows == 1 && strcmp(svc_rows_get(rows, 0, CDECOL_COUNT), "0") != 0;
+	svc_rows_free(rows);
+	return err;
+}
+
 int svc_domain_check(struct svc_db *db, const struct svc_config *cfg, const char *id, int by_hand,
 		     int *out_served_changed)
 {
@@ -479,10 +638,18 @@ int svc_domain_check(struct svc_db *db, const struct svc_config *cfg, const char
 	if (by_hand && strcmp(status, "error") == 0)
 		attempts = 0;
 
-	if ((err = svc_domain_dns_check(&s, domain, addr, sizeof addr, why, sizeof why)) == SVC_E_NOT_FOUND) {
+	if ((err = svc_domain_dns_check(&s, domain, svc_rows_get(rows, 0, CDGCOL_TOKEN), addr, sizeof addr, why,
+					sizeof why)) == SVC_E_NOT_FOUND) {
 		next_status = "pending_dns";
 	} else if (err < 0) {
 		goto done;
+	} else if ((err = served_elsewhere(db, domain, id)) != 0) {
+		if (err < 0)
+			goto done;
+		/* one name is served for one project only: the first whose DNS check passed keeps it (item 2) */
+		next_status = "pending_dns";
+		snprintf(why, sizeof why, "%s is served for another project already", domain);
+		err = SVC_E_NOT_FOUND;
 	} else if (!served(status)) {
 		/* the name points here: have the web servers serve it, then check HTTPS on the next round */
 		next_status = "pending_verification";
@@ -578,9 +745,14 @@ static int add_re(struct svc_buf *b, const char *name)
 	return err;
 }
 
-/* Whether a served row is safe to write into a web server's configuration (names and slugs were checked on the way in). */
-static int row_ok(const char *domain, const char *slug)
+/*
+ * Whether a served row is safe to write into a web server's configuration: names and slugs were
+ * checked on the way in, but a row that holds one of the platform's own names (written before
+ * issue 25, or into the database by hand) is never written, so it can never take the app's host.
+ */
+static int row_ok(const struct svc_config *cfg, const char *domain, const char *slug)
 {
+	char why[512];
 	const char *p;
 
 	if (!domain || !slug || !*domain || !*slug || slug[0] == '.')
@@ -591,20 +763,61 @@ static int row_ok(const char *domain, const char *slug)
 	for (p = slug; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
 			return 0;
+	if (svc_domain_reserved(cfg, domain, why, sizeof why)) {
+		svc_log_warn("domains: not serving a custom domain row: %s", why);
+		return 0;
+	}
 	return 1;
 }
 
-static int build_lighttpd(const struct svc_rows *rows, struct svc_buf *b)
+/*
+ * lighttpd's guard of the app's own hosts (var.svc_app_hosts_re, used by lighttpd-svc.conf before
+ * the custom hosts): a regular expression that matches any Host but those of SVC_APP_URL,
+ * SVC_BASE_URL and SVC_WS_URL (with or without a port). Hosts of other characters than
+ * [a-z0-9.-] (an IPv6 address) are left out of it; row_ok() still keeps them out of the include.
+ */
+static int add_app_guard(const struct svc_config *cfg, struct svc_buf *b)
+{
+	const char *url_of[3] = { cfg->app_url, cfg->base_url, cfg->ws_url };
+	char hosts[3][256];
+	size_t i, j, n = 0;
+	int err = svc_buf_adds(b, "var.svc_app_hosts_re = \"^(?!(");
+
+	for (i = 0; i < 3; i++) {
+		char *h, *host = hosts[n];
+		if (url_host(url_of[i], host, sizeof hosts[0]) < 0)
+			continue;
+		for (h = host; *h; h++)
+			if (*h >= 'A' && *h <= 'Z')
+				*h = (char)(*h - 'A' + 'a');
+		if (host[strspn(host, "abcdefghijklmnopqrstuvwxyz0123456789.-")] != '\0')
+			continue;
+		for (j = 0; j < n && strcmp(hosts[j], host) != 0; j++)
+			;
+		if (j < n)
+			continue; /* app_url, base_url and ws_url usually share their host */
+		if (n++)
+			err |= svc_buf_adds(b, "|");
+		err |= add_re(b, host);
+	}
+	err |= svc_buf_adds(b, n ? ")(:[0-9]+)?$)\"\n" : "\\.none))\"\n");
+	return err;
+}
+
+static int build_lighttpd(const struct svc_config *cfg, const struct svc_rows *rows, struct svc_buf *b)
 {
 	size_t i, n = 0;
 	int err = 0;
 
 	err |= svc_buf_adds(b, "# lighttpd-domains.conf: the custom domains svc serves, written by svc (lib/project/domains.c); "
 			       "do not edit.\n# Included by httpd-conf/lighttpd-svc.conf (var.svc_custom_domains_conf).\n"
-			       "var.svc_custom_hosts_re = \"^(");
+			       "# var.svc_app_hosts_re: any Host but the app's own (SVC_APP_URL, SVC_BASE_URL, SVC_WS_URL), "
+			       "matched before the custom hosts.\n");
+	err |= add_app_guard(cfg, b);
+	err |= svc_buf_adds(b, "var.svc_custom_hosts_re = \"^(");
 	for (i = 0; rows && i < rows->nrows; i++) {
 		const char *d = svc_rows_get(rows, i, CDSCOL_DOMAIN);
-		if (!row_ok(d, svc_rows_get(rows, i, CDSCOL_SLUG)))
+		if (!row_ok(cfg, d, svc_rows_get(rows, i, CDSCOL_SLUG)))
 			continue;
 		if (n++)
 			err |= svc_buf_adds(b, "|");
@@ -614,7 +827,7 @@ static int build_lighttpd(const struct svc_rows *rows, struct svc_buf *b)
 	err |= svc_buf_adds(b, n ? ")(:[0-9]+)?$\"\n" : "\\.none)$\"\n");
 	for (i = 0; rows && i < rows->nrows; i++) {
 		const char *d = svc_rows_get(rows, i, CDSCOL_DOMAIN), *slug = svc_rows_get(rows, i, CDSCOL_SLUG);
-		if (!row_ok(d, slug))
+		if (!row_ok(cfg, d, slug))
 			continue;
 		err |= svc_buf_adds(b, "$HTTP[\"host\"] =~ \"^");
 		err |= add_re(b, d);
@@ -624,7 +837,7 @@ static int build_lighttpd(const struct svc_rows *rows, struct svc_buf *b)
 	return err ? SVC_E_TOO_LARGE : 0;
 }
 
-static int build_apache(const struct svc_rows *rows, struct svc_buf *b)
+static int build_apache(const struct svc_config *cfg, const struct svc_rows *rows, struct svc_buf *b)
 {
 	size_t i;
 	int err = 0;
@@ -635,7 +848,7 @@ static int build_apache(const struct svc_rows *rows, struct svc_buf *b)
 		err |= svc_buf_adds(b, "# (none yet)\n");
 	for (i = 0; rows && i < rows->nrows; i++) {
 		const char *d = svc_rows_get(rows, i, CDSCOL_DOMAIN), *slug = svc_rows_get(rows, i, CDSCOL_SLUG);
-		if (!row_ok(d, slug))
+		if (!row_ok(cfg, d, slug))
 			continue;
 		/*
 		 * as the published sites' virtual host of apache-svc.conf, for one name and its site: the files
@@ -760,7 +973,7 @@ int svc_sites_write(struct svc_db *db, const struct svc_config *cfg, int *out_ch
 		goto done;
 	if ((err = svc_db_run(db, STMT_DOMAIN_SERVED, NULL, 0, &rows, NULL)) < 0)
 		goto done;
-	if ((err = build_lighttpd(rows, &l)) < 0 || (err = build_apache(rows, &a)) < 0)
+	if ((err = build_lighttpd(cfg, rows, &l)) < 0 || (err = build_apache(cfg, rows, &a)) < 0)
 		goto done;
 	if ((err = svc_project_mkdirs(s.sites_dir)) < 0 ||
 	    (err = write_if_changed(s.sites_dir, "lighttpd-domains.conf", &l, &changed)) < 0 ||
@@ -804,4 +1017,45 @@ int svc_sites_job(void *ctx, const struct svc_job *job, char *errmsg, size_t err
 int svc_sites_queue(struct svc_db *db)
 {
 	return svc_jobs_enqueue(db, SVC_JOB_SITES_WRITE, "{}", 3, NULL);
+}
+
+int svc_domain_verify_queue(struct svc_db *db, const char *id)
+{
+	struct json_object *o = json_object_new_object();
+	int err;
+
+	svc_json_add_str(o, "id", id);
+	err = svc_jobs_enqueue(db, SVC_JOB_DOMAIN_VERIFY, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), 1,
+			       NULL);
+	json_object_put(o);
+	return err;
+}
+
+int svc_domain_verify_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
+{
+	struct svc_ctx *c = ctx;
+	struct json_object *o = NULL;
+	struct svc_dbv p;
+	const char *id;
+	int err, done_err, changed = 0;
+
+	if (!job->payload || svc_json_parse_object(job->payload, strlen(job->payload), &o) < 0 ||
+	    !(id = json_object_get_string(json_object_object_get(o, "id"))) || !*id) {
+		snprintf(errmsg, errmax, "the job names no domain");
+		json_object_put(o);
+		return SVC_E_VALIDATION;
+	}
+	err = svc_domain_check(c->db, &c->cfg, id, 1, &changed);
+	if (err == SVC_E_NOT_FOUND)
+		err = 0; /* removed meanwhile */
+	p = svc_dbv_str(id);
+	done_err = svc_db_run(c->db, STMT_DOMAIN_VERIFY_DONE, &p, 1, NULL, NULL);
+	if (err == 0)
+		err = done_err;
+	if (err == 0 && changed)
+		err = svc_sites_write(c->db, &c->cfg, NULL);
+	if (err < 0)
+		snprintf(errmsg, errmax, "the check of domain %s failed: %s", id, svc_err_message(err));
+	json_object_put(o);
+	return err;
 }

@@ -44,6 +44,10 @@ struct svc_domain_settings {
 	char sites_dir[1024];       /* SVC_SITES_DIR: where the web servers' includes are written, default <data>/sites */
 	const char *reload_cmd;     /* SVC_SITES_RELOAD_CMD: run (sh -c) after an include changed; "" = none */
 	const char *domain;         /* SVC_DOMAIN */
+	const char *reserved;       /* SVC_RESERVED_DOMAINS: names and *.suffix patterns no custom domain may be; "" = none */
+	int64_t hold_secs;          /* SVC_DOMAIN_HOLD_DAYS in seconds: how long a removed name stays held, default 7 days */
+	int txt_proof;              /* SVC_DOMAIN_TXT_PROOF: 1 = the DNS check also asks for _svc-challenge.<domain> TXT */
+	int64_t verify_cooldown_secs; /* SVC_DOMAIN_VERIFY_COOLDOWN_SECS: between two checks asked for by hand, default 15 */
 	struct svc_outbound_policy outbound; /* which addresses the HTTPS check may connect to (SVC_OUTBOUND_*) */
 };
 
@@ -75,17 +79,33 @@ uint64_t svc_plan_domain_limit(const struct svc_config *cfg, const char *plan);
 int svc_domain_normalize(const char *in, const char *svc_domain, char *out, size_t max, char *why, size_t whymax);
 
 /*
+ * Whether `name` (normalised by svc_domain_normalize()) is one of the
+ * platform's own names, which a custom domain must never be (issue 25,
+ * item 1): the host of SVC_APP_URL, SVC_BASE_URL or SVC_WS_URL, SVC_DOMAIN
+ * or a name under it (the published sites, the preview domain
+ * preview.<SVC_DOMAIN> and its names), SVC_CNAME_TARGET, or an entry of
+ * SVC_RESERVED_DOMAINS (comma- or space-separated; "name" is that name,
+ * "*.suffix" every name under suffix). Names compare without case and a
+ * final dot. Returns 1 with a sentence for the user in why (whymax bytes)
+ * when it is reserved, else 0.
+ */
+int svc_domain_reserved(const struct svc_config *cfg, const char *name, char *why, size_t whymax);
+
+/*
  * The DNS check (rule 2a) of `domain`: asks for its A records (c-ares, no
  * search list) and passes when the CNAME chain of the answer reaches
- * s->cname_target or one of its addresses is s->public_ipv4. On success
+ * s->cname_target or one of its addresses is s->public_ipv4; with
+ * s->txt_proof, also asks for the TXT records of
+ * SVC_DOMAIN_TXT_LABEL.<domain> and passes only when one of them is
+ * `txt_token` (issue 25, item 2; NULL or "" never passes then). On success
  * writes the address the HTTPS check should use into out_addr (addrmax
  * bytes, 16 is enough): s->public_ipv4 when it is among them, else the
  * first. Returns 0; SVC_E_NOT_FOUND with why (whymax bytes) saying what the
  * name resolved to when it does not point at the platform or does not
  * resolve; SVC_E_INTERNAL when c-ares cannot start (logged).
  */
-int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain, char *out_addr, size_t addrmax,
-			 char *why, size_t whymax);
+int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain, const char *txt_token,
+			 char *out_addr, size_t addrmax, char *why, size_t whymax);
 
 /*
  * The HTTPS check (rule 2b): GET https://<domain>[:s->https_port]/.well-known/svc-site
@@ -145,6 +165,31 @@ int svc_domains_recheck_due(struct svc_db *db, const struct svc_config *cfg);
  * command failing; logged), DB errors.
  */
 int svc_sites_write(struct svc_db *db, const struct svc_config *cfg, int *out_changed);
+
+/* The label of the TXT record that proves a domain's owner (SVC_DOMAIN_TXT_PROOF): _svc-challenge.<domain>. */
+#define SVC_DOMAIN_TXT_LABEL "_svc-challenge"
+
+/* Checks by hand (POST /domains/:domainId/verify) of one workspace in flight at once (issue 25, item 4). */
+#define SVC_DOMAIN_CHECKS_PER_WS 2
+
+/* The job kind of a check asked for by hand (svc_domain_verify_job). */
+#define SVC_JOB_DOMAIN_VERIFY "domains.verify"
+
+/*
+ * Queues SVC_JOB_DOMAIN_VERIFY for domain `id` (one attempt: the caller set
+ * its check_queued_at, which the job clears). Returns 0 or DB errors.
+ */
+int svc_domain_verify_queue(struct svc_db *db, const char *id);
+
+/*
+ * The svc_job_fn of SVC_JOB_DOMAIN_VERIFY (lib/db/jobs.h), run by
+ * svc-worker: `ctx` is its struct svc_ctx; the payload {"id": "<domain
+ * id>"}. Runs svc_domain_check() by hand, clears the domain's
+ * check_queued_at whatever the outcome, and rewrites the includes when the
+ * served set changed. A domain removed meanwhile is no error. Returns 0,
+ * SVC_E_VALIDATION (a payload without an id), DB and include errors.
+ */
+int svc_domain_verify_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
 
 /* The job kind that rewrites the includes (svc_sites_job), queued by the API after a change. */
 #define SVC_JOB_SITES_WRITE "sites.write"

@@ -5,9 +5,9 @@
 # (build-fuzz/), is the libFuzzer binary.
 # (tests/fuzz/run.sh has the same list.)
 EXTRA_PROGRAMS = tests/fuzz/http-replay tests/fuzz/jwt-replay tests/fuzz/sse-replay tests/fuzz/plan-replay \
-	tests/fuzz/direct_save-replay tests/fuzz/wsd-replay \
+	tests/fuzz/direct_save-replay tests/fuzz/wsd-replay tests/fuzz/domain-replay \
 	tests/fuzz/fuzz-http tests/fuzz/fuzz-jwt tests/fuzz/fuzz-sse tests/fuzz/fuzz-plan \
-	tests/fuzz/fuzz-direct_save tests/fuzz/fuzz-wsd
+	tests/fuzz/fuzz-direct_save tests/fuzz/fuzz-wsd tests/fuzz/fuzz-domain
 
 # (awareness.c and room.c are included by fuzz_wsd.c, which checks their state)
 FUZZ_WSD_SOURCES = wsd/known.c wsd/session.c wsd/comments.c wsd/disk.c wsd/proto.c wsd/merge.c
@@ -41,6 +41,12 @@ tests_fuzz_direct_save_replay_LDADD = $(SVC_LIBS)
 tests_fuzz_fuzz_direct_save_SOURCES = tests/fuzz/fuzz_direct_save.c
 tests_fuzz_fuzz_direct_save_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_direct_save_LDADD = $(SVC_LIBS)
+
+tests_fuzz_domain_replay_SOURCES = tests/fuzz/fuzz_domain.c tests/fuzz/replay.c
+tests_fuzz_domain_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_domain_SOURCES = tests/fuzz/fuzz_domain.c
+tests_fuzz_fuzz_domain_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_domain_LDADD = $(SVC_LIBS)
 
 # svc-wsd's message handling: its sources (but wsd.c, worker.c and store.c, which the target replaces)
 tests_fuzz_wsd_replay_SOURCES = tests/fuzz/fuzz_wsd.c tests/fuzz/replay.c $(FUZZ_WSD_SOURCES)

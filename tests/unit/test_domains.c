@@ -1,14 +1,18 @@
 /* test_domains.c: unit tests of lib/project/domains.c: the custom-domain name rules (hostname, IP, SVC_DOMAIN, libpsl) and the plans. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
 
 #include "core/err.h"
 #include "core/fsx.h"
+#include "core/util.h"
 #include "project/domains.h"
 #include "project/quota.h"
 #include "unit.h"
@@ -124,6 +128,169 @@ static void test_domains_plans(void)
 	unsetenv("SVC_PLAN_DOMAINS_PRO");
 }
 
+/* The platform's own names (issue 25, item 1): app, API and socket hosts, SVC_DOMAIN, preview, CNAME target, SVC_RESERVED_DOMAINS. */
+static void test_domains_reserved_names(void)
+{
+	struct svc_config cfg;
+	char why[512] = "";
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.app_url = "https://App.Example.com";
+	cfg.base_url = "https://api.example.com:8443/api";
+	cfg.ws_url = "wss://live.example.org";
+	cfg.domain = "sites.example.net";
+	setenv("SVC_CNAME_TARGET", "edge.example.io", 1);
+	setenv("SVC_RESERVED_DOMAINS", "blog.example.com, *.corp.example.org", 1);
+	CU_ASSERT(svc_domain_reserved(&cfg, "app.example.com", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_APP_URL"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "app.example.com.", why, sizeof why));
+	CU_ASSERT(svc_domain_reserved(&cfg, "api.example.com", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_BASE_URL"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "live.example.org", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_WS_URL"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "sites.example.net", why, sizeof why));
+	CU_ASSERT(svc_domain_reserved(&cfg, "x.sites.example.net", why, sizeof why));
+	CU_ASSERT(svc_domain_reserved(&cfg, "preview.sites.example.net", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "preview"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "edge.example.io", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_CNAME_TARGET"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "blog.example.com", why, sizeof why));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_RESERVED_DOMAINS"));
+	CU_ASSERT(svc_domain_reserved(&cfg, "shop.corp.example.org", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "corp.example.org", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "myapp.example.com", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "xapp.example.com", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "example.com", why, sizeof why));
+	CU_ASSERT(!svc_domain_reserved(&cfg, "blog.example.com.evil.org", why, sizeof why));
+	unsetenv("SVC_CNAME_TARGET");
+	unsetenv("SVC_RESERVED_DOMAINS");
+}
+
+/*
+ * tests/fixtures/dns_double.py (real DNS on a loopback port) with the records of `json` written to
+ * dir/records.json: its pid into *pid and "127.0.0.1:PORT" into server, or -1 (CU_FAIL) when it does
+ * not start. The source tree is $SVC_SRCDIR, else abs_top_srcdir of the build's Makefile.
+ */
+static int dns_double_start(const char *dir, const char *json, pid_t *pid, char *server, size_t size)
+{
+	char src[1024] = "", script[1200], records[300], portfile[300], line[1200], exe[1024], *slash;
+	const char *env = getenv("SVC_SRCDIR");
+	uint64_t port = 0;
+	ssize_t n;
+	FILE *f;
+	int i;
+
+	if (env && *env) {
+		snprintf(src, sizeof src, "%s", env);
+	} else if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')))
+			*slash = '\0'; /* <build>/tests/unit */
+		snprintf(line, sizeof line, "%.1000s/../../Makefile", exe);
+		for (f = fopen(line, "r"); f && fgets(line, sizeof line, f);)
+			if (strncmp(line, "abs_top_srcdir = ", 17) == 0) {
+				line[strcspn(line, "\n")] = '\0';
+				snprintf(src, sizeof src, "%.1000s", line + 17);
+			}
+		if (f)
+			fclose(f);
+	}
+	snprintf(script, sizeof script, "%.1000s/tests/fixtures/dns_double.py", src);
+	snprintf(records, sizeof records, "%s/records.json", dir);
+	snprintf(portfile, sizeof portfile, "%s/port", dir);
+	if (access(script, R_OK) != 0 || !(f = fopen(records, "w"))) {
+		CU_FAIL("tests/fixtures/dns_double.py not found (set SVC_SRCDIR)");
+		return -1;
+	}
+	fputs(json, f);
+	fclose(f);
+	if ((*pid = fork()) == 0) {
+		execlp("python3", "python3", script, "--port-file", portfile, "--records", records, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 600 && port == 0; i++) { /* 30 s: python3 on a loaded machine */
+		if ((f = fopen(portfile, "r"))) {
+			if (fgets(line, sizeof line, f)) {
+				line[strcspn(line, "\n")] = '\0';
+				svc_parse_u64(line, 65535, &port);
+			}
+			fclose(f);
+		}
+		if (port == 0)
+			usleep(50 * 1000);
+	}
+	if (port == 0) {
+		CU_FAIL("the DNS double did not start");
+		kill(*pid, SIGTERM);
+		waitpid(*pid, NULL, 0);
+		return -1;
+	}
+	snprintf(server, size, "127.0.0.1:%llu", (unsigned long long)port);
+	return 0;
+}
+
+/*
+ * The DNS check over real DNS (tests/fixtures/dns_double.py): the A record, the TXT proof of
+ * SVC_DOMAIN_TXT_PROOF (issue 25, item 2), and a nameserver that never answers (bounded by the timeout).
+ */
+static void test_domains_dns_check_txt_proof(void)
+{
+	char dir[] = "/tmp/svc-dns-double-XXXXXX", server[64], addr[64], why[512], path[300];
+	struct svc_domain_settings s;
+	struct timespec t0, t1;
+	pid_t pid;
+	double secs;
+
+	if (!mkdtemp(dir)) {
+		CU_FAIL("mkdtemp");
+		return;
+	}
+	if (dns_double_start(dir,
+			     "{\"proof.example.org\": {\"A\": [\"127.0.0.9\"]},"
+			     " \"_svc-challenge.proof.example.org\": {\"TXT\": [\"tok123\", \"other\"]},"
+			     " \"notxt.example.org\": {\"A\": [\"127.0.0.9\"]},"
+			     " \"_svc-challenge.notxt.example.org\": {}}",
+			     &pid, server, sizeof server) < 0)
+		goto out;
+	memset(&s, 0, sizeof s);
+	s.cname_target = "sites.example.net";
+	s.public_ipv4 = "127.0.0.9";
+	s.dns_server = server;
+	s.timeout_ms = 1500;
+	/* without the proof: the A record is enough */
+	CU_ASSERT_EQUAL(svc_domain_dns_check(&s, "proof.example.org", NULL, addr, sizeof addr, why, sizeof why), 0);
+	CU_ASSERT_STRING_EQUAL(addr, "127.0.0.9");
+	s.txt_proof = 1;
+	CU_ASSERT_EQUAL(svc_domain_dns_check(&s, "proof.example.org", "tok123", addr, sizeof addr, why, sizeof why), 0);
+	why[0] = '\0';
+	CU_ASSERT_EQUAL(svc_domain_dns_check(&s, "proof.example.org", "tok124", addr, sizeof addr, why, sizeof why),
+			SVC_E_NOT_FOUND);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "_svc-challenge.proof.example.org"));
+	CU_ASSERT_EQUAL(svc_domain_dns_check(&s, "proof.example.org", "", addr, sizeof addr, why, sizeof why),
+			SVC_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(svc_domain_dns_check(&s, "proof.example.org", NULL, addr, sizeof addr, why, sizeof why),
+			SVC_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(svc_domain_dns_check(&s, "notxt.example.org", "tok123", addr, sizeof addr, why, sizeof why),
+			SVC_E_NOT_FOUND);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "TXT"));
+	/* a name the double never answers: refused within the timeout, not hung */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CU_ASSERT_EQUAL(svc_domain_dns_check(&s, "silent.example.org", "tok123", addr, sizeof addr, why, sizeof why),
+			SVC_E_NOT_FOUND);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	CU_ASSERT(secs < 3.0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "does not resolve"));
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+out:
+	snprintf(path, sizeof path, "%s/records.json", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/port", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* Quotas (lib/project/quota.h): the defaults, the instance's setting, a plan's override, a bad value. */
 static void test_quota_limits_and_plan_overrides(void)
 {
@@ -188,6 +355,8 @@ SVC_TEST_SUITE(domains_suite)
 	CU_add_test(s, "test_domains_refuses_ips_and_bad_names", test_domains_refuses_ips_and_bad_names);
 	CU_add_test(s, "test_domains_refuses_platform_and_public_suffixes", test_domains_refuses_platform_and_public_suffixes);
 	CU_add_test(s, "test_domains_plans", test_domains_plans);
+	CU_add_test(s, "test_domains_reserved_names", test_domains_reserved_names);
+	CU_add_test(s, "test_domains_dns_check_txt_proof", test_domains_dns_check_txt_proof);
 	CU_add_test(s, "test_quota_limits_and_plan_overrides", test_quota_limits_and_plan_overrides);
 	CU_add_test(s, "test_quota_dir_bytes", test_quota_dir_bytes);
 }

@@ -66,3 +66,25 @@ test('the owner adds, verifies and removes a custom domain', async () => {
 	await dlg.getByRole('button', { name: 'Close' }).first().click();
 	await page.getByRole('button', { name: 'Custom domains' }).waitFor();
 });
+
+// Issue 25, item 13: only the workspace's owners and admins (who alone may use them) see the custom-domain
+// controls; a member who may edit the project does not.
+test('a workspace member sees no custom-domain controls; an admin does', async () => {
+	const member = await signUpApi('dom-member');
+	const admin = await signUpApi('dom-admin');
+	const ws = await api('POST', '/workspaces', { token: owner.token, body: { name: 'Domains team' } });
+	assert.equal(ws.status, 201);
+	for (const [who, role] of [[member, 'member'], [admin, 'admin']]) {
+		const r = await api('POST', `/workspaces/${ws.json.id}/members`, { token: owner.token, body: { email: who.email, role } });
+		assert.equal(r.status, 201);
+	}
+	const p = await api('POST', `/workspaces/${ws.json.id}/projects`, { token: owner.token, body: { name: 'Team site', template: 'blank' } });
+	assert.equal(p.status, 201);
+	const page = await newPage(browser);
+	await signIn(page, member.email, `/projects/${p.json.id}`);
+	await page.getByRole('button', { name: 'Publish' }).first().waitFor();
+	assert.equal(await page.getByRole('button', { name: 'Custom domains' }).count(), 0);
+	const page2 = await newPage(browser);
+	await signIn(page2, admin.email, `/projects/${p.json.id}`);
+	await page2.getByRole('button', { name: 'Custom domains' }).waitFor();
+});

@@ -15,6 +15,17 @@ const STATES = {
 
 const pending = (d) => d.status === 'pending_dns' || d.status === 'pending_verification';
 
+/**
+ * canManageDomains(me, project): whether the signed-in user (GET /auth/me's answer) may manage the
+ * project's custom domains: an owner or admin of its workspace, or a platform admin (the API's
+ * SVC_ACT_DOMAINS); members do not see the controls.
+ */
+export function canManageDomains(m, p) {
+	if (!m || !m.user || !p) return false;
+	if (m.user.isPlatformAdmin) return true;
+	return (m.workspaces || []).some((w) => w.id === p.workspaceId && (w.role === 'owner' || w.role === 'admin'));
+}
+
 /** Domains: the "Custom domains" button and its dialog, for project `project`. */
 export function Domains({ project }) {
 	const [open, setOpen] = useState(false);
@@ -31,10 +42,17 @@ export function Domains({ project }) {
 function DomainsDialog({ project, onClose }) {
 	const list = useAsync(() => get(`/domains/project/${enc(project.id)}`), [project.id]);
 	const items = (list.data && list.data.items) || [];
-	const anyPending = items.some(pending);
+	// checks asked for by hand run on the server's worker (202): id -> the checkedAt it had then
+	const [checking, setChecking] = useState({});
+	useEffect(() => {
+		const left = {};
+		for (const d of items) if (d.id in checking && d.checkedAt === checking[d.id]) left[d.id] = checking[d.id];
+		if (Object.keys(left).length !== Object.keys(checking).length) setChecking(left);
+	}, [list.data]);
+	const anyPending = items.some(pending) || Object.keys(checking).length > 0;
 	useEffect(() => {
 		if (!anyPending) return undefined;
-		const t = setInterval(() => list.reload(), 3000);
+		const t = setInterval(() => list.reload(), 2000);
 		return () => clearInterval(t);
 	}, [anyPending]);
 	return (
@@ -44,7 +62,8 @@ function DomainsDialog({ project, onClose }) {
 			{items.length > 0 && (
 				<ul class="domains" aria-label="Domains">
 					{items.map((d) => (
-						<DomainRow key={d.id} d={d} onChanged={() => list.reload()} />
+						<DomainRow key={d.id} d={d} checking={d.id in checking} onChanged={() => list.reload()}
+							onQueued={() => setChecking((c) => ({ ...c, [d.id]: d.checkedAt }))} />
 					))}
 				</ul>
 			)}
@@ -54,7 +73,7 @@ function DomainsDialog({ project, onClose }) {
 	);
 }
 
-function DomainRow({ d, onChanged }) {
+function DomainRow({ d, checking, onChanged, onQueued }) {
 	const [busy, setBusy] = useState(false);
 	const [error, setError] = useState(null);
 	const [confirm, setConfirm] = useState(false);
@@ -63,6 +82,7 @@ function DomainRow({ d, onChanged }) {
 		setError(null);
 		try {
 			await post(`/domains/${enc(d.id)}/verify`);
+			onQueued();
 			onChanged();
 		} catch (e) {
 			setError(e);
@@ -74,7 +94,8 @@ function DomainRow({ d, onChanged }) {
 			<div class="domain-head">
 				<strong>{d.domain}</strong>
 				<span class={'badge domain-state ' + d.status}>{STATES[d.status] || d.status}</span>
-				{d.checkedAt && (
+				{checking && <span class="hint" role="status">checking…</span>}
+				{!checking && d.checkedAt && (
 					<span class="hint">
 						checked <time dateTime={d.checkedAt} title={when(d.checkedAt)}>{ago(d.checkedAt)}</time>
 					</span>
@@ -83,7 +104,7 @@ function DomainRow({ d, onChanged }) {
 			{d.reason && <p class="domain-reason">{d.reason}</p>}
 			{d.status !== 'active' && d.dnsRecords && <Records domain={d.domain} records={d.dnsRecords} />}
 			<div class="actions">
-				<button type="button" class="ghost" aria-label={`Verify ${d.domain}`} disabled={busy} onClick={verify}>
+				<button type="button" class="ghost" aria-label={`Verify ${d.domain}`} disabled={busy || checking} onClick={verify}>
 					Verify
 				</button>
 				<button type="button" class="ghost danger" aria-label={`Remove ${d.domain}`} onClick={() => setConfirm(true)}>
@@ -118,7 +139,11 @@ function hostname(h) {
 function Records({ domain, records }) {
 	return (
 		<table class="dns-records" aria-label={`DNS records for ${domain}`}>
-			<caption>Set one of these DNS records at your DNS provider:</caption>
+			<caption>
+				{records.some((r) => r.type === 'TXT')
+					? 'Set the CNAME or the A record, and the TXT record, at your DNS provider:'
+					: 'Set one of these DNS records at your DNS provider:'}
+			</caption>
 			<thead>
 				<tr>
 					<th scope="col">Type</th>

@@ -13,7 +13,7 @@ import { Chat } from './chat.jsx';
 import { Files, canWrite } from './files.jsx';
 import { Preview, Versions } from './versions.jsx';
 import { Deployments } from './deployments.jsx';
-import { Domains } from './domains.jsx';
+import { Domains, canManageDomains } from './domains.jsx';
 
 const NARROW = '(max-width: 899px)';
 
@@ -105,7 +105,7 @@ export function ProjectPage({ id }) {
 						</ul>
 					)}
 					<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} onDone={() => setDeployTick((t) => t + 1)} />
-					{canWrite(user, p) && <Domains project={p} />}
+					{canManageDomains(user, p) && <Domains project={p} />}
 				</div>
 				<div class="proj-body">
 					{narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
