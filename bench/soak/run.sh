@@ -68,10 +68,12 @@ DOUBLE="http://127.0.0.7:$(tr -d ' \n' <"$VAR/run/provider-double.port")"
 # The stack: ./svc-dev up's build (build/, -O2 -g) and processes, in var-soak/. Its settings come
 # from this environment (svc-dev hands SVC_* through): loopback is exempt from rate limits (as in
 # 'up'), X-Forwarded-For is believed from loopback so the sign-ins can come from other addresses
-# and meet the login limit, the workspaces' credit does not run out during a long run, and the one
-# user who types in every room may open more rooms and sockets than svc-wsd's defaults (16, 32).
+# and meet the login limit, the workspaces' credit does not run out during a long run, the one
+# user who types in every room may open more rooms and sockets than svc-wsd's defaults (16, 32), and
+# svc-auth has 4 processes under either server (Apache's pools have 4 each): with lighttpd's default 2,
+# sign-ins (an Argon2id hash each) queued past wrk's 10 s on the loaded shared machine.
 log "starting the stack in $VAR ($SERVER on port $PORT)"
-SVC_DEV_SERVER=$SERVER SVC_HTTP_PORT=$PORT SVC_WS_PORT=$((PORT + 1)) \
+SVC_DEV_SERVER=$SERVER SVC_AUTH_PROCS=4 SVC_HTTP_PORT=$PORT SVC_WS_PORT=$((PORT + 1)) \
 	SVC_AI_BASE_URL="$DOUBLE/v1" SVC_AI_MODEL=double SVC_AI_API_KEY=soak-key SVC_AI_PROTOCOL=openai \
 	SVC_AI_PRICES=double=1:2 SVC_OUTBOUND_ALLOW_NETS=127.0.0.7/32 SVC_DEFAULT_CREDIT_USD=1000000 \
 	SVC_TRUSTED_PROXIES=127.0.0.1,::1 SVC_WSD_MAX_ROOMS_PER_USER=1000 SVC_WSD_MAX_CONNECTIONS_PER_USER=10000 \

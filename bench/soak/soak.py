@@ -284,13 +284,15 @@ def sample_rss(var):
         kb, anon = rss_kb(pid)
         if kb is None:
             return
-        k = kinds.setdefault(kind, {"procs": 0, "sum_kb": 0, "anon_kb": 0, "max_kb": 0, "pids": [], "kb": {}})
+        k = kinds.setdefault(kind, {"procs": 0, "sum_kb": 0, "anon_kb": 0, "max_kb": 0, "pids": [], "kb": {},
+                                    "anon": {}})
         k["procs"] += 1
         k["sum_kb"] += kb
         k["anon_kb"] += anon or 0
         k["max_kb"] = max(k["max_kb"], kb)
         k["pids"].append(pid)
         k["kb"][str(pid)] = kb
+        k["anon"][str(pid)] = anon or 0
 
     def responder(pid):
         name = table[pid][1]
@@ -325,9 +327,11 @@ def sample_rss(var):
     return kinds
 
 
-def sample_rss_low(var, n=5, gap=0.4):
-    """sample_rss's lowest of n samples gap seconds apart, per kind: the resident memory without what
-    a request in flight holds for a moment (svc-auth's 19 MiB Argon2id buffer, a big answer)."""
+def sample_rss_low(var, n=10, gap=0.5):
+    """sample_rss's n samples gap seconds apart, each process at its lowest of them (kinds' sums and largest
+    from those): the resident memory without what a request in flight holds for a moment (svc-auth's
+    19 MiB Argon2id block, a chat turn's history); a pooled process under load is between two requests
+    at least once in a few seconds."""
     low = None
     for i in range(n):
         if i:
@@ -340,11 +344,15 @@ def sample_rss_low(var, n=5, gap=0.4):
             if k not in low:
                 low[k] = v
                 continue
-            for f in ("sum_kb", "anon_kb", "max_kb"):
-                low[k][f] = min(low[k][f], v[f])
-            low[k]["procs"] = max(low[k]["procs"], v["procs"])
             for pid, kb in v["kb"].items():
                 low[k]["kb"][pid] = min(low[k]["kb"].get(pid, kb), kb)
+                low[k]["anon"][pid] = min(low[k]["anon"].get(pid, v["anon"][pid]), v["anon"][pid])
+    for v in (low or {}).values():
+        v["pids"] = sorted(int(p) for p in v["kb"])
+        v["procs"] = len(v["kb"])
+        v["sum_kb"] = sum(v["kb"].values())
+        v["anon_kb"] = sum(v["anon"].values())
+        v["max_kb"] = max(v["kb"].values())
     return low
 
 
@@ -426,8 +434,8 @@ def report(res):
     elif d:
         L.append("| collab edit | failed: %s | | | | | |" % d.get("error"))
     L.append("")
-    L.append("RSS (VmRSS from /proc, each the lowest of five readings) after the %d s warm-up and at the end of "
-             "the load:" % res["warmup"])
+    L.append("RSS (VmRSS from /proc, each process at its lowest of ten readings in 5 s) after the %d s warm-up "
+             "and at the end of the load:" % res["warmup"])
     L.append("")
     L.append("| process | procs start/end (new) | sum start | sum end | change | of it anonymous (heap, stacks) "
              "| max start | max end | change | largest change of one process |")
