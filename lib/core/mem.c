@@ -1,16 +1,17 @@
 /* mem.c: handing the heap's free pages back to the kernel between requests (mem.h). */
 #include <fcntl.h>
 #include <malloc.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/mem.h"
+#include "core/util.h"
 
 size_t svc_mem_rss_kb(void)
 {
-	char buf[128];
-	unsigned long size, resident;
+	char buf[128], *f, *end;
+	uint64_t resident;
 	long page = sysconf(_SC_PAGESIZE);
 	ssize_t n;
 	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
@@ -19,10 +20,18 @@ size_t svc_mem_rss_kb(void)
 		return 0;
 	n = read(fd, buf, sizeof buf - 1);
 	close(fd);
-	if (n <= 0 || page <= 0)
+	if (n <= 0 || page < 1024)
 		return 0;
 	buf[n] = 0;
-	if (sscanf(buf, "%lu %lu", &size, &resident) != 2)
+	/* "size resident shared text lib data dt", in pages: the second field */
+	f = strchr(buf, ' ');
+	if (!f)
+		return 0;
+	end = strchr(++f, ' ');
+	if (!end)
+		return 0;
+	*end = 0;
+	if (svc_parse_u64(f, UINT64_MAX / 1024, &resident) < 0)
 		return 0;
 	return (size_t)resident * (size_t)(page / 1024);
 }
