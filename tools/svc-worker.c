@@ -16,6 +16,7 @@
 #include "db/jobs.h"
 #include "core/log.h"
 #include "project/project.h"
+#include "core/mem.h"
 #include "project/publish.h"
 #include "core/util.h"
 #include "project/domains.h"
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
 	int once = 0, rc = 0, r;
 	int64_t recovered_ms = svc_mono_ms() - RECOVER_MS; /* look at once */
 	int64_t next_domains = 0, poll_ms;
+	struct svc_mem_watch mem = { 0 };
 
 	svc_log_init("svc-worker");
 	if (argc == 2 && strcmp(argv[1], "--once") == 0) {
@@ -130,6 +132,7 @@ int main(int argc, char **argv)
 				svc_log_warn("svc-worker: looking for jobs of dead workers failed");
 		}
 		r = svc_jobs_run_once(ctx.db, handlers, sizeof handlers / sizeof handlers[0], &ctx, LEASE_SECS);
+		svc_mem_release(&mem, 1024 * 1024); /* a job's high-water mark goes back to the kernel (core/mem.h) */
 		if (r < 0) {
 			svc_log_error("svc-worker: taking a job failed: %s", svc_err_message(r));
 			svc_db_close(ctx.db);

@@ -9,8 +9,9 @@ Side by side for S seconds:
   chat    CHAT_STREAMS threads, each looping POST /api/chat/:pid/messages (SSE) on its own chat
   collab  wsd-drive (bench/wsd/drive.c) through the web server's /ws/: ROOMS rooms x CLIENTS typists
 and every SAMPLE_S seconds the RSS (/proc/PID/status VmRSS) of every process of the stack, found from
-VAR_DIR's pid files: lighttpd and its children (the responders, by program), MariaDB, svc-wsd,
-svc-worker (its Chromium children apart). "start" is the sample after the warm-up, "end" the last one
+VAR_DIR's pid files: lighttpd and its children (the responders, by program), or Apache and its
+children and the responders' --listen pools (run-apache/), MariaDB, svc-wsd, svc-worker (its
+Chromium children apart). "start" is the sample after the warm-up, "end" the last one
 before the load stops. Writes soak-<time>.json and .md to --out and prints the .md.
 Python 3 stdlib only.
 """
@@ -249,14 +250,19 @@ def proc_table():
 
 
 def rss_kb(pid):
+    """(VmRSS, RssAnon) of pid in kB, or (None, None): RssAnon is the heap, stacks and private mappings,
+    the rest of VmRSS the pages of mapped files (libraries) and shared memory."""
+    rss = anon = None
     try:
         with open("/proc/%d/status" % pid) as f:
             for line in f:
                 if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+                    rss = int(line.split()[1])
+                elif line.startswith("RssAnon:"):
+                    anon = int(line.split()[1])
     except OSError:
         pass
-    return None
+    return rss, anon
 
 
 def descendants(table, root):
@@ -275,21 +281,41 @@ def sample_rss(var):
     kinds = {}
 
     def add(kind, pid):
-        kb = rss_kb(pid)
+        kb, anon = rss_kb(pid)
         if kb is None:
             return
-        k = kinds.setdefault(kind, {"procs": 0, "sum_kb": 0, "max_kb": 0, "pids": []})
+        k = kinds.setdefault(kind, {"procs": 0, "sum_kb": 0, "anon_kb": 0, "max_kb": 0, "pids": [], "kb": {},
+                                    "anon": {}})
         k["procs"] += 1
         k["sum_kb"] += kb
+        k["anon_kb"] += anon or 0
         k["max_kb"] = max(k["max_kb"], kb)
         k["pids"].append(pid)
+        k["kb"][str(pid)] = kb
+        k["anon"][str(pid)] = anon or 0
+
+    def responder(pid):
+        name = table[pid][1]
+        return "responder " + (name[:-5] if name.endswith(".fcgi") else name)
 
     lp = read_pid(os.path.join(var, "run/lighttpd.pid"))
     if lp:
         add("lighttpd", lp)
         for c in descendants(table, lp):
-            name = table[c][1]
-            add("responder " + (name[:-5] if name.endswith(".fcgi") else name), c)
+            add(responder(c), c)
+    # Apache (SVC_DEV_SERVER=apache): its processes, and the responders' pools (the --listen parent and
+    # its children) from run-apache/'s pid files
+    ap = read_pid(os.path.join(var, "apache/apache2.pid"))
+    if ap and ap in table:
+        add("apache2", ap)
+        for c in descendants(table, ap):
+            add("apache2", c)
+        rd = os.path.join(var, "run-apache")
+        for n in sorted(os.listdir(rd)) if os.path.isdir(rd) else []:
+            p = read_pid(os.path.join(rd, n)) if n.endswith(".pid") else None
+            if p and p in table:
+                for c in [p] + descendants(table, p):
+                    add(responder(c), c)
     for kind, pf in (("mariadbd", "mariadb/mariadbd.pid"), ("svc-wsd", "run/svc-wsd.pid"),
                      ("svc-worker", "run/svc-worker.pid")):
         p = read_pid(os.path.join(var, pf))
@@ -301,9 +327,11 @@ def sample_rss(var):
     return kinds
 
 
-def sample_rss_low(var, n=5, gap=0.4):
-    """sample_rss's lowest of n samples gap seconds apart, per kind: the resident memory without what
-    a request in flight holds for a moment (svc-auth's 19 MiB Argon2id buffer, a big answer)."""
+def sample_rss_low(var, n=10, gap=0.5):
+    """sample_rss's n samples gap seconds apart, each process at its lowest of them (kinds' sums and largest
+    from those): the resident memory without what a request in flight holds for a moment (svc-auth's
+    19 MiB Argon2id block, a chat turn's history); a pooled process under load is between two requests
+    at least once in a few seconds."""
     low = None
     for i in range(n):
         if i:
@@ -316,9 +344,15 @@ def sample_rss_low(var, n=5, gap=0.4):
             if k not in low:
                 low[k] = v
                 continue
-            for f in ("sum_kb", "max_kb"):
-                low[k][f] = min(low[k][f], v[f])
-            low[k]["procs"] = max(low[k]["procs"], v["procs"])
+            for pid, kb in v["kb"].items():
+                low[k]["kb"][pid] = min(low[k]["kb"].get(pid, kb), kb)
+                low[k]["anon"][pid] = min(low[k]["anon"].get(pid, v["anon"][pid]), v["anon"][pid])
+    for v in (low or {}).values():
+        v["pids"] = sorted(int(p) for p in v["kb"])
+        v["procs"] = len(v["kb"])
+        v["sum_kb"] = sum(v["kb"].values())
+        v["anon_kb"] = sum(v["anon"].values())
+        v["max_kb"] = max(v["kb"].values())
     return low
 
 
@@ -400,18 +434,24 @@ def report(res):
     elif d:
         L.append("| collab edit | failed: %s | | | | | |" % d.get("error"))
     L.append("")
-    L.append("RSS (VmRSS from /proc) after the %d s warm-up and at the end of the load:" % res["warmup"])
+    L.append("RSS (VmRSS from /proc, each process at its lowest of ten readings in 5 s) after the %d s warm-up "
+             "and at the end of the load:" % res["warmup"])
     L.append("")
-    L.append("| process | procs start/end (new) | sum start | sum end | change | max start | max end | change |")
-    L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+    L.append("| process | procs start/end (new) | sum start | sum end | change | of it anonymous (heap, stacks) "
+             "| max start | max end | change | largest change of one process |")
+    L.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     a, b = res["rss_start"], res["rss_end"]
     for k in sorted(set(a) | set(b)):
         x, y = a.get(k, {}), b.get(k, {})
         new = len(set(y.get("pids", [])) - set(x.get("pids", [])))
-        L.append("| %s | %s/%s (%d) | %s | %s | %s | %s | %s | %s |" % (
+        # each process that lived from start to end against itself (a new process is no growth)
+        xk, yk = x.get("kb") or {}, y.get("kb") or {}
+        own = [pct(xk[p], yk[p]) for p in xk if p in yk and xk[p]]
+        L.append("| %s | %s/%s (%d) | %s | %s | %s | %s -> %s | %s | %s | %s | %s |" % (
             k, x.get("procs", 0), y.get("procs", 0), new, mib(x.get("sum_kb")), mib(y.get("sum_kb")),
-            sign(pct(x.get("sum_kb"), y.get("sum_kb")), k), mib(x.get("max_kb")), mib(y.get("max_kb")),
-            sign(pct(x.get("max_kb"), y.get("max_kb")), k)))
+            sign(pct(x.get("sum_kb"), y.get("sum_kb")), k), mib(x.get("anon_kb")), mib(y.get("anon_kb")),
+            mib(x.get("max_kb")), mib(y.get("max_kb")),
+            sign(pct(x.get("max_kb"), y.get("max_kb")), k), sign(max(own, key=abs) if own else None, k)))
     L.append("")
     L.append("Thumbnails svc-worker rendered during the soak: %s." % res.get("thumbnails_rendered"))
     lt = res.get("log_trouble") or {}
@@ -499,7 +539,8 @@ def main():
 
     res = {"started": stamp.replace("T", " ")[:-1], "seconds": o.seconds, "commit": commit, "warmup": warmup,
            "config": {"http_threads": threads, "http_delay_ms": int(env.get("SOAK_HTTP_DELAY_MS", "20")),
-                      "chat_streams": streams, "rooms": rooms, "clients": clients, "edit_rate": rate}}
+                      "chat_streams": streams, "rooms": rooms, "clients": clients, "edit_rate": rate,
+                      "keep_bytes": int(env.get("SOAK_KEEP_BYTES", "2000"))}}
     rss_idle = sample_rss(o.var)
     logs0 = log_sizes(o.var)
     res["load_start"] = loadavg()
@@ -517,7 +558,8 @@ def main():
         procs.append(("collab", subprocess.Popen(
             [drive, "--host", u.hostname, "--port", str(u.port), "--path", "/ws/project", "--token", collab["token"],
              "--room-ids", rooms_file, "--rooms", str(rooms), "--clients", str(clients), "--rate", str(rate),
-             "--seconds", str(o.seconds), "--doc-bytes", env.get("SOAK_DOC_BYTES", "50000"), "--settle-ms", "500"]
+             "--seconds", str(o.seconds), "--doc-bytes", env.get("SOAK_DOC_BYTES", "50000"), "--settle-ms", "500",
+             "--keep-bytes", env.get("SOAK_KEEP_BYTES", "2000")]
             + (["--server-pid", str(wsd_pid)] if wsd_pid else []), stdout=dout, stderr=derr)))
     else:
         print("soak: %s is not built: no collaborative edits" % drive, file=sys.stderr)
@@ -542,13 +584,15 @@ def main():
         if now >= deadline - 4:
             rss_end = sample_rss_low(o.var)
             timeline.append({"t": round(now - t0), "load": loadavg(),
-                             "rss_kb": {k: v["sum_kb"] for k, v in rss_end.items()}})
+                             "rss_kb": {k: v["sum_kb"] for k, v in rss_end.items()},
+                             "anon_kb": {k: v["anon_kb"] for k, v in rss_end.items()}})
             break
         if now >= next_at:
             s = sample_rss_low(o.var)
             if rss_start is None:
                 rss_start = s
-            timeline.append({"t": round(now - t0), "load": loadavg(), "rss_kb": {k: v["sum_kb"] for k, v in s.items()}})
+            timeline.append({"t": round(now - t0), "load": loadavg(), "rss_kb": {k: v["sum_kb"] for k, v in s.items()},
+                             "anon_kb": {k: v["anon_kb"] for k, v in s.items()}})
             print("soak: %4d s  load %s  %s" % (now - t0, loadavg(), "  ".join(
                 "%s %.0fM" % (k.replace("responder ", ""), v["sum_kb"] / 1024) for k, v in sorted(s.items())
                 if "transient" not in k)), file=sys.stderr)

@@ -3,6 +3,7 @@
  * usage: wsd-drive --port P [--host 127.0.0.1] [--path /project] --rooms R --clients C
  *                  --rate EDITS_PER_S_PER_CLIENT --seconds S [--doc-bytes B] [--token T]
  *                  [--doc-file FILE] [--room-ids FILE] [--server-pid PID] [--settle-ms 3000]
+ *                  [--keep-bytes K]
  *        wsd-drive --echo-server PORT
  *
  * Each room first gets a loader client that inserts --doc-bytes of text
@@ -11,6 +12,13 @@
  * clients connect, each sets its own files/c<N>.txt and, for S seconds,
  * inserts "~<N>:<seq>~ edit " at the front of it every 1/rate s (one
  * [0, 2, update] frame per edit, the update made by lib/yjs as yjs would).
+ * Each such edit is a Yjs item of its own for good (its neighbours have
+ * other origins), so the document grows by an item per edit. --keep-bytes K
+ * types like a person instead: each edit goes after the previous one (at
+ * the end of the text, where Yjs merges it into the item before it), and
+ * once the text is longer than K bytes a second frame deletes as much from
+ * its front (a merged tombstone), so the document keeps its size however
+ * long the run (bench/soak uses this).
  * Receivers find the markers in the raw update bytes (Yjs keeps strings as
  * UTF-8), so the latency from the send to each receiver is measured without
  * decoding. One JSON line goes to stdout. The driver is one thread; its own
@@ -63,7 +71,7 @@ static struct {
 	const char *host, *path, *token;
 	int port, rooms, clients;
 	double rate, seconds, settle_ms;
-	size_t doc_bytes;
+	size_t doc_bytes, keep_bytes;
 	const char *doc_file;
 	char **room_ids;
 	int server_pid;
@@ -386,7 +394,11 @@ static void edit(struct conn *c, double t)
 	struct svc_yjs_buf u = { 0 };
 	int n = snprintf(s, sizeof s, "~%ld:%llu~ edit ", c->id, (unsigned long long)c->seq);
 
-	svc_yjs_text_insert(c->doc, "files", c->key, strlen(c->key), 0, s, (size_t)n, &u, NULL);
+	int64_t len = g.keep_bytes ? svc_yjs_text_length(c->doc, "files", c->key, strlen(c->key)) : 0;
+
+	/* the text is ASCII: its UTF-16 length is its byte length */
+	svc_yjs_text_insert(c->doc, "files", c->key, strlen(c->key), len < 0 ? 0 : (uint64_t)len, s, (size_t)n, &u,
+			    NULL);
 	if (c->seq >= c->sent_cap) {
 		size_t cap = c->sent_cap ? c->sent_cap * 2 : 1024;
 		c->sent_at = xrealloc(c->sent_at, cap * sizeof *c->sent_at);
@@ -395,6 +407,12 @@ static void edit(struct conn *c, double t)
 	}
 	c->sent_at[c->seq++] = t;
 	send_update(c, &u);
+	if (g.keep_bytes && len >= 0 && (uint64_t)len + (uint64_t)n > g.keep_bytes) {
+		u.len = 0;
+		svc_yjs_text_delete(c->doc, "files", c->key, strlen(c->key), 0,
+				    (uint64_t)len + (uint64_t)n - g.keep_bytes, &u, NULL);
+		send_update(c, &u);
+	}
 	svc_yjs_buf_dispose(&u);
 	g.updates++;
 }
@@ -743,6 +761,7 @@ int main(int argc, char **argv)
 	g.seconds = strtod(arg(argc, argv, "--seconds", "10"), NULL);
 	g.doc_bytes = (size_t)num(arg(argc, argv, "--doc-bytes", "0"));
 	g.doc_file = arg(argc, argv, "--doc-file", NULL);
+	g.keep_bytes = (size_t)num(arg(argc, argv, "--keep-bytes", "0"));
 	g.server_pid = (int)num(arg(argc, argv, "--server-pid", "0"));
 	g.settle_ms = (double)num(arg(argc, argv, "--settle-ms", "3000"));
 	if (g.rooms <= 0 || g.rooms > MAX_ROOMS || g.clients <= 0 || g.rate <= 0 || g.seconds <= 0) {

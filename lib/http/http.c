@@ -19,6 +19,7 @@
 #include "http/http.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/mem.h"
 #include "core/psl.h"
 #include "auth/perm.h"
 
@@ -902,9 +903,18 @@ static void on_term(int sig)
 	stopping = 1;
 }
 
+/*
+ * How far a responder's resident size may grow over what it was after the last
+ * release before the free heap goes back (svc_mem_release): a read or a write
+ * stays under it; a chat turn over a long history or a sign-in's Argon2id block
+ * (19 MiB) goes over it and is given back after its request.
+ */
+#define RELEASE_SLACK (1024 * 1024)
+
 static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *routes, size_t nroutes)
 {
 	FCGX_Request r;
+	struct svc_mem_watch mem = { 0 };
 
 	if (FCGX_InitRequest(&r, listen_fd, 0) != 0)
 		return 1;
@@ -930,6 +940,8 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 			fn(ctx, ctx->after_arg);
 			ctx->after_arg = NULL;
 		}
+		/* what the request freed goes back to the kernel, not kept at its high-water mark (mem.h) */
+		svc_mem_release(&mem, RELEASE_SLACK);
 	}
 	return 0;
 }
