@@ -199,8 +199,12 @@ await test('wsd awareness: 1 MiB frames of removals for 5 s close the flooder wi
     `${times.length} round trips: median ${times[Math.floor(times.length / 2)].toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${times.at(-1).toFixed(1)} ms; ` +
     `without the flood ${quiet.length}: median ${quiet[Math.floor(quiet.length / 2)].toFixed(1)} ms, ` +
     `p99 ${quiet[Math.min(quiet.length - 1, Math.floor(quiet.length * 0.99))].toFixed(1)} ms`)
-  assert(closes.length > 0 && closes.every(c => c.code === 1008 && c.reason === 'too many awareness updates'),
-    'the flooder was not closed with 1008: ' + JSON.stringify(closes.slice(0, 3)))
+  // Every socket of the flooder is closed by the server with 1008. A flooder with megabytes still
+  // queued behind the close may lose the close frame to the TCP reset and see 1006 (seen on an idle
+  // machine, where it queues faster); no other code, and at least one socket must have read the 1008.
+  const policy = c => c.code === 1008 && c.reason === 'too many awareness updates'
+  assert(closes.length > 0 && closes.some(policy) && closes.every(c => policy(c) || c.code === 1006),
+    'the flooder was not closed with 1008: ' + JSON.stringify(closes.filter(c => !policy(c)).slice(0, 3)))
   assert(times.length >= 50, 'only ' + times.length + ' round trips in 5 s')
   assert(p99 < 50, 'p99 of the round trips ' + p99.toFixed(1) + ' ms')
   assert(!m.closed, 'the measuring client was closed: ' + JSON.stringify(m.closed))
