@@ -11,6 +11,11 @@ import { useStore } from '../lib/store.js';
 import { me } from '../lib/session.js';
 import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useTitle } from '../ui.jsx';
 
+/* An image app_url may load under its Content-Security-Policy (img-src 'self' data: blob:). */
+function ownImage(url) {
+	return !!url && ((url.startsWith('/') && !url.startsWith('//')) || url.startsWith('data:image/'));
+}
+
 const AUTH_NAMES = { oauth2: 'OAuth', secret_text: 'API key', basic_auth: 'User and password', custom_auth: 'Custom', none: 'No sign-in' };
 const CALLBACK_ERRORS = {
 	invalid_state: 'The sign-in expired or was started in another browser. Try again.',
@@ -209,8 +214,12 @@ function Row({ it, admin, wid, wsName, wsAdmin, onChanged, onManage }) {
 	return (
 		<li class="integ">
 			<div class="integ-head">
-				{it.logoUrl && (
-					<img src={it.logoUrl} alt="" width="28" height="28" loading="lazy" referrerpolicy="no-referrer" onError={(e) => (e.currentTarget.style.visibility = 'hidden')} />
+				{/* the catalogue's logos live on other hosts: app_url's CSP (img-src 'self') loads none of them,
+				    and a visitor's address is never sent to a third party; such an entry shows its initial */}
+				{ownImage(it.logoUrl) ? (
+					<img src={it.logoUrl} alt="" width="28" height="28" loading="lazy" onError={(e) => (e.currentTarget.style.visibility = 'hidden')} />
+				) : (
+					<span class="integ-logo" aria-hidden="true">{(it.displayName || it.id || '?').charAt(0).toUpperCase()}</span>
 				)}
 				<strong>{it.displayName}</strong>
 				<span class={'badge ' + (it.enabled ? 'on' : '')}>{it.enabled ? 'Enabled' : it.platformEnabled ? 'Available' : 'Off'}</span>
