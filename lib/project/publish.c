@@ -924,10 +924,13 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	snprintf(build + strlen(build), sizeof build - strlen(build), "%s-%s", id, rnd);
-	snprintf(next, sizeof next, "%s/.next-%s", dir, rnd);
-	snprintf(site, sizeof site, "%s/site", dir);
-	snprintf(dist, sizeof dist, "%s/dist", build);
+	if (snprintf(build + strlen(build), sizeof build - strlen(build), "%s-%s", id, rnd) < 0 ||
+	    snprintf(next, sizeof next, "%s/.next-%s", dir, rnd) >= (int)sizeof next ||
+	    snprintf(site, sizeof site, "%s/site", dir) >= (int)sizeof site ||
+	    snprintf(dist, sizeof dist, "%s/dist", build) >= (int)sizeof dist) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
 	if ((err = copy_sources(&c->cfg, id, build)) < 0) {
 		snprintf(errmsg, errmax, "cannot copy the project");
 		goto done;

@@ -428,7 +428,7 @@ static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromi
 		"--disable-features=Translate,MediaRouter,OptimizationHints", "--user-data-dir=/out/profile",
 		"--window-size=1200,630", "--proxy-bypass-list=<-loopback>", "--virtual-time-budget=3000",
 		"--force-webrtc-ip-handling-policy=disable_non_proxied_udp", "--screenshot=/out/shot.png",
-		"--proxy-server=http://127.0.0.1:" PROXY_PORT_S,
+		("--proxy-server=http://127.0.0.1:" PROXY_PORT_S), /* one element (clang -Wstring-concatenation) */
 	};
 	const char *argv[SVC_SANDBOX_BASE_ARGS + 48];
 	char uid[16];
