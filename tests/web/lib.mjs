@@ -98,7 +98,18 @@ export async function api(method, path, { token, body } = {}) {
 	if (token) headers.Authorization = `Bearer ${token}`;
 	if (body !== undefined) headers['Content-Type'] = 'application/json';
 	else if (method !== 'GET') headers['Content-Length'] = '0';
-	const r = await fetch(BASE + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+	// A custom-domain change makes svc-worker reload lighttpd (SVC_SITES_RELOAD_CMD), which refuses
+	// connections for about a second; a refused connection sent nothing, so it is tried again (3 s at most).
+	let r;
+	for (let tries = 0; ; tries++) {
+		try {
+			r = await fetch(BASE + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+			break;
+		} catch (e) {
+			if (e?.cause?.code !== 'ECONNREFUSED' || tries >= 30) throw e;
+			await new Promise((resolve) => setTimeout(resolve, 100));
+		}
+	}
 	const t = await r.text();
 	let json = null;
 	try {
