@@ -701,6 +701,10 @@ await test('wsd during a MariaDB stall serves its rooms and stores what it holds
   // killed without a chance to save: a fresh daemon loads what MariaDB holds
   a.provider.destroy(); b.provider.destroy()
   await W.kill()
+  // the killed daemon's lease (3 s) runs out first: this checks what MariaDB holds, not a hand-over
+  // (a fresh daemon started inside a dead one's lease is noted in stop 27's closing note)
+  await waitFor('the killed daemon\'s lease expired', () =>
+    dbValue(`SELECT COUNT(*) FROM room_leases WHERE project_id = '${p}' AND expires_at > NOW(3)`) === '0', 15000)
   const W2 = await privateWsd({})
   const c = client(owner, p, { url: W2.url })
   await synced(c)
