@@ -446,14 +446,21 @@ static int chat_new(struct svc_db *db, const struct svc_config *cfg, const struc
 	return 0;
 }
 
-/* The conversation before this turn and its last event. */
+/*
+ * The conversation before this turn and its last event. Any failure to read them is
+ * SVC_E_UNAVAILABLE (503 with Retry-After before a stream; a queued turn runs again later): a
+ * read that failed for another reason than a lost or stalled connection (the soak of
+ * bench/README.md met a temporary table removed under MariaDB, which lib/db logs and answers
+ * SVC_E_INTERNAL) is as safe to try again, and a turn never runs without its history.
+ */
 static int load_history(struct svc_agent_chat *t)
 {
 	int err;
 
-	if ((err = svc_agent_history_load(t->db, t->chat_id, &t->history, &t->history_chars)) < 0)
-		return err;
-	return svc_agent_history_last_event(t->db, t->chat_id, &t->up_to);
+	if ((err = svc_agent_history_load(t->db, t->chat_id, &t->history, &t->history_chars)) < 0 ||
+	    (err = svc_agent_history_last_event(t->db, t->chat_id, &t->up_to)) < 0)
+		return SVC_E_UNAVAILABLE;
+	return 0;
 }
 
 /* Stores the user.message event and names an untitled chat after it. */
