@@ -8,7 +8,7 @@
 #include <curl/curl.h>
 #include <mysql.h>
 
-#include "api/api_agent.h"
+#include "agent/turn.h"
 #include "api/api_auth.h"
 #include "core/config.h"
 #include "db/db.h"
@@ -27,9 +27,17 @@
 #define RECOVER_MS 30000   /* how often running jobs of dead workers of this host are looked for */
 #define IDLE_MS 500        /* wait between looks at an empty queue */
 
+/* SVC_JOB_FIRST_PROMPT: a queued chat turn, run by lib/agent as a chat message would be. */
+static int first_prompt_job(void *vctx, const struct svc_job *job, char *errmsg, size_t errmax)
+{
+	struct svc_ctx *ctx = vctx;
+
+	return svc_agent_chat_queued(ctx->db, &ctx->cfg, job->payload, errmsg, errmax);
+}
+
 /* The kinds this worker runs; other issues add theirs here. */
 static const struct svc_job_handler handlers[] = {
-	{ SVC_JOB_FIRST_PROMPT, svc_chat_job_first_prompt },
+	{ SVC_JOB_FIRST_PROMPT, first_prompt_job },
 	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job },
 	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job },
 	{ SVC_JOB_SITES_WRITE, svc_sites_job },

@@ -277,17 +277,146 @@ static int key_ok(const char *key)
 	return 1;
 }
 
+/*
+ * The request's headers for provider `p`: JSON in, server-sent events out, the protocol's version and
+ * the API key (*out_auth, malloc'd, wiped by the caller; NULL without a key). Returns 0,
+ * SVC_E_MODEL_UNAVAILABLE (a key that cannot go into a header) or SVC_E_INTERNAL.
+ */
+static int request_headers(const struct svc_agent_provider *p, int anthropic, struct curl_slist **out,
+			   char **out_auth, struct svc_agent_result *res)
+{
+	struct curl_slist *h;
+	size_t alen, i;
+
+	if (p->api_key && p->api_key[0]) {
+		if (!key_ok(p->api_key)) {
+			snprintf(res->message, sizeof(res->message), "the provider's API key contains spaces or control characters");
+			return SVC_E_MODEL_UNAVAILABLE;
+		}
+		alen = strlen(p->api_key) + 32;
+		if (!(*out_auth = malloc(alen)))
+			return SVC_E_INTERNAL;
+		snprintf(*out_auth, alen, anthropic ? "x-api-key: %s" : "Authorization: Bearer %s", p->api_key);
+	}
+	{
+		const char *list[] = {
+			"Content-Type: application/json", "Accept: text/event-stream", "Expect:",
+			anthropic ? "anthropic-version: 2023-06-01" : NULL, *out_auth,
+		};
+
+		for (i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
+			if (!list[i])
+				continue;
+			if (!(h = curl_slist_append(*out, list[i])))
+				return SVC_E_INTERNAL;
+			*out = h;
+		}
+	}
+	return 0;
+}
+
+/* Sets up `curl` for one streamed POST of `body` to `url`, its answer going to `x`. Returns 0 or an error. */
+static int transfer_options(CURL *curl, struct xfer *x, const char *url, struct curl_slist *headers, const char *body,
+			    char *errbuf, struct svc_outbound_guard *guard)
+{
+	const struct svc_agent_turn *turn = x->turn;
+	long timeout = turn->timeout_secs > 0 ? turn->timeout_secs : DEFAULT_TIMEOUT;
+	int error;
+
+	curl_easy_reset(curl);
+	if (turn->provider.outbound && (error = svc_outbound_curl(curl, turn->provider.outbound, guard)) < 0)
+		return error;
+	if (curl_easy_setopt(curl, CURLOPT_URL, url) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body)) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_WRITEDATA, x) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_HEADERDATA, x) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, x) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, turn->idle_secs > 0 ? turn->idle_secs : DEFAULT_IDLE) != CURLE_OK ||
+	    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK)
+		return SVC_E_INTERNAL;
+	return 0;
+}
+
+/*
+ * What a finished transfer means: a callback's error, the provider's non-2xx status, a stream cut or
+ * malformed, a timeout, a refused address, a connection failure, or 0 for a complete answer in
+ * x->st. `res` and `code` are curl's result and the HTTP status; out->message says why on error.
+ */
+static int transfer_outcome(struct xfer *x, CURLcode res, long code, const char *errbuf,
+			    const struct svc_outbound_guard *guard, struct svc_agent_result *out)
+{
+	struct svc_agent__step *st = x->st;
+	int error;
+
+	if (x->tick_err < 0)
+		return x->tick_err;
+	if (st->emit_err < 0)
+		return st->emit_err;
+	st->http_status = code;
+	st->retry_after = x->retry_after;
+	if (code != 0 && (code < 200 || code > 299) && (res == CURLE_OK || x->err == SVC_E_TOO_LARGE)) {
+		http_error(x, code, out);
+		return SVC_E_MODEL_UNAVAILABLE;
+	}
+	if (x->err < 0) {
+		if (x->err == SVC_E_MODEL_UNAVAILABLE)
+			snprintf(out->message, sizeof(out->message), "%s", st->error);
+		return x->err;
+	}
+	if (res == CURLE_OPERATION_TIMEDOUT) {
+		snprintf(out->message, sizeof(out->message), "the model provider did not answer in time (%s)",
+			 errbuf[0] ? errbuf : curl_easy_strerror(res));
+		return SVC_E_MODEL_UNAVAILABLE;
+	}
+	if (res == CURLE_COULDNT_CONNECT && guard->refused) {
+		/* the address stays in the log: the message must not map the instance's network for a client */
+		svc_log_warn("agent: refused to connect to %s (%s): a workspace's provider base URL may not reach it",
+			     guard->addr, svc_net_kind_name(guard->kind));
+		snprintf(out->message, sizeof(out->message), "%s", SVC_AGENT_REFUSED_ADDRESS);
+		return SVC_E_MODEL_UNAVAILABLE;
+	}
+	if (res != CURLE_OK) {
+		snprintf(out->message, sizeof(out->message), "could not reach the model provider: %s",
+			 errbuf[0] ? errbuf : curl_easy_strerror(res));
+		scrub_key(out->message, sizeof(out->message), x->turn->provider.api_key);
+		return SVC_E_MODEL_UNAVAILABLE;
+	}
+	if ((error = svc_agent__sse_finish(&x->sse)) < 0 || (error = svc_agent__step_end(st)) < 0) {
+		if (st->emit_err < 0)
+			return st->emit_err;
+		if (error == SVC_E_TOO_LARGE || error == SVC_E_MODEL_UNAVAILABLE) {
+			snprintf(out->message, sizeof(out->message), "%s",
+				 st->error[0] ? st->error : "the model provider's stream is malformed");
+			return SVC_E_MODEL_UNAVAILABLE;
+		}
+		return error;
+	}
+	return 0;
+}
+
 /* One streamed provider call: POSTs `body` and parses the answer into `st`. */
 static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anthropic, const char *body,
 			 struct svc_agent__step *st, struct svc_agent_result *out)
 {
 	const struct svc_agent_provider *p = &turn->provider;
-	struct curl_slist *headers = NULL, *h;
+	struct curl_slist *headers = NULL;
 	struct xfer x;
 	struct svc_outbound_guard guard;
 	char url[MAX_URL], errbuf[CURL_ERROR_SIZE], *auth = NULL;
-	size_t alen;
-	long code = 0, timeout = turn->timeout_secs > 0 ? turn->timeout_secs : DEFAULT_TIMEOUT;
+	long code = 0;
 	CURLcode res;
 	int error = 0;
 
@@ -306,117 +435,13 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 		snprintf(out->message, sizeof(out->message), "the provider's base URL is not an http(s) URL of at most %d bytes", MAX_URL - 32);
 		goto done;
 	}
-	if (p->api_key && p->api_key[0]) {
-		if (!key_ok(p->api_key)) {
-			snprintf(out->message, sizeof(out->message), "the provider's API key contains spaces or control characters");
-			error = SVC_E_MODEL_UNAVAILABLE;
-			goto done;
-		}
-		alen = strlen(p->api_key) + 32;
-		if (!(auth = malloc(alen))) {
-			error = SVC_E_INTERNAL;
-			goto done;
-		}
-		snprintf(auth, alen, anthropic ? "x-api-key: %s" : "Authorization: Bearer %s", p->api_key);
-	}
-	{
-		const char *list[] = {
-			"Content-Type: application/json", "Accept: text/event-stream", "Expect:",
-			anthropic ? "anthropic-version: 2023-06-01" : NULL, auth,
-		};
-		size_t i;
-
-		for (i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
-			if (!list[i])
-				continue;
-			if (!(h = curl_slist_append(headers, list[i]))) {
-				error = SVC_E_INTERNAL;
-				goto done;
-			}
-			headers = h;
-		}
-	}
-	curl_easy_reset(curl);
-	if (p->outbound && (error = svc_outbound_curl(curl, p->outbound, &guard)) < 0)
+	if ((error = request_headers(p, anthropic, &headers, &auth, out)) < 0 ||
+	    (error = transfer_options(curl, &x, url, headers, body, errbuf, &guard)) < 0)
 		goto done;
-	if (curl_easy_setopt(curl, CURLOPT_URL, url) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body)) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &x) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, turn->idle_secs > 0 ? turn->idle_secs : DEFAULT_IDLE) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK) {
-		error = SVC_E_INTERNAL;
-		goto done;
-	}
 	res = curl_easy_perform(curl);
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL);
-	if (x.tick_err < 0) {
-		error = x.tick_err;
-		goto done;
-	}
-	if (st->emit_err < 0) {
-		error = st->emit_err;
-		goto done;
-	}
-	st->http_status = code;
-	st->retry_after = x.retry_after;
-	if (code != 0 && (code < 200 || code > 299) && (res == CURLE_OK || x.err == SVC_E_TOO_LARGE)) {
-		http_error(&x, code, out);
-		error = SVC_E_MODEL_UNAVAILABLE;
-		goto done;
-	}
-	if (x.err < 0) {
-		error = x.err;
-		if (error == SVC_E_MODEL_UNAVAILABLE)
-			snprintf(out->message, sizeof(out->message), "%s", st->error);
-		goto done;
-	}
-	if (res == CURLE_OPERATION_TIMEDOUT) {
-		snprintf(out->message, sizeof(out->message), "the model provider did not answer in time (%s)",
-			 errbuf[0] ? errbuf : curl_easy_strerror(res));
-		error = SVC_E_MODEL_UNAVAILABLE;
-		goto done;
-	}
-	if (res == CURLE_COULDNT_CONNECT && guard.refused) {
-		/* the address stays in the log: the message must not map the instance's network for a client */
-		svc_log_warn("agent: refused to connect to %s (%s): a workspace's provider base URL may not reach it",
-			     guard.addr, svc_net_kind_name(guard.kind));
-		snprintf(out->message, sizeof(out->message), "%s", SVC_AGENT_REFUSED_ADDRESS);
-		error = SVC_E_MODEL_UNAVAILABLE;
-		goto done;
-	}
-	if (res != CURLE_OK) {
-		snprintf(out->message, sizeof(out->message), "could not reach the model provider: %s",
-			 errbuf[0] ? errbuf : curl_easy_strerror(res));
-		scrub_key(out->message, sizeof(out->message), p->api_key);
-		error = SVC_E_MODEL_UNAVAILABLE;
-		goto done;
-	}
-	if ((error = svc_agent__sse_finish(&x.sse)) < 0 || (error = svc_agent__step_end(st)) < 0) {
-		if (st->emit_err < 0)
-			error = st->emit_err;
-		else if (error == SVC_E_TOO_LARGE || error == SVC_E_MODEL_UNAVAILABLE) {
-			error = SVC_E_MODEL_UNAVAILABLE;
-			snprintf(out->message, sizeof(out->message), "%s",
-				 st->error[0] ? st->error : "the model provider's stream is malformed");
-		}
-		goto done;
-	}
+	error = transfer_outcome(&x, res, code, errbuf, &guard, out);
 done:
 	curl_slist_free_all(headers);
 	if (auth) {
@@ -748,140 +773,206 @@ static int system_prompt(const struct svc_agent_turn *turn, const struct svc_age
 	return 0;
 }
 
-int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *out)
+/* The state of one turn's loop (svc_agent_run()), from its set-up to its end. */
+struct loop {
+	const struct svc_agent_turn *turn;
+	int anthropic;
+	struct svc_agent__tools tools;
+	char mode[64];                 /* the mode's name for messages (at most 32 bytes of valid UTF-8) */
+	char ro[512];                  /* scratch space of system_prompt() */
+	struct svc_buf system;         /* the system prompt */
+	struct svc_buf final;          /* the text of every answer of the turn */
+	struct json_object *conv;      /* the conversation (start_conversation()) */
+	struct json_object *defs;      /* the tool definitions */
+	struct json_object *args[SVC_AGENT__MAX_CALLS]; /* the parsed arguments of the step's calls */
+	struct svc_agent__step st;     /* the step being run, when have_step */
+	int have_step;
+	CURL *curl;
+};
+
+/*
+ * Checks that `turn` can run: a provider with a base URL and a known protocol (*out_anthropic says
+ * which), a project directory and a user message. Returns 0, SVC_E_NO_PROVIDER or SVC_E_VALIDATION
+ * with out->message set.
+ */
+static int turn_check(const struct svc_agent_turn *turn, int *out_anthropic, struct svc_agent_result *out)
 {
 	const struct svc_agent_provider *p = &turn->provider;
-	struct svc_agent__tools tools = { 0 };
-	struct svc_agent__step st;
-	struct svc_buf final;
-	struct json_object *conv = NULL, *defs = NULL, *body = NULL, *args[SVC_AGENT__MAX_CALLS];
-	struct svc_buf system;
-	char mode[64], ro[512];
-	unsigned max_steps = turn->max_steps ? turn->max_steps : DEFAULT_STEPS, step;
-	int anthropic, done_ok = 0, error = 0, have_step = 0;
-	size_t i;
-	CURL *curl = NULL;
 
-	memset(out, 0, sizeof(*out));
-	memset(args, 0, sizeof(args));
-	svc_buf_init(&final, MAX_FINAL);
-	svc_buf_init(&system, sizeof(prompt_build) + sizeof(ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8);
 	if (!p->base_url || !p->base_url[0]) {
-		error = SVC_E_NO_PROVIDER;
 		snprintf(out->message, sizeof(out->message), "no AI provider is configured");
-		goto done;
+		return SVC_E_NO_PROVIDER;
 	}
 	if (!p->protocol || !p->protocol[0] || strcmp(p->protocol, "openai") == 0) {
-		anthropic = 0;
+		*out_anthropic = 0;
 	} else if (strcmp(p->protocol, "anthropic") == 0) {
-		anthropic = 1;
+		*out_anthropic = 1;
 	} else {
-		error = SVC_E_NO_PROVIDER;
 		snprintf(out->message, sizeof(out->message), "the provider's protocol is neither \"openai\" nor \"anthropic\"");
-		goto done;
+		return SVC_E_NO_PROVIDER;
 	}
 	if (!turn->project_dir || !turn->user_text) {
-		error = SVC_E_VALIDATION;
 		snprintf(out->message, sizeof(out->message), "an agent turn needs a project directory and a user message");
-		goto done;
+		return SVC_E_VALIDATION;
 	}
-	tools.root = turn->project_dir;
-	tools.repo_quota_bytes = turn->repo_quota_bytes;
-	tools.read_only = !turn->all_tools && (!turn->mode || strcmp(turn->mode, "build") != 0);
-	tools.integ = !tools.read_only && turn->integ && svc_agent__integration_available(turn->integ) ? turn->integ : NULL;
-	mode[0] = '\0';
+	return 0;
+}
+
+/* Sets up the loop: the tools the mode allows, the system prompt, the conversation, the tool definitions, curl. */
+static int loop_begin(struct loop *l)
+{
+	const struct svc_agent_turn *turn = l->turn;
+	int error;
+
+	l->tools.root = turn->project_dir;
+	l->tools.repo_quota_bytes = turn->repo_quota_bytes;
+	l->tools.read_only = !turn->all_tools && (!turn->mode || strcmp(turn->mode, "build") != 0);
+	l->tools.integ = !l->tools.read_only && turn->integ && svc_agent__integration_available(turn->integ) ? turn->integ : NULL;
+	l->mode[0] = '\0';
 	if (turn->mode && svc_utf8_valid(turn->mode, strlen(turn->mode))) {
 		size_t n = svc_utf8_cut(turn->mode, strlen(turn->mode), 32);
 
-		memcpy(mode, turn->mode, n);
-		mode[n] = '\0';
+		memcpy(l->mode, turn->mode, n);
+		l->mode[n] = '\0';
 	}
-	tools.mode = mode[0] ? mode : "read-only";
-	if ((error = system_prompt(turn, &tools, &system, ro, sizeof(ro))) < 0)
-		goto done;
-	if (!(conv = start_conversation(turn, 0)) || !(defs = svc_agent__tools_json(tools.read_only, anthropic)) ||
-	    (tools.integ && svc_agent__integration_def(defs, anthropic) < 0) || !(curl = curl_easy_init())) {
-		error = SVC_E_INTERNAL;
-		goto done;
-	}
-	for (step = 0; step < max_steps; step++) {
-		if (turn->tick && (error = turn->tick(turn->ctx)) < 0)
-			goto done;
-		error = anthropic ? svc_agent__anthropic_body(p->model, svc_buf_str(&system), conv, defs, &body)
-				  : svc_agent__openai_body(p->model, svc_buf_str(&system), conv, defs, &body);
+	l->tools.mode = l->mode[0] ? l->mode : "read-only";
+	if ((error = system_prompt(turn, &l->tools, &l->system, l->ro, sizeof(l->ro))) < 0)
+		return error;
+	if (!(l->conv = start_conversation(turn, 0)) || !(l->defs = svc_agent__tools_json(l->tools.read_only, l->anthropic)) ||
+	    (l->tools.integ && svc_agent__integration_def(l->defs, l->anthropic) < 0) || !(l->curl = curl_easy_init()))
+		return SVC_E_INTERNAL;
+	return 0;
+}
+
+/* Runs the tool calls of the step that asked for them, each answered in the conversation. */
+static int loop_calls(struct loop *l, struct svc_agent_result *out)
+{
+	size_t i;
+	int error;
+
+	for (i = 0; i < l->st.ncalls; i++) {
+		error = run_call(l->turn, &l->tools, l->conv, &l->st.calls[i], l->args[i]);
+		out->files_changed = l->tools.files_changed;
 		if (error < 0)
-			goto done;
-		svc_agent__step_init(&st, turn->emit, turn->ctx);
-		have_step = 1;
-		st.text_prefix = final.len ? "\n\n" : NULL;
-		error = call_step(curl, turn, anthropic, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), &st, out);
-		json_object_put(body);
-		body = NULL;
-		out->input_tokens += st.input_tokens;
-		out->output_tokens += st.output_tokens;
-		if (error < 0)
-			goto done;
-		if (st.text.len && ((final.len && (error = svc_buf_adds(&final, "\n\n")) < 0) ||
-				    (error = svc_buf_add(&final, st.text.data, st.text.len)) < 0)) {
-			snprintf(out->message, sizeof(out->message), "the model's answers are longer than %d bytes", MAX_FINAL);
-			error = SVC_E_MODEL_UNAVAILABLE;
-			goto done;
-		}
-		for (i = 0; i < st.ncalls; i++) {
-			if (svc_agent__parse_args(svc_buf_str(&st.calls[i].args), st.calls[i].args.len, &args[i]) < 0)
-				args[i] = NULL;
-		}
-		if ((error = add_assistant(conv, &st, args)) < 0)
-			goto done;
-		if (st.ncalls == 0) {
-			done_ok = 1;
-			break;
-		}
-		for (i = 0; i < st.ncalls; i++) {
-			error = run_call(turn, &tools, conv, &st.calls[i], args[i]);
-			out->files_changed = tools.files_changed;
-			if (error < 0)
-				goto done;
-		}
-		for (i = 0; i < st.ncalls; i++) {
-			json_object_put(args[i]);
-			args[i] = NULL;
-		}
-		svc_agent__step_dispose(&st);
-		have_step = 0;
+			return error;
 	}
+	for (i = 0; i < l->st.ncalls; i++) {
+		json_object_put(l->args[i]);
+		l->args[i] = NULL;
+	}
+	svc_agent__step_dispose(&l->st);
+	l->have_step = 0;
+	return 0;
+}
+
+/*
+ * One step: a model call with the conversation so far, its text kept, its answer added to the
+ * conversation, then the tools it asked for. Returns 1 when the model answered without tool calls
+ * (the turn is done), 0 to go on, or an error.
+ */
+static int loop_step(struct loop *l, struct svc_agent_result *out)
+{
+	const struct svc_agent_turn *turn = l->turn;
+	const struct svc_agent_provider *p = &turn->provider;
+	struct svc_agent__step *st = &l->st;
+	struct json_object *body = NULL;
+	size_t i;
+	int error;
+
+	if (turn->tick && (error = turn->tick(turn->ctx)) < 0)
+		return error;
+	error = l->anthropic ? svc_agent__anthropic_body(p->model, svc_buf_str(&l->system), l->conv, l->defs, &body)
+			     : svc_agent__openai_body(p->model, svc_buf_str(&l->system), l->conv, l->defs, &body);
+	if (error < 0)
+		return error;
+	svc_agent__step_init(st, turn->emit, turn->ctx);
+	l->have_step = 1;
+	st->text_prefix = l->final.len ? "\n\n" : NULL;
+	error = call_step(l->curl, turn, l->anthropic, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), st, out);
+	json_object_put(body);
+	out->input_tokens += st->input_tokens;
+	out->output_tokens += st->output_tokens;
+	if (error < 0)
+		return error;
+	if (st->text.len && ((l->final.len && (error = svc_buf_adds(&l->final, "\n\n")) < 0) ||
+			     (error = svc_buf_add(&l->final, st->text.data, st->text.len)) < 0)) {
+		snprintf(out->message, sizeof(out->message), "the model's answers are longer than %d bytes", MAX_FINAL);
+		return SVC_E_MODEL_UNAVAILABLE;
+	}
+	for (i = 0; i < st->ncalls; i++) {
+		if (svc_agent__parse_args(svc_buf_str(&st->calls[i].args), st->calls[i].args.len, &l->args[i]) < 0)
+			l->args[i] = NULL;
+	}
+	if ((error = add_assistant(l->conv, st, l->args)) < 0)
+		return error;
+	if (st->ncalls == 0)
+		return 1;
+	return loop_calls(l, out);
+}
+
+/*
+ * The end of a turn: a note when it stopped at its limit of `max_steps` model calls, then
+ * assistant.message with the whole text and session.usage_info.
+ */
+static int loop_end(struct loop *l, int done_ok, unsigned max_steps, struct svc_agent_result *out)
+{
+	const struct svc_agent_turn *turn = l->turn;
+	int error;
+
 	if (!done_ok) {
 		char note[128];
 		struct json_object *d;
 
 		snprintf(note, sizeof(note), "%s(Stopped: the agent reached its limit of %u model calls in one turn.)",
-			 final.len ? "\n\n" : "", max_steps);
-		if ((error = svc_buf_adds(&final, note)) < 0)
-			goto done;
+			 l->final.len ? "\n\n" : "", max_steps);
+		if ((error = svc_buf_adds(&l->final, note)) < 0)
+			return error;
 		d = json_object_new_object();
 		if (d)
 			json_object_object_add(d, "delta", json_object_new_string(note));
 		if ((error = emit(turn, "assistant.message_delta", d)) < 0)
-			goto done;
+			return error;
 	}
-	if ((error = emit(turn, "assistant.message", obj2("text", svc_buf_str(&final), NULL, NULL))) < 0)
+	if ((error = emit(turn, "assistant.message", obj2("text", svc_buf_str(&l->final), NULL, NULL))) < 0)
+		return error;
+	return usage_info(turn, out);
+}
+
+int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *out)
+{
+	unsigned max_steps = turn->max_steps ? turn->max_steps : DEFAULT_STEPS, step;
+	struct loop l;
+	int error, r = 0;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	memset(&l, 0, sizeof(l));
+	l.turn = turn;
+	svc_buf_init(&l.final, MAX_FINAL);
+	svc_buf_init(&l.system, sizeof(prompt_build) + sizeof(l.ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8);
+	if ((error = turn_check(turn, &l.anthropic, out)) < 0 || (error = loop_begin(&l)) < 0)
 		goto done;
-	error = usage_info(turn, out);
+	for (step = 0; step < max_steps && r == 0; step++) {
+		if ((r = loop_step(&l, out)) < 0) {
+			error = r;
+			goto done;
+		}
+	}
+	error = loop_end(&l, r == 1, max_steps, out);
 done:
-	if (have_step)
-		svc_agent__step_dispose(&st);
+	if (l.have_step)
+		svc_agent__step_dispose(&l.st);
 	for (i = 0; i < SVC_AGENT__MAX_CALLS; i++)
-		json_object_put(args[i]);
-	out->files_changed = tools.files_changed;
+		json_object_put(l.args[i]);
+	out->files_changed = l.tools.files_changed;
 	if (error < 0 && !out->message[0])
 		snprintf(out->message, sizeof(out->message), "%s", svc_err_message(error));
-	if (curl)
-		curl_easy_cleanup(curl);
-	json_object_put(body);
-	json_object_put(defs);
-	json_object_put(conv);
-	svc_buf_dispose(&final);
-	svc_buf_dispose(&system);
+	if (l.curl)
+		curl_easy_cleanup(l.curl);
+	json_object_put(l.defs);
+	json_object_put(l.conv);
+	svc_buf_dispose(&l.final);
+	svc_buf_dispose(&l.system);
 	return error;
 }
 

@@ -430,254 +430,329 @@ static const char *cred_kind_name(const struct svc_integ_cred *cred)
 	return cred->kind == SVC_INTEG_CRED_USER ? "user" : cred->kind == SVC_INTEG_CRED_NONE ? "none" : "platform";
 }
 
-int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_object *args, char **out)
-{
-	const char *id = svc_json_str(args, "integration"), *url = svc_json_str(args, "url");
-	const char *method = svc_json_str(args, "method"), *body = svc_json_str(args, "body");
-	struct json_object *headers = json_object_object_get(args, "headers");
-	struct svc_rows *rows = NULL;
+/* One integration_request call as it is checked, made and recorded (svc_agent__integration_run()). */
+struct icall {
+	const struct svc_agent_integ *ig;
+	const char *id, *url, *method, *body; /* the model's arguments */
+	struct json_object *headers;
+	int allow_http;                        /* SVC_INTEG_ALLOW_HTTP=1 */
+	long timeout_secs;                     /* SVC_INTEG_TIMEOUT_SECS */
+	int read_only;                         /* GET and HEAD only; -1 until decided */
+	char host[256];
 	struct svc_integ_cred cred;
-	struct svc_agent_integ_inject inj;
-	struct svc_buf full_url;
-	struct curl_slist *list = NULL;
-	struct svc_outbound_policy policy;
-	struct svc_outbound_guard guard;
+	struct svc_agent_integ_inject inj;     /* what the credential adds */
+	struct svc_buf full_url;               /* the URL with the credential's query */
+	struct curl_slist *list;               /* the request's headers */
 	struct answer a;
-	char host[256], call_id[37], path[URL_MAX + 1];
-	const char *auth, *hosts, *rest, *error = NULL;
-	struct svc_dbv p[8];
-	CURL *c = NULL;
-	CURLcode rc;
-	long status = 0, timeout_secs;
-	uint64_t v;
-	int err = 0, allow_http, recorded = 0, read_only = -1;
-	size_t i;
+	CURL *c;
+	char call_id[37];
+	int recorded;                          /* the call is in integration_calls */
+	long status;
+	const char *error;                     /* what integration_calls.error records, or NULL */
+};
 
-	memset(&cred, 0, sizeof cred);
-	memset(&inj, 0, sizeof inj);
-	memset(&a, 0, sizeof a);
-	svc_buf_init(&full_url, URL_MAX + 65536 + 2);
-	*out = NULL;
+/* The call's settings and arguments; the method defaults to GET. */
+static void icall_init(struct icall *ic, const struct svc_agent_integ *ig, struct json_object *args)
+{
+	uint64_t v;
+
+	memset(ic, 0, sizeof *ic);
+	ic->ig = ig;
+	ic->id = svc_json_str(args, "integration");
+	ic->url = svc_json_str(args, "url");
+	ic->method = svc_json_str(args, "method");
+	ic->body = svc_json_str(args, "body");
+	ic->headers = json_object_object_get(args, "headers");
+	ic->read_only = -1;
+	svc_buf_init(&ic->full_url, URL_MAX + 65536 + 2);
 	if (svc_parse_u64(svc_config_get(ig->cfg, "SVC_INTEG_MAX_RESPONSE_BYTES", "1048576"), 64u * 1024 * 1024, &v) < 0)
 		v = 1048576;
-	svc_buf_init(&a.body, (size_t)v);
+	svc_buf_init(&ic->a.body, (size_t)v);
 	if (svc_parse_u64(svc_config_get(ig->cfg, "SVC_INTEG_TIMEOUT_SECS", "20"), 600, &v) < 0 || v == 0)
 		v = 20;
-	timeout_secs = (long)v;
-	allow_http = strcmp(svc_config_get(ig->cfg, "SVC_INTEG_ALLOW_HTTP", "0"), "1") == 0;
-	if (!method)
-		method = "GET";
-	for (i = 0; methods[i] && strcmp(methods[i], method) != 0; i++)
+	ic->timeout_secs = (long)v;
+	ic->allow_http = strcmp(svc_config_get(ig->cfg, "SVC_INTEG_ALLOW_HTTP", "0"), "1") == 0;
+	if (!ic->method)
+		ic->method = "GET";
+}
+
+/* The arguments' shapes and sizes. Returns 0 or SVC_E_VALIDATION with the reason in *out. */
+static int icall_check_args(const struct icall *ic, char **out)
+{
+	size_t i;
+
+	for (i = 0; methods[i] && strcmp(methods[i], ic->method) != 0; i++)
 		;
-	if (!id || !svc_integ_id_valid(id) || !url || strlen(url) > URL_MAX || !methods[i] ||
-	    (body && strlen(body) > BODY_MAX) || (headers && !json_object_is_type(headers, json_type_object)) ||
-	    (headers && json_object_object_length(headers) > HEADERS_MAX)) {
+	if (!ic->id || !svc_integ_id_valid(ic->id) || !ic->url || strlen(ic->url) > URL_MAX || !methods[i] ||
+	    (ic->body && strlen(ic->body) > BODY_MAX) || (ic->headers && !json_object_is_type(ic->headers, json_type_object)) ||
+	    (ic->headers && json_object_object_length(ic->headers) > HEADERS_MAX)) {
 		*out = textf("integration_request needs integration (an id), url (at most %d bytes), method (GET, HEAD, "
 			     "POST, PUT, PATCH or DELETE), optional headers (at most %d strings) and body (at most %d bytes)",
 			     URL_MAX, HEADERS_MAX, BODY_MAX);
-		err = SVC_E_VALIDATION;
-		goto done;
+		return SVC_E_VALIDATION;
 	}
+	return 0;
+}
+
+/* The integration is enabled in the workspace and the URL is https (or allowed http) with a host; read-only as the admin chose. */
+static int icall_check_enabled(struct icall *ic, char **out)
+{
+	const struct svc_agent_integ *ig = ic->ig;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[6];
+	int err = 0;
+
 	p[0] = svc_dbv_str(ig->workspace_id);
 	p[1] = svc_dbv_str(ig->workspace_id);
 	p[2] = svc_dbv_str(ig->user_id);
 	p[3] = svc_dbv_str(ig->workspace_id);
 	p[4] = svc_dbv_str(ig->workspace_id);
-	p[5] = svc_dbv_str(id);
+	p[5] = svc_dbv_str(ic->id);
 	if ((err = svc_db_run(ig->db, STMT_INTEG_GET, p, 6, &rows, NULL)) < 0)
-		goto done;
+		return err;
 	if (!rows || rows->nrows != 1 || !svc_rows_get(rows, 0, ICOL_ENABLED) ||
 	    strcmp(svc_rows_get(rows, 0, ICOL_ENABLED), "1") != 0) {
-		*out = textf("the integration \"%.64s\" is not enabled in this workspace", id);
+		*out = textf("the integration \"%.64s\" is not enabled in this workspace", ic->id);
 		err = SVC_E_FORBIDDEN;
-		goto done;
-	}
-	if (!(strncmp(url, "https://", 8) == 0 || (allow_http && strncmp(url, "http://", 7) == 0)) ||
-	    svc_integ_url_host(url, host, sizeof host) < 0) {
+	} else if (!(strncmp(ic->url, "https://", 8) == 0 || (ic->allow_http && strncmp(ic->url, "http://", 7) == 0)) ||
+		   svc_integ_url_host(ic->url, ic->host, sizeof ic->host) < 0) {
 		*out = textf("the url must be an https:// URL");
 		err = SVC_E_VALIDATION;
-		goto done;
+	} else if (svc_rows_get(rows, 0, ICOL_READ_ONLY)) { /* the workspace admin's choice; else the default, below */
+		ic->read_only = strcmp(svc_rows_get(rows, 0, ICOL_READ_ONLY), "1") == 0;
 	}
-	if (svc_rows_get(rows, 0, ICOL_READ_ONLY)) /* the workspace admin's choice; else the default, below */
-		read_only = strcmp(svc_rows_get(rows, 0, ICOL_READ_ONLY), "1") == 0;
 	svc_rows_free(rows);
-	rows = NULL;
-	p[0] = svc_dbv_str(id);
-	if ((err = svc_db_run(ig->db, STMT_INTEG_DEF, p, 1, &rows, NULL)) < 0 || !rows || rows->nrows != 1) {
-		err = err < 0 ? err : SVC_E_NOT_FOUND;
-		goto done;
+	return err;
+}
+
+/*
+ * The URL's host is an API host of the integration; the credential the call uses (the user's, the
+ * platform's, or none where the integration takes none); read-only calls only (GET and HEAD) where
+ * the admin chose so, or by default with the platform's credential; what the credential adds.
+ */
+static int icall_credential(struct icall *ic, char **out)
+{
+	const struct svc_agent_integ *ig = ic->ig;
+	struct svc_dbv p = svc_dbv_str(ic->id);
+	struct svc_rows *rows = NULL;
+	const char *hosts;
+	int err;
+
+	if ((err = svc_db_run(ig->db, STMT_INTEG_DEF, &p, 1, &rows, NULL)) < 0 || !rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return err < 0 ? err : SVC_E_NOT_FOUND;
 	}
 	hosts = svc_rows_get(rows, 0, IDCOL_API_HOSTS);
-	if (!svc_integ_list_has(hosts, host)) {
-		*out = textf("denied: %.253s is not an API host of %s (allowed: %.300s)", host, id,
+	if (!svc_integ_list_has(hosts, ic->host)) {
+		*out = textf("denied: %.253s is not an API host of %s (allowed: %.300s)", ic->host, ic->id,
 			     hosts && *hosts ? hosts : "none");
 		err = SVC_E_FORBIDDEN;
-		goto done;
-	}
-	auth = svc_rows_get(rows, 0, IDCOL_AUTH_TYPES);
-	if ((err = svc_integ_credential(ig->db, ig->cfg, ig->user_id, id, ig->workspace_id, &cred)) < 0) {
+	} else if ((err = svc_integ_credential(ig->db, ig->cfg, ig->user_id, ic->id, ig->workspace_id, &ic->cred)) < 0) {
 		*out = textf(err == SVC_E_UNAUTHORIZED ? "the user's connection to %s expired: ask them to connect again"
 						       : "the credential of %s could not be used",
-			     id);
-		goto done;
-	}
-	if (cred.kind == SVC_INTEG_CRED_NONE && !svc_integ_list_has(auth, "none")) {
+			     ic->id);
+	} else if (ic->cred.kind == SVC_INTEG_CRED_NONE && !svc_integ_list_has(svc_rows_get(rows, 0, IDCOL_AUTH_TYPES), "none")) {
 		*out = textf("no credential for %s in this workspace: the user can connect their account for this "
-			     "workspace on the Integrations page, or a platform admin can allow the platform's here", id);
+			     "workspace on the Integrations page, or a platform admin can allow the platform's here", ic->id);
 		err = SVC_E_FORBIDDEN;
-		goto done;
 	}
+	svc_rows_free(rows);
+	if (err < 0)
+		return err;
 	/* read-only (GET and HEAD): the workspace admin's choice, by default so with the platform's credential */
-	if (read_only < 0)
-		read_only = cred.kind != SVC_INTEG_CRED_USER && cred.kind != SVC_INTEG_CRED_NONE;
-	if (read_only && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		*out = textf("denied: %s is read-only in this workspace (GET and HEAD only)%s", id,
-			     cred.kind == SVC_INTEG_CRED_USER ? ""
-							      : "; a workspace admin can allow writes on the Integrations page");
-		err = SVC_E_FORBIDDEN;
-		goto done;
+	if (ic->read_only < 0)
+		ic->read_only = ic->cred.kind != SVC_INTEG_CRED_USER && ic->cred.kind != SVC_INTEG_CRED_NONE;
+	if (ic->read_only && strcmp(ic->method, "GET") != 0 && strcmp(ic->method, "HEAD") != 0) {
+		*out = textf("denied: %s is read-only in this workspace (GET and HEAD only)%s", ic->id,
+			     ic->cred.kind == SVC_INTEG_CRED_USER ? ""
+								  : "; a workspace admin can allow writes on the Integrations page");
+		return SVC_E_FORBIDDEN;
 	}
-	if ((err = svc_agent_integ_inject(&cred, &inj)) < 0) {
-		*out = textf("the credential of %s could not be used", id);
-		goto done;
-	}
-	/* the request: the model's headers (none that the credential sets), then the credential's */
-	if (headers) {
-		json_object_object_foreach(headers, key, val)
+	if ((err = svc_agent_integ_inject(&ic->cred, &ic->inj)) < 0)
+		*out = textf("the credential of %s could not be used", ic->id);
+	return err;
+}
+
+/* The request: the model's headers (none that the credential sets), then the credential's; its query after the model's. */
+static int icall_request(struct icall *ic, char **out)
+{
+	size_t i;
+	int err;
+
+	if (ic->headers) {
+		json_object_object_foreach(ic->headers, key, val)
 		{
 			int injected = 0;
-			for (i = 0; i < inj.nheaders; i++)
-				if (strncasecmp(inj.headers[i], key, strlen(key)) == 0 && inj.headers[i][strlen(key)] == ':')
+			for (i = 0; i < ic->inj.nheaders; i++)
+				if (strncasecmp(ic->inj.headers[i], key, strlen(key)) == 0 && ic->inj.headers[i][strlen(key)] == ':')
 					injected = 1;
 			if (!header_name_valid(key) || forbidden_header(key) || injected ||
 			    !json_object_is_type(val, json_type_string)) {
 				*out = textf("the header \"%.64s\" may not be set (credentials are added by the server)", key);
-				err = SVC_E_FORBIDDEN;
-				goto done;
+				return SVC_E_FORBIDDEN;
 			}
-			if ((err = add_header(&list, key, json_object_get_string(val))) < 0) {
+			if ((err = add_header(&ic->list, key, json_object_get_string(val))) < 0) {
 				*out = textf("the header \"%.64s\" is not valid", key);
-				goto done;
+				return err;
 			}
 		}
 	}
-	for (i = 0; i < inj.nheaders; i++) {
-		struct curl_slist *n = curl_slist_append(list, inj.headers[i]);
-		if (!n) {
-			err = SVC_E_INTERNAL;
-			goto done;
-		}
-		list = n;
+	for (i = 0; i < ic->inj.nheaders; i++) {
+		struct curl_slist *n = curl_slist_append(ic->list, ic->inj.headers[i]);
+		if (!n)
+			return SVC_E_INTERNAL;
+		ic->list = n;
 	}
 	/* the credential's query parameters go after the model's (a fragment is never sent anyway) */
-	if ((err = svc_buf_add(&full_url, url, strcspn(url, "#"))) < 0 ||
-	    (inj.query.len && ((err = svc_buf_adds(&full_url, strchr(svc_buf_str(&full_url), '?') ? "&" : "?")) < 0 ||
-			       (err = svc_buf_add(&full_url, inj.query.data, inj.query.len)) < 0)))
-		goto done;
-	/* recorded before it starts (xray's active and stuck calls) */
-	rest = url + (url[4] == 's' ? 8 : 7);
+	if ((err = svc_buf_add(&ic->full_url, ic->url, strcspn(ic->url, "#"))) < 0 ||
+	    (ic->inj.query.len &&
+	     ((err = svc_buf_adds(&ic->full_url, strchr(svc_buf_str(&ic->full_url), '?') ? "&" : "?")) < 0 ||
+	      (err = svc_buf_add(&ic->full_url, ic->inj.query.data, ic->inj.query.len)) < 0)))
+		return err;
+	return 0;
+}
+
+/* Records the call in integration_calls before it starts (xray's active and stuck calls). */
+static int icall_record(struct icall *ic)
+{
+	const struct svc_agent_integ *ig = ic->ig;
+	char path[URL_MAX + 1];
+	const char *rest;
+	struct svc_dbv p[8];
+	int err;
+
+	rest = ic->url + (ic->url[4] == 's' ? 8 : 7);
 	rest += strcspn(rest, "/?#");
 	snprintf(path, sizeof path, "%s", *rest ? rest : "/");
 	path[strcspn(path, "?#")] = '\0';
-	if ((err = svc_uuid_v4(call_id)) < 0)
-		goto done;
-	p[0] = svc_dbv_str(call_id);
-	p[1] = svc_dbv_str(id);
+	if ((err = svc_uuid_v4(ic->call_id)) < 0)
+		return err;
+	p[0] = svc_dbv_str(ic->call_id);
+	p[1] = svc_dbv_str(ic->id);
 	p[2] = svc_dbv_str(ig->user_id);
 	p[3] = svc_dbv_str(ig->project_id);
-	p[4] = svc_dbv_str(cred_kind_name(&cred));
-	p[5] = svc_dbv_str(method);
-	p[6] = svc_dbv_str(host);
+	p[4] = svc_dbv_str(cred_kind_name(&ic->cred));
+	p[5] = svc_dbv_str(ic->method);
+	p[6] = svc_dbv_str(ic->host);
 	p[7] = svc_dbv_str(path);
 	if ((err = svc_db_run(ig->db, STMT_INTEG_CALL_START, p, 8, NULL, NULL)) < 0)
-		goto done;
-	recorded = 1;
-	if (!(c = curl_easy_init())) {
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
-	svc_outbound_policy_load(ig->cfg, &policy);
+		return err;
+	ic->recorded = 1;
+	return 0;
+}
+
+/* Makes the call through the SSRF guard, no redirects, within the timeout. Returns 0 or the failure with its reason in *out. */
+static int icall_perform(struct icall *ic, char **out)
+{
+	struct svc_outbound_policy policy;
+	struct svc_outbound_guard guard;
+	CURL *c;
+	CURLcode rc;
+	int err;
+
+	c = ic->c = curl_easy_init();
+	if (!c)
+		return SVC_E_INTERNAL;
+	svc_outbound_policy_load(ic->ig->cfg, &policy);
 	if ((err = svc_outbound_curl(c, &policy, &guard)) < 0)
-		goto done;
-	curl_easy_setopt(c, CURLOPT_URL, svc_buf_str(&full_url));
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, allow_http ? "http,https" : "https");
+		return err;
+	curl_easy_setopt(c, CURLOPT_URL, svc_buf_str(&ic->full_url));
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, ic->allow_http ? "http,https" : "https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_secs);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, ic->timeout_secs);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "svc-integration");
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	if (body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	} else if (strcmp(method, "GET") == 0) {
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, ic->method);
+	if (ic->body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, ic->body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(ic->body));
+	} else if (strcmp(ic->method, "GET") == 0) {
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-	} else if (strcmp(method, "HEAD") == 0) {
+	} else if (strcmp(ic->method, "HEAD") == 0) {
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, ic->list);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ic->a);
 	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	if (rc != CURLE_OK) {
-		if (guard.refused) {
-			error = "refused";
-			*out = textf("denied: %.253s is a %s address, which svc does not call", host,
-				     svc_net_kind_name(guard.kind));
-			err = SVC_E_FORBIDDEN;
-		} else if (a.too_large) {
-			error = "too_large";
-			*out = textf("the answer of %.253s is larger than %zu bytes; ask for less", host, a.body.max);
-			err = SVC_E_TOO_LARGE;
-		} else if (rc == CURLE_OPERATION_TIMEDOUT) {
-			error = "timeout";
-			*out = textf("%.253s did not answer within %ld s", host, timeout_secs);
-			err = SVC_E_UNAVAILABLE;
-		} else {
-			error = "network";
-			*out = textf("the call to %.253s failed: %s", host, curl_easy_strerror(rc));
-			err = SVC_E_UNAVAILABLE;
-		}
-		goto done;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ic->status);
+	if (rc == CURLE_OK)
+		return 0;
+	if (guard.refused) {
+		ic->error = "refused";
+		*out = textf("denied: %.253s is a %s address, which svc does not call", ic->host, svc_net_kind_name(guard.kind));
+		return SVC_E_FORBIDDEN;
 	}
-	{
-		char *ct = NULL;
-		struct svc_buf res;
-		curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
-		snprintf(a.content_type, sizeof a.content_type, "%s", ct ? ct : "none");
-		if (svc_buf_add(&a.body, "", 0) < 0) {
-			err = SVC_E_INTERNAL;
-			goto done;
-		}
-		if ((err = svc_agent_integ_scrub(&inj, &a.body)) < 0)
-			goto done;
-		svc_buf_init(&res, a.body.len + 256);
-		if (svc_buf_addf(&res, "HTTP %ld\ncontent-type: %s\n\n", status, a.content_type) < 0 ||
-		    svc_buf_add(&res, a.body.data ? a.body.data : "", a.body.len) < 0) {
-			svc_buf_dispose(&res);
-			err = SVC_E_INTERNAL;
-			goto done;
-		}
-		*out = svc_buf_detach(&res, NULL);
+	if (ic->a.too_large) {
+		ic->error = "too_large";
+		*out = textf("the answer of %.253s is larger than %zu bytes; ask for less", ic->host, ic->a.body.max);
+		return SVC_E_TOO_LARGE;
 	}
-	err = 0;
-done:
-	if (recorded)
-		call_end(ig->db, call_id, status, error ? error : (err < 0 ? "failed" : NULL));
-	svc_buf_wipe(&a.body);
-	svc_integ_cred_dispose(&cred);
-	svc_agent_integ_inject_dispose(&inj);
-	svc_buf_wipe(&full_url);
-	if (list) {
+	if (rc == CURLE_OPERATION_TIMEDOUT) {
+		ic->error = "timeout";
+		*out = textf("%.253s did not answer within %ld s", ic->host, ic->timeout_secs);
+		return SVC_E_UNAVAILABLE;
+	}
+	ic->error = "network";
+	*out = textf("the call to %.253s failed: %s", ic->host, curl_easy_strerror(rc));
+	return SVC_E_UNAVAILABLE;
+}
+
+/* The answer for the model: "HTTP <status>\ncontent-type: <type>\n\n<body>", every copy of the credential replaced. */
+static int icall_answer(struct icall *ic, char **out)
+{
+	struct svc_buf res;
+	char *ct = NULL;
+	int err;
+
+	curl_easy_getinfo(ic->c, CURLINFO_CONTENT_TYPE, &ct);
+	snprintf(ic->a.content_type, sizeof ic->a.content_type, "%s", ct ? ct : "none");
+	if (svc_buf_add(&ic->a.body, "", 0) < 0)
+		return SVC_E_INTERNAL;
+	if ((err = svc_agent_integ_scrub(&ic->inj, &ic->a.body)) < 0)
+		return err;
+	svc_buf_init(&res, ic->a.body.len + 256);
+	if (svc_buf_addf(&res, "HTTP %ld\ncontent-type: %s\n\n", ic->status, ic->a.content_type) < 0 ||
+	    svc_buf_add(&res, ic->a.body.data ? ic->a.body.data : "", ic->a.body.len) < 0) {
+		svc_buf_dispose(&res);
+		return SVC_E_INTERNAL;
+	}
+	*out = svc_buf_detach(&res, NULL);
+	return 0;
+}
+
+/* Records how a recorded call ended and frees (and wipes) what the call held. */
+static void icall_dispose(struct icall *ic, int err)
+{
+	if (ic->recorded)
+		call_end(ic->ig->db, ic->call_id, ic->status, ic->error ? ic->error : (err < 0 ? "failed" : NULL));
+	svc_buf_wipe(&ic->a.body);
+	svc_integ_cred_dispose(&ic->cred);
+	svc_agent_integ_inject_dispose(&ic->inj);
+	svc_buf_wipe(&ic->full_url);
+	if (ic->list) {
 		struct curl_slist *n;
-		for (n = list; n; n = n->next)
+		for (n = ic->list; n; n = n->next)
 			OPENSSL_cleanse(n->data, strlen(n->data));
-		curl_slist_free_all(list);
+		curl_slist_free_all(ic->list);
 	}
-	if (c)
-		curl_easy_cleanup(c);
-	svc_rows_free(rows);
+	if (ic->c)
+		curl_easy_cleanup(ic->c);
+}
+
+int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_object *args, char **out)
+{
+	struct icall ic;
+	int err;
+
+	*out = NULL;
+	icall_init(&ic, ig, args);
+	if ((err = icall_check_args(&ic, out)) == 0 && (err = icall_check_enabled(&ic, out)) == 0 &&
+	    (err = icall_credential(&ic, out)) == 0 && (err = icall_request(&ic, out)) == 0 &&
+	    (err = icall_record(&ic)) == 0 && (err = icall_perform(&ic, out)) == 0)
+		err = icall_answer(&ic, out);
+	icall_dispose(&ic, err);
 	if (!*out && err < 0)
 		*out = textf("the integration call failed");
 	return err;

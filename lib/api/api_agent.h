@@ -1,11 +1,8 @@
-/* api_agent.h: the agent's HTTP handlers beyond lib/api/api.h (stop, plans, workspace providers) and its background job. */
+/* api_agent.h: the agent's HTTP handlers beyond lib/api/api.h (stop, plans, workspace providers, credits); the turn itself is lib/agent/turn.h. */
 #ifndef SVC_API_AGENT_H
 #define SVC_API_AGENT_H
 
-#include <stddef.h>
-
 #include "api/api.h"
-#include "db/jobs.h"
 
 /*
  * Handlers; each answers as docs/api.md says, besides the router's statuses.
@@ -42,55 +39,5 @@ enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
 extern const struct svc_body svc_api_ai_provider_put_body;
 enum svc_err svc_api_credits_get(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_credits_put(struct svc_req *req, struct svc_resp *resp);
-
-/*
- * Spend accounting of a workspace's AI credit (lib/api/api_credits.c; US
- * dollars, stored with 6 decimals). svc_credit_exhausted() returns 1 when
- * workspace `wid` has spent its limit or more, else 0, and writes the limit
- * into *out_limit (SVC_DEFAULT_CREDIT_USD when the workspace has none, or
- * when the credit cannot be read, which counts as nothing spent).
- * svc_credit_add_spend() adds `cost` to what `wid` spent (nothing for 0 or
- * less; a failure is logged, never returned).
- */
-int svc_credit_exhausted(struct svc_db *db, const struct svc_config *cfg, const char *wid, double *out_limit);
-void svc_credit_add_spend(struct svc_db *db, const char *wid, double cost);
-
-/*
- * The svc_job_fn of SVC_JOB_FIRST_PROMPT (lib/project/project.h, queued by
- * svc_project_queue_first_prompt()); `ctx` is the worker's struct
- * svc_ctx. Runs the turn as a chat message would (same timeline, lock,
- * credits, provider, commit) without a client. Returns 0 once the turn ran,
- * whatever its outcome (a model error is in the timeline), SVC_E_CONFLICT
- * while another generation runs in the chat (the job is retried), 0 for a
- * project or chat deleted since, or DB errors.
- */
-int svc_chat_job_first_prompt(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
-
-/*
- * Which provider a workspace's turns use: the workspace's own
- * (workspace_ai_providers), else the instance default (SVC_AI_*). Strings
- * are owned by the struct; api_key is cleansed by svc_ai_provider_dispose().
- */
-struct svc_ai_provider {
-	char protocol[16];       /* "openai" or "anthropic" */
-	char *base_url;          /* "" when no provider is configured anywhere */
-	char *model;
-	char *allowed_models;    /* comma-separated; "" = any model */
-	char *api_key;           /* plaintext, "" when none */
-	size_t api_key_len;
-	int from_workspace;      /* 1 = the workspace's own */
-};
-
-/*
- * Fills `out` for workspace `wid`. Errors: SVC_E_UNAVAILABLE (a stored key
- * cannot be opened because ENCRYPTION_KEY is missing), SVC_E_VALIDATION (a
- * stored key does not open), DB errors, SVC_E_INTERNAL. `out` must be
- * disposed on success only.
- */
-int svc_ai_provider_resolve(struct svc_db *db, const struct svc_config *cfg, const char *wid,
-			    struct svc_ai_provider *out);
-
-/* Frees the strings and cleanses the key. */
-void svc_ai_provider_dispose(struct svc_ai_provider *p);
 
 #endif

@@ -1,8 +1,9 @@
-/* api_ai_provider.c: a workspace's own model provider (GET/PUT /workspaces/:wid/ai-provider) and the choice of provider per turn. */
+/* api_ai_provider.c: a workspace's own model provider (GET/PUT /workspaces/:wid/ai-provider); the choice of provider per turn is lib/agent/provider.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/turn.h"
 #include "api/api_agent.h"
 #include "api/api_integrations.h"
 #include "auth/crypto.h"
@@ -11,71 +12,8 @@
 #include "core/json.h"
 #include "core/log.h"
 
-#define TABLE "workspace_ai_providers"
+#define TABLE SVC_AGENT_PROVIDER_TABLE
 #define MAX_ALLOWED 50
-
-static char *dup(const char *s)
-{
-	return strdup(s ? s : "");
-}
-
-void svc_ai_provider_dispose(struct svc_ai_provider *p)
-{
-	free(p->base_url);
-	free(p->model);
-	free(p->allowed_models);
-	if (p->api_key)
-		svc_crypto_free_secret(p->api_key, p->api_key_len);
-	memset(p, 0, sizeof *p);
-}
-
-int svc_ai_provider_resolve(struct svc_db *db, const struct svc_config *cfg, const char *wid,
-			    struct svc_ai_provider *out)
-{
-	struct svc_rows *rows = NULL;
-	struct svc_dbv p = svc_dbv_str(wid);
-	struct svc_ai_provider r;
-	const char *key;
-	int error;
-
-	memset(&r, 0, sizeof r);
-	if ((error = svc_db_run(db, STMT_AGENT_PROVIDER_GET, &p, 1, &rows, NULL)) < 0)
-		return error;
-	if (rows && rows->nrows == 1) {
-		snprintf(r.protocol, sizeof r.protocol, "%s", svc_rows_get(rows, 0, PVCOL_PROTOCOL));
-		r.base_url = dup(svc_rows_get(rows, 0, PVCOL_BASE_URL));
-		r.model = dup(svc_rows_get(rows, 0, PVCOL_MODEL));
-		r.allowed_models = dup(svc_rows_get(rows, 0, PVCOL_ALLOWED_MODELS));
-		r.from_workspace = 1;
-		key = svc_rows_get(rows, 0, PVCOL_API_KEY);
-		if (key && key[0]) {
-			if ((error = svc_crypto_open_secret(db, cfg, wid, TABLE, "api_key", wid, key, &r.api_key,
-							    &r.api_key_len)) < 0) {
-				svc_log_error("agent: the stored API key of workspace %s does not open", wid);
-				goto done;
-			}
-		} else {
-			r.api_key = dup("");
-		}
-	} else {
-		snprintf(r.protocol, sizeof r.protocol, "%s", cfg->ai_protocol[0] ? cfg->ai_protocol : "openai");
-		r.base_url = dup(cfg->ai_base_url);
-		r.model = dup(cfg->ai_model);
-		r.allowed_models = dup(cfg->ai_models);
-		r.api_key = dup(cfg->ai_api_key);
-		r.api_key_len = strlen(r.api_key ? r.api_key : "");
-	}
-	if (!r.base_url || !r.model || !r.allowed_models || !r.api_key) {
-		error = SVC_E_INTERNAL;
-		goto done;
-	}
-	*out = r;
-	memset(&r, 0, sizeof r);
-done:
-	svc_ai_provider_dispose(&r);
-	svc_rows_free(rows);
-	return error;
-}
 
 /* Only workspace admins and owners see or change the provider. */
 static int admin_only(struct svc_req *req, struct svc_resp *resp, const char *wid)

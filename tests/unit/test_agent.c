@@ -14,6 +14,7 @@
 
 #include "agent/agent.h"
 #include "agent/history.h"
+#include "agent/turn.h"
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/util.h"
@@ -1475,12 +1476,78 @@ static void test_agent_history_db_error_propagates(void)
 	svc_config_dispose(&cfg);
 }
 
+/*
+ * A chat turn whose history cannot be read is refused before its stream with
+ * SVC_E_UNAVAILABLE (503, Retry-After) whatever the database said, and leaves
+ * nothing behind: the soak of bench/README.md met a failure that was not a lost
+ * connection (a temporary table removed under MariaDB), which lib/db answers
+ * SVC_E_INTERNAL. Here a temporary table of this session shadows chat_summaries,
+ * so the history's first query fails to prepare (unknown column, 1054).
+ */
+static void test_agent_chat_open_history_failure_is_unavailable(void)
+{
+	const char *user = "00000000-0000-4000-8000-0000000c4a71", *ws = "00000000-0000-4000-8000-0000000c4a72";
+	const char *project = "00000000-0000-4000-8000-0000000c4a73", *chat_id = "00000000-0000-4000-8000-0000000c4a74";
+	struct svc_agent_chat_spec spec;
+	struct svc_agent_chat *chat = NULL;
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	const char *field = "x";
+	char errbuf[256], msg[512];
+	int64_t last = -1;
+
+	if (!getenv("SVC_CONFIG") && !getenv("SVC_DB_SOCKET")) {
+		CU_ASSERT_PTR_NULL(getenv("SVC_TEST_REQUIRE_DB"));
+		return;
+	}
+	CU_ASSERT_FATAL(svc_config_load(&cfg, errbuf, sizeof errbuf) == 0);
+	CU_ASSERT_FATAL(svc_db_open(&cfg, &db) == 0);
+	svc_db_exec_script(db, "DELETE FROM users WHERE id = '00000000-0000-4000-8000-0000000c4a71'");
+	CU_ASSERT_EQUAL_FATAL(svc_db_exec_script(db,
+		"INSERT INTO users (id, email, created_at, updated_at) VALUES ('00000000-0000-4000-8000-0000000c4a71', "
+		"'history-failure@unit.invalid', NOW(3), NOW(3));"
+		"INSERT INTO workspaces (id, name, kind, created_by, created_at, updated_at) VALUES "
+		"('00000000-0000-4000-8000-0000000c4a72', 'unit', 'personal', '00000000-0000-4000-8000-0000000c4a71', NOW(3), NOW(3));"
+		"INSERT INTO projects (id, workspace_id, slug, name, created_by, created_at, updated_at) VALUES "
+		"('00000000-0000-4000-8000-0000000c4a73', '00000000-0000-4000-8000-0000000c4a72', 'unit-history-failure', 'unit', "
+		"'00000000-0000-4000-8000-0000000c4a71', NOW(3), NOW(3));"
+		"INSERT INTO chats (id, project_id, mode, created_by, created_at, updated_at) VALUES "
+		"('00000000-0000-4000-8000-0000000c4a74', '00000000-0000-4000-8000-0000000c4a73', 'chat', "
+		"'00000000-0000-4000-8000-0000000c4a71', NOW(3), NOW(3))"), 0);
+	memset(&spec, 0, sizeof spec);
+	spec.project_id = project;
+	spec.workspace_id = ws;
+	spec.chat_id = chat_id;
+	spec.user_id = user;
+	spec.text = "hello";
+	spec.mode = "chat";
+	/* the history cannot be read: 503, no user.message stored, the lock released */
+	CU_ASSERT_EQUAL_FATAL(svc_db_exec_script(db, "CREATE TEMPORARY TABLE chat_summaries (x INT)"), 0);
+	CU_ASSERT_EQUAL(svc_agent_chat_open(db, &cfg, &spec, &chat, &field, msg, sizeof msg), SVC_E_UNAVAILABLE);
+	CU_ASSERT_PTR_NULL(chat);
+	CU_ASSERT_PTR_NULL(field);
+	CU_ASSERT_EQUAL(svc_db_exec_script(db, "DROP TEMPORARY TABLE chat_summaries"), 0);
+	CU_ASSERT_EQUAL(svc_agent_history_last_event(db, chat_id, &last), 0);
+	CU_ASSERT_EQUAL(last, 0);
+	/* once it can be read, the same chat's turn opens (no lock was left behind) and stores its message */
+	CU_ASSERT_EQUAL(svc_agent_chat_open(db, &cfg, &spec, &chat, &field, msg, sizeof msg), 0);
+	CU_ASSERT_PTR_NOT_NULL(chat);
+	svc_agent_chat_close(chat);
+	CU_ASSERT_EQUAL(svc_agent_history_last_event(db, chat_id, &last), 0);
+	CU_ASSERT(last > 0);
+	svc_db_exec_script(db, "DELETE FROM users WHERE id = '00000000-0000-4000-8000-0000000c4a71'");
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+}
+
 SVC_TEST_SUITE(agent)
 {
 	CU_pSuite s = CU_add_suite("agent", NULL, agent_suite_cleanup);
 
 	CU_add_test(s, "test_agent_sse_whole_stream", test_agent_sse_whole_stream);
 	CU_add_test(s, "test_agent_history_db_error_propagates", test_agent_history_db_error_propagates);
+	CU_add_test(s, "test_agent_chat_open_history_failure_is_unavailable",
+		    test_agent_chat_open_history_failure_is_unavailable);
 	CU_add_test(s, "test_agent_sse_byte_by_byte", test_agent_sse_byte_by_byte);
 	CU_add_test(s, "test_agent_sse_random_splits", test_agent_sse_random_splits);
 	CU_add_test(s, "test_agent_sse_overlong_line", test_agent_sse_overlong_line);

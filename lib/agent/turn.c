@@ -1,0 +1,676 @@
+/* turn.c: one chat turn, from the stored user message to its final event: lock, provider, credit, history, the agent, commit, spend, plan; streamed to a client or run for a queued job. */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/credits.h"
+#include "agent/history.h"
+#include "agent/turn.h"
+#include "auth/internal.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/outbound.h"
+#include "project/project.h"
+#include "project/publish.h"
+#include "project/quota.h"
+#include "project/repo.h"
+
+/*
+ * A comment line after 1 s of silence. lighttpd and Apache learn that a
+ * client left only when a write to it fails, and only then close our FastCGI
+ * connection (which tick() watches): without a write, a model that thinks
+ * silently would go on generating for nothing. The comments also keep
+ * lighttpd's server.max-write-idle and proxies' idle timeouts from ending a
+ * quiet stream. docs/operations.md "Chat streams and cancellation".
+ */
+#define KEEPALIVE_MS 1000
+#define HEARTBEAT_MS 10000      /* generation lock refresh; a lock older than 90 s is stale */
+#define STOP_POLL_MS 500        /* how often a stop request from another process is looked for */
+#define DELTA_STORE_MAX (1024 * 1024)
+
+/* State of one turn, shared by the agent's callbacks; resp is NULL when no client watches (a queued turn). */
+struct svc_agent_chat {
+	struct svc_db *db;
+	const struct svc_config *cfg;
+	struct svc_agent_chat_spec spec;
+	struct svc_resp *resp;
+	int fcgi_fd;                   /* the FastCGI connection, watched for the client leaving; -1 when none */
+	const char *chat_id;
+	char turn_id[37];
+	int client_gone;
+	int stop_requested;
+	int64_t last_heartbeat_ms;
+	int64_t last_stop_poll_ms;
+	struct svc_buf deltas;         /* consecutive assistant.message_delta text, stored as one row */
+	char *final_text;              /* the assistant.message text, for plans */
+	struct svc_agent_provider_choice prov;
+	int have_prov, locked;
+	struct json_object *history;   /* the conversation before this turn (svc_agent_history_load()) */
+	size_t history_chars;
+	int64_t up_to;                 /* the last event before this turn */
+	char dir[2048];                /* the project's files */
+};
+
+/* What a turn's run produced, passed between its steps. */
+struct outcome {
+	int rc;                        /* what the agent (or compaction) returned */
+	struct svc_agent_result result;
+	int changed;                   /* the commit changed files */
+	char sha[41];
+};
+
+static int store_event(struct svc_agent_chat *t, const char *type, struct json_object *event)
+{
+	return svc_chat_event_store(t->db, t->chat_id, t->turn_id, type, event);
+}
+
+/* Stores the text deltas gathered so far as one assistant.message_delta event of the timeline. */
+static void flush_deltas(struct svc_agent_chat *t)
+{
+	struct json_object *o;
+
+	if (!t->deltas.len)
+		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "delta", json_object_new_string_len(t->deltas.data, (int)t->deltas.len));
+	json_object_object_add(o, "type", json_object_new_string("assistant.message_delta"));
+	if (store_event(t, "assistant.message_delta", o) < 0)
+		svc_log_error("chat: cannot store deltas of turn %s", t->turn_id);
+	json_object_put(o);
+	svc_buf_reset(&t->deltas);
+}
+
+/* Sends one event to the client (unless it has gone or there is none) and records it in the timeline. */
+static int emit(void *ctx, const char *type, struct json_object *payload)
+{
+	struct svc_agent_chat *t = ctx;
+	struct json_object *ev = json_object_new_object();
+	int err = 0;
+
+	json_object_object_foreach(payload, key, val)
+		json_object_object_add(ev, key, json_object_get(val));
+	if (strcmp(type, "assistant.message_delta") == 0) {
+		const char *d = svc_json_str(payload, "delta");
+		if (d && svc_buf_adds(&t->deltas, d) == SVC_E_TOO_LARGE) {
+			flush_deltas(t);
+			svc_buf_adds(&t->deltas, d);
+		}
+	} else {
+		flush_deltas(t);
+		json_object_object_add(ev, "type", json_object_new_string(type));
+		if (store_event(t, type, ev) < 0)
+			svc_log_error("chat: cannot store %s of turn %s", type, t->turn_id);
+		if (strcmp(type, "assistant.message") == 0 && svc_json_str(payload, "text")) {
+			free(t->final_text);
+			t->final_text = strdup(svc_json_str(payload, "text"));
+		}
+	}
+	if (t->resp && !t->client_gone && svc_sse_event(t->resp, type, ev) < 0)
+		t->client_gone = 1;
+	json_object_put(ev);
+	if (t->client_gone)
+		err = SVC_E_CLIENT_GONE;
+	return err;
+}
+
+/*
+ * Whether the web server closed our FastCGI connection (its client left):
+ * lighttpd closes it at once, which shows as POLLRDHUP/POLLHUP. The request
+ * body has been read, so pending input is at most the empty end-of-stdin
+ * record or an FCGI_ABORT_REQUEST, neither of which alone means "gone".
+ */
+static int peer_closed(int fd)
+{
+	struct pollfd pfd;
+
+	if (fd < 0)
+		return 0;
+	pfd.fd = fd;
+	pfd.events = POLLIN | POLLRDHUP;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) <= 0)
+		return 0;
+	return (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/* The agent's tick: the client still there, the lock's heartbeat, a stop requested from any process. */
+static int tick(void *ctx)
+{
+	struct svc_agent_chat *t = ctx;
+	int64_t now = svc_mono_ms();
+	struct svc_dbv p[2];
+
+	if (t->resp && !t->client_gone &&
+	    (peer_closed(t->fcgi_fd) || svc_sse_keepalive(t->resp, KEEPALIVE_MS) < 0))
+		t->client_gone = 1;
+	if (t->client_gone)
+		return SVC_E_CLIENT_GONE;
+	p[0] = svc_dbv_str(t->chat_id);
+	p[1] = svc_dbv_str(t->turn_id);
+	if (now - t->last_heartbeat_ms >= HEARTBEAT_MS) {
+		t->last_heartbeat_ms = now;
+		svc_db_run(t->db, STMT_GEN_HEARTBEAT, p, 2, NULL, NULL);
+	}
+	if (now - t->last_stop_poll_ms >= STOP_POLL_MS) {
+		struct svc_rows *rows = NULL;
+		t->last_stop_poll_ms = now;
+		if (svc_db_run(t->db, STMT_GEN_STOP_REQUESTED, p, 2, &rows, NULL) == 0 && rows &&
+		    rows->nrows == 1 && svc_rows_get(rows, 0, GSCOL_STOP_REQUESTED) &&
+		    strcmp(svc_rows_get(rows, 0, GSCOL_STOP_REQUESTED), "1") == 0)
+			t->stop_requested = 1;
+		svc_rows_free(rows);
+	}
+	return t->stop_requested ? SVC_E_CANCELLED : 0;
+}
+
+/* A chat title from the first message: its first line, at most 60 characters. */
+static void title_from(const char *text, char *out, size_t max)
+{
+	size_t o = 0, cps = 0;
+
+	while (*text == ' ' || *text == '\n' || *text == '\t' || *text == '\r')
+		text++;
+	for (; *text && *text != '\n' && o + 4 < max; text++) {
+		if (((unsigned char)*text & 0xc0) != 0x80 && ++cps > 60)
+			break;
+		out[o++] = *text;
+	}
+	out[o] = '\0';
+}
+
+int svc_agent_chat_get(struct svc_db *db, const char *chat_id, const char *project_id, struct svc_rows **out)
+{
+	struct svc_dbv p[2] = { svc_dbv_str(chat_id), svc_dbv_str(project_id) };
+	struct svc_rows *rows = NULL;
+	int err = svc_db_run(db, STMT_CHAT_GET, p, 2, &rows, NULL);
+
+	if (err < 0)
+		return err;
+	if (!rows || rows->nrows != 1) {
+		svc_rows_free(rows);
+		return SVC_E_NOT_FOUND;
+	}
+	*out = rows;
+	return 0;
+}
+
+/* Emits the final `error` event {error, message}. */
+static void emit_error(struct svc_agent_chat *t, int code, const char *message)
+{
+	struct json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "error", json_object_new_string(svc_err_code(code)));
+	json_object_object_add(e, "message", json_object_new_string(message && message[0] ? message : svc_err_message(code)));
+	emit(t, "error", e);
+	json_object_put(e);
+}
+
+/*
+ * What the chat's mode means for this turn (SVC_AI_MODES, docs/agent.md
+ * "Custom modes"): sets at->all_tools and, for a custom mode with a prompt
+ * file, *out_extra (malloc'd, at most SVC_AGENT_PROMPT_EXTRA_MAX bytes; the
+ * caller frees it). A malformed table or an unreadable file is logged and the
+ * turn goes on as chat would / without the addition.
+ */
+static void apply_mode(const struct svc_config *cfg, const char *mode, struct svc_agent_turn *at, char **out_extra)
+{
+	struct svc_agent_mode m;
+	char msg[256], *text = NULL;
+	size_t n;
+	FILE *f;
+
+	*out_extra = NULL;
+	if (svc_agent_mode_lookup(svc_config_get(cfg, "SVC_AI_MODES", ""), mode, &m, msg, sizeof msg) < 0) {
+		svc_log_error("chat: %s; mode %s runs as chat", msg, mode ? mode : "(none)");
+		return;
+	}
+	at->all_tools = m.build;
+	if (!m.prompt_file[0])
+		return;
+	if (!(f = fopen(m.prompt_file, "rb")) || !(text = malloc(SVC_AGENT_PROMPT_EXTRA_MAX + 1))) {
+		svc_log_error("chat: cannot read the prompt file %s of mode %s", m.prompt_file, m.name);
+		if (f)
+			fclose(f);
+		return;
+	}
+	n = fread(text, 1, SVC_AGENT_PROMPT_EXTRA_MAX, f);
+	if (ferror(f)) {
+		svc_log_error("chat: cannot read the prompt file %s of mode %s", m.prompt_file, m.name);
+		n = 0;
+	}
+	fclose(f);
+	text[n] = '\0';
+	*out_extra = text;
+}
+
+/* ---- the steps of a turn's run, in order (run_turn) ---- */
+
+/* Whether the turn may run at all: a provider, credit left. Emits the final error and returns -1 when not. */
+static int can_run(struct svc_agent_chat *t)
+{
+	char limit_text[64];
+	double limit;
+
+	if (!t->prov.base_url[0]) {
+		emit_error(t, SVC_E_NO_PROVIDER, "No AI provider is configured for this workspace.");
+		return -1;
+	}
+	if (svc_agent_credit_exhausted(t->db, t->cfg, t->spec.workspace_id, &limit)) {
+		snprintf(limit_text, sizeof limit_text, "The workspace has used its credit of %.2f USD.", limit);
+		emit_error(t, SVC_E_CREDIT, limit_text);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The bytes the agent's writes may fill: the repository quota and what the workspace's quota leaves
+ * (SVC_QUOTA_WORKSPACE_BYTES, as the turn starts; a tool error past it); 0 = no limit.
+ */
+static uint64_t repo_quota(struct svc_agent_chat *t)
+{
+	uint64_t now = 0, left = UINT64_MAX;
+
+	if (svc_quota_repo_room(t->db, t->cfg, t->spec.workspace_id, t->spec.project_id, t->dir, &now, &left) < 0)
+		return svc_quota_limit(t->cfg, NULL, SVC_QUOTA_REPO_BYTES);
+	return left == UINT64_MAX ? 0 : now + left;
+}
+
+/* Fills the agent's turn `at` for model `model` at prices `pin`/`pout`; *out_extra as apply_mode(). */
+static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pin, double pout,
+			  struct svc_outbound_policy *outbound, const struct svc_agent_integ *integ,
+			  struct svc_agent_turn *at, char **out_extra)
+{
+	memset(at, 0, sizeof *at);
+	at->provider.protocol = t->prov.protocol;
+	at->provider.base_url = t->prov.base_url;
+	at->provider.api_key = t->prov.api_key;
+	at->provider.model = model;
+	at->provider.price_input_per_mtok = pin;
+	at->provider.price_output_per_mtok = pout;
+	if (t->prov.from_workspace) {
+		/* a workspace's own base URL is a name its admin chose: SSRF guard (docs/operations.md) */
+		svc_outbound_policy_load(t->cfg, outbound);
+		at->provider.outbound = outbound;
+	}
+	at->project_dir = t->dir;
+	at->repo_quota_bytes = repo_quota(t);
+	at->mode = t->spec.mode;
+	apply_mode(t->cfg, t->spec.mode, at, out_extra);
+	at->prompt_extra = *out_extra;
+	at->history = t->history;
+	at->user_text = t->spec.text;
+	at->images = t->spec.images;
+	at->retry_max_secs = t->cfg->ai_retry_max_secs > 0 ? t->cfg->ai_retry_max_secs : -1;
+	at->idle_secs = (long)t->cfg->ai_idle_secs;
+	at->emit = emit;
+	at->tick = tick;
+	at->ctx = t;
+	at->integ = integ;
+}
+
+/* Compaction when the history outgrows the model's window, then the agent; the tokens of both are charged. */
+static void run_agent(struct svc_agent_chat *t, struct outcome *oc)
+{
+	const char *model = t->spec.model ? t->spec.model : t->prov.model;
+	struct svc_agent_integ integ = { t->db, t->cfg, t->spec.user_id, t->spec.project_id, t->spec.workspace_id };
+	struct svc_outbound_policy outbound;
+	struct svc_agent_result spent;
+	struct svc_agent_turn at;
+	char *prompt_extra = NULL;
+	double pin, pout;
+
+	memset(&spent, 0, sizeof spent);
+	svc_config_model_price(t->cfg, model, &pin, &pout);
+	agent_turn_of(t, model, pin, pout, &outbound, &integ, &at, &prompt_extra);
+	oc->rc = t->client_gone ? SVC_E_CLIENT_GONE : 0;
+	if (oc->rc == 0)
+		oc->rc = svc_agent_compact(t->db, t->chat_id, &at, svc_config_model_context(t->cfg, model), t->history_chars,
+					   t->up_to, &t->history, &spent, oc->result.message, sizeof oc->result.message);
+	if (oc->rc == 0)
+		oc->rc = svc_agent_run(&at, &oc->result);
+	free(prompt_extra);
+	flush_deltas(t);
+	spent.input_tokens += oc->result.input_tokens;
+	spent.output_tokens += oc->result.output_tokens;
+	svc_agent_credit_add_spend(t->db, t->spec.workspace_id,
+				   (double)spent.input_tokens * pin / 1e6 + (double)spent.output_tokens * pout / 1e6);
+}
+
+/* Whatever the outcome, files already written become one commit: nothing is lost. */
+static void commit_files(struct svc_agent_chat *t, struct outcome *oc)
+{
+	char cmsg[200], first[80];
+
+	title_from(t->spec.text, first, sizeof first);
+	snprintf(cmsg, sizeof cmsg, "Agent: %s", first);
+	if (svc_repo_commit_all(t->dir, cmsg, "svc agent", "agent@svc.invalid", oc->sha, &oc->changed) < 0)
+		svc_log_error("chat: commit of turn %s failed", t->turn_id);
+	if (oc->changed) {
+		struct svc_dbv p = svc_dbv_str(t->spec.project_id);
+		svc_db_run(t->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
+		svc_internal_notify_files(t->cfg, t->db, t->spec.project_id); /* the live document takes the change (svc-wsd) */
+		svc_preview_build_request(t->db, t->cfg, t->spec.project_id);
+	}
+}
+
+/* A plan turn's final message becomes the chat's plan (plan.created {plan}). */
+static void store_plan(struct svc_agent_chat *t)
+{
+	struct json_object *plan = NULL, *ev;
+	struct svc_dbv p[3];
+
+	if (svc_agent_plan_parse(t->final_text ? t->final_text : "", &plan) < 0)
+		return;
+	p[0] = svc_dbv_str(t->chat_id);
+	p[1] = svc_dbv_str(t->turn_id);
+	p[2] = svc_dbv_str(json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	if (svc_db_run(t->db, STMT_AGENT_PLAN_INSERT, p, 3, NULL, NULL) < 0)
+		svc_log_error("chat: cannot store the plan of turn %s", t->turn_id);
+	ev = json_object_new_object();
+	json_object_object_add(ev, "plan", plan);
+	emit(t, "plan.created", ev);
+	json_object_put(ev);
+}
+
+/* The final event: `error` for a failure, else session.task_complete (also after the client left: the timeline records how the turn ended). */
+static void finish(struct svc_agent_chat *t, const struct outcome *oc)
+{
+	struct json_object *done_ev;
+	int rc = oc->rc;
+
+	if (rc == SVC_E_NO_PROVIDER || rc == SVC_E_MODEL_UNAVAILABLE || rc == SVC_E_CREDIT ||
+	    (rc < 0 && rc != SVC_E_CLIENT_GONE && rc != SVC_E_CANCELLED)) {
+		int code = (rc == SVC_E_NO_PROVIDER || rc == SVC_E_MODEL_UNAVAILABLE || rc == SVC_E_CREDIT) ? rc
+													  : SVC_E_INTERNAL;
+		emit_error(t, code, oc->result.message);
+		return;
+	}
+	done_ev = json_object_new_object();
+	json_object_object_add(done_ev, "stopped", json_object_new_boolean(rc == SVC_E_CANCELLED || rc == SVC_E_CLIENT_GONE));
+	if (rc == SVC_E_CLIENT_GONE)
+		json_object_object_add(done_ev, "reason", json_object_new_string("client_gone"));
+	json_object_object_add(done_ev, "filesChanged", json_object_new_boolean(oc->changed));
+	json_object_object_add(done_ev, "commit", oc->changed ? json_object_new_string(oc->sha) : NULL);
+	emit(t, "session.task_complete", done_ev);
+	json_object_put(done_ev);
+}
+
+/*
+ * Everything between "the lock is held and the user message is stored" and
+ * the final event: credits, compaction, the agent, the commit, spend, plan.
+ */
+static void run_turn(struct svc_agent_chat *t)
+{
+	struct outcome oc;
+
+	memset(&oc, 0, sizeof oc);
+	t->last_heartbeat_ms = t->last_stop_poll_ms = svc_mono_ms();
+	if (can_run(t) < 0)
+		return;
+	run_agent(t, &oc);
+	commit_files(t, &oc);
+	if (oc.rc == 0 && t->spec.plan)
+		store_plan(t);
+	finish(t, &oc);
+}
+
+/* ---- before the stream ---- */
+
+/* A new turn's state for `spec` (turn id `turn_id`, or a new one when NULL) with the project's directory. */
+static int chat_new(struct svc_db *db, const struct svc_config *cfg, const struct svc_agent_chat_spec *spec,
+		    const char *turn_id, struct svc_agent_chat **out)
+{
+	struct svc_agent_chat *t = calloc(1, sizeof *t);
+	int err;
+
+	if (!t)
+		return SVC_E_INTERNAL;
+	svc_buf_init(&t->deltas, DELTA_STORE_MAX);
+	t->db = db;
+	t->cfg = cfg;
+	t->spec = *spec;
+	t->fcgi_fd = -1;
+	t->chat_id = spec->chat_id;
+	if (turn_id)
+		snprintf(t->turn_id, sizeof t->turn_id, "%s", turn_id);
+	if ((err = svc_project_dir(cfg, spec->project_id, t->dir, sizeof t->dir)) < 0 ||
+	    (!turn_id && (err = svc_uuid_v4(t->turn_id)) < 0)) {
+		svc_agent_chat_close(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+/*
+ * The conversation before this turn and its last event. Any failure to read them is
+ * SVC_E_UNAVAILABLE (503 with Retry-After before a stream; a queued turn runs again later): a
+ * read that failed for another reason than a lost or stalled connection (the soak of
+ * bench/README.md met a temporary table removed under MariaDB, which lib/db logs and answers
+ * SVC_E_INTERNAL) is as safe to try again, and a turn never runs without its history.
+ */
+static int load_history(struct svc_agent_chat *t)
+{
+	int err;
+
+	if ((err = svc_agent_history_load(t->db, t->chat_id, &t->history, &t->history_chars)) < 0 ||
+	    (err = svc_agent_history_last_event(t->db, t->chat_id, &t->up_to)) < 0)
+		return SVC_E_UNAVAILABLE;
+	return 0;
+}
+
+/* Stores the user.message event and names an untitled chat after it. */
+static int store_user_message(struct svc_agent_chat *t)
+{
+	struct json_object *ev = json_object_new_object();
+	struct svc_dbv p[2];
+	char title[256];
+	int err;
+
+	json_object_object_add(ev, "text", json_object_new_string(t->spec.text));
+	json_object_object_add(ev, "attachments",
+			       t->spec.attachments ? json_object_get(t->spec.attachments) : json_object_new_array());
+	json_object_object_add(ev, "type", json_object_new_string("user.message"));
+	err = store_event(t, "user.message", ev);
+	json_object_put(ev);
+	if (err < 0)
+		return err;
+	title_from(t->spec.text, title, sizeof title);
+	p[0] = svc_dbv_str(title);
+	p[1] = svc_dbv_str(t->chat_id);
+	svc_db_run(t->db, STMT_CHAT_TOUCH, p, 2, NULL, NULL);
+	return 0;
+}
+
+/* The provider and the model override, for a client: errors as svc_agent_chat_open() says. */
+static int open_provider(struct svc_agent_chat *t, const char **out_field, char *msg, size_t msgmax)
+{
+	int err;
+
+	if ((err = svc_agent_provider_choose(t->db, t->cfg, t->spec.workspace_id, &t->prov)) < 0) {
+		if (err == SVC_E_UNAVAILABLE || err == SVC_E_VALIDATION) {
+			err = SVC_E_UNAVAILABLE;
+			snprintf(msg, msgmax, "The workspace's AI provider key cannot be read.");
+		}
+		return err;
+	}
+	t->have_prov = 1;
+	if ((err = svc_agent_provider_check_model(t->cfg, &t->prov, t->spec.model, msg, msgmax)) < 0)
+		*out_field = "model";
+	return err;
+}
+
+/* One generation per chat, across every responder process; a few per user and workspace. */
+static int open_lock(struct svc_agent_chat *t, char *msg, size_t msgmax)
+{
+	int err = svc_agent_generation_claim(t->db, t->cfg, t->chat_id, t->turn_id, t->spec.user_id, t->spec.workspace_id);
+
+	if (err == SVC_E_CONFLICT)
+		snprintf(msg, msgmax, "A generation is already running in this chat.");
+	else if (err == SVC_E_RATE_LIMITED)
+		snprintf(msg, msgmax, "Too many answers are being written at once for you or your workspace; "
+				      "wait for one to finish.");
+	if (err == 0)
+		t->locked = 1;
+	return err;
+}
+
+int svc_agent_chat_open(struct svc_db *db, const struct svc_config *cfg, const struct svc_agent_chat_spec *spec,
+			struct svc_agent_chat **out, const char **out_field, char *msg, size_t msgmax)
+{
+	struct svc_agent_chat *t = NULL;
+	int err;
+
+	*out_field = NULL;
+	if (msgmax)
+		msg[0] = '\0';
+	if ((err = chat_new(db, cfg, spec, NULL, &t)) < 0)
+		return err;
+	if ((err = open_provider(t, out_field, msg, msgmax)) < 0 || (err = open_lock(t, msg, msgmax)) < 0)
+		goto fail;
+	if (spec->set_mode) {
+		struct svc_dbv p[2] = { svc_dbv_str(spec->set_mode), svc_dbv_str(t->chat_id) };
+		if ((err = svc_db_run(db, STMT_AGENT_CHAT_SET_MODE, p, 2, NULL, NULL)) < 0)
+			goto fail;
+	}
+	/* a timeline that cannot be read is a 503 (Retry-After), never a turn without its history */
+	if ((err = load_history(t)) < 0 || (err = store_user_message(t)) < 0)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	svc_agent_chat_close(t);
+	return err;
+}
+
+void svc_agent_chat_stream(struct svc_agent_chat *c, struct svc_resp *resp, int fcgi_fd)
+{
+	c->resp = resp;
+	c->fcgi_fd = fcgi_fd;
+	if (svc_sse_begin(resp) < 0)
+		c->client_gone = 1;
+	run_turn(c);
+}
+
+void svc_agent_chat_close(struct svc_agent_chat *c)
+{
+	if (!c)
+		return;
+	if (c->locked)
+		svc_agent_generation_release(c->db, c->chat_id, c->turn_id);
+	if (c->have_prov)
+		svc_agent_provider_choice_dispose(&c->prov);
+	json_object_put(c->history);
+	free(c->final_text);
+	svc_buf_dispose(&c->deltas);
+	free(c);
+}
+
+/* ---- a queued turn (svc-worker) ---- */
+
+/* What a queued turn's payload names: the project and chat as they are now, or 1 when either is gone. */
+struct queued {
+	struct json_object *payload;
+	struct svc_rows *project, *chat;
+	struct svc_agent_chat_spec spec;
+	const char *turn_id;
+};
+
+/* Reads the payload into q->spec. Returns 0 or SVC_E_VALIDATION with errmsg set. */
+static int queued_parse(struct queued *q, const char *payload, char *errmsg, size_t errmax)
+{
+	if (svc_json_parse_object(payload, strlen(payload), &q->payload) < 0) {
+		snprintf(errmsg, errmax, "the payload is not a JSON object");
+		return SVC_E_VALIDATION;
+	}
+	q->spec.project_id = svc_json_str(q->payload, "projectId");
+	q->spec.chat_id = svc_json_str(q->payload, "chatId");
+	q->spec.user_id = svc_json_str(q->payload, "userId");
+	q->spec.text = svc_json_str(q->payload, "text");
+	q->turn_id = svc_json_str(q->payload, "turnId");
+	if (!q->spec.project_id || !q->spec.chat_id || !q->spec.user_id || !q->spec.text || !q->turn_id ||
+	    !svc_uuid_valid(q->turn_id)) {
+		snprintf(errmsg, errmax, "the payload lacks projectId, chatId, userId, turnId or text");
+		return SVC_E_VALIDATION;
+	}
+	return 0;
+}
+
+/* Loads the project (as its user sees it) and the chat. Returns 0, 1 when either was deleted since, or a DB error. */
+static int queued_load(struct svc_db *db, struct queued *q)
+{
+	struct svc_dbv p[5];
+	int err;
+
+	p[0] = svc_dbv_str(q->spec.user_id);
+	p[1] = svc_dbv_str(q->spec.user_id);
+	p[2] = svc_dbv_str(q->spec.project_id);
+	p[3] = svc_dbv_i64(0);
+	p[4] = svc_dbv_i64(0);
+	if ((err = svc_db_run(db, STMT_PROJECT_GET_STATE, p, 5, &q->project, NULL)) < 0)
+		return err;
+	if (!q->project || q->project->nrows != 1 || svc_agent_chat_get(db, q->spec.chat_id, q->spec.project_id, &q->chat) < 0)
+		return 1;
+	q->spec.workspace_id = svc_rows_get(q->project, 0, PCOL_WORKSPACE);
+	q->spec.mode = svc_rows_get(q->chat, 0, CCOL_MODE);
+	return 0;
+}
+
+/* The provider, the lock and the history of a queued turn, with the job's messages. */
+static int queued_open(struct svc_agent_chat *t, char *errmsg, size_t errmax)
+{
+	int err;
+
+	if ((err = svc_agent_provider_choose(t->db, t->cfg, t->spec.workspace_id, &t->prov)) < 0) {
+		snprintf(errmsg, errmax, "the workspace's provider cannot be read");
+		return err;
+	}
+	t->have_prov = 1;
+	if ((err = svc_agent_generation_claim(t->db, t->cfg, t->chat_id, t->turn_id, t->spec.user_id,
+					      t->spec.workspace_id)) < 0) {
+		if (err == SVC_E_RATE_LIMITED) /* the job waits without using an attempt (lib/db/jobs.h) */
+			snprintf(errmsg, errmax, "the user's or workspace's turns running at once are at their cap");
+		else
+			snprintf(errmsg, errmax, "another generation runs in chat %s", t->chat_id);
+		return err;
+	}
+	t->locked = 1;
+	if ((err = load_history(t)) < 0) {
+		snprintf(errmsg, errmax, "the chat's timeline cannot be read: %s", svc_err_code(err));
+		return err; /* run again later (lib/db/jobs.h), never without the history */
+	}
+	/* the queued user.message is already stored: it is the last history entry; the agent adds it itself */
+	if (json_object_array_length(t->history) > 0)
+		json_object_array_del_idx(t->history, json_object_array_length(t->history) - 1, 1);
+	return 0;
+}
+
+int svc_agent_chat_queued(struct svc_db *db, const struct svc_config *cfg, const char *payload, char *errmsg,
+			  size_t errmax)
+{
+	struct svc_agent_chat *t = NULL;
+	struct queued q;
+	int err;
+
+	memset(&q, 0, sizeof q);
+	if ((err = queued_parse(&q, payload, errmsg, errmax)) < 0 || (err = queued_load(db, &q)) < 0)
+		goto done;
+	if (err == 1) {
+		err = 0; /* deleted since: nothing to do */
+		goto done;
+	}
+	if ((err = chat_new(db, cfg, &q.spec, q.turn_id, &t)) < 0 || (err = queued_open(t, errmsg, errmax)) < 0)
+		goto done;
+	run_turn(t);
+	err = 0;
+done:
+	svc_agent_chat_close(t);
+	json_object_put(q.payload);
+	svc_rows_free(q.chat);
+	svc_rows_free(q.project);
+	return err;
+}
