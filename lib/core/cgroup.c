@@ -382,8 +382,43 @@ static int name_ok(const char *name)
 	return 1;
 }
 
-/* Makes <parent>/svc/<name> in one hierarchy into cg->dir[h] (v2: `v2` set, controllers enabled). Returns 0 or -errno. */
-static int make_group(struct svc_cgroup *cg, int h, const char *pdir, const char *name, int v2, char *why, size_t why_max)
+/*
+ * For svc's own v2 cgroup, which holds svc's processes and so cannot hand
+ * controllers down (cgroup-v2.rst "No Internal Process Constraint"; the
+ * case of a systemd unit with Delegate=yes): moves every process of `dir`
+ * into the leaf <dir>/main, as systemd's DelegateSubgroup= would. They stay
+ * inside the same delegated subtree. Returns 0 once `dir` is empty, or -errno.
+ */
+static int v2_vacate(const char *dir)
+{
+	char leaf[CG_PATH_MAX], path[CG_PATH_MAX + 64], buf[16384];
+	int round;
+
+	if (join_path(leaf, sizeof leaf, dir, "main") < 0 || make_dir(leaf) < 0 ||
+	    join_path(path, sizeof path, dir, "cgroup.procs") < 0)
+		return -EINVAL;
+	for (round = 0; round < 20; round++) {
+		char *p, *nl;
+		if (read_small(path, buf, sizeof buf) < 0)
+			return -errno;
+		if (buf[0] == '\0') {
+			svc_log_info("cgroup: moved svc's processes from %s into %s to delegate controllers", dir, leaf);
+			return 0;
+		}
+		for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+			*nl = '\0';
+			write_ctl(leaf, "cgroup.procs", p); /* a process that exited meanwhile: ESRCH, fine */
+		}
+	}
+	return -EBUSY;
+}
+
+/*
+ * Makes <parent>/svc/<name> in one hierarchy into cg->dir[h] (v2: `v2` set,
+ * controllers enabled; `own`: the parent is svc's own cgroup). Returns 0 or -errno.
+ */
+static int make_group(struct svc_cgroup *cg, int h, const char *pdir, const char *name, int v2, int own, char *why,
+		      size_t why_max)
 {
 	char svc[CG_PATH_MAX];
 	int e;
@@ -393,7 +428,10 @@ static int make_group(struct svc_cgroup *cg, int h, const char *pdir, const char
 	if (v2) {
 		/* the parent must hand the controllers down: only possible there when it has no processes of its own
 		 * (cgroup-v2.rst "No Internal Process Constraint"), so a delegated parent usually has them on */
-		if ((e = v2_enable(pdir, "memory")) < 0 || (e = v2_enable(pdir, "pids")) < 0) {
+		e = v2_enable(pdir, "memory");
+		if (e == -EBUSY && own && v2_vacate(pdir) == 0)
+			e = v2_enable(pdir, "memory");
+		if (e < 0 || (e = v2_enable(pdir, "pids")) < 0) {
 			snprintf(why, why_max,
 				 "cannot enable the memory and pids controllers in %s/cgroup.subtree_control: %s (run svc in a "
 				 "delegated cgroup, e.g. systemd's Delegate=yes, or set its cgroup parent)",
@@ -521,8 +559,14 @@ static enum svc_cgroup_version choose(const char *parent, int want_cpu, char pdi
 	}
 	find_mounts(&l);
 	find_own(&l);
-	if (parent_dir(&l.v2, parent, pdir[H_MEMORY]) == 0 && v2_usable(pdir[H_MEMORY]))
-		return SVC_CGROUP_V2;
+	if (parent_dir(&l.v2, parent, pdir[H_MEMORY]) == 0) {
+		size_t n = strlen(pdir[H_MEMORY]);
+		/* svc already in the leaf v2_vacate() made: its groups go beside it, under the delegated cgroup */
+		if (!(parent && parent[0]) && n > 5 && strcmp(pdir[H_MEMORY] + n - 5, "/main") == 0)
+			pdir[H_MEMORY][n - 5] = '\0';
+		if (v2_usable(pdir[H_MEMORY]))
+			return SVC_CGROUP_V2;
+	}
 	pdir[H_MEMORY][0] = '\0';
 	if (parent_dir(&l.mem, parent, pdir[H_MEMORY]) == 0 && parent_dir(&l.pids, parent, pdir[H_PIDS]) == 0) {
 		if (want_cpu && parent_dir(&l.cpu, parent, pdir[H_CPU]) < 0) {
@@ -575,7 +619,8 @@ int svc_cgroup_new(const struct svc_cgroup_opts *o, const char *name, struct svc
 				shared = k;
 		if (shared >= 0)
 			memcpy(cg->dir[h], cg->dir[shared], CG_PATH_MAX);
-		else if ((e = make_group(cg, h, pdir[h], name, cg->version == SVC_CGROUP_V2, why, why_max)) < 0)
+		else if ((e = make_group(cg, h, pdir[h], name, cg->version == SVC_CGROUP_V2,
+						 o->vacate && !(o->parent && o->parent[0]), why, why_max)) < 0)
 			goto fail;
 	}
 	if ((e = set_bounds(cg, why, why_max)) < 0)
@@ -589,7 +634,7 @@ fail:
 
 int svc_cgroup_check(const char *parent, char *why, size_t why_max)
 {
-	struct svc_cgroup_opts o = { parent, 0, 0, 0 };
+	struct svc_cgroup_opts o = { parent, 0, 0, 0, 0 };
 	struct svc_cgroup *cg = NULL;
 	char name[32];
 	enum svc_cgroup_version v;

@@ -19,7 +19,12 @@
  *     <mount>/<parent>/svc/<name>/{memory.max, pids.max, cpu.max, cgroup.procs}
  *     The parent must be delegated to svc (systemd: Delegate=yes) with the
  *     memory and pids (and cpu) controllers in its cgroup.subtree_control, or
- *     svc must be able to enable them there.
+ *     svc must be able to enable them there. A cgroup with processes in it
+ *     cannot (the kernel's "no internal process" rule): when the parent is
+ *     svc's own cgroup and opts.vacate says it is delegated, svc first moves
+ *     its processes into <parent>/main, as
+ *     systemd's DelegateSubgroup= does (and a process of svc in a v2 leaf
+ *     named `main` takes that leaf's parent as its own).
  *   cgroup v1 (a controller per hierarchy, /sys/fs/cgroup/<controller>):
  *     <memory mount>/<parent>/svc/<name>/{memory.limit_in_bytes, ...}
  *     <pids mount>/<parent>/svc/<name>/pids.max
@@ -31,7 +36,7 @@
  * Documentation/admin-guide/cgroup-v2.rst, Documentation/admin-guide/
  * cgroup-v1/{memory,pids}.rst.
  *
- *	struct svc_cgroup_opts o = { NULL, 2048, 256, 100 };
+ *	struct svc_cgroup_opts o = { NULL, 2048, 256, 100, 0 };
  *	struct svc_cgroup *cg;
  *	if (svc_cgroup_new(&o, "build-<id>", &cg, why, sizeof why) < 0)
  *		... "svc refuses to build: <why>"
@@ -67,6 +72,8 @@ struct svc_cgroup_opts {
 	unsigned memory_mb;   /* memory of all the group's processes together, MiB (swap not allowed beyond it) */
 	unsigned procs;       /* processes and threads in the group at once (pids.max) */
 	unsigned cpu_percent; /* CPU time, percent of one core (100 = one core, 200 = two) */
+	int vacate;           /* v2, parent NULL: svc's own cgroup is delegated to it (systemd Delegate=yes), so
+				 svc may move its processes into <own>/main to hand controllers down (see above) */
 };
 
 struct svc_cgroup;
@@ -75,7 +82,7 @@ struct svc_cgroup;
  * Tells whether cgroups can contain a run here, for `svc-admin check` and
  * before a build: finds the hierarchy (see the top of this file) and checks
  * that svc can make groups under `parent` (as svc_cgroup_opts.parent). Makes
- * and removes a probe group. Returns SVC_CGROUP_V1 or SVC_CGROUP_V2, or
+ * and removes a probe group; never moves a process (opts.vacate 0). Returns SVC_CGROUP_V1 or SVC_CGROUP_V2, or
  * SVC_E_UNAVAILABLE with the reason for a person written into `why` (of
  * `why_max` bytes) as "no cgroup hierarchy with the memory and pids
  * controllers is mounted" or "cannot make a cgroup in <dir>: Permission

@@ -102,7 +102,7 @@ static void node_wasm(void)
 
 static void test_cgroup_memory_bound_is_named(void)
 {
-	struct svc_cgroup_opts o = { NULL, 256, 64, 100 };
+	struct svc_cgroup_opts o = { NULL, 256, 64, 100, 0 };
 	struct svc_cgroup *cg = NULL;
 	char why[512], text[128], dir[1024];
 	int status;
@@ -125,7 +125,7 @@ static void test_cgroup_memory_bound_is_named(void)
 
 static void test_cgroup_process_bound_is_named(void)
 {
-	struct svc_cgroup_opts o = { NULL, 256, 16, 0 };
+	struct svc_cgroup_opts o = { NULL, 256, 16, 0, 0 };
 	struct svc_cgroup *cg = NULL;
 	char why[512], text[128], dir[1024];
 	int status;
@@ -147,7 +147,7 @@ static void test_cgroup_process_bound_is_named(void)
 
 static void test_cgroup_node_wasm_gigabyte_fits(void)
 {
-	struct svc_cgroup_opts o = { NULL, 2048, 64, 100 };
+	struct svc_cgroup_opts o = { NULL, 2048, 64, 100, 0 };
 	struct svc_cgroup *cg = NULL;
 	char why[512];
 	int status;
@@ -167,7 +167,7 @@ static void test_cgroup_node_wasm_gigabyte_fits(void)
 
 static void test_cgroup_parent_adds_pid_and_removal_kills(void)
 {
-	struct svc_cgroup_opts o = { NULL, 128, 8, 50 };
+	struct svc_cgroup_opts o = { NULL, 128, 8, 50, 0 };
 	struct svc_cgroup *cg = NULL;
 	char why[512], dir[1024];
 	int status = 0;
@@ -193,8 +193,8 @@ static void test_cgroup_parent_adds_pid_and_removal_kills(void)
 
 static void test_cgroup_refuses_bad_input(void)
 {
-	struct svc_cgroup_opts o = { NULL, 64, 8, 0 };
-	struct svc_cgroup_opts rel = { "relative/parent", 64, 8, 0 };
+	struct svc_cgroup_opts o = { NULL, 64, 8, 0, 0 };
+	struct svc_cgroup_opts rel = { "relative/parent", 64, 8, 0, 0 };
 	struct svc_cgroup *cg = NULL;
 	char why[512];
 
