@@ -94,7 +94,9 @@ int svc_cgroup_check(const char *parent, char *why, size_t why_max);
  * Makes the group `name` (1..64 of [A-Za-z0-9._-], e.g. "build-<uuid>")
  * under the parent's `svc` group (made when missing, with the controllers
  * enabled for its children in v2) and writes the bounds of `o` into it. A
- * group of that name left by an earlier run is emptied and removed first.
+ * group of that name left by an earlier run is emptied (its processes
+ * killed) and removed first, so the name must be unique among the runs of
+ * the host at one time: take it from the deployment or job, not the project.
  * On success *out is the group, to free with svc_cgroup_free(). Returns 0,
  * SVC_E_VALIDATION for a bad name, or SVC_E_UNAVAILABLE with the reason in
  * `why` (as svc_cgroup_check(), or "cannot set memory.max: ...").
