@@ -768,7 +768,7 @@ static int save_quota(struct svc_db *db, const struct svc_config *cfg, struct ws
 		if (!j->files[i].remove)
 			add += j->files[i].len;
 	}
-	err = svc_quota_bytes_check(db, cfg, ws, j->project_id, dir, SVC_QUOTA_REPO_BYTES, add, remove, NULL, j->why,
+	err = svc_quota_bytes_check(db, cfg, ws, j->project_id, dir, SVC_QUOTA_REPO_BYTES, add, remove, j->why,
 				    sizeof j->why);
 	if (err == SVC_E_TOO_LARGE)
 		return err;

@@ -81,7 +81,7 @@ enum svc_err svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp
 	int64_t ttl, expires;
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &rows)) < 0)
 		return err;
 	svc_rows_free(rows);
 	if ((err = preview_ttl(cfg, &ttl)) < 0)

@@ -719,8 +719,8 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 		goto failed;
 	}
 	/* the site quota (SVC_QUOTA_SITE_BYTES) and the workspace's (SVC_QUOTA_WORKSPACE_BYTES): the live site stays as it was */
-	if ((err = svc_quota_bytes_check(db, cfg, t->workspace_id, t->project_id, site, SVC_QUOTA_SITE_BYTES, 0, 0,
-					 NULL, why, why_max)) < 0)
+	if ((err = svc_quota_bytes_check(db, cfg, t->workspace_id, t->project_id, site, SVC_QUOTA_SITE_BYTES, 0, 0, why,
+					 why_max)) < 0)
 		goto failed;
 	if ((lock = publish_lock(cfg, t->project_id)) < 0) {
 		err = lock;
@@ -956,7 +956,7 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	/* a built preview counts as a site does (SVC_QUOTA_SITE_BYTES) and in the workspace's total
 	 * (SVC_QUOTA_WORKSPACE_BYTES): past either, the preview says why as a failed build does; not retried */
 	if ((err = svc_quota_bytes_check(c->db, &c->cfg, svc_rows_get(rows, 0, DPWCOL_WORKSPACE), id, dist,
-					 SVC_QUOTA_PREVIEW_BYTES, 0, 0, NULL, why, sizeof why)) == SVC_E_TOO_LARGE) {
+					 SVC_QUOTA_PREVIEW_BYTES, 0, 0, why, sizeof why)) == SVC_E_TOO_LARGE) {
 		svc_fsx_write(dir, "failed", why, strlen(why));
 		svc_log_info("preview: build of %s over a quota: %s", id, why);
 		err = 0;
