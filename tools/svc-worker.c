@@ -27,15 +27,18 @@
 #define RECOVER_MS 30000   /* how often running jobs of dead workers of this host are looked for */
 #define IDLE_MS 500        /* wait between looks at an empty queue */
 
+/* What lib/project's jobs run with: the database and settings of the worker's context (set in main()). */
+static struct svc_job_ctx project_jobs;
+
 /* The kinds this worker runs; other issues add theirs here. */
 static const struct svc_job_handler handlers[] = {
-	{ SVC_JOB_FIRST_PROMPT, svc_chat_job_first_prompt },
-	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job },
-	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job },
-	{ SVC_JOB_SITES_WRITE, svc_sites_job },
-	{ SVC_JOB_DOMAIN_VERIFY, svc_domain_verify_job },
-	{ SVC_JOB_RESET_MAIL, svc_api_auth_job_reset_mail },
-	{ SVC_JOB_SIGNUP_MAIL, svc_api_auth_job_signup_mail },
+	{ SVC_JOB_FIRST_PROMPT, svc_chat_job_first_prompt, NULL },
+	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job, &project_jobs },
+	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job, &project_jobs },
+	{ SVC_JOB_SITES_WRITE, svc_sites_job, &project_jobs },
+	{ SVC_JOB_DOMAIN_VERIFY, svc_domain_verify_job, &project_jobs },
+	{ SVC_JOB_RESET_MAIL, svc_api_auth_job_reset_mail, NULL },
+	{ SVC_JOB_SIGNUP_MAIL, svc_api_auth_job_signup_mail, NULL },
 };
 
 static volatile sig_atomic_t stopping;
@@ -131,6 +134,8 @@ int main(int argc, char **argv)
 			else
 				svc_log_warn("svc-worker: looking for jobs of dead workers failed");
 		}
+		project_jobs.db = ctx.db;
+		project_jobs.cfg = &ctx.cfg;
 		r = svc_jobs_run_once(ctx.db, handlers, sizeof handlers / sizeof handlers[0], &ctx, LEASE_SECS);
 		svc_mem_release(&mem, 1024 * 1024); /* a job's high-water mark goes back to the kernel (core/mem.h) */
 		if (r < 0) {

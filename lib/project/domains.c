@@ -26,7 +26,6 @@
 #include "core/outbound.h"
 #include "core/psl.h"
 #include "core/util.h"
-#include "http/http.h"
 #include "project/domains.h"
 #include "project/project.h"
 #include "project/publish.h"
@@ -1005,11 +1004,11 @@ done:
 
 int svc_sites_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
 {
-	struct svc_ctx *c = ctx;
+	const struct svc_job_ctx *c = ctx;
 	int err;
 
 	(void)job;
-	if ((err = svc_sites_write(c->db, &c->cfg, NULL)) < 0)
+	if ((err = svc_sites_write(c->db, c->cfg, NULL)) < 0)
 		snprintf(errmsg, errmax, "the web servers' includes could not be written");
 	return err;
 }
@@ -1033,7 +1032,7 @@ int svc_domain_verify_queue(struct svc_db *db, const char *id)
 
 int svc_domain_verify_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
 {
-	struct svc_ctx *c = ctx;
+	const struct svc_job_ctx *c = ctx;
 	struct json_object *o = NULL;
 	struct svc_dbv p;
 	const char *id;
@@ -1045,7 +1044,7 @@ int svc_domain_verify_job(void *ctx, const struct svc_job *job, char *errmsg, si
 		json_object_put(o);
 		return SVC_E_VALIDATION;
 	}
-	err = svc_domain_check(c->db, &c->cfg, id, 1, &changed);
+	err = svc_domain_check(c->db, c->cfg, id, 1, &changed);
 	if (err == SVC_E_NOT_FOUND)
 		err = 0; /* removed meanwhile */
 	p = svc_dbv_str(id);
@@ -1053,7 +1052,7 @@ int svc_domain_verify_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	if (err == 0)
 		err = done_err;
 	if (err == 0 && changed)
-		err = svc_sites_write(c->db, &c->cfg, NULL);
+		err = svc_sites_write(c->db, c->cfg, NULL);
 	if (err < 0)
 		snprintf(errmsg, errmax, "the check of domain %s failed: %s", id, svc_err_message(err));
 	json_object_put(o);

@@ -15,7 +15,6 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "http/http.h"
 #include "project/domains.h"
 #include "project/project.h"
 #include "project/publish.h"
@@ -889,7 +888,7 @@ static void preview_log(void *arg, const char *text, size_t len)
 
 int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
 {
-	struct svc_ctx *c = ctx;
+	const struct svc_job_ctx *c = ctx;
 	struct json_object *o = NULL;
 	struct svc_rows *rows = NULL;
 	struct run_log *log = calloc(1, sizeof *log);
@@ -913,13 +912,13 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	p = svc_dbv_str(id);
 	if ((err = svc_db_run(c->db, STMT_DEPLOY_PROJECT_WORKSPACE, &p, 1, &rows, NULL)) < 0)
 		goto done;
-	if (rows->nrows != 1 || !has_package_json(&c->cfg, id))
+	if (rows->nrows != 1 || !has_package_json(c->cfg, id))
 		goto done; /* deleted since, or no longer built: nothing to do */
-	if ((err = data_path(&c->cfg, "previews", id, NULL, dir, sizeof dir)) < 0 ||
+	if ((err = data_path(c->cfg, "previews", id, NULL, dir, sizeof dir)) < 0 ||
 	    (err = svc_project_mkdirs(dir)) < 0 || (err = svc_random_hex(rnd, 8)) < 0)
 		goto done;
 	/* built under builds/ (0711, reachable for the sandbox's user), not in previews/ (0700) */
-	if ((err = data_path(&c->cfg, "builds", "preview-", NULL, build, sizeof build)) < 0 ||
+	if ((err = data_path(c->cfg, "builds", "preview-", NULL, build, sizeof build)) < 0 ||
 	    strlen(build) + strlen(id) + 1 + strlen(rnd) >= sizeof build) {
 		err = SVC_E_INTERNAL;
 		goto done;
@@ -931,11 +930,11 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	if ((err = copy_sources(&c->cfg, id, build)) < 0) {
+	if ((err = copy_sources(c->cfg, id, build)) < 0) {
 		snprintf(errmsg, errmax, "cannot copy the project");
 		goto done;
 	}
-	svc_build_opts_load(&c->cfg, scripts_allowed(c->db, svc_rows_get(rows, 0, DPWCOL_WORKSPACE)), &opts);
+	svc_build_opts_load(c->cfg, scripts_allowed(c->db, svc_rows_get(rows, 0, DPWCOL_WORKSPACE)), &opts);
 	err = svc_build_run(&opts, build, preview_log, log, why, sizeof why);
 	if (err == SVC_E_VALIDATION) {
 		/* the project's own failure: the preview says why (the first line) until a build works; not retried */
@@ -955,7 +954,7 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	}
 	/* a built preview counts as a site does (SVC_QUOTA_SITE_BYTES) and in the workspace's total
 	 * (SVC_QUOTA_WORKSPACE_BYTES): past either, the preview says why as a failed build does; not retried */
-	if ((err = svc_quota_bytes_check(c->db, &c->cfg, svc_rows_get(rows, 0, DPWCOL_WORKSPACE), id, dist,
+	if ((err = svc_quota_bytes_check(c->db, c->cfg, svc_rows_get(rows, 0, DPWCOL_WORKSPACE), id, dist,
 					 SVC_QUOTA_PREVIEW_BYTES, 0, 0, why, sizeof why)) == SVC_E_TOO_LARGE) {
 		svc_fsx_write(dir, "failed", why, strlen(why));
 		svc_log_info("preview: build of %s over a quota: %s", id, why);

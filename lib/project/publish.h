@@ -133,7 +133,7 @@ int svc_preview_build_request(struct svc_db *db, const struct svc_config *cfg, c
 
 /*
  * The svc_job_fn of SVC_JOB_PREVIEW_BUILD (payload {"projectId"}); `ctx` is
- * the worker's struct svc_ctx. Builds the project's working tree as a
+ * a struct svc_job_ctx (lib/db/jobs.h). Builds the project's working tree as a
  * publish does (svc_build_run(), same sandbox and limits) and switches
  * SVC_DATA_DIR/previews/<projectId>/site to its dist/ with one rename. A
  * failed build leaves the previous preview and records the reason (the file
