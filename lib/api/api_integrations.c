@@ -13,8 +13,8 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "project/integ.h"
-#include "project/integ_oauth.h"
+#include "integ/integ.h"
+#include "integ/integ_oauth.h"
 #include "project/project.h"
 
 #define PAGE_DEFAULT 50
