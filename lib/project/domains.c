@@ -27,7 +27,7 @@
 #include "core/psl.h"
 #include "core/util.h"
 #include "project/domains.h"
-#include "project/project.h"
+#include "project/paths.h"
 #include "project/publish.h"
 
 extern char **environ;
@@ -52,8 +52,6 @@ static uint64_t num_setting(const struct svc_config *cfg, const char *key, uint6
 
 void svc_domain_settings_load(const struct svc_config *cfg, struct svc_domain_settings *out)
 {
-	const char *dir;
-
 	memset(out, 0, sizeof *out);
 	out->domain = cfg->domain;
 	out->cname_target = svc_config_get(cfg, "SVC_CNAME_TARGET", "");
@@ -71,11 +69,7 @@ void svc_domain_settings_load(const struct svc_config *cfg, struct svc_domain_se
 		out->attempts = 1;
 	if (out->timeout_ms == 0)
 		out->timeout_ms = 1000;
-	dir = svc_config_get(cfg, "SVC_SITES_DIR", "");
-	if (*dir)
-		snprintf(out->sites_dir, sizeof out->sites_dir, "%s", dir);
-	else
-		snprintf(out->sites_dir, sizeof out->sites_dir, "%s/sites", cfg->data_dir);
+	svc_sites_dir(cfg, out->sites_dir, sizeof out->sites_dir); /* cut to fit when too long */
 	out->reload_cmd = svc_config_get(cfg, "SVC_SITES_RELOAD_CMD", "");
 	out->reserved = svc_config_get(cfg, "SVC_RESERVED_DOMAINS", "");
 	out->hold_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_HOLD_DAYS", 7, 3650) * 86400;

@@ -10,6 +10,7 @@
 #include "auth/perm.h"
 #include "core/config.h"
 #include "db/db.h"
+#include "project/paths.h"
 
 /* Project rows use PCOL_* and workspace rows WCOL_*, named beside their SQL in lib/db/db_stmts*.h. */
 
@@ -40,15 +41,6 @@ int svc_project_check(const struct svc_caller *c, const struct svc_rows *rows, e
 /* Builds the Project JSON of the spec's Project table from row `r` of `rows`. */
 struct json_object *svc_project_json(const struct svc_rows *rows, size_t r);
 
-/* Writes the absolute directory of project `id` into out (max bytes). Returns 0 or SVC_E_INTERNAL. */
-int svc_project_dir(const struct svc_config *cfg, const char *id, char *out, size_t max);
-
-/*
- * Writes the directory of the published site of the project with slug `slug`
- * (<data_dir>/published/<slug>) into out (max bytes). Returns 0 or SVC_E_INTERNAL.
- */
-int svc_project_published_dir(const struct svc_config *cfg, const char *slug, char *out, size_t max);
-
 /*
  * Loads workspace `wid` for caller `c` (db, user_id, scopes) and checks `action` (with `o` as the
  * object, or only the workspace's kind when o is NULL). *out holds one row
@@ -75,15 +67,6 @@ int svc_workspace_role(const struct svc_caller *c, const char *wid, char *role);
 void svc_project_author(struct svc_db *db, const char *user_id, char *name, size_t nmax, char *email, size_t emax);
 
 /*
- * Locks project directory `dir` (absolute) for one change of its files (an
- * exclusive flock on the directory, the lock direct save and the file
- * endpoints share), so read, change and commit of two requests never
- * interleave. Returns the descriptor (>= 0) that the caller closes to unlock,
- * or SVC_E_INTERNAL.
- */
-int svc_project_lock(const char *dir);
-
-/*
  * Commits everything in project `id`'s working tree (directory `dir`) as one
  * version with message `msg`, authored by caller `c`'s user (svc_project_author;
  * c's db and cfg are used for what follows).
@@ -102,31 +85,6 @@ int svc_project_commit_change(const struct svc_caller *c, const char *id, const 
  * characters, "project" when nothing is left.
  */
 void svc_project_slug(const char *name, char *out, size_t max);
-
-/*
- * Creates directory `path` (absolute, under 4096 bytes) and its missing
- * parents with mode SVC_FSX_DIR_MODE (0750; a parent with the set-group-ID
- * bit passes its group on); existing ones are fine. Returns 0 or
- * SVC_E_INTERNAL.
- */
-int svc_project_mkdirs(const char *path);
-
-/*
- * Gives SVC_DATA_DIR and its areas their modes (docs/operations.md "Files and
- * their modes"), making the missing ones: SVC_DATA_DIR 0711 (the web server
- * and the sandbox users pass through it); `projects/`, `previews/` (read by
- * svc-preview, not the web server), `thumbnails/` 0700; `builds/` 0711 (each
- * build's directory belongs to SVC_BUILD_UID, 0750); `deployments/`,
- * `published/` and SVC_SITES_DIR, which the web server reads, 2750 with
- * the group SVC_WEB_GROUP (default www-data; empty: the group they have). With
- * `trees`, what is below gets its modes too: in the served areas directories
- * 2750 and files 0640 of that group, in `projects/`, `previews/` and
- * `thumbnails/` 0700 and 0600 (the execute bits kept for the user), `builds/`
- * only at its top (the builds' own users own what is below).
- * Returns 0, or the first error of svc_fsx_set_modes() after trying every
- * area (each failure is logged with its path).
- */
-int svc_data_modes(const struct svc_config *cfg, int trees);
 
 /* A new project, as svc_project_create() takes it. Strings are borrowed. */
 struct svc_project_new {

@@ -2,7 +2,7 @@
 # prompt: project), its design comments as JSON (comment), its files and history: its Git repository
 # (repo, libgit2), direct save (gumbo) and thumbnails (headless Chromium).
 # May use: http, auth, db, core.
-lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/comment.c lib/project/comment.h \
+lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/paths.c lib/project/paths.h lib/project/comment.c lib/project/comment.h \
 	lib/project/repo.c lib/project/repo.h \
 	lib/project/direct_save.c lib/project/direct_save.h lib/project/thumbnail.c lib/project/thumbnail.h \
 	lib/project/publish.c lib/project/publish.h lib/project/build.c lib/project/build.h \

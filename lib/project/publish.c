@@ -15,8 +15,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "project/domains.h"
-#include "project/project.h"
+#include "project/paths.h"
 #include "project/publish.h"
 #include "project/quota.h"
 #include "project/repo.h"
@@ -187,21 +186,11 @@ static void run_log_excerpt(const struct run_log *l, char *out)
 
 /* ---- paths ---- */
 
-/* Writes SVC_DATA_DIR/<area>/<a>[/<b>] into out (max bytes). Returns 0 or SVC_E_INTERNAL. */
-static int data_path(const struct svc_config *cfg, const char *area, const char *a, const char *b, char *out,
-		     size_t max)
-{
-	int n = snprintf(out, max, "%s/%s%s%s%s%s", cfg->data_dir, area, a ? "/" : "", a ? a : "", b ? "/" : "",
-			 b ? b : "");
-
-	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
-}
-
 /* SVC_DATA_DIR/deployments/<projectId>[/<deploymentId>] */
 static int kept_dir(const struct svc_config *cfg, const char *project_id, const char *deployment_id, char *out,
 		    size_t max)
 {
-	return data_path(cfg, "deployments", project_id, deployment_id, out, max);
+	return svc_data_path(cfg, "deployments", project_id, deployment_id, out, max);
 }
 
 void svc_publish_remove_all(const struct svc_config *cfg, const char *project_id)
@@ -210,7 +199,7 @@ void svc_publish_remove_all(const struct svc_config *cfg, const char *project_id
 
 	if (kept_dir(cfg, project_id, NULL, dir, sizeof dir) == 0)
 		svc_fsx_remove_tree(dir);
-	if (data_path(cfg, "previews", project_id, NULL, dir, sizeof dir) == 0)
+	if (svc_data_path(cfg, "previews", project_id, NULL, dir, sizeof dir) == 0)
 		svc_fsx_remove_tree(dir);
 }
 
@@ -326,19 +315,18 @@ static int map_lines(const char *pub, struct svc_buf *b)
 
 int svc_publish_map_write(const struct svc_config *cfg)
 {
-	struct svc_domain_settings s;
-	char pub[2048], path[1200], *old = NULL;
+	char pub[2048], sites[1024], path[1200], *old = NULL;
 	struct stat before, after;
 	size_t old_len = 0;
 	struct svc_buf b;
 	int err, lock = -1, had;
 
-	svc_domain_settings_load(cfg, &s);
 	svc_buf_init(&b, 64u << 20);
-	if ((err = data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 || (err = svc_project_mkdirs(s.sites_dir)) < 0)
+	if ((err = svc_data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 ||
+	    (err = svc_sites_dir(cfg, sites, sizeof sites)) < 0 || (err = svc_project_mkdirs(sites)) < 0)
 		goto done;
 	/* one writer at a time, each scanning after its own switch: the last map written has every switch */
-	snprintf(path, sizeof path, "%s/.%s.lock", s.sites_dir, SVC_PUBLISH_MAP);
+	snprintf(path, sizeof path, "%s/.%s.lock", sites, SVC_PUBLISH_MAP);
 	if ((lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 || flock(lock, LOCK_EX) < 0) {
 		svc_log_error("publish: lock %s: %s", path, strerror(errno));
 		err = SVC_E_INTERNAL;
@@ -351,12 +339,12 @@ int svc_publish_map_write(const struct svc_config *cfg)
 		err = err < 0 ? err : SVC_E_TOO_LARGE;
 		goto done;
 	}
-	if (svc_fsx_read(s.sites_dir, SVC_PUBLISH_MAP, 64u << 20, &old, &old_len) == 0 && old_len == b.len &&
+	if (svc_fsx_read(sites, SVC_PUBLISH_MAP, 64u << 20, &old, &old_len) == 0 && old_len == b.len &&
 	    memcmp(old, svc_buf_str(&b), old_len) == 0)
 		goto done;
-	snprintf(path, sizeof path, "%s/%s", s.sites_dir, SVC_PUBLISH_MAP);
+	snprintf(path, sizeof path, "%s/%s", sites, SVC_PUBLISH_MAP);
 	had = stat(path, &before) == 0;
-	if ((err = svc_fsx_write(s.sites_dir, SVC_PUBLISH_MAP, svc_buf_str(&b), b.len)) < 0) {
+	if ((err = svc_fsx_write(sites, SVC_PUBLISH_MAP, svc_buf_str(&b), b.len)) < 0) {
 		svc_log_error("publish: cannot write %s: %s", path, svc_err_message(err));
 		goto done;
 	}
@@ -411,7 +399,7 @@ static int go_live(const struct svc_config *cfg, const char *slug, const char *p
 	char pub[2048], live[2048], next[2200], target[128], rnd[17], pid[37], did[37], prev[2048] = "";
 	int err;
 
-	if ((err = data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 ||
+	if ((err = svc_data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 ||
 	    (err = svc_project_mkdirs(pub)) < 0 || (err = svc_project_published_dir(cfg, slug, live, sizeof live)) < 0 ||
 	    (err = svc_random_hex(rnd, 8)) < 0)
 		return err;
@@ -692,7 +680,7 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 			ev->started(ev->arg, j);
 		json_object_put(j);
 	}
-	if ((err = data_path(cfg, "builds", id, NULL, build, sizeof build)) < 0 ||
+	if ((err = svc_data_path(cfg, "builds", id, NULL, build, sizeof build)) < 0 ||
 	    (err = kept_dir(cfg, t->project_id, id, site, sizeof site)) < 0)
 		goto failed;
 	if ((err = copy_sources(cfg, t->project_id, build)) < 0) {
@@ -754,7 +742,7 @@ failed:
 	}
 	svc_fsx_remove_tree(site);
 done:
-	if (id[0] && data_path(cfg, "builds", id, NULL, build, sizeof build) == 0)
+	if (id[0] && svc_data_path(cfg, "builds", id, NULL, build, sizeof build) == 0)
 		svc_fsx_remove_tree(build);
 	if (lock >= 0)
 		close(lock);
@@ -865,8 +853,8 @@ int svc_preview_build_dir(const struct svc_config *cfg, const char *project_id, 
 	snprintf(why, why_max, "%s", "");
 	if (!has_package_json(cfg, project_id))
 		return 0;
-	if ((err = data_path(cfg, "previews", project_id, "site", site, sizeof site)) < 0 ||
-	    (err = data_path(cfg, "previews", project_id, NULL, failed, sizeof failed)) < 0)
+	if ((err = svc_data_path(cfg, "previews", project_id, "site", site, sizeof site)) < 0 ||
+	    (err = svc_data_path(cfg, "previews", project_id, NULL, failed, sizeof failed)) < 0)
 		return err;
 	if (lstat(site, &st) == 0 && S_ISDIR(st.st_mode)) {
 		snprintf(out, max, "%s", site);
@@ -914,11 +902,11 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 		goto done;
 	if (rows->nrows != 1 || !has_package_json(c->cfg, id))
 		goto done; /* deleted since, or no longer built: nothing to do */
-	if ((err = data_path(c->cfg, "previews", id, NULL, dir, sizeof dir)) < 0 ||
+	if ((err = svc_data_path(c->cfg, "previews", id, NULL, dir, sizeof dir)) < 0 ||
 	    (err = svc_project_mkdirs(dir)) < 0 || (err = svc_random_hex(rnd, 8)) < 0)
 		goto done;
 	/* built under builds/ (0711, reachable for the sandbox's user), not in previews/ (0700) */
-	if ((err = data_path(c->cfg, "builds", "preview-", NULL, build, sizeof build)) < 0 ||
+	if ((err = svc_data_path(c->cfg, "builds", "preview-", NULL, build, sizeof build)) < 0 ||
 	    strlen(build) + strlen(id) + 1 + strlen(rnd) >= sizeof build) {
 		err = SVC_E_INTERNAL;
 		goto done;

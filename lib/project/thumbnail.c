@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "core/netns.h"
 #include "project/build.h"
+#include "project/paths.h"
 #include "project/thumbnail.h"
 #include "core/util.h"
 
@@ -717,10 +718,8 @@ int svc_thumbnail_job(void *ctx, const struct svc_job *job, char *errmsg, size_t
 		goto done;
 	if (!rows || rows->nrows != 1)
 		goto done; /* deleted since: nothing to do */
-	if ((err = snprintf(dir, sizeof dir, "%s/projects/%s", c->cfg->data_dir, id)) < 0 || (size_t)err >= sizeof dir) {
-		err = SVC_E_INTERNAL;
+	if ((err = svc_project_dir(c->cfg, id, dir, sizeof dir)) < 0)
 		goto done;
-	}
 	/* a Chromium that failed (a loaded host, a slow start) keeps the last image and is tried again while
 	 * attempts remain; the last attempt stores the generated image */
 	if ((err = svc_thumbnail_render(c->cfg, id, svc_rows_get(rows, 0, TPCOL_NAME), dir,
