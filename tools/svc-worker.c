@@ -17,7 +17,7 @@
 #include "core/log.h"
 #include "project/project.h"
 #include "core/mem.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 #include "core/util.h"
 #include "project/domains.h"
 #include "project/repo.h"

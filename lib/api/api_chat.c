@@ -12,7 +12,7 @@
 #include "auth/internal.h"
 #include "core/json.h"
 #include "core/log.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 #include "project/quota.h"
 #include "project/repo.h"
 

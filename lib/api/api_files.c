@@ -10,7 +10,7 @@
 #include "core/fsx.h"
 #include "auth/internal.h"
 #include "core/json.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 #include "project/quota.h"
 #include "project/repo.h"
 

@@ -10,7 +10,7 @@
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/log.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 
 #define PREVIEW_FILE_MAX (16u * 1024 * 1024) /* bytes of one served file */
 #define PREVIEW_TTL_DEFAULT 1800             /* seconds a preview URL works: SVC_PREVIEW_TTL */

@@ -18,7 +18,7 @@
 #include "db/jobs.h"
 #include "project/project.h"
 #include "project/quota.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 #include "project/repo.h"
 #include "project/thumbnail.h"
 
