@@ -13,7 +13,7 @@
 #include "project/domains.h"
 #include "project/project.h"
 #include "backup.h"
-#include "project/integ.h"
+#include "integ/integ.h"
 
 static int usage(void)
 {

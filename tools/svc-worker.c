@@ -17,7 +17,7 @@
 #include "core/log.h"
 #include "project/project.h"
 #include "core/mem.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 #include "core/util.h"
 #include "project/domains.h"
 #include "project/repo.h"
@@ -26,6 +26,9 @@
 #define LEASE_SECS 900     /* a job not finished within this is taken again (its worker died on another host) */
 #define RECOVER_MS 30000   /* how often running jobs of dead workers of this host are looked for */
 #define IDLE_MS 500        /* wait between looks at an empty queue */
+
+/* What lib/project's jobs run with: the database and settings of the worker's context (set in main()). */
+static struct svc_job_ctx project_jobs;
 
 /* SVC_JOB_FIRST_PROMPT: a queued chat turn, run by lib/agent as a chat message would be. */
 static int first_prompt_job(void *vctx, const struct svc_job *job, char *errmsg, size_t errmax)
@@ -37,13 +40,13 @@ static int first_prompt_job(void *vctx, const struct svc_job *job, char *errmsg,
 
 /* The kinds this worker runs; other issues add theirs here. */
 static const struct svc_job_handler handlers[] = {
-	{ SVC_JOB_FIRST_PROMPT, first_prompt_job },
-	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job },
-	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job },
-	{ SVC_JOB_SITES_WRITE, svc_sites_job },
-	{ SVC_JOB_DOMAIN_VERIFY, svc_domain_verify_job },
-	{ SVC_JOB_RESET_MAIL, svc_api_auth_job_reset_mail },
-	{ SVC_JOB_SIGNUP_MAIL, svc_api_auth_job_signup_mail },
+	{ SVC_JOB_FIRST_PROMPT, first_prompt_job, NULL },
+	{ SVC_JOB_THUMBNAIL, svc_thumbnail_job, &project_jobs },
+	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job, &project_jobs },
+	{ SVC_JOB_SITES_WRITE, svc_sites_job, &project_jobs },
+	{ SVC_JOB_DOMAIN_VERIFY, svc_domain_verify_job, &project_jobs },
+	{ SVC_JOB_RESET_MAIL, svc_api_auth_job_reset_mail, NULL },
+	{ SVC_JOB_SIGNUP_MAIL, svc_api_auth_job_signup_mail, NULL },
 };
 
 static volatile sig_atomic_t stopping;
@@ -139,6 +142,8 @@ int main(int argc, char **argv)
 			else
 				svc_log_warn("svc-worker: looking for jobs of dead workers failed");
 		}
+		project_jobs.db = ctx.db;
+		project_jobs.cfg = &ctx.cfg;
 		r = svc_jobs_run_once(ctx.db, handlers, sizeof handlers / sizeof handlers[0], &ctx, LEASE_SECS);
 		svc_mem_release(&mem, 1024 * 1024); /* a job's high-water mark goes back to the kernel (core/mem.h) */
 		if (r < 0) {

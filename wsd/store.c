@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "project/comment.h"
+#include "project/project.h"
 #include "project/quota.h"
 #include "wsd.h"
 #include "wsd_store.h"
@@ -137,12 +138,17 @@ static void *job_alloc(size_t size)
 
 /* ------------------------------------------------------------------ access */
 
-/* The check of one socket's access (an access job, or one item of a recheck) on `db` (NULL: unavailable). */
-static void access_check(struct svc_db *db, struct wsd_access_job *j)
+/*
+ * The check of one socket's access (an access job, or one item of a recheck) on `db` (NULL: unavailable):
+ * the token's session, then the project loaded and the actions decided for the socket's user by
+ * lib/project, as for the API (svc_project_load(), svc_project_check()); a socket is a session's, with
+ * every scope. The user's name (svc_project_author(): display name, else e-mail) only when `name`.
+ */
+static void access_check(struct svc_db *db, struct wsd_access_job *j, int name)
 {
-	struct svc_dbv p[3];
+	const struct svc_caller who = { db, NULL, j->user_id, SVC_SCOPE_ALL, NULL };
 	struct svc_rows *rows = NULL;
-	const char *vis, *role, *name;
+	char email[256];
 	int err;
 
 	if (!db) {
@@ -155,43 +161,27 @@ static void access_check(struct svc_db *db, struct wsd_access_job *j)
 		j->error = err == SVC_E_UNAUTHORIZED ? err : SVC_E_UNAVAILABLE;
 		return;
 	}
-	p[0] = svc_dbv_str(j->user_id);
-	p[1] = svc_dbv_str(j->user_id);
-	p[2] = svc_dbv_str(j->project_id);
-	err = svc_db_run(db, STMT_WSD_ACCESS, p, 3, &rows, NULL);
+	/* reading is the least a socket may do, and writing and moderating need it (lib/auth/perm.h) */
+	err = svc_project_load(&who, j->project_id, SVC_ACT_READ, &rows);
+	if (err == SVC_E_NOT_FOUND || err == SVC_E_FORBIDDEN || err == SVC_E_UNAUTHORIZED) {
+		j->error = err == SVC_E_NOT_FOUND ? err : 0; /* not readable: member and public_read stay 0 */
+		return;
+	}
 	if (err < 0) {
 		j->error = SVC_E_UNAVAILABLE;
-		goto done;
+		return;
 	}
-	if (!rows || rows->nrows != 1) {
-		j->error = SVC_E_NOT_FOUND;
-		goto done;
-	}
-	vis = svc_rows_get(rows, 0, ACOL_VISIBILITY);
-	role = svc_rows_get(rows, 0, ACOL_ROLE);
-	name = svc_rows_get(rows, 0, ACOL_NAME);
-	if (!name || !*name)
-		name = svc_rows_get(rows, 0, ACOL_EMAIL);
-	/* the one permission decision of the suite (lib/auth/perm.h) */
-	{
-		const char *admin = svc_rows_get(rows, 0, ACOL_ADMIN);
-		struct svc_perm_subject subj = { j->user_id, admin && strcmp(admin, "1") == 0, role, SVC_SCOPE_ALL };
-		struct svc_perm_object obj;
-		memset(&obj, 0, sizeof obj);
-		obj.visibility = vis;
-		obj.created_by = svc_rows_get(rows, 0, ACOL_CREATED_BY);
-		j->member = svc_perm_check(&subj, SVC_ACT_WRITE, &obj) == 0;
-		j->public_read = svc_perm_check(&subj, SVC_ACT_READ, &obj) == 0;
-		j->moderate = j->member && svc_perm_check(&subj, SVC_ACT_COMMENT_MODERATE, &obj) == 0;
-	}
-	snprintf(j->user_name, sizeof j->user_name, "%s", name ? name : "");
-done:
+	j->public_read = 1;
+	j->member = svc_project_check(&who, rows, SVC_ACT_WRITE) == 0;
+	j->moderate = j->member && svc_project_check(&who, rows, SVC_ACT_COMMENT_MODERATE) == 0;
+	if (name)
+		svc_project_author(db, j->user_id, j->user_name, sizeof j->user_name, email, sizeof email);
 	svc_rows_free(rows);
 }
 
 static void access_run(struct wsd_job *jb, struct wsd_worker *w)
 {
-	access_check(wsd_worker_db(w), (struct wsd_access_job *)jb);
+	access_check(wsd_worker_db(w), (struct wsd_access_job *)jb, 1);
 }
 
 static void access_done(struct wsd_job *jb)
@@ -224,7 +214,7 @@ static void recheck_run(struct wsd_job *jb, struct wsd_worker *w)
 	size_t i;
 
 	for (i = 0; i < j->n; i++)
-		access_check(wsd_worker_db(w), &j->items[i]);
+		access_check(wsd_worker_db(w), &j->items[i], 0);
 }
 
 static void recheck_done(struct wsd_job *jb)
@@ -768,7 +758,7 @@ static int save_quota(struct svc_db *db, const struct svc_config *cfg, struct ws
 		if (!j->files[i].remove)
 			add += j->files[i].len;
 	}
-	err = svc_quota_bytes_check(db, cfg, ws, j->project_id, dir, SVC_QUOTA_REPO_BYTES, add, remove, NULL, j->why,
+	err = svc_quota_bytes_check(db, cfg, ws, j->project_id, dir, SVC_QUOTA_REPO_BYTES, add, remove, j->why,
 				    sizeof j->why);
 	if (err == SVC_E_TOO_LARGE)
 		return err;

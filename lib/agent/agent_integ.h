@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "core/util.h"
-#include "project/integ_oauth.h"
+#include "integ/integ_oauth.h"
 
 #define SVC_AGENT_INTEG_SCRUB_MIN 8   /* bytes: shorter injected values are not scrubbed (too common a text) */
 #define SVC_AGENT_INTEG_MARK "[credential]" /* what a scrubbed value becomes */

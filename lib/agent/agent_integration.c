@@ -16,8 +16,8 @@
 #include "core/log.h"
 #include "core/outbound.h"
 #include "core/util.h"
-#include "project/integ.h"
-#include "project/integ_oauth.h"
+#include "integ/integ.h"
+#include "integ/integ_oauth.h"
 
 #define URL_MAX 2048
 #define BODY_MAX (64 * 1024)          /* bytes of a request body */

@@ -14,7 +14,7 @@
 #include "core/log.h"
 #include "core/outbound.h"
 #include "project/project.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 #include "project/quota.h"
 #include "project/repo.h"
 

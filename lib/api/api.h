@@ -1,10 +1,40 @@
-/* api.h: the HTTP handlers of every endpoint group; the loaders they share are in lib/project/project.h. */
+/* api.h: the HTTP handlers of every endpoint group and their list answer; the loaders they share are in lib/project/project.h. */
 #ifndef SVC_API_H
 #define SVC_API_H
 
 #include "http/http.h"
 #include "auth/perm.h"
 #include "project/project.h"
+
+/*
+ * Turns row `r` of `rows` into a new JSON object (owned by the caller);
+ * `parent_id` is the id svc_resp_items() listed under.
+ */
+typedef struct json_object *svc_row_json_fn(const struct svc_rows *rows, size_t r, const char *parent_id);
+
+/* What svc_resp_items() lists: under whom, with which statement, each row as what. */
+struct svc_items {
+	enum {
+		SVC_ITEMS_OF_USER,      /* the caller's own: no parent loaded, the user id is the parent */
+		SVC_ITEMS_OF_PROJECT,   /* a project's: svc_project_load() with `action` */
+		SVC_ITEMS_OF_WORKSPACE, /* a workspace's: svc_workspace_load() with `action` */
+	} parent;
+	const char *param;        /* the route parameter naming the parent (NULL for SVC_ITEMS_OF_USER) */
+	enum svc_action action;   /* checked on the parent (unused for SVC_ITEMS_OF_USER) */
+	enum svc_stmt stmt;       /* the list, its one parameter the parent's id */
+	svc_row_json_fn *row_json;
+};
+
+/*
+ * The list handlers' one shape (lib/api/api_items.c): loads the parent `it`
+ * names for the caller of `req` (svc_req_caller(); checking its
+ * permission), runs it->stmt with the parent's id and answers
+ * 200 {"items": [...]}, each row turned into JSON by it->row_json, in the
+ * statement's order. Returns what svc_resp_json() returns, or the error of
+ * loading the parent (SVC_E_NOT_FOUND, SVC_E_UNAUTHORIZED, SVC_E_FORBIDDEN)
+ * or of the statement (DB errors), nothing answered then.
+ */
+enum svc_err svc_resp_items(struct svc_req *req, struct svc_resp *resp, const struct svc_items *it);
 
 /*
  * Handlers. Each answers as described in docs/api.md; the statuses each can

@@ -21,7 +21,7 @@ static int admin_only(struct svc_req *req, struct svc_resp *resp, const char *wi
 	char role[16];
 	int err;
 
-	if ((err = svc_workspace_role(req, wid, role)) < 0)
+	if ((err = svc_workspace_role(svc_req_caller(req), wid, role)) < 0)
 		return err;
 	if (strcmp(role, "admin") != 0 && strcmp(role, "owner") != 0)
 		return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL, "Only workspace admins and owners manage the AI provider.");

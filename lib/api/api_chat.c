@@ -76,7 +76,7 @@ static enum svc_err message_turn(struct svc_req *req, struct svc_resp *resp, int
 
 	memset(&sp, 0, sizeof sp);
 	message_unpack(req, &sp);
-	if ((err = svc_project_load(req, project_id, SVC_ACT_WRITE, &project)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), project_id, SVC_ACT_WRITE, &project)) < 0)
 		return err;
 	if ((err = chat_in_project(req, sp.chat_id, project_id, &chat)) < 0) {
 		svc_resp_error(resp, err, "chatId", "No chat with this id in this project.");
@@ -147,7 +147,7 @@ enum svc_err svc_api_plan_get(struct svc_req *req, struct svc_resp *resp)
 	char created[64];
 	int err;
 
-	if ((err = svc_project_load(req, project_id, SVC_ACT_READ, &project)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), project_id, SVC_ACT_READ, &project)) < 0)
 		return err;
 	if ((err = chat_in_project(req, chat_id, project_id, &chat)) < 0)
 		goto done;
@@ -179,7 +179,7 @@ enum svc_err svc_api_plan_run(struct svc_req *req, struct svc_resp *resp)
 	int err;
 
 	memset(&sp, 0, sizeof sp);
-	if ((err = svc_project_load(req, project_id, SVC_ACT_WRITE, &project)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), project_id, SVC_ACT_WRITE, &project)) < 0)
 		return err;
 	if ((err = chat_in_project(req, chat_id, project_id, &chat)) < 0)
 		goto done;
@@ -223,7 +223,7 @@ enum svc_err svc_api_chat_stop(struct svc_req *req, struct svc_resp *resp)
 	int err;
 
 	chat_id = svc_json_str(req->json, "chatId");
-	if ((err = svc_project_load(req, project_id, SVC_ACT_WRITE, &project)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), project_id, SVC_ACT_WRITE, &project)) < 0)
 		return err;
 	if ((err = chat_in_project(req, chat_id, project_id, &chat)) < 0) {
 		svc_resp_error(resp, err, "chatId", "No chat with this id in this project.");
@@ -266,7 +266,7 @@ enum svc_err svc_api_chat_history(struct svc_req *req, struct svc_resp *resp)
 	if ((q = svc_req_query(req, "before", before, sizeof before)) < 0 ||
 	    (q && svc_parse_u64(before, (uint64_t)INT64_MAX, &before_id) < 0))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "before", "before is not a cursor this API returned");
-	if ((err = svc_project_load(req, project_id, SVC_ACT_READ, &project)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), project_id, SVC_ACT_READ, &project)) < 0)
 		return err;
 	if ((err = chat_in_project(req, chat_id, project_id, &chat)) < 0)
 		goto done;

@@ -42,7 +42,7 @@ enum svc_err svc_api_chats_create(struct svc_req *req, struct svc_resp *resp)
 	char chat_id[37];
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
 	svc_rows_free(rows);
 	rows = NULL;

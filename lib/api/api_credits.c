@@ -35,7 +35,7 @@ enum svc_err svc_api_credits_get(struct svc_req *req, struct svc_resp *resp)
 	struct svc_rows *ws = NULL;
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
 		return err;
 	svc_rows_free(ws);
 	return answer(req, resp, wid);
@@ -51,7 +51,7 @@ enum svc_err svc_api_credits_put(struct svc_req *req, struct svc_resp *resp)
 	double limit = 0;
 	int err, is_null;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_CREDIT_LIMIT, NULL, &ws)) < 0) {
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_CREDIT_LIMIT, NULL, &ws)) < 0) {
 		if (err == SVC_E_FORBIDDEN)
 			svc_resp_error(resp, err, NULL, "Only platform admins change a workspace's credit limit.");
 		return err;

@@ -107,7 +107,7 @@ static int published_json(struct svc_req *req, const char *id, const char *deplo
 	const char *slug;
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &rows)) < 0)
 		return err;
 	slug = svc_rows_get(rows, 0, PCOL_SLUG);
 	if ((err = svc_api_site_url(cfg, slug, url, sizeof url)) < 0 ||
@@ -162,7 +162,7 @@ enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp)
 		return SVC_E_INTERNAL;
 	s->resp = resp;
 	s->sse = accept && strstr(accept, "text/event-stream") != NULL;
-	if ((err = svc_project_load(req, id, SVC_ACT_DEPLOY, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_DEPLOY, &rows)) < 0)
 		goto done;
 	svc_publish_target_of(rows, req->user_id, &t);
 	err = svc_publish_run(req->ctx->db, &req->ctx->cfg, &t, &ev, did, why, sizeof why);

@@ -36,7 +36,7 @@ enum svc_err svc_api_deployments_restore(struct svc_req *req, struct svc_resp *r
 	char why[256];
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_DEPLOY, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_DEPLOY, &rows)) < 0)
 		return err;
 	svc_publish_target_of(rows, req->user_id, &t);
 	if ((err = svc_publish_restore(req->ctx->db, &req->ctx->cfg, &t, did, why, sizeof why)) < 0) {
@@ -44,7 +44,7 @@ enum svc_err svc_api_deployments_restore(struct svc_req *req, struct svc_resp *r
 			err = svc_resp_error(resp, err, NULL, "%s", why);
 		goto done;
 	}
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0 ||
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &after)) < 0 ||
 	    (err = svc_deployment_get(req->ctx->db, id, did, &dep)) < 0)
 		goto done;
 	body = json_object_new_object();
@@ -84,7 +84,7 @@ enum svc_err svc_api_build_settings_get(struct svc_req *req, struct svc_resp *re
 	struct svc_rows *ws = NULL;
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
 		return err;
 	svc_rows_free(ws);
 	return send_build_settings(req, resp, wid);
@@ -104,7 +104,7 @@ enum svc_err svc_api_build_settings_put(struct svc_req *req, struct svc_resp *re
 	struct svc_dbv p[2];
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0)
 		return err;
 	svc_rows_free(ws);
 	json_object_object_get_ex(req->json, "allowInstallScripts", &v);

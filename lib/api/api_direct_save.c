@@ -52,7 +52,7 @@ enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 	int err, lockfd = -1, committed = 0;
 
 	memset(changes, 0, sizeof changes);
-	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
 	snprintf(ws, sizeof ws, "%s", svc_rows_get(rows, 0, PCOL_WORKSPACE));
 	svc_rows_free(rows);
@@ -103,11 +103,11 @@ enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp)
 	if (out_len != len || memcmp(out, data, len) != 0) {
 		/* the repository quota (413): the file is not written past it */
 		if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, id, dir, SVC_QUOTA_REPO_BYTES, out_len,
-						 len, resp, NULL, 0)) < 0 ||
+						 len, resp->message, sizeof resp->message)) < 0 ||
 		    (err = svc_fsx_write(dir, norm, out, out_len)) < 0)
 			goto done;
 		snprintf(cmsg, sizeof cmsg, "Visual edit: %s", norm);
-		if ((err = svc_project_commit_change(req, id, dir, cmsg, sha, &committed)) < 0)
+		if ((err = svc_project_commit_change(svc_req_caller(req), id, dir, cmsg, sha, &committed)) < 0)
 			goto done;
 	}
 	body = json_object_new_object();

@@ -26,7 +26,7 @@ enum svc_err svc_api_admin_workspace_update(struct svc_req *req, struct svc_resp
 	struct svc_dbv p[2];
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_PLAN, NULL, &ws)) < 0) {
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_PLAN, NULL, &ws)) < 0) {
 		if (err == SVC_E_FORBIDDEN)
 			svc_resp_error(resp, err, NULL, "Only platform admins change a workspace's plan.");
 		return err;
@@ -111,7 +111,7 @@ enum svc_err svc_api_domains_list(struct svc_req *req, struct svc_resp *resp)
 	size_t r;
 	int err;
 
-	if ((err = svc_project_load(req, pid, SVC_ACT_READ, &project)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), pid, SVC_ACT_READ, &project)) < 0)
 		return err;
 	svc_rows_free(project);
 	p = svc_dbv_str(pid);
@@ -242,7 +242,7 @@ enum svc_err svc_api_domains_add(struct svc_req *req, struct svc_resp *resp)
 	char name[256], why[512];
 	int err;
 
-	if ((err = svc_project_load(req, pid, SVC_ACT_DOMAINS, &rows)) < 0) {
+	if ((err = svc_project_load(svc_req_caller(req), pid, SVC_ACT_DOMAINS, &rows)) < 0) {
 		if (err == SVC_E_FORBIDDEN)
 			svc_resp_error(resp, err, NULL, "Custom domains are managed by the workspace's admins and owners.");
 		return err;
@@ -297,7 +297,8 @@ static int domain_load(struct svc_req *req, struct svc_resp *resp, struct svc_ro
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	if ((err = svc_project_load(req, svc_rows_get(rows, 0, CDGCOL_PROJECT), SVC_ACT_DOMAINS, &project)) < 0) {
+	if ((err = svc_project_load(svc_req_caller(req), svc_rows_get(rows, 0, CDGCOL_PROJECT), SVC_ACT_DOMAINS,
+				    &project)) < 0) {
 		svc_rows_free(rows);
 		if (err == SVC_E_FORBIDDEN)
 			svc_resp_error(resp, err, NULL, "Custom domains are managed by the workspace's admins and owners.");

@@ -10,7 +10,7 @@
 #include "core/fsx.h"
 #include "auth/internal.h"
 #include "core/json.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 #include "project/quota.h"
 #include "project/repo.h"
 
@@ -33,7 +33,7 @@ static int project_dir_ws(struct svc_req *req, const char *id, enum svc_action a
 	struct svc_rows *rows = NULL;
 	int err;
 
-	if ((err = svc_project_load(req, id, action, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, action, &rows)) < 0)
 		return err;
 	if (out_ws)
 		snprintf(out_ws, 37, "%s", svc_rows_get(rows, 0, PCOL_WORKSPACE));
@@ -175,7 +175,7 @@ enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *res
 	struct svc_dbv p;
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
 	svc_rows_free(rows);
 	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0)
@@ -274,7 +274,7 @@ static int file_change_end(struct svc_req *req, struct svc_resp *resp, const cha
 	char sha[41] = "";
 	int err, committed = 0;
 
-	err = svc_project_commit_change(req, id, dir, msg, sha, &committed);
+	err = svc_project_commit_change(svc_req_caller(req), id, dir, msg, sha, &committed);
 	close(lockfd);
 	if (err < 0)
 		return err;
@@ -333,8 +333,8 @@ enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *res
 	/* the repository quota, with the file it replaces (if any) taken out; nothing is written past it */
 	snprintf(full, sizeof full, "%s/%s", dir, norm);
 	if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, id, dir, SVC_QUOTA_REPO_BYTES, len,
-					 lstat(full, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, resp,
-					 NULL, 0)) < 0) {
+					 lstat(full, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0,
+					 resp->message, sizeof resp->message)) < 0) {
 		close(fd);
 		return err;
 	}

@@ -13,8 +13,8 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "project/integ.h"
-#include "project/integ_oauth.h"
+#include "integ/integ.h"
+#include "integ/integ_oauth.h"
 #include "project/project.h"
 
 #define PAGE_DEFAULT 50
@@ -34,7 +34,8 @@ int svc_api_integrations__require_admin(struct svc_req *req, struct svc_resp *re
 
 	if ((err = svc_db_run(req->ctx->db, STMT_USER_BY_ID, &p, 1, &rows, NULL)) < 0)
 		return err;
-	svc_req_subject(req, NULL, rows && rows->nrows == 1 ? svc_rows_get(rows, 0, UCOL_ADMIN) : NULL, &s);
+	svc_caller_subject(svc_req_caller(req), NULL, rows && rows->nrows == 1 ? svc_rows_get(rows, 0, UCOL_ADMIN) : NULL,
+			   &s);
 	err = svc_perm_check(&s, SVC_ACT_INTEG_ADMIN, NULL);
 	svc_rows_free(rows);
 	if (err == SVC_E_FORBIDDEN)
@@ -58,7 +59,7 @@ static int caller_workspace(struct svc_req *req, struct svc_resp *resp, char *wi
 	if ((k = svc_req_query(req, "workspaceId", q, sizeof q)) < 0 || (k && !svc_uuid_valid(q)))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "workspaceId", "workspaceId must be a UUID");
 	if (k) {
-		if ((err = svc_workspace_load(req, q, SVC_ACT_WS_READ, NULL, &rows)) < 0)
+		if ((err = svc_workspace_load(svc_req_caller(req), q, SVC_ACT_WS_READ, NULL, &rows)) < 0)
 			return err;
 		svc_rows_free(rows);
 		snprintf(wid, 37, "%s", q);
@@ -281,7 +282,7 @@ enum svc_err svc_api_integrations_ws_set(struct svc_req *req, struct svc_resp *r
 	struct svc_dbv p[6];
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0) {
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0) {
 		if (err == SVC_E_FORBIDDEN)
 			svc_resp_error(resp, err, NULL, "Only workspace admins and owners choose its integrations.");
 		return err;

@@ -9,7 +9,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "db/db.h"
-#include "project/integ.h"
+#include "integ/integ.h"
 
 #define HOSTS_MAX 16       /* hosts an admin may list for one integration */
 #define HOSTS_TEXT_MAX 1024 /* bytes of the stored list (integrations.api_hosts_admin) */

@@ -11,7 +11,7 @@
 #include "project/thumbnail.h"
 #include "core/json.h"
 #include "core/log.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 #include "project/repo.h"
 
 #define PRESENCE_USERS_MAX 1000

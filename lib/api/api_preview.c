@@ -10,7 +10,7 @@
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/log.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 
 #define PREVIEW_FILE_MAX (16u * 1024 * 1024) /* bytes of one served file */
 #define PREVIEW_TTL_DEFAULT 1800             /* seconds a preview URL works: SVC_PREVIEW_TTL */
@@ -81,7 +81,7 @@ enum svc_err svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp
 	int64_t ttl, expires;
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &rows)) < 0)
 		return err;
 	svc_rows_free(rows);
 	if ((err = preview_ttl(cfg, &ttl)) < 0)

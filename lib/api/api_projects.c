@@ -36,7 +36,7 @@ enum svc_err svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
 	struct svc_rows *rows = NULL;
 	int err;
 
-	if ((err = svc_workspace_role(req, wid, role)) < 0)
+	if ((err = svc_workspace_role(svc_req_caller(req), wid, role)) < 0)
 		return err;
 	memset(&np, 0, sizeof np);
 	np.workspace_id = wid;
@@ -49,7 +49,7 @@ enum svc_err svc_api_projects_create(struct svc_req *req, struct svc_resp *resp)
 	np.prompt = svc_json_str(req->json, "prompt");
 	if ((err = svc_project_create(req->ctx->db, &req->ctx->cfg, &np, &field, msg, sizeof msg, id, chat_id)) < 0)
 		return err == SVC_E_VALIDATION ? svc_resp_error(resp, err, field, "%s", msg) : err;
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &rows)) < 0)
 		return err;
 	{
 		struct json_object *o = svc_project_json(rows, 0);
@@ -293,7 +293,7 @@ enum svc_err svc_api_projects_list(struct svc_req *req, struct svc_resp *resp)
 enum svc_err svc_api_projects_get(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_rows *rows = NULL;
-	int err = svc_project_load(req, svc_req_param(req, "id"), SVC_ACT_READ, &rows);
+	int err = svc_project_load(svc_req_caller(req), svc_req_param(req, "id"), SVC_ACT_READ, &rows);
 
 	if (err < 0)
 		return err;
@@ -319,7 +319,7 @@ enum svc_err svc_api_projects_update(struct svc_req *req, struct svc_resp *resp)
 	struct svc_dbv p[5];
 	int err;
 
-	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
 	p[0] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_NAME));
 	p[1] = svc_dbv_str(svc_rows_get(rows, 0, PCOL_DESCRIPTION));
@@ -333,7 +333,7 @@ enum svc_err svc_api_projects_update(struct svc_req *req, struct svc_resp *resp)
 	if (json_object_object_get_ex(req->json, "visibility", &v)) {
 		p[2] = svc_dbv_str(json_object_get_string(v));
 		if (strcmp(json_object_get_string(v), svc_rows_get(rows, 0, PCOL_VISIBILITY)) != 0 &&
-		    (err = svc_project_check(req, rows, SVC_ACT_VISIBILITY)) < 0)
+		    (err = svc_project_check(svc_req_caller(req), rows, SVC_ACT_VISIBILITY)) < 0)
 			goto done;
 	}
 	if (json_object_object_get_ex(req->json, "folderId", &v)) {
@@ -352,7 +352,7 @@ enum svc_err svc_api_projects_update(struct svc_req *req, struct svc_resp *resp)
 	}
 	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_UPDATE, p, 5, NULL, NULL)) < 0)
 		goto done;
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &after)) < 0)
 		goto done;
 	svc_resp_json(resp, 200, svc_project_json(after, 0));
 done:
@@ -375,8 +375,8 @@ enum svc_err svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 	if ((q = svc_req_query(req, "hard", hard, sizeof hard)) < 0 || (q && (is_hard = query_bool(hard)) < 0))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "hard", "hard must be true or false");
 	/* a soft-deleted project can still be removed for good */
-	if ((err = svc_project_load_state(req, id, is_hard ? SVC_ACT_HARD_DELETE : SVC_ACT_DELETE, is_hard ? -1 : 0,
-					  &rows)) < 0)
+	if ((err = svc_project_load_state(svc_req_caller(req), id, is_hard ? SVC_ACT_HARD_DELETE : SVC_ACT_DELETE,
+					  is_hard ? -1 : 0, &rows)) < 0)
 		return err;
 	p = svc_dbv_str(id);
 	if (is_hard) {
@@ -416,8 +416,9 @@ enum svc_err svc_api_projects_restore(struct svc_req *req, struct svc_resp *resp
 	uint64_t n = 0;
 	int err;
 
-	if ((err = svc_project_load_state(req, id, SVC_ACT_DELETE, 1, &rows)) < 0) {
-		if (err == SVC_E_NOT_FOUND && svc_project_load_state(req, id, SVC_ACT_READ, 0, &rows) == 0) {
+	if ((err = svc_project_load_state(svc_req_caller(req), id, SVC_ACT_DELETE, 1, &rows)) < 0) {
+		if (err == SVC_E_NOT_FOUND &&
+		    svc_project_load_state(svc_req_caller(req), id, SVC_ACT_READ, 0, &rows) == 0) {
 			svc_rows_free(rows);
 			return svc_resp_error(resp, SVC_E_CONFLICT, NULL, "The project is not deleted.");
 		}
@@ -430,7 +431,7 @@ enum svc_err svc_api_projects_restore(struct svc_req *req, struct svc_resp *resp
 		err = svc_resp_error(resp, SVC_E_CONFLICT, NULL, "The project is not deleted.");
 		goto done;
 	}
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &after)) < 0)
 		goto done;
 	svc_resp_json(resp, 200, svc_project_json(after, 0));
 done:
@@ -454,7 +455,7 @@ static int duplicate_tx(struct svc_db *db, void *arg)
 	struct svc_dbv p[2];
 	int err;
 
-	if ((err = svc_quota_projects_check(db, d->cfg, d->np->workspace_id, NULL)) < 0 ||
+	if ((err = svc_quota_projects_check(db, d->cfg, d->np->workspace_id, NULL, 0)) < 0 ||
 	    (err = svc_project_insert(db, d->id, d->np)) < 0)
 		return err;
 	/* The chat seed: the source's default (first) chat and its whole timeline. */
@@ -498,12 +499,12 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 	struct project_copy d;
 	int err, moved = 0, copied = 0;
 
-	if ((err = svc_project_load(req, src_id, SVC_ACT_READ, &src)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), src_id, SVC_ACT_READ, &src)) < 0)
 		return err;
 	wid = svc_json_str(req->json, "workspaceId");
 	if (!wid)
 		wid = svc_rows_get(src, 0, PCOL_WORKSPACE);
-	if ((err = svc_workspace_role(req, wid, role)) < 0) {
+	if ((err = svc_workspace_role(svc_req_caller(req), wid, role)) < 0) {
 		if (err == SVC_E_NOT_FOUND)
 			err = svc_resp_error(resp, err, "workspaceId", "No such workspace.");
 		goto done;
@@ -549,7 +550,7 @@ enum svc_err svc_api_projects_duplicate(struct svc_req *req, struct svc_resp *re
 	moved = d.moved;
 	if (err < 0)
 		goto done;
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &after)) < 0)
 		goto done;
 	{
 		struct json_object *o = svc_project_json(after, 0);

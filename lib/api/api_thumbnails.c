@@ -64,7 +64,7 @@ enum svc_err svc_api_thumbnails_get(struct svc_req *req, struct svc_resp *resp)
 		return SVC_E_NOT_FOUND;
 	memcpy(id, file, 36);
 	id[36] = '\0';
-	if ((err = svc_project_load(req, id, SVC_ACT_READ, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &rows)) < 0)
 		return err;
 	public_ = strcmp(svc_rows_get(rows, 0, PCOL_VISIBILITY), "public") == 0;
 	err = thumb_read(cfg, id, &data, &len, source);
@@ -117,7 +117,7 @@ enum svc_err svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp 
 	if ((q = svc_req_query(req, "renderer", renderer, sizeof renderer)) < 0 ||
 	    (q && strcmp(renderer, "auto") != 0 && strcmp(renderer, "fallback") != 0))
 		return svc_resp_error(resp, SVC_E_VALIDATION, "renderer", "renderer must be auto or fallback");
-	if ((err = svc_project_load(req, id, SVC_ACT_WRITE, &rows)) < 0)
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_WRITE, &rows)) < 0)
 		return err;
 	queued = strcmp(renderer, "auto") == 0;
 	if (queued)
@@ -126,7 +126,7 @@ enum svc_err svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp 
 		 (err = svc_thumbnail_render(cfg, id, svc_rows_get(rows, 0, PCOL_NAME), pdir, 0, &src, why,
 					     sizeof why)) == 0)
 		err = svc_thumbnail_set_url(req->ctx->db, cfg, id);
-	if (err < 0 || (err = svc_project_load(req, id, SVC_ACT_READ, &after)) < 0)
+	if (err < 0 || (err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &after)) < 0)
 		goto done;
 	/* the thumbnail served now: the new one, or (queued) the one served until the render is stored */
 	err = thumb_read(cfg, id, &data, &len, source);

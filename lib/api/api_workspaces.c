@@ -53,7 +53,7 @@ static int ws_check(struct svc_req *req, const struct svc_rows *ws, enum svc_act
 {
 	struct svc_perm_subject s;
 
-	svc_req_subject(req, svc_rows_get(ws, 0, WCOL_ROLE), svc_rows_get(ws, 0, WCOL_ADMIN), &s);
+	svc_caller_subject(svc_req_caller(req), svc_rows_get(ws, 0, WCOL_ROLE), svc_rows_get(ws, 0, WCOL_ADMIN), &s);
 	o->kind = svc_rows_get(ws, 0, WCOL_KIND);
 	return svc_perm_check(&s, action, o);
 }
@@ -64,7 +64,7 @@ static int send_workspace(struct svc_req *req, struct svc_resp *resp, const char
 	struct svc_rows *rows = NULL;
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &rows)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_READ, NULL, &rows)) < 0)
 		return err;
 	svc_resp_json(resp, status, workspace_json(rows, 0));
 	svc_rows_free(rows);
@@ -138,7 +138,7 @@ enum svc_err svc_api_workspaces_update(struct svc_req *req, struct svc_resp *res
 	struct svc_dbv p[2];
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0)
 		return err;
 	svc_rows_free(ws);
 	p[0] = svc_dbv_str(svc_json_str(req->json, "name"));
@@ -196,7 +196,7 @@ enum svc_err svc_api_members_add(struct svc_req *req, struct svc_resp *resp)
 	size_t i;
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
 		return err;
 	role = svc_json_str(req->json, "role");
 	o.new_role = role ? role : "member";
@@ -333,7 +333,7 @@ enum svc_err svc_api_members_update(struct svc_req *req, struct svc_resp *resp)
 	struct svc_rows *ws = NULL;
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
 		return err;
 	if ((err = change_member(req, resp, ws, SVC_ACT_MEMBER_ROLE, uid, svc_json_str(req->json, "role"),
 				 NULL, NULL)) == 0)
@@ -350,7 +350,7 @@ enum svc_err svc_api_members_remove(struct svc_req *req, struct svc_resp *resp)
 	struct json_object *body;
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
 		return err;
 	err = change_member(req, resp, ws, SVC_ACT_MEMBER_REMOVE, uid, NULL, NULL, NULL);
 	svc_rows_free(ws);
@@ -371,7 +371,7 @@ enum svc_err svc_api_workspaces_leave(struct svc_req *req, struct svc_resp *resp
 	struct json_object *body;
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_LEAVE, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_LEAVE, NULL, &ws)) < 0)
 		return err;
 	if (!svc_rows_get(ws, 0, WCOL_ROLE)) {
 		/* a platform admin who is not a member has nothing to leave */
@@ -406,7 +406,7 @@ enum svc_err svc_api_workspaces_transfer(struct svc_req *req, struct svc_resp *r
 	struct svc_perm_object o = { 0 };
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_READ, NULL, &ws)) < 0)
 		return err;
 	if ((err = ws_check(req, ws, SVC_ACT_WS_TRANSFER, &o)) < 0)
 		goto done;
@@ -470,7 +470,7 @@ enum svc_err svc_api_folders_create(struct svc_req *req, struct svc_resp *resp)
 	char id[37];
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_FOLDER_WRITE, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_FOLDER_WRITE, NULL, &ws)) < 0)
 		return err;
 	svc_rows_free(ws);
 	if (svc_uuid_v4(id) < 0)
@@ -498,7 +498,8 @@ static int folder_load(struct svc_req *req, const char *id, struct svc_rows **ou
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	if ((err = svc_workspace_load(req, svc_rows_get(rows, 0, FOCOL_WORKSPACE), SVC_ACT_FOLDER_WRITE, NULL, &ws)) < 0) {
+	if ((err = svc_workspace_load(svc_req_caller(req), svc_rows_get(rows, 0, FOCOL_WORKSPACE), SVC_ACT_FOLDER_WRITE,
+				      NULL, &ws)) < 0) {
 		svc_rows_free(rows);
 		return err;
 	}

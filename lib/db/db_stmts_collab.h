@@ -1,11 +1,5 @@
 /* db_stmts_collab.h: statements of the collaboration daemon and design comments (issue 4). Included by db_stmts.h only. */
 
-/* svc-wsd: who may join a room (visibility, the caller's role, their name) */
-SVC_STMT(STMT_WSD_ACCESS,
-	"SELECT p.visibility, m.role, u.display_name, u.email, p.created_by, u.is_platform_admin FROM projects p "
-	"LEFT JOIN workspace_members m ON m.workspace_id = p.workspace_id AND m.user_id = ? "
-	"LEFT JOIN users u ON u.id = ? WHERE p.id = ? AND p.deleted_at IS NULL")
-SVC_COLS(ACOL_VISIBILITY, ACOL_ROLE, ACOL_NAME, ACOL_EMAIL, ACOL_CREATED_BY, ACOL_ADMIN)
 /* svc-wsd: the stored document: snapshot, then the update log after it */
 SVC_STMT(STMT_WSD_DOC_GET,
 	"SELECT snapshot, snapshot_seq FROM collab_documents WHERE project_id = ?")

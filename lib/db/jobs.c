@@ -273,7 +273,7 @@ int svc_jobs_dispatch(const struct svc_job_handler *table, size_t n, void *ctx, 
 
 	for (i = 0; i < n; i++) {
 		if (strcmp(table[i].kind, job->kind) == 0)
-			return table[i].run(ctx, job, errmsg, errmax);
+			return table[i].run(table[i].ctx ? table[i].ctx : ctx, job, errmsg, errmax);
 	}
 	snprintf(errmsg, errmax, "no handler for job kind %s", job->kind);
 	return SVC_E_NOT_FOUND;

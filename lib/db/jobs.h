@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/config.h"
 #include "db/db.h"
 
 /*
@@ -45,10 +46,23 @@ struct svc_job {
  */
 typedef int (*svc_job_fn)(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
 
+/*
+ * What the jobs of lib/ below the HTTP layer (lib/project: thumbnails,
+ * previews, custom domains) run with: the worker's database connection and
+ * settings, both borrowed from the worker for the job's run. Such a job's
+ * `ctx` is a `struct svc_job_ctx *`; the worker names it in its table entry.
+ */
+struct svc_job_ctx {
+	struct svc_db *db;
+	const struct svc_config *cfg;
+};
+
 /* One entry of a worker's dispatch table. */
 struct svc_job_handler {
 	const char *kind;
 	svc_job_fn run;
+	void *ctx; /* what `run` gets as ctx (a struct svc_job_ctx for lib/project's jobs); NULL: the ctx given to
+		    * svc_jobs_dispatch() / svc_jobs_run_once() */
 };
 
 /*
@@ -89,7 +103,8 @@ int svc_jobs_fail(struct svc_db *db, const struct svc_job *job, const char *mess
 void svc_job_dispose(struct svc_job *job);
 
 /*
- * Finds job->kind in `table` (`n` entries) and runs it. Returns the
+ * Finds job->kind in `table` (`n` entries) and runs it with the entry's ctx,
+ * or with `ctx` when the entry has none. Returns the
  * handler's result, or SVC_E_NOT_FOUND (with errmsg set) for a kind no
  * entry names.
  */

@@ -72,6 +72,18 @@ const char *svc_req_param(const struct svc_req *req, const char *name)
 	return NULL;
 }
 
+const struct svc_caller *svc_req_caller(struct svc_req *req)
+{
+	struct svc_caller *c = &req->caller;
+
+	c->db = req->ctx->db;
+	c->cfg = &req->ctx->cfg;
+	c->user_id = req->user_id;
+	c->scopes = req->scopes;
+	c->client_addr = req->remote_addr;
+	return c;
+}
+
 const char *svc_req_header(const struct svc_req *req, const char *name)
 {
 	char var[128] = "HTTP_";

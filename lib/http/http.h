@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "auth/auth.h"
+#include "auth/caller.h"
 #include "core/config.h"
 #include "core/err.h"
 #include "core/json.h"
@@ -70,6 +71,7 @@ struct svc_req {
 	char token_id[37];                   /* the API token used, "" for a session or anonymous */
 	char session_id[SVC_AUTH_ID_LEN + 1]; /* the access token's session (its "fam" claim), "" when none */
 	unsigned token_scopes;               /* lib/auth/auth.h SVC_PAT_* scopes of that API token */
+	struct svc_caller caller;            /* what svc_req_caller() returns */
 };
 
 /* The response being built. Handlers fill it with the functions below. */
@@ -153,6 +155,15 @@ int svc_fcgi_main(int argc, char **argv, const char *name, const struct svc_rout
 
 /* Returns route parameter `name` (without ':'; "*" for the rest of the path), or NULL. */
 const char *svc_req_param(const struct svc_req *req, const char *name);
+
+/*
+ * The caller of `req` as lib/ below the API takes it (lib/auth/caller.h): the
+ * responder's database and settings, the authenticated user ("" when
+ * anonymous), the credential's scopes and the client's address. The struct
+ * lives in `req` and borrows from it and its responder: valid until the
+ * handler returns. Never fails.
+ */
+const struct svc_caller *svc_req_caller(struct svc_req *req);
 
 /* Returns the value of request header `name` ("Authorization", "Cookie", ...) or NULL. */
 const char *svc_req_header(const struct svc_req *req, const char *name);

@@ -613,6 +613,149 @@ static int restyle(const char *style, const char *prop, const char *value, struc
 }
 
 /* Applies one patch to the HTML in *buf. */
+/* The one element selector `sel` matches in the parsed file `doc`, written in the file as matched, into *out. */
+static int html_find(const struct selector *sel, GumboOutput *doc, const GumboNode **out, char *msg, size_t msgmax)
+{
+	const GumboNode *node = NULL;
+	size_t count = 0;
+
+	find_all(sel, doc->document, &node, &count);
+	if (count != 1) {
+		if (count)
+			say(msg, msgmax, "the selector matches %zu elements; it must match exactly one", count);
+		else
+			say(msg, msgmax, "the selector matches no element");
+		return SVC_E_VALIDATION;
+	}
+	if (!node->v.element.original_tag.length ||
+	    (node->parse_flags & (GUMBO_INSERTION_BY_PARSER | GUMBO_INSERTION_IMPLIED |
+				  GUMBO_INSERTION_RECONSTRUCTED_FORMATTING_ELEMENT | GUMBO_INSERTION_ADOPTION_AGENCY_CLONED |
+				  GUMBO_INSERTION_CONVERTED_FROM_END_TAG | GUMBO_INSERTION_FROM_ISINDEX))) {
+		say(msg, msgmax, "the element is not written in the file as it is matched (the parser inferred it)");
+		return SVC_E_VALIDATION;
+	}
+	*out = node;
+	return 0;
+}
+
+/* One change of the file: `cut` bytes at `off` replaced by `text`. */
+struct html_edit {
+	size_t off, cut;
+	struct svc_buf text;
+};
+
+/* The edit of a "text" patch of element `node` of file `buf`: its children replaced by the escaped value. */
+static int html_text_edit(const char *buf, const GumboNode *node, const struct svc_ds_patch *pt,
+			  struct svc_ds_change *ch, struct html_edit *ed, char *msg, size_t msgmax)
+{
+	const GumboElement *e = &node->v.element;
+	size_t i, start = (size_t)(e->original_tag.data - buf) + e->original_tag.length;
+	char name[NAME_MAX_LEN + 1];
+	int err;
+
+	tag_name(e, name);
+	if (!e->original_end_tag.length || (node->parse_flags & GUMBO_INSERTION_IMPLICIT_END_TAG) ||
+	    e->end_pos.offset < start) {
+		say(msg, msgmax, "the element has no end tag in the file, so its text cannot be replaced");
+		return SVC_E_VALIDATION;
+	}
+	if (strcmp(name, "script") == 0 || strcmp(name, "style") == 0) {
+		say(msg, msgmax, "the text of <%s> is code; edit the file instead", name);
+		return SVC_E_VALIDATION;
+	}
+	for (i = 0; i < e->children.length; i++) {
+		if ((err = text_of(e->children.data[i], &ed->text)) < 0)
+			return err;
+	}
+	ch->old_value = svc_buf_detach(&ed->text, NULL);
+	ed->off = start;
+	ed->cut = e->end_pos.offset - start;
+	return escape_html(pt->value, 0, &ed->text);
+}
+
+/*
+ * The attribute a "style.<property>" or "<attribute>" patch of element `e` sets, into *out_attr, and its new
+ * value into *out_value (malloc'd); the attribute as it is into *out_a (NULL when absent).
+ */
+static int html_attr_value(const GumboElement *e, const struct svc_ds_patch *pt, struct svc_ds_change *ch,
+			   struct svc_buf *scratch, const char **out_attr, GumboAttribute **out_a, char **out_value,
+			   char *msg, size_t msgmax)
+{
+	GumboAttribute *a;
+	char why[160];
+	int err;
+
+	if (strncmp(pt->property, "style.", 6) == 0) {
+		if (!css_name_ok(pt->property + 6)) {
+			say(msg, msgmax, "\"%.64s\" is not a CSS property name", pt->property + 6);
+			return SVC_E_VALIDATION;
+		}
+		if (*pt->value && !css_value_ok(pt->value)) {
+			say(msg, msgmax, "the value is not allowed in a style declaration");
+			return SVC_E_VALIDATION;
+		}
+		a = gumbo_get_attribute(&e->attributes, "style");
+		if ((err = restyle(a ? a->value : "", pt->property + 6, pt->value, scratch, &ch->old_value)) < 0)
+			return err;
+		*out_attr = "style";
+		*out_a = a;
+		*out_value = svc_buf_detach(scratch, NULL);
+		return *out_value ? 0 : SVC_E_INTERNAL;
+	}
+	if (!attr_name_ok(pt->property, why, sizeof why)) {
+		say(msg, msgmax, "%s", why);
+		return SVC_E_VALIDATION;
+	}
+	if (dangerous_url(pt->value)) {
+		say(msg, msgmax, "javascript:, vbscript: and data:text/html values are not allowed");
+		return SVC_E_VALIDATION;
+	}
+	a = gumbo_get_attribute(&e->attributes, pt->property);
+	if (a)
+		ch->old_value = strdup(a->value);
+	*out_attr = pt->property;
+	*out_a = a;
+	*out_value = strdup(pt->value);
+	return *out_value ? 0 : SVC_E_INTERNAL;
+}
+
+/* The edit of an attribute or style patch of element `e` of file `buf`: the value as written, or a new one. */
+static int html_attr_edit(const char *buf, const GumboElement *e, const struct svc_ds_patch *pt,
+			  struct svc_ds_change *ch, struct html_edit *ed, char *msg, size_t msgmax)
+{
+	GumboAttribute *a = NULL;
+	const char *attr = NULL;
+	char *newval = NULL;
+	int err;
+
+	if ((err = html_attr_value(e, pt, ch, &ed->text, &attr, &a, &newval, msg, msgmax)) < 0)
+		return err;
+	/* gumbo 0.10 points original_value at the name for a valueless attribute */
+	if (a && a->original_value.length && a->original_value.data >= a->original_name.data + a->original_name.length) {
+		/* replace the value as written, quotes included */
+		ed->off = (size_t)(a->original_value.data - buf);
+		ed->cut = a->original_value.length;
+		err = svc_buf_adds(&ed->text, "\"");
+	} else if (a) {
+		/* a valueless attribute: add ="..." after its name */
+		ed->off = (size_t)(a->original_name.data - buf) + a->original_name.length;
+		err = svc_buf_adds(&ed->text, "=\"");
+	} else {
+		/* a new attribute, right after the tag name */
+		const char *t = e->original_tag.data + 1, *tend = e->original_tag.data + e->original_tag.length;
+		while (t < tend && !is_space((unsigned char)*t) && *t != '/' && *t != '>')
+			t++;
+		ed->off = (size_t)(t - buf);
+		err = svc_buf_addf(&ed->text, " %s=\"", attr);
+	}
+	if (err == 0)
+		err = escape_html(newval, 1, &ed->text);
+	if (err == 0)
+		err = svc_buf_adds(&ed->text, "\"");
+	free(newval);
+	return err;
+}
+
 static int html_patch(char **buf, size_t *len, const struct svc_ds_patch *pt, struct svc_ds_change *ch, char *msg,
 		      size_t msgmax)
 {
@@ -620,17 +763,13 @@ static int html_patch(char **buf, size_t *len, const struct svc_ds_patch *pt, st
 	GumboOutput *doc = NULL;
 	struct selector sel;
 	const GumboNode *node = NULL;
-	const GumboElement *e;
-	struct svc_buf b;
-	size_t count = 0, off = 0, cut = 0;
-	char name[NAME_MAX_LEN + 1], why[160];
-	const char *attr;
-	int err = SVC_E_VALIDATION, sel_ok;
+	struct html_edit ed = { 0, 0, { 0 } };
+	int err;
 
-	svc_buf_init(&b, SVC_DS_FILE_MAX);
-	sel_ok = parse_selector(pt->selector, &sel) == 0;
-	if (!sel_ok) {
+	svc_buf_init(&ed.text, SVC_DS_FILE_MAX);
+	if (parse_selector(pt->selector, &sel) < 0) {
 		say(msg, msgmax, "the selector is not one this editor understands");
+		err = SVC_E_VALIDATION;
 		goto done;
 	}
 	opts.max_errors = 0;
@@ -639,119 +778,22 @@ static int html_patch(char **buf, size_t *len, const struct svc_ds_patch *pt, st
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	find_all(&sel, doc->document, &node, &count);
-	if (count != 1) {
-		if (count)
-			say(msg, msgmax, "the selector matches %zu elements; it must match exactly one", count);
-		else
-			say(msg, msgmax, "the selector matches no element");
+	if ((err = html_find(&sel, doc, &node, msg, msgmax)) < 0)
 		goto done;
-	}
-	e = &node->v.element;
-	if (!e->original_tag.length ||
-	    (node->parse_flags & (GUMBO_INSERTION_BY_PARSER | GUMBO_INSERTION_IMPLIED |
-				  GUMBO_INSERTION_RECONSTRUCTED_FORMATTING_ELEMENT | GUMBO_INSERTION_ADOPTION_AGENCY_CLONED |
-				  GUMBO_INSERTION_CONVERTED_FROM_END_TAG | GUMBO_INSERTION_FROM_ISINDEX))) {
-		say(msg, msgmax, "the element is not written in the file as it is matched (the parser inferred it)");
+	if (strcmp(pt->property, "text") == 0)
+		err = html_text_edit(*buf, node, pt, ch, &ed, msg, msgmax);
+	else
+		err = html_attr_edit(*buf, &node->v.element, pt, ch, &ed, msg, msgmax);
+	if (err < 0)
 		goto done;
-	}
-	tag_name(e, name);
-
-	if (strcmp(pt->property, "text") == 0) {
-		size_t i, start = (size_t)(e->original_tag.data - *buf) + e->original_tag.length;
-		if (!e->original_end_tag.length || (node->parse_flags & GUMBO_INSERTION_IMPLICIT_END_TAG) ||
-		    e->end_pos.offset < start) {
-			say(msg, msgmax, "the element has no end tag in the file, so its text cannot be replaced");
-			goto done;
-		}
-		if (strcmp(name, "script") == 0 || strcmp(name, "style") == 0) {
-			say(msg, msgmax, "the text of <%s> is code; edit the file instead", name);
-			goto done;
-		}
-		for (i = 0; i < e->children.length; i++) {
-			if ((err = text_of(e->children.data[i], &b)) < 0)
-				goto done;
-		}
-		ch->old_value = svc_buf_detach(&b, NULL);
-		off = start;
-		cut = e->end_pos.offset - start;
-		if ((err = escape_html(pt->value, 0, &b)) < 0)
-			goto done;
-	} else {
-		GumboAttribute *a;
-		char *newval = NULL;
-		if (strncmp(pt->property, "style.", 6) == 0) {
-			if (!css_name_ok(pt->property + 6)) {
-				say(msg, msgmax, "\"%.64s\" is not a CSS property name", pt->property + 6);
-				goto done;
-			}
-			if (*pt->value && !css_value_ok(pt->value)) {
-				say(msg, msgmax, "the value is not allowed in a style declaration");
-				goto done;
-			}
-			attr = "style";
-			a = gumbo_get_attribute(&e->attributes, attr);
-			if ((err = restyle(a ? a->value : "", pt->property + 6, pt->value, &b, &ch->old_value)) < 0)
-				goto done;
-			newval = svc_buf_detach(&b, NULL);
-			if (!newval) {
-				err = SVC_E_INTERNAL;
-				goto done;
-			}
-		} else {
-			attr = pt->property;
-			if (!attr_name_ok(attr, why, sizeof why)) {
-				say(msg, msgmax, "%s", why);
-				goto done;
-			}
-			if (dangerous_url(pt->value)) {
-				say(msg, msgmax, "javascript:, vbscript: and data:text/html values are not allowed");
-				goto done;
-			}
-			a = gumbo_get_attribute(&e->attributes, attr);
-			if (a)
-				ch->old_value = strdup(a->value);
-			newval = strdup(pt->value);
-			if (!newval) {
-				err = SVC_E_INTERNAL;
-				goto done;
-			}
-		}
-		err = 0;
-		/* gumbo 0.10 points original_value at the name for a valueless attribute */
-		if (a && a->original_value.length && a->original_value.data >= a->original_name.data + a->original_name.length) {
-			/* replace the value as written, quotes included */
-			off = (size_t)(a->original_value.data - *buf);
-			cut = a->original_value.length;
-			err = err ? err : svc_buf_adds(&b, "\"");
-		} else if (a) {
-			/* a valueless attribute: add ="..." after its name */
-			off = (size_t)(a->original_name.data - *buf) + a->original_name.length;
-			err = err ? err : svc_buf_adds(&b, "=\"");
-		} else {
-			/* a new attribute, right after the tag name */
-			const char *t = e->original_tag.data + 1, *tend = e->original_tag.data + e->original_tag.length;
-			while (t < tend && !is_space((unsigned char)*t) && *t != '/' && *t != '>')
-				t++;
-			off = (size_t)(t - *buf);
-			err = err ? err : svc_buf_addf(&b, " %s=\"", attr);
-		}
-		if (err == 0)
-			err = escape_html(newval, 1, &b);
-		if (err == 0)
-			err = svc_buf_adds(&b, "\"");
-		free(newval);
-		if (err < 0)
-			goto done;
-	}
 	ch->new_value = strdup(pt->value);
 	if (!ch->new_value) {
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	err = splice(buf, len, off, cut, b.data ? b.data : "", b.len);
+	err = splice(buf, len, ed.off, ed.cut, ed.text.data ? ed.text.data : "", ed.text.len);
 done:
-	svc_buf_dispose(&b);
+	svc_buf_dispose(&ed.text);
 	if (doc)
 		gumbo_destroy_output(&opts, doc);
 	selector_free(&sel);

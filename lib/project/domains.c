@@ -26,9 +26,8 @@
 #include "core/outbound.h"
 #include "core/psl.h"
 #include "core/util.h"
-#include "http/http.h"
 #include "project/domains.h"
-#include "project/project.h"
+#include "project/paths.h"
 #include "project/publish.h"
 
 extern char **environ;
@@ -53,8 +52,6 @@ static uint64_t num_setting(const struct svc_config *cfg, const char *key, uint6
 
 void svc_domain_settings_load(const struct svc_config *cfg, struct svc_domain_settings *out)
 {
-	const char *dir;
-
 	memset(out, 0, sizeof *out);
 	out->domain = cfg->domain;
 	out->cname_target = svc_config_get(cfg, "SVC_CNAME_TARGET", "");
@@ -72,11 +69,7 @@ void svc_domain_settings_load(const struct svc_config *cfg, struct svc_domain_se
 		out->attempts = 1;
 	if (out->timeout_ms == 0)
 		out->timeout_ms = 1000;
-	dir = svc_config_get(cfg, "SVC_SITES_DIR", "");
-	if (*dir)
-		snprintf(out->sites_dir, sizeof out->sites_dir, "%s", dir);
-	else
-		snprintf(out->sites_dir, sizeof out->sites_dir, "%s/sites", cfg->data_dir);
+	svc_sites_dir(cfg, out->sites_dir, sizeof out->sites_dir); /* cut to fit when too long */
 	out->reload_cmd = svc_config_get(cfg, "SVC_SITES_RELOAD_CMD", "");
 	out->reserved = svc_config_get(cfg, "SVC_RESERVED_DOMAINS", "");
 	out->hold_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_HOLD_DAYS", 7, 3650) * 86400;
@@ -1005,11 +998,11 @@ done:
 
 int svc_sites_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
 {
-	struct svc_ctx *c = ctx;
+	const struct svc_job_ctx *c = ctx;
 	int err;
 
 	(void)job;
-	if ((err = svc_sites_write(c->db, &c->cfg, NULL)) < 0)
+	if ((err = svc_sites_write(c->db, c->cfg, NULL)) < 0)
 		snprintf(errmsg, errmax, "the web servers' includes could not be written");
 	return err;
 }
@@ -1033,7 +1026,7 @@ int svc_domain_verify_queue(struct svc_db *db, const char *id)
 
 int svc_domain_verify_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
 {
-	struct svc_ctx *c = ctx;
+	const struct svc_job_ctx *c = ctx;
 	struct json_object *o = NULL;
 	struct svc_dbv p;
 	const char *id;
@@ -1045,7 +1038,7 @@ int svc_domain_verify_job(void *ctx, const struct svc_job *job, char *errmsg, si
 		json_object_put(o);
 		return SVC_E_VALIDATION;
 	}
-	err = svc_domain_check(c->db, &c->cfg, id, 1, &changed);
+	err = svc_domain_check(c->db, c->cfg, id, 1, &changed);
 	if (err == SVC_E_NOT_FOUND)
 		err = 0; /* removed meanwhile */
 	p = svc_dbv_str(id);
@@ -1053,7 +1046,7 @@ int svc_domain_verify_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	if (err == 0)
 		err = done_err;
 	if (err == 0 && changed)
-		err = svc_sites_write(c->db, &c->cfg, NULL);
+		err = svc_sites_write(c->db, c->cfg, NULL);
 	if (err < 0)
 		snprintf(errmsg, errmax, "the check of domain %s failed: %s", id, svc_err_message(err));
 	json_object_put(o);

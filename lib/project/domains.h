@@ -183,7 +183,7 @@ int svc_domain_verify_queue(struct svc_db *db, const char *id);
 
 /*
  * The svc_job_fn of SVC_JOB_DOMAIN_VERIFY (lib/db/jobs.h), run by
- * svc-worker: `ctx` is its struct svc_ctx; the payload {"id": "<domain
+ * svc-worker: `ctx` is a struct svc_job_ctx; the payload {"id": "<domain
  * id>"}. Runs svc_domain_check() by hand, clears the domain's
  * check_queued_at whatever the outcome, and rewrites the includes when the
  * served set changed. A domain removed meanwhile is no error. Returns 0,
@@ -195,8 +195,8 @@ int svc_domain_verify_job(void *ctx, const struct svc_job *job, char *errmsg, si
 #define SVC_JOB_SITES_WRITE "sites.write"
 
 /*
- * The svc_job_fn of SVC_JOB_SITES_WRITE (lib/db/jobs.h): `ctx` is svc-worker's
- * struct svc_ctx; the payload is ignored. Returns what svc_sites_write() returns.
+ * The svc_job_fn of SVC_JOB_SITES_WRITE (lib/db/jobs.h): `ctx` is a
+ * struct svc_job_ctx; the payload is ignored. Returns what svc_sites_write() returns.
  */
 int svc_sites_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
 

@@ -14,38 +14,28 @@
 #include "core/fsx.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/util.h"
 #include "db/jobs.h"
-#include "project/domains.h"
 #include "project/project.h"
 #include "project/quota.h"
-#include "project/publish.h"
+#include "project/preview_build.h"
 #include "project/repo.h"
 #include "project/thumbnail.h"
 
 /* ---- loading, permissions, JSON ---- */
 
-void svc_req_subject(struct svc_req *req, const char *role, const char *admin_flag, struct svc_perm_subject *s)
-{
-	s->user_id = req->user_id;
-	s->platform_admin = admin_flag && strcmp(admin_flag, "1") == 0;
-	s->role = role && *role ? role : NULL;
-	/* a session holds every scope; an API token only those the router granted it for this route
-	 * (anonymous readers of public projects are decided by role and visibility alone) */
-	s->scopes = req->user_id[0] ? req->scopes : SVC_SCOPE_ALL;
-}
-
-int svc_project_check(struct svc_req *req, const struct svc_rows *rows, enum svc_action action)
+int svc_project_check(const struct svc_caller *c, const struct svc_rows *rows, enum svc_action action)
 {
 	struct svc_perm_subject s;
 	struct svc_perm_object o = { 0 };
 
-	svc_req_subject(req, svc_rows_get(rows, 0, PCOL_EXTRA), svc_rows_get(rows, 0, PCOL_ADMIN), &s);
+	svc_caller_subject(c, svc_rows_get(rows, 0, PCOL_EXTRA), svc_rows_get(rows, 0, PCOL_ADMIN), &s);
 	o.visibility = svc_rows_get(rows, 0, PCOL_VISIBILITY);
 	o.created_by = svc_rows_get(rows, 0, PCOL_CREATED_BY);
 	return svc_perm_check(&s, action, &o);
 }
 
-int svc_project_load_state(struct svc_req *req, const char *id, enum svc_action action, int deleted,
+int svc_project_load_state(const struct svc_caller *c, const char *id, enum svc_action action, int deleted,
 			   struct svc_rows **out)
 {
 	struct svc_dbv p[5];
@@ -54,18 +44,18 @@ int svc_project_load_state(struct svc_req *req, const char *id, enum svc_action 
 
 	if (!svc_uuid_valid(id))
 		return SVC_E_NOT_FOUND;
-	p[0] = svc_dbv_str(req->user_id);
-	p[1] = svc_dbv_str(req->user_id);
+	p[0] = svc_dbv_str(c->user_id);
+	p[1] = svc_dbv_str(c->user_id);
 	p[2] = svc_dbv_str(id);
 	p[3] = svc_dbv_i64(deleted);
 	p[4] = svc_dbv_i64(deleted);
-	if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_GET_STATE, p, 5, &rows, NULL)) < 0)
+	if ((err = svc_db_run(c->db, STMT_PROJECT_GET_STATE, p, 5, &rows, NULL)) < 0)
 		return err;
 	if (!rows || rows->nrows != 1) {
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	if ((err = svc_project_check(req, rows, action)) < 0) {
+	if ((err = svc_project_check(c, rows, action)) < 0) {
 		svc_rows_free(rows);
 		return err;
 	}
@@ -73,9 +63,9 @@ int svc_project_load_state(struct svc_req *req, const char *id, enum svc_action 
 	return 0;
 }
 
-int svc_project_load(struct svc_req *req, const char *id, enum svc_action action, struct svc_rows **out)
+int svc_project_load(const struct svc_caller *c, const char *id, enum svc_action action, struct svc_rows **out)
 {
-	return svc_project_load_state(req, id, action, 0, out);
+	return svc_project_load_state(c, id, action, 0, out);
 }
 
 struct json_object *svc_project_json(const struct svc_rows *rows, size_t r)
@@ -98,43 +88,7 @@ struct json_object *svc_project_json(const struct svc_rows *rows, size_t r)
 	return o;
 }
 
-enum svc_err svc_resp_items(struct svc_req *req, struct svc_resp *resp, const struct svc_items *it)
-{
-	const char *id = it->param ? svc_req_param(req, it->param) : req->user_id;
-	struct svc_rows *rows = NULL;
-	struct json_object *body, *items;
-	struct svc_dbv p;
-	size_t r;
-	int err = 0;
-
-	if (it->parent == SVC_ITEMS_OF_PROJECT)
-		err = svc_project_load(req, id, it->action, &rows);
-	else if (it->parent == SVC_ITEMS_OF_WORKSPACE)
-		err = svc_workspace_load(req, id, it->action, NULL, &rows);
-	svc_rows_free(rows);
-	rows = NULL;
-	if (err < 0)
-		return err;
-	p = svc_dbv_str(id);
-	if ((err = svc_db_run(req->ctx->db, it->stmt, &p, 1, &rows, NULL)) < 0)
-		return err;
-	body = json_object_new_object();
-	items = json_object_new_array();
-	for (r = 0; rows && r < rows->nrows; r++)
-		json_object_array_add(items, it->row_json(rows, r, id));
-	json_object_object_add(body, "items", items);
-	svc_rows_free(rows);
-	return svc_resp_json(resp, 200, body);
-}
-
-int svc_project_dir(const struct svc_config *cfg, const char *id, char *out, size_t max)
-{
-	int n = snprintf(out, max, "%s/projects/%s", cfg->data_dir, id);
-
-	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
-}
-
-int svc_workspace_load(struct svc_req *req, const char *wid, enum svc_action action,
+int svc_workspace_load(const struct svc_caller *c, const char *wid, enum svc_action action,
 		       const struct svc_perm_object *o, struct svc_rows **out)
 {
 	struct svc_perm_subject s;
@@ -145,16 +99,16 @@ int svc_workspace_load(struct svc_req *req, const char *wid, enum svc_action act
 
 	if (!svc_uuid_valid(wid))
 		return SVC_E_NOT_FOUND;
-	p[0] = svc_dbv_str(req->user_id);
-	p[1] = svc_dbv_str(req->user_id);
+	p[0] = svc_dbv_str(c->user_id);
+	p[1] = svc_dbv_str(c->user_id);
 	p[2] = svc_dbv_str(wid);
-	if ((err = svc_db_run(req->ctx->db, STMT_WS_GET, p, 3, &rows, NULL)) < 0)
+	if ((err = svc_db_run(c->db, STMT_WS_GET, p, 3, &rows, NULL)) < 0)
 		return err;
 	if (!rows || rows->nrows != 1) {
 		svc_rows_free(rows);
 		return SVC_E_NOT_FOUND;
 	}
-	svc_req_subject(req, svc_rows_get(rows, 0, WCOL_ROLE), svc_rows_get(rows, 0, WCOL_ADMIN), &s);
+	svc_caller_subject(c, svc_rows_get(rows, 0, WCOL_ROLE), svc_rows_get(rows, 0, WCOL_ADMIN), &s);
 	kind_only.kind = svc_rows_get(rows, 0, WCOL_KIND);
 	if ((err = svc_perm_check(&s, action, o ? o : &kind_only)) < 0) {
 		svc_rows_free(rows);
@@ -164,25 +118,18 @@ int svc_workspace_load(struct svc_req *req, const char *wid, enum svc_action act
 	return 0;
 }
 
-int svc_workspace_role(struct svc_req *req, const char *wid, char *role)
+int svc_workspace_role(const struct svc_caller *c, const char *wid, char *role)
 {
 	struct svc_rows *rows = NULL;
 	const char *r;
 	int err;
 
-	if ((err = svc_workspace_load(req, wid, SVC_ACT_PROJECT_CREATE, NULL, &rows)) < 0)
+	if ((err = svc_workspace_load(c, wid, SVC_ACT_PROJECT_CREATE, NULL, &rows)) < 0)
 		return err;
 	r = svc_rows_get(rows, 0, WCOL_ROLE);
 	snprintf(role, 16, "%s", r ? r : "");
 	svc_rows_free(rows);
 	return 0;
-}
-
-int svc_project_published_dir(const struct svc_config *cfg, const char *slug, char *out, size_t max)
-{
-	int n = snprintf(out, max, "%s/published/%s", cfg->data_dir, slug);
-
-	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
 }
 
 /* ---- creating a project ---- */
@@ -202,115 +149,22 @@ void svc_project_author(struct svc_db *db, const char *user_id, char *name, size
 	svc_rows_free(rows);
 }
 
-int svc_project_lock(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return SVC_E_INTERNAL;
-	if (flock(fd, LOCK_EX) < 0) {
-		close(fd);
-		return SVC_E_INTERNAL;
-	}
-	return fd;
-}
-
-int svc_project_commit_change(struct svc_req *req, const char *id, const char *dir, const char *msg, char *out_sha,
-			      int *out_committed)
+int svc_project_commit_change(const struct svc_caller *c, const char *id, const char *dir, const char *msg,
+			      char *out_sha, int *out_committed)
 {
 	char aname[256], aemail[256];
 	struct svc_dbv p = svc_dbv_str(id);
 	int err;
 
 	*out_committed = 0;
-	svc_project_author(req->ctx->db, req->user_id, aname, sizeof aname, aemail, sizeof aemail);
+	svc_project_author(c->db, c->user_id, aname, sizeof aname, aemail, sizeof aemail);
 	if ((err = svc_repo_commit_all(dir, msg, aname, aemail, out_sha, out_committed)) < 0 || !*out_committed)
 		return err;
-	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
-	svc_internal_notify_files(&req->ctx->cfg, req->ctx->db, id); /* the live document takes the change (svc-wsd) */
-	svc_thumbnail_request(req->ctx->db, id);      /* svc-worker renders it again, off the request */
-	svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id); /* and builds a package.json project's preview */
+	svc_db_run(c->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
+	svc_internal_notify_files(c->cfg, c->db, id); /* the live document takes the change (svc-wsd) */
+	svc_thumbnail_request(c->db, id);      /* svc-worker renders it again, off the request */
+	svc_preview_build_request(c->db, c->cfg, id); /* and builds a package.json project's preview */
 	return 0;
-}
-
-int svc_project_mkdirs(const char *path)
-{
-	char tmp[4096];
-	size_t i, len = strlen(path);
-
-	if (len >= sizeof tmp)
-		return SVC_E_INTERNAL;
-	memcpy(tmp, path, len + 1);
-	for (i = 1; i <= len; i++) {
-		if (tmp[i] == '/' || tmp[i] == '\0') {
-			char c = tmp[i];
-			tmp[i] = '\0';
-			if (mkdir(tmp, SVC_FSX_DIR_MODE) < 0 && errno != EEXIST)
-				return SVC_E_INTERNAL;
-			tmp[i] = c;
-		}
-	}
-	return 0;
-}
-
-/* The group SVC_WEB_GROUP names, or (gid_t)-1 for none (empty, or unknown: logged). */
-static gid_t web_gid(const struct svc_config *cfg)
-{
-	const char *name = svc_config_get(cfg, "SVC_WEB_GROUP", "www-data");
-	struct group g, *found = NULL;
-	char buf[4096];
-
-	if (!*name)
-		return (gid_t)-1;
-	if (getgrnam_r(name, &g, buf, sizeof buf, &found) != 0 || !found) {
-		svc_log_warn("data: SVC_WEB_GROUP %s is no group of this host; the served areas keep their group", name);
-		return (gid_t)-1;
-	}
-	return found->gr_gid;
-}
-
-int svc_data_modes(const struct svc_config *cfg, int trees)
-{
-	static const struct {
-		const char *area;
-		mode_t top;
-		int tree;   /* its contents get modes too (with `trees`) */
-		int served; /* read by the web server: its group's */
-	} areas[] = {
-		{ "projects", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 }, { "builds", 0711, 0, 0 },
-		{ "previews", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 }, { "thumbnails", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 },
-		{ "deployments", SVC_FSX_DIR_MODE, 1, 1 },      { "published", SVC_FSX_DIR_MODE, 1, 1 },
-	};
-	struct svc_domain_settings s;
-	char path[2048];
-	gid_t gid = web_gid(cfg);
-	size_t i;
-	int err, first = 0;
-
-	svc_domain_settings_load(cfg, &s);
-	if ((err = svc_fsx_set_modes(cfg->data_dir, 0711, 0, 0, 0, (gid_t)-1)) < 0) {
-		svc_log_error("data: cannot set the mode of %s: %s", cfg->data_dir, strerror(errno));
-		first = err;
-	}
-	for (i = 0; i <= sizeof areas / sizeof areas[0]; i++) {
-		int last = i == sizeof areas / sizeof areas[0], served = last || areas[i].served;
-		int n = last ? snprintf(path, sizeof path, "%s", s.sites_dir)
-			     : snprintf(path, sizeof path, "%s/%s", cfg->data_dir, areas[i].area);
-
-		if (n < 0 || (size_t)n >= sizeof path)
-			err = SVC_E_INTERNAL;
-		else if (served)
-			err = svc_fsx_set_modes(path, SVC_FSX_DIR_MODE, trees, SVC_FSX_DIR_MODE, SVC_FSX_FILE_MODE, gid);
-		else
-			err = svc_fsx_set_modes(path, areas[i].top, trees && areas[i].tree, SVC_FSX_PRIVATE_DIR_MODE,
-						SVC_FSX_PRIVATE_FILE_MODE, (gid_t)-1);
-		if (err < 0) {
-			svc_log_error("data: cannot set the modes of %s: %s", path, strerror(errno));
-			if (!first)
-				first = err;
-		}
-	}
-	return first;
 }
 
 void svc_project_slug(const char *name, char *out, size_t max)
@@ -422,7 +276,7 @@ static int create_tx(struct svc_db *db, void *arg)
 	int err;
 
 	/* the workspace's project quota, counted with its row locked in this transaction */
-	if ((err = svc_quota_projects_check(db, c->cfg, c->np->workspace_id, NULL)) < 0 ||
+	if ((err = svc_quota_projects_check(db, c->cfg, c->np->workspace_id, NULL, 0)) < 0 ||
 	    (err = svc_project_insert(db, c->id, c->np)) < 0 ||
 	    (err = svc_chat_insert(db, c->chat_id, c->id, "Main chat", "build", c->np->user_id)) < 0)
 		return err;

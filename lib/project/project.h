@@ -6,100 +6,57 @@
 
 #include <json-c/json.h>
 
+#include "auth/caller.h"
 #include "auth/perm.h"
 #include "core/config.h"
 #include "db/db.h"
-#include "http/http.h"
+#include "project/paths.h"
 
 /* Project rows use PCOL_* and workspace rows WCOL_*, named beside their SQL in lib/db/db_stmts*.h. */
 
 /*
- * Loads project `id` (a well-formed UUID) for the caller and checks `action`
- * with svc_perm_check(). On success *out holds one row (PCOL_* columns, with
+ * Loads project `id` (a well-formed UUID) for caller `c` (its db, user_id and
+ * scopes are read) and checks `action` with svc_perm_check(). On success *out holds one row (PCOL_* columns, with
  * the caller's role in PCOL_EXTRA, NULL for none, and "1" in PCOL_ADMIN for
  * a platform admin) that the caller frees with svc_rows_free().
  * Errors: SVC_E_NOT_FOUND (unknown or soft-deleted), SVC_E_UNAUTHORIZED
  * (anonymous and not allowed), SVC_E_FORBIDDEN, DB errors.
  */
-int svc_project_load(struct svc_req *req, const char *id, enum svc_action action, struct svc_rows **out);
+int svc_project_load(const struct svc_caller *c, const char *id, enum svc_action action, struct svc_rows **out);
 
 /*
  * As svc_project_load(), for a soft-deleted project when `deleted` is 1, or
  * for either state when `deleted` is -1.
  */
-int svc_project_load_state(struct svc_req *req, const char *id, enum svc_action action, int deleted,
+int svc_project_load_state(const struct svc_caller *c, const char *id, enum svc_action action, int deleted,
 			   struct svc_rows **out);
 
 /*
- * Checks `action` for the caller on the project in row 0 of `rows` (as
- * svc_project_load() returns it). Returns 0, SVC_E_UNAUTHORIZED or SVC_E_FORBIDDEN.
+ * Checks `action` for caller `c` (user_id and scopes) on the project in row 0
+ * of `rows` (as svc_project_load() returns it). Returns 0, SVC_E_UNAUTHORIZED
+ * or SVC_E_FORBIDDEN.
  */
-int svc_project_check(struct svc_req *req, const struct svc_rows *rows, enum svc_action action);
-
-/*
- * Fills `s` for the caller of `req`: user id, the platform-admin flag from
- * `admin_flag` ("1" when set, as the statements return it), `role` (borrowed,
- * NULL for none) and the scopes of the credential (SVC_SCOPE_ALL for a session).
- */
-void svc_req_subject(struct svc_req *req, const char *role, const char *admin_flag, struct svc_perm_subject *s);
-
-/*
- * Turns row `r` of `rows` into a new JSON object (owned by the caller);
- * `parent_id` is the id svc_resp_items() listed under.
- */
-typedef struct json_object *svc_row_json_fn(const struct svc_rows *rows, size_t r, const char *parent_id);
-
-/* What svc_resp_items() lists: under whom, with which statement, each row as what. */
-struct svc_items {
-	enum {
-		SVC_ITEMS_OF_USER,      /* the caller's own: no parent loaded, the user id is the parent */
-		SVC_ITEMS_OF_PROJECT,   /* a project's: svc_project_load() with `action` */
-		SVC_ITEMS_OF_WORKSPACE, /* a workspace's: svc_workspace_load() with `action` */
-	} parent;
-	const char *param;        /* the route parameter naming the parent (NULL for SVC_ITEMS_OF_USER) */
-	enum svc_action action;   /* checked on the parent (unused for SVC_ITEMS_OF_USER) */
-	enum svc_stmt stmt;       /* the list, its one parameter the parent's id */
-	svc_row_json_fn *row_json;
-};
-
-/*
- * The list handlers' one shape: loads the parent `it` names for the caller
- * (checking its permission), runs it->stmt with the parent's id and answers
- * 200 {"items": [...]}, each row turned into JSON by it->row_json, in the
- * statement's order. Returns what svc_resp_json() returns, or the error of
- * loading the parent (SVC_E_NOT_FOUND, SVC_E_UNAUTHORIZED, SVC_E_FORBIDDEN)
- * or of the statement (DB errors), nothing answered then.
- */
-enum svc_err svc_resp_items(struct svc_req *req, struct svc_resp *resp, const struct svc_items *it);
+int svc_project_check(const struct svc_caller *c, const struct svc_rows *rows, enum svc_action action);
 
 /* Builds the Project JSON of the spec's Project table from row `r` of `rows`. */
 struct json_object *svc_project_json(const struct svc_rows *rows, size_t r);
 
-/* Writes the absolute directory of project `id` into out (max bytes). Returns 0 or SVC_E_INTERNAL. */
-int svc_project_dir(const struct svc_config *cfg, const char *id, char *out, size_t max);
-
 /*
- * Writes the directory of the published site of the project with slug `slug`
- * (<data_dir>/published/<slug>) into out (max bytes). Returns 0 or SVC_E_INTERNAL.
- */
-int svc_project_published_dir(const struct svc_config *cfg, const char *slug, char *out, size_t max);
-
-/*
- * Loads workspace `wid` for the caller and checks `action` (with `o` as the
+ * Loads workspace `wid` for caller `c` (db, user_id, scopes) and checks `action` (with `o` as the
  * object, or only the workspace's kind when o is NULL). *out holds one row
  * (WCOL_* columns) freed with svc_rows_free(). Errors: SVC_E_NOT_FOUND (no
  * such workspace, or `wid` not a UUID), SVC_E_FORBIDDEN, DB errors.
  */
-int svc_workspace_load(struct svc_req *req, const char *wid, enum svc_action action,
+int svc_workspace_load(const struct svc_caller *c, const char *wid, enum svc_action action,
 		       const struct svc_perm_object *o, struct svc_rows **out);
 
 /*
- * Looks up the caller's role in workspace `wid` and checks that the caller
+ * Looks up caller `c`'s role in workspace `wid` and checks that the caller
  * may create projects there. Writes "member", "admin" or "owner" into role
  * (16 bytes; "" for a platform admin who is not a member). Errors:
  * SVC_E_NOT_FOUND (no such workspace), SVC_E_FORBIDDEN (not allowed).
  */
-int svc_workspace_role(struct svc_req *req, const char *wid, char *role);
+int svc_workspace_role(const struct svc_caller *c, const char *wid, char *role);
 
 /*
  * The name and e-mail of user `user_id` for Git commits: the display name
@@ -110,25 +67,17 @@ int svc_workspace_role(struct svc_req *req, const char *wid, char *role);
 void svc_project_author(struct svc_db *db, const char *user_id, char *name, size_t nmax, char *email, size_t emax);
 
 /*
- * Locks project directory `dir` (absolute) for one change of its files (an
- * exclusive flock on the directory, the lock direct save and the file
- * endpoints share), so read, change and commit of two requests never
- * interleave. Returns the descriptor (>= 0) that the caller closes to unlock,
- * or SVC_E_INTERNAL.
- */
-int svc_project_lock(const char *dir);
-
-/*
  * Commits everything in project `id`'s working tree (directory `dir`) as one
- * version with message `msg`, authored by user `user_id` (svc_project_author).
+ * version with message `msg`, authored by caller `c`'s user (svc_project_author;
+ * c's db and cfg are used for what follows).
  * When a commit was made (*out_committed 1, its sha in out_sha, 41 bytes) the
  * project's updatedAt is touched, svc-wsd is told to take the change into the
  * live document (svc_internal_notify_files) and a thumbnail is requested.
  * *out_committed 0 when nothing changed. Errors: those of
  * svc_repo_commit_all() (SVC_E_INTERNAL).
  */
-int svc_project_commit_change(struct svc_req *req, const char *id, const char *dir, const char *msg, char *out_sha,
-			      int *out_committed);
+int svc_project_commit_change(const struct svc_caller *c, const char *id, const char *dir, const char *msg,
+			      char *out_sha, int *out_committed);
 
 /*
  * Makes a URL-safe slug from `name` (UTF-8) into out (max bytes): runs of
@@ -136,31 +85,6 @@ int svc_project_commit_change(struct svc_req *req, const char *id, const char *d
  * characters, "project" when nothing is left.
  */
 void svc_project_slug(const char *name, char *out, size_t max);
-
-/*
- * Creates directory `path` (absolute, under 4096 bytes) and its missing
- * parents with mode SVC_FSX_DIR_MODE (0750; a parent with the set-group-ID
- * bit passes its group on); existing ones are fine. Returns 0 or
- * SVC_E_INTERNAL.
- */
-int svc_project_mkdirs(const char *path);
-
-/*
- * Gives SVC_DATA_DIR and its areas their modes (docs/operations.md "Files and
- * their modes"), making the missing ones: SVC_DATA_DIR 0711 (the web server
- * and the sandbox users pass through it); `projects/`, `previews/` (read by
- * svc-preview, not the web server), `thumbnails/` 0700; `builds/` 0711 (each
- * build's directory belongs to SVC_BUILD_UID, 0750); `deployments/`,
- * `published/` and SVC_SITES_DIR, which the web server reads, 2750 with
- * the group SVC_WEB_GROUP (default www-data; empty: the group they have). With
- * `trees`, what is below gets its modes too: in the served areas directories
- * 2750 and files 0640 of that group, in `projects/`, `previews/` and
- * `thumbnails/` 0700 and 0600 (the execute bits kept for the user), `builds/`
- * only at its top (the builds' own users own what is below).
- * Returns 0, or the first error of svc_fsx_set_modes() after trying every
- * area (each failure is logged with its path).
- */
-int svc_data_modes(const struct svc_config *cfg, int trees);
 
 /* A new project, as svc_project_create() takes it. Strings are borrowed. */
 struct svc_project_new {

@@ -15,9 +15,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "http/http.h"
-#include "project/domains.h"
-#include "project/project.h"
+#include "project/paths.h"
 #include "project/publish.h"
 #include "project/quota.h"
 #include "project/repo.h"
@@ -116,16 +114,9 @@ int svc_deployment_get(struct svc_db *db, const char *project_id, const char *de
 
 /* ---- a build's log: passed on, and its end kept as the excerpt ---- */
 
-struct run_log {
-	const struct svc_publish_events *ev;
-	char tail[SVC_PUBLISH_LOG_TAIL];
-	size_t len;
-	int cut; /* something was dropped from the front */
-};
-
-static void run_log_add(void *arg, const char *text, size_t len)
+void svc_publish__log_add(void *arg, const char *text, size_t len)
 {
-	struct run_log *l = arg;
+	struct svc_publish__log *l = arg;
 
 	if (l->ev && l->ev->log)
 		l->ev->log(l->ev->arg, text, len);
@@ -147,9 +138,9 @@ static void run_log_add(void *arg, const char *text, size_t len)
 	l->len += len;
 }
 
-static void run_log_say(struct run_log *l, const char *line)
+static void run_log_say(struct svc_publish__log *l, const char *line)
 {
-	run_log_add(l, line, strlen(line));
+	svc_publish__log_add(l, line, strlen(line));
 }
 
 size_t svc_publish_clean_text(const char *in, size_t len, char *out)
@@ -173,8 +164,7 @@ size_t svc_publish_clean_text(const char *in, size_t len, char *out)
 	return n;
 }
 
-/* The excerpt (SVC_PUBLISH_LOG_TAIL + 1 bytes at out): from the first whole line when the front was dropped. */
-static void run_log_excerpt(const struct run_log *l, char *out)
+void svc_publish__log_excerpt(const struct svc_publish__log *l, char *out)
 {
 	size_t i = 0;
 
@@ -188,21 +178,11 @@ static void run_log_excerpt(const struct run_log *l, char *out)
 
 /* ---- paths ---- */
 
-/* Writes SVC_DATA_DIR/<area>/<a>[/<b>] into out (max bytes). Returns 0 or SVC_E_INTERNAL. */
-static int data_path(const struct svc_config *cfg, const char *area, const char *a, const char *b, char *out,
-		     size_t max)
-{
-	int n = snprintf(out, max, "%s/%s%s%s%s%s", cfg->data_dir, area, a ? "/" : "", a ? a : "", b ? "/" : "",
-			 b ? b : "");
-
-	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
-}
-
 /* SVC_DATA_DIR/deployments/<projectId>[/<deploymentId>] */
 static int kept_dir(const struct svc_config *cfg, const char *project_id, const char *deployment_id, char *out,
 		    size_t max)
 {
-	return data_path(cfg, "deployments", project_id, deployment_id, out, max);
+	return svc_data_path(cfg, "deployments", project_id, deployment_id, out, max);
 }
 
 void svc_publish_remove_all(const struct svc_config *cfg, const char *project_id)
@@ -211,7 +191,7 @@ void svc_publish_remove_all(const struct svc_config *cfg, const char *project_id
 
 	if (kept_dir(cfg, project_id, NULL, dir, sizeof dir) == 0)
 		svc_fsx_remove_tree(dir);
-	if (data_path(cfg, "previews", project_id, NULL, dir, sizeof dir) == 0)
+	if (svc_data_path(cfg, "previews", project_id, NULL, dir, sizeof dir) == 0)
 		svc_fsx_remove_tree(dir);
 }
 
@@ -327,19 +307,18 @@ static int map_lines(const char *pub, struct svc_buf *b)
 
 int svc_publish_map_write(const struct svc_config *cfg)
 {
-	struct svc_domain_settings s;
-	char pub[2048], path[1200], *old = NULL;
+	char pub[2048], sites[1024], path[1200], *old = NULL;
 	struct stat before, after;
 	size_t old_len = 0;
 	struct svc_buf b;
 	int err, lock = -1, had;
 
-	svc_domain_settings_load(cfg, &s);
 	svc_buf_init(&b, 64u << 20);
-	if ((err = data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 || (err = svc_project_mkdirs(s.sites_dir)) < 0)
+	if ((err = svc_data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 ||
+	    (err = svc_sites_dir(cfg, sites, sizeof sites)) < 0 || (err = svc_project_mkdirs(sites)) < 0)
 		goto done;
 	/* one writer at a time, each scanning after its own switch: the last map written has every switch */
-	snprintf(path, sizeof path, "%s/.%s.lock", s.sites_dir, SVC_PUBLISH_MAP);
+	snprintf(path, sizeof path, "%s/.%s.lock", sites, SVC_PUBLISH_MAP);
 	if ((lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 || flock(lock, LOCK_EX) < 0) {
 		svc_log_error("publish: lock %s: %s", path, strerror(errno));
 		err = SVC_E_INTERNAL;
@@ -352,12 +331,12 @@ int svc_publish_map_write(const struct svc_config *cfg)
 		err = err < 0 ? err : SVC_E_TOO_LARGE;
 		goto done;
 	}
-	if (svc_fsx_read(s.sites_dir, SVC_PUBLISH_MAP, 64u << 20, &old, &old_len) == 0 && old_len == b.len &&
+	if (svc_fsx_read(sites, SVC_PUBLISH_MAP, 64u << 20, &old, &old_len) == 0 && old_len == b.len &&
 	    memcmp(old, svc_buf_str(&b), old_len) == 0)
 		goto done;
-	snprintf(path, sizeof path, "%s/%s", s.sites_dir, SVC_PUBLISH_MAP);
+	snprintf(path, sizeof path, "%s/%s", sites, SVC_PUBLISH_MAP);
 	had = stat(path, &before) == 0;
-	if ((err = svc_fsx_write(s.sites_dir, SVC_PUBLISH_MAP, svc_buf_str(&b), b.len)) < 0) {
+	if ((err = svc_fsx_write(sites, SVC_PUBLISH_MAP, svc_buf_str(&b), b.len)) < 0) {
 		svc_log_error("publish: cannot write %s: %s", path, svc_err_message(err));
 		goto done;
 	}
@@ -412,7 +391,7 @@ static int go_live(const struct svc_config *cfg, const char *slug, const char *p
 	char pub[2048], live[2048], next[2200], target[128], rnd[17], pid[37], did[37], prev[2048] = "";
 	int err;
 
-	if ((err = data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 ||
+	if ((err = svc_data_path(cfg, "published", NULL, NULL, pub, sizeof pub)) < 0 ||
 	    (err = svc_project_mkdirs(pub)) < 0 || (err = svc_project_published_dir(cfg, slug, live, sizeof live)) < 0 ||
 	    (err = svc_random_hex(rnd, 8)) < 0)
 		return err;
@@ -603,8 +582,7 @@ static int claim(struct svc_db *db, const struct svc_publish_target *t, const ch
 	return 0;
 }
 
-/* Does the workspace allow install scripts in builds (workspaces.build_scripts)? */
-static int scripts_allowed(struct svc_db *db, const char *workspace_id)
+int svc_publish__scripts_allowed(struct svc_db *db, const char *workspace_id)
 {
 	struct svc_dbv p = svc_dbv_str(workspace_id);
 	struct svc_rows *rows = NULL;
@@ -618,8 +596,7 @@ static int scripts_allowed(struct svc_db *db, const char *workspace_id)
 	return yes;
 }
 
-/* Copies the project's working tree (without .git) to `build`, under the project's lock. */
-static int copy_sources(const struct svc_config *cfg, const char *project_id, const char *build)
+int svc_publish__copy_sources(const struct svc_config *cfg, const char *project_id, const char *build)
 {
 	char pdir[2048], git[2100];
 	int lock, err;
@@ -663,7 +640,7 @@ fail:
 int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struct svc_publish_target *t,
 		    const struct svc_publish_events *ev, char *out_id, char *why, size_t why_max)
 {
-	struct run_log *log = calloc(1, sizeof *log);
+	struct svc_publish__log *log = calloc(1, sizeof *log);
 	char *excerpt = malloc(SVC_PUBLISH_LOG_TAIL + 1);
 	char id[37] = "", pdir[2048], build[2048], out[2100], site[2048], sha[41] = "", line[256];
 	struct svc_repo_commit *head = NULL;
@@ -679,7 +656,7 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 		goto done;
 	}
 	log->ev = ev;
-	svc_build_opts_load(cfg, scripts_allowed(db, t->workspace_id), &o);
+	svc_build_opts_load(cfg, svc_publish__scripts_allowed(db, t->workspace_id), &o);
 	if ((err = svc_project_dir(cfg, t->project_id, pdir, sizeof pdir)) < 0)
 		goto done;
 	if (svc_repo_log(pdir, 1, &head, &nhead) == 0 && nhead == 1)
@@ -693,10 +670,10 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 			ev->started(ev->arg, j);
 		json_object_put(j);
 	}
-	if ((err = data_path(cfg, "builds", id, NULL, build, sizeof build)) < 0 ||
+	if ((err = svc_data_path(cfg, "builds", id, NULL, build, sizeof build)) < 0 ||
 	    (err = kept_dir(cfg, t->project_id, id, site, sizeof site)) < 0)
 		goto failed;
-	if ((err = copy_sources(cfg, t->project_id, build)) < 0) {
+	if ((err = svc_publish__copy_sources(cfg, t->project_id, build)) < 0) {
 		snprintf(why, why_max, "the project's files could not be copied");
 		goto failed;
 	}
@@ -705,7 +682,7 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 		snprintf(line, sizeof line, "package.json: building in the sandbox (%s)\n",
 			 o.scripts ? "install scripts allowed" : "install scripts off");
 		run_log_say(log, line);
-		if ((err = svc_build_run(&o, build, run_log_add, log, why, why_max)) < 0)
+		if ((err = svc_build_run(&o, build, svc_publish__log_add, log, why, why_max)) < 0)
 			goto failed;
 		snprintf(out, sizeof out, "%s/dist", build);
 	} else {
@@ -719,8 +696,8 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 		goto failed;
 	}
 	/* the site quota (SVC_QUOTA_SITE_BYTES) and the workspace's (SVC_QUOTA_WORKSPACE_BYTES): the live site stays as it was */
-	if ((err = svc_quota_bytes_check(db, cfg, t->workspace_id, t->project_id, site, SVC_QUOTA_SITE_BYTES, 0, 0,
-					 NULL, why, why_max)) < 0)
+	if ((err = svc_quota_bytes_check(db, cfg, t->workspace_id, t->project_id, site, SVC_QUOTA_SITE_BYTES, 0, 0, why,
+					 why_max)) < 0)
 		goto failed;
 	if ((lock = publish_lock(cfg, t->project_id)) < 0) {
 		err = lock;
@@ -734,7 +711,7 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 	snprintf(line, sizeof line, "the site is live (switched in %lld ms)\n", (long long)(svc_mono_ms() - t0));
 	run_log_say(log, line);
 	svc_log_info("publish: %s deployment %s live, switched in %lld ms", t->slug, id, (long long)(svc_mono_ms() - t0));
-	run_log_excerpt(log, excerpt);
+	svc_publish__log_excerpt(log, excerpt);
 	if ((err = record_live(db, t->project_id, id, excerpt)) < 0)
 		goto done;
 	prune(db, cfg, t->project_id, t->slug, svc_publish_kept(cfg));
@@ -748,14 +725,14 @@ failed:
 		run_log_say(log, why);
 		run_log_say(log, "\n");
 	}
-	run_log_excerpt(log, excerpt);
+	svc_publish__log_excerpt(log, excerpt);
 	{
 		struct svc_dbv f[3] = { svc_dbv_str(why), svc_dbv_str(excerpt), svc_dbv_str(id) };
 		svc_db_run(db, STMT_DEPLOY_FAIL, f, 3, NULL, NULL);
 	}
 	svc_fsx_remove_tree(site);
 done:
-	if (id[0] && data_path(cfg, "builds", id, NULL, build, sizeof build) == 0)
+	if (id[0] && svc_data_path(cfg, "builds", id, NULL, build, sizeof build) == 0)
 		svc_fsx_remove_tree(build);
 	if (lock >= 0)
 		close(lock);
@@ -814,169 +791,5 @@ int svc_publish_restore(struct svc_db *db, const struct svc_config *cfg, const s
 done:
 	close(lock);
 	svc_rows_free(rows);
-	return err;
-}
-
-/* ---- previews of package.json projects ---- */
-
-/* Does the project's working tree have package.json (a regular file)? */
-static int has_package_json(const struct svc_config *cfg, const char *project_id)
-{
-	char pdir[2048], pkg[2100];
-	struct stat st;
-
-	if (svc_project_dir(cfg, project_id, pdir, sizeof pdir) < 0)
-		return 0;
-	snprintf(pkg, sizeof pkg, "%s/package.json", pdir);
-	return lstat(pkg, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int svc_preview_build_request(struct svc_db *db, const struct svc_config *cfg, const char *project_id)
-{
-	struct json_object *job;
-	struct svc_rows *rows = NULL;
-	struct svc_dbv p[2];
-	const char *payload;
-	int err;
-
-	if (!has_package_json(cfg, project_id))
-		return 0;
-	/* {"projectId":"<id>"}, byte for byte as the waiting-job lookup compares it */
-	if (!(job = json_object_new_object()))
-		return SVC_E_INTERNAL;
-	svc_json_add_str(job, "projectId", project_id);
-	payload = json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN);
-	p[0] = svc_dbv_str(SVC_JOB_PREVIEW_BUILD);
-	p[1] = svc_dbv_str(payload);
-	if ((err = svc_db_run(db, STMT_THUMB_JOB_WAITING, p, 2, &rows, NULL)) == 0 && rows->nrows == 0)
-		err = svc_jobs_enqueue(db, SVC_JOB_PREVIEW_BUILD, payload, 3, NULL);
-	svc_rows_free(rows);
-	json_object_put(job);
-	return err;
-}
-
-int svc_preview_build_dir(const struct svc_config *cfg, const char *project_id, char *out, size_t max, char *why,
-			  size_t why_max)
-{
-	char site[2048], failed[2048], *text = NULL;
-	struct stat st;
-	size_t len;
-	int err;
-
-	snprintf(why, why_max, "%s", "");
-	if (!has_package_json(cfg, project_id))
-		return 0;
-	if ((err = data_path(cfg, "previews", project_id, "site", site, sizeof site)) < 0 ||
-	    (err = data_path(cfg, "previews", project_id, NULL, failed, sizeof failed)) < 0)
-		return err;
-	if (lstat(site, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(out, max, "%s", site);
-		return 1;
-	}
-	if (svc_fsx_read(failed, "failed", 4096, &text, &len) == 0) {
-		svc_publish_clean_text(text, strcspn(text, "\n"), text);
-		snprintf(why, why_max, "%s", text);
-		free(text);
-	}
-	return SVC_E_NOT_FOUND;
-}
-
-/* A preview build's log, kept to say why it failed. */
-static void preview_log(void *arg, const char *text, size_t len)
-{
-	run_log_add(arg, text, len);
-}
-
-int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
-{
-	struct svc_ctx *c = ctx;
-	struct json_object *o = NULL;
-	struct svc_rows *rows = NULL;
-	struct run_log *log = calloc(1, sizeof *log);
-	char *excerpt = malloc(SVC_PUBLISH_LOG_TAIL + 1);
-	char dir[2048], build[2100] = "", next[2100], site[2100], dist[2200], rnd[17], why[512];
-	struct svc_build_opts opts;
-	struct svc_dbv p;
-	const char *id;
-	int err;
-
-	if (!log || !excerpt) {
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
-	if (svc_json_parse_object(job->payload, strlen(job->payload), &o) < 0 ||
-	    !(id = svc_json_str(o, "projectId")) || !svc_uuid_valid(id)) {
-		snprintf(errmsg, errmax, "payload without a projectId");
-		err = SVC_E_VALIDATION;
-		goto done;
-	}
-	p = svc_dbv_str(id);
-	if ((err = svc_db_run(c->db, STMT_DEPLOY_PROJECT_WORKSPACE, &p, 1, &rows, NULL)) < 0)
-		goto done;
-	if (rows->nrows != 1 || !has_package_json(&c->cfg, id))
-		goto done; /* deleted since, or no longer built: nothing to do */
-	if ((err = data_path(&c->cfg, "previews", id, NULL, dir, sizeof dir)) < 0 ||
-	    (err = svc_project_mkdirs(dir)) < 0 || (err = svc_random_hex(rnd, 8)) < 0)
-		goto done;
-	/* built under builds/ (0711, reachable for the sandbox's user), not in previews/ (0700) */
-	if ((err = data_path(&c->cfg, "builds", "preview-", NULL, build, sizeof build)) < 0 ||
-	    strlen(build) + strlen(id) + 1 + strlen(rnd) >= sizeof build) {
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
-	if (snprintf(build + strlen(build), sizeof build - strlen(build), "%s-%s", id, rnd) < 0 ||
-	    snprintf(next, sizeof next, "%s/.next-%s", dir, rnd) >= (int)sizeof next ||
-	    snprintf(site, sizeof site, "%s/site", dir) >= (int)sizeof site ||
-	    snprintf(dist, sizeof dist, "%s/dist", build) >= (int)sizeof dist) {
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
-	if ((err = copy_sources(&c->cfg, id, build)) < 0) {
-		snprintf(errmsg, errmax, "cannot copy the project");
-		goto done;
-	}
-	svc_build_opts_load(&c->cfg, scripts_allowed(c->db, svc_rows_get(rows, 0, DPWCOL_WORKSPACE)), &opts);
-	err = svc_build_run(&opts, build, preview_log, log, why, sizeof why);
-	if (err == SVC_E_VALIDATION) {
-		/* the project's own failure: the preview says why (the first line) until a build works; not retried */
-		struct svc_buf text;
-		run_log_excerpt(log, excerpt);
-		svc_buf_init(&text, SVC_PUBLISH_LOG_TAIL + 1024);
-		if (svc_buf_addf(&text, "%s\n%s", why, excerpt) == 0)
-			svc_fsx_write(dir, "failed", svc_buf_str(&text), text.len);
-		svc_buf_dispose(&text);
-		svc_log_info("preview: build of %s failed: %s", id, why);
-		err = 0;
-		goto done;
-	}
-	if (err < 0) {
-		snprintf(errmsg, errmax, "%s", why);
-		goto done;
-	}
-	/* a built preview counts as a site does (SVC_QUOTA_SITE_BYTES) and in the workspace's total
-	 * (SVC_QUOTA_WORKSPACE_BYTES): past either, the preview says why as a failed build does; not retried */
-	if ((err = svc_quota_bytes_check(c->db, &c->cfg, svc_rows_get(rows, 0, DPWCOL_WORKSPACE), id, dist,
-					 SVC_QUOTA_PREVIEW_BYTES, 0, 0, NULL, why, sizeof why)) == SVC_E_TOO_LARGE) {
-		svc_fsx_write(dir, "failed", why, strlen(why));
-		svc_log_info("preview: build of %s over a quota: %s", id, why);
-		err = 0;
-		goto done;
-	}
-	if (err < 0)
-		goto done;
-	if ((err = svc_fsx_copy_tree(dist, next)) < 0 || (err = svc_publish_swap(next, site)) < 0) {
-		snprintf(errmsg, errmax, "cannot switch the preview in");
-		svc_fsx_remove_tree(next);
-		goto done;
-	}
-	svc_fsx_delete(dir, "failed");
-	svc_log_info("preview: project %s built", id);
-done:
-	if (build[0])
-		svc_fsx_remove_tree(build);
-	svc_rows_free(rows);
-	json_object_put(o);
-	free(excerpt);
-	free(log);
 	return err;
 }

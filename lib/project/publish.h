@@ -119,40 +119,6 @@ int svc_deployment_get(struct svc_db *db, const char *project_id, const char *de
  */
 size_t svc_publish_clean_text(const char *in, size_t len, char *out);
 
-/* ---- previews of package.json projects (docs/api.md "Preview of a package.json project") ---- */
-
-#define SVC_JOB_PREVIEW_BUILD "preview.build"
-
-/*
- * Queues a SVC_JOB_PREVIEW_BUILD job {projectId} for svc-worker when the
- * project has package.json, unless one for it is already waiting (so a burst
- * of changes makes one build). Call after each change of the project's
- * files. Errors: DB errors (logged by the callers, never fatal to them).
- */
-int svc_preview_build_request(struct svc_db *db, const struct svc_config *cfg, const char *project_id);
-
-/*
- * The svc_job_fn of SVC_JOB_PREVIEW_BUILD (payload {"projectId"}); `ctx` is
- * the worker's struct svc_ctx. Builds the project's working tree as a
- * publish does (svc_build_run(), same sandbox and limits) and switches
- * SVC_DATA_DIR/previews/<projectId>/site to its dist/ with one rename. A
- * failed build leaves the previous preview and records the reason (the file
- * `failed` beside it) until a build succeeds; it is done, not retried. A
- * project deleted since, or without package.json, is done (0). Errors:
- * SVC_E_VALIDATION (payload), SVC_E_INTERNAL (retried), DB errors.
- */
-int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
-
-/*
- * Where svc-preview serves project `project_id` from: returns 0 when the
- * project has no package.json (serve the working tree; `out` untouched); 1
- * with `out` (max bytes) the directory of its latest preview build; or
- * SVC_E_NOT_FOUND when it has package.json and no build yet, with the reason
- * of the last failed build in `why` (`why_max` bytes, "" while none failed).
- */
-int svc_preview_build_dir(const struct svc_config *cfg, const char *project_id, char *out, size_t max, char *why,
-			  size_t why_max);
-
 /* Removes every kept site, the publishing lock and the preview builds of a project (SVC_DATA_DIR/deployments/<projectId>, previews/<projectId>), for a hard delete. */
 void svc_publish_remove_all(const struct svc_config *cfg, const char *project_id);
 
@@ -189,5 +155,26 @@ int svc_publish_map_write(const struct svc_config *cfg);
  * Returns 0 or SVC_E_INTERNAL (logged).
  */
 int svc_publish_take_down(const struct svc_config *cfg, const char *slug);
+
+/*
+ * What publish.c shares with preview_build.c (svc_<module>__ names: not for other modules).
+ * svc_publish__log keeps the end of a build's log (SVC_PUBLISH_LOG_TAIL bytes) and passes each piece
+ * on to ev->log (ev may be NULL); svc_publish__log_add is a svc_build_log_fn taking one as `arg`;
+ * svc_publish__log_excerpt writes the kept end (SVC_PUBLISH_LOG_TAIL + 1 bytes at out), from the first
+ * whole line when the front was dropped, cleaned by svc_publish_clean_text().
+ * svc_publish__scripts_allowed: 1 when workspace `workspace_id` allows install scripts in builds
+ * (workspaces.build_scripts), else 0. svc_publish__copy_sources: copies project `project_id`'s working
+ * tree without .git to `build` under the project's lock (svc_project_lock); 0 or SVC_E_INTERNAL.
+ */
+struct svc_publish__log {
+	const struct svc_publish_events *ev;
+	char tail[SVC_PUBLISH_LOG_TAIL];
+	size_t len;
+	int cut; /* something was dropped from the front */
+};
+void svc_publish__log_add(void *arg, const char *text, size_t len);
+void svc_publish__log_excerpt(const struct svc_publish__log *l, char *out);
+int svc_publish__scripts_allowed(struct svc_db *db, const char *workspace_id);
+int svc_publish__copy_sources(const struct svc_config *cfg, const char *project_id, const char *build);
 
 #endif

@@ -91,8 +91,8 @@ int svc_quota_workspace_limit(struct svc_db *db, const struct svc_config *cfg, c
 	return 0;
 }
 
-int svc_quota_projects_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
-			     struct svc_resp *resp)
+int svc_quota_projects_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id, char *why,
+			     size_t why_max)
 {
 	struct svc_dbv p = svc_dbv_str(workspace_id);
 	struct svc_rows *rows = NULL;
@@ -111,10 +111,10 @@ int svc_quota_projects_check(struct svc_db *db, const struct svc_config *cfg, co
 	svc_rows_free(rows);
 	if (err < 0 || n < limit)
 		return err;
-	if (resp)
-		return svc_resp_error(resp, SVC_E_QUOTA, NULL,
-				      "The workspace has %llu projects (its trash included), as many as its quota allows; "
-				      "delete one for good to make room.", (unsigned long long)n);
+	if (why)
+		snprintf(why, why_max,
+			 "The workspace has %llu projects (its trash included), as many as its quota allows; "
+			 "delete one for good to make room.", (unsigned long long)n);
 	return SVC_E_QUOTA;
 }
 
@@ -215,7 +215,7 @@ static int measure(struct svc_db *db, const struct svc_config *cfg, const char *
 
 int svc_quota_bytes_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
 			  const char *project_id, const char *dir, enum svc_quota_kind kind, uint64_t add_bytes,
-			  uint64_t remove_bytes, struct svc_resp *resp, char *why, size_t why_max)
+			  uint64_t remove_bytes, char *why, size_t why_max)
 {
 	char msg[320];
 	uint64_t limit, ws_limit, now, others, after;
@@ -243,8 +243,6 @@ int svc_quota_bytes_check(struct svc_db *db, const struct svc_config *cfg, const
 		return err;
 	if (why)
 		snprintf(why, why_max, "%s", msg);
-	if (resp)
-		return svc_resp_error(resp, SVC_E_TOO_LARGE, NULL, "%s", msg);
 	return SVC_E_TOO_LARGE;
 }
 

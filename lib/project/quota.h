@@ -6,7 +6,6 @@
 
 #include "core/config.h"
 #include "db/db.h"
-#include "http/http.h"
 
 /* What a quota counts (docs/configuration.md "Quotas"). */
 enum svc_quota_kind {
@@ -39,11 +38,12 @@ int svc_quota_workspace_limit(struct svc_db *db, const struct svc_config *cfg, c
  * Checks that workspace `workspace_id` may have one more project. Must run
  * inside the transaction that inserts the project: it locks the workspace's
  * row first, so two creations cannot both take the last place. Returns 0,
- * SVC_E_QUOTA (403 quota_exceeded, with a message in `resp` when it is not
- * NULL), SVC_E_NOT_FOUND (no such workspace) or DB errors.
+ * SVC_E_QUOTA (403 quota_exceeded, with a sentence for the user in `why`,
+ * why_max bytes, when it is not NULL), SVC_E_NOT_FOUND (no such workspace) or
+ * DB errors.
  */
-int svc_quota_projects_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
-			     struct svc_resp *resp);
+int svc_quota_projects_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id, char *why,
+			     size_t why_max);
 
 /*
  * The bytes of the regular files under `dir` (its size as st_size adds up,
@@ -65,13 +65,13 @@ int svc_quota_dir_bytes(const char *dir, uint64_t *out);
  * recorded for them in project_usage (schema/020_workspace_usage.sql), and
  * this area's row is set to the size the change leaves when it passes (to the
  * size as it is when it does not). Returns 0, or SVC_E_TOO_LARGE (413
- * payload_too_large) with a message in `resp` (when not NULL) and in `why`
- * (why_max bytes, may be NULL) naming the sizes and which quota, or the errors
+ * payload_too_large) with a message in `why` (why_max bytes, may be NULL)
+ * naming the sizes and which quota, or the errors
  * of svc_quota_dir_bytes() and DB errors.
  */
 int svc_quota_bytes_check(struct svc_db *db, const struct svc_config *cfg, const char *workspace_id,
 			  const char *project_id, const char *dir, enum svc_quota_kind kind, uint64_t add_bytes,
-			  uint64_t remove_bytes, struct svc_resp *resp, char *why, size_t why_max);
+			  uint64_t remove_bytes, char *why, size_t why_max);
 
 /*
  * The room left for a change of project `project_id`'s directory `dir`

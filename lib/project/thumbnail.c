@@ -20,12 +20,12 @@
 
 #include "core/err.h"
 #include "core/fsx.h"
-#include "http/http.h"
 #include "core/json.h"
 #include "db/jobs.h"
 #include "core/log.h"
 #include "core/netns.h"
 #include "project/build.h"
+#include "project/paths.h"
 #include "project/thumbnail.h"
 #include "core/util.h"
 
@@ -698,7 +698,7 @@ int svc_thumbnail_set_url(struct svc_db *db, const struct svc_config *cfg, const
 
 int svc_thumbnail_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
 {
-	struct svc_ctx *c = ctx;
+	const struct svc_job_ctx *c = ctx;
 	struct json_object *o = NULL;
 	struct svc_rows *rows = NULL;
 	struct svc_dbv p;
@@ -718,19 +718,17 @@ int svc_thumbnail_job(void *ctx, const struct svc_job *job, char *errmsg, size_t
 		goto done;
 	if (!rows || rows->nrows != 1)
 		goto done; /* deleted since: nothing to do */
-	if ((err = snprintf(dir, sizeof dir, "%s/projects/%s", c->cfg.data_dir, id)) < 0 || (size_t)err >= sizeof dir) {
-		err = SVC_E_INTERNAL;
+	if ((err = svc_project_dir(c->cfg, id, dir, sizeof dir)) < 0)
 		goto done;
-	}
 	/* a Chromium that failed (a loaded host, a slow start) keeps the last image and is tried again while
 	 * attempts remain; the last attempt stores the generated image */
-	if ((err = svc_thumbnail_render(&c->cfg, id, svc_rows_get(rows, 0, TPCOL_NAME), dir,
+	if ((err = svc_thumbnail_render(c->cfg, id, svc_rows_get(rows, 0, TPCOL_NAME), dir,
 					job->attempts < job->max_attempts ? SVC_THUMB_CHROMIUM_OR_KEEP : 1, &src, why,
 					sizeof why)) < 0) {
 		snprintf(errmsg, errmax, "rendering failed: %s", why[0] ? why : svc_err_code(err));
 		goto done;
 	}
-	err = svc_thumbnail_set_url(c->db, &c->cfg, id);
+	err = svc_thumbnail_set_url(c->db, c->cfg, id);
 	svc_log_info("thumbnail: project=%s source=%s", id, svc_thumbnail_source_name(src));
 done:
 	svc_rows_free(rows);

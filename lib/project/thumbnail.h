@@ -99,7 +99,7 @@ int svc_thumbnail_set_url(struct svc_db *db, const struct svc_config *cfg, const
 
 /*
  * The svc_job_fn of SVC_JOB_THUMBNAIL (payload {"projectId": "<uuid>"});
- * `ctx` is the worker's struct svc_ctx. Renders as svc_thumbnail_render()
+ * `ctx` is a struct svc_job_ctx (lib/db/jobs.h). Renders as svc_thumbnail_render()
  * with Chromium allowed and sets the thumbnailUrl. While attempts remain, a
  * Chromium that failed keeps the stored image and the job is retried
  * (SVC_E_UNAVAILABLE); the last attempt stores the generated image. A

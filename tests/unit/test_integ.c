@@ -1,4 +1,4 @@
-/* test_integ.c: unit tests of lib/project/integ.c (integration ids, the stored comma lists, URL hosts, the client id hint, URL parameters) and of the agent's credential templating and scrubbing (lib/agent/agent_integ.h). */
+/* test_integ.c: unit tests of lib/integ/integ.c (integration ids, the stored comma lists, URL hosts, the client id hint, URL parameters) and of the agent's credential templating and scrubbing (lib/agent/agent_integ.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 
 #include "agent/agent_integ.h"
 #include "core/err.h"
-#include "project/integ.h"
+#include "integ/integ.h"
 #include "unit.h"
 
 static void test_integ_id_valid(void)

@@ -21,6 +21,34 @@ static int job_ok(void *ctx, const struct svc_job *job, char *errmsg, size_t err
 	return strcmp(job->payload, "{\"fail\":true}") == 0 ? SVC_E_INTERNAL : 0;
 }
 
+/* A job that hands back the ctx it was run with. */
+static void *seen_ctx;
+static int job_ctx(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
+{
+	(void)job;
+	(void)errmsg;
+	(void)errmax;
+	seen_ctx = ctx;
+	return 0;
+}
+
+/* An entry's own ctx (a struct svc_job_ctx for lib/project's jobs) wins over the worker's; without one the worker's. */
+static void test_jobs_dispatch_entry_ctx(void)
+{
+	static struct svc_job_ctx jc;
+	static const struct svc_job_handler table[] = { { "unit.own", job_ctx, &jc }, { "unit.worker", job_ctx, NULL } };
+	struct svc_job job = { 0 };
+	int worker;
+	char msg[64];
+
+	snprintf(job.kind, sizeof job.kind, "unit.own");
+	CU_ASSERT_EQUAL(svc_jobs_dispatch(table, 2, &worker, &job, msg, sizeof msg), 0);
+	CU_ASSERT_PTR_EQUAL(seen_ctx, &jc);
+	snprintf(job.kind, sizeof job.kind, "unit.worker");
+	CU_ASSERT_EQUAL(svc_jobs_dispatch(table, 2, &worker, &job, msg, sizeof msg), 0);
+	CU_ASSERT_PTR_EQUAL(seen_ctx, &worker);
+}
+
 static int open_db(struct svc_config *cfg, struct svc_db **db)
 {
 	char errbuf[256];
@@ -117,7 +145,7 @@ static void test_jobs_take_lock_finish_and_retry(void)
 	struct svc_rows *rows = NULL;
 	struct svc_job job, other;
 	int64_t id = 0, id2 = 0;
-	static const struct svc_job_handler table[] = { { "unit.ok", job_ok } };
+	static const struct svc_job_handler table[] = { { "unit.ok", job_ok, NULL } };
 	char msg[128];
 
 	if (!getenv("SVC_CONFIG") && !getenv("SVC_DB_SOCKET")) {
@@ -192,5 +220,6 @@ SVC_TEST_SUITE(jobs)
 	CU_pSuite s = CU_add_suite("jobs", NULL, NULL);
 
 	CU_add_test(s, "test_jobs_recover_dead_owner", test_jobs_recover_dead_owner);
+	CU_add_test(s, "test_jobs_dispatch_entry_ctx", test_jobs_dispatch_entry_ctx);
 	CU_add_test(s, "test_jobs_take_lock_finish_and_retry", test_jobs_take_lock_finish_and_retry);
 }

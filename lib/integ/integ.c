@@ -6,7 +6,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "project/integ.h"
+#include "integ/integ.h"
 
 int svc_integ_id_valid(const char *s)
 {

@@ -12,8 +12,8 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "project/integ.h"
-#include "project/integ_oauth.h"
+#include "integ/integ.h"
+#include "integ/integ_oauth.h"
 
 #define ANSWER_MAX (64 * 1024)
 #define TOKEN_TIMEOUT_SECS 15L

@@ -1,0 +1,6 @@
+# integ.mk: lib/integ, integrations: the catalogue's import, ids and auth types, the admin audit log,
+# sealed platform credentials (integ), and per-user OAuth with the credential an integration call uses
+# (integ_oauth; libcurl).
+# May use: auth, db, core.
+lib_libsvc_a_SOURCES += lib/integ/integ.c lib/integ/integ.h lib/integ/integ_oauth.c lib/integ/integ_oauth.h
+tests_unit_svc_unit_SOURCES += tests/unit/test_integ.c

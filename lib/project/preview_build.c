@@ -1,0 +1,179 @@
+/* preview_build.c: previews of package.json projects: the build svc-worker runs after a change, as publishing builds, and where svc-preview serves a project from. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <json-c/json.h>
+
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "project/paths.h"
+#include "project/preview_build.h"
+#include "project/publish.h"
+#include "project/quota.h"
+
+/* Does the project's working tree have package.json (a regular file)? */
+static int has_package_json(const struct svc_config *cfg, const char *project_id)
+{
+	char pdir[2048], pkg[2100];
+	struct stat st;
+
+	if (svc_project_dir(cfg, project_id, pdir, sizeof pdir) < 0)
+		return 0;
+	snprintf(pkg, sizeof pkg, "%s/package.json", pdir);
+	return lstat(pkg, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int svc_preview_build_request(struct svc_db *db, const struct svc_config *cfg, const char *project_id)
+{
+	struct json_object *job;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[2];
+	const char *payload;
+	int err;
+
+	if (!has_package_json(cfg, project_id))
+		return 0;
+	/* {"projectId":"<id>"}, byte for byte as the waiting-job lookup compares it */
+	if (!(job = json_object_new_object()))
+		return SVC_E_INTERNAL;
+	svc_json_add_str(job, "projectId", project_id);
+	payload = json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN);
+	p[0] = svc_dbv_str(SVC_JOB_PREVIEW_BUILD);
+	p[1] = svc_dbv_str(payload);
+	if ((err = svc_db_run(db, STMT_THUMB_JOB_WAITING, p, 2, &rows, NULL)) == 0 && rows->nrows == 0)
+		err = svc_jobs_enqueue(db, SVC_JOB_PREVIEW_BUILD, payload, 3, NULL);
+	svc_rows_free(rows);
+	json_object_put(job);
+	return err;
+}
+
+int svc_preview_build_dir(const struct svc_config *cfg, const char *project_id, char *out, size_t max, char *why,
+			  size_t why_max)
+{
+	char site[2048], failed[2048], *text = NULL;
+	struct stat st;
+	size_t len;
+	int err;
+
+	snprintf(why, why_max, "%s", "");
+	if (!has_package_json(cfg, project_id))
+		return 0;
+	if ((err = svc_data_path(cfg, "previews", project_id, "site", site, sizeof site)) < 0 ||
+	    (err = svc_data_path(cfg, "previews", project_id, NULL, failed, sizeof failed)) < 0)
+		return err;
+	if (lstat(site, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(out, max, "%s", site);
+		return 1;
+	}
+	if (svc_fsx_read(failed, "failed", 4096, &text, &len) == 0) {
+		svc_publish_clean_text(text, strcspn(text, "\n"), text);
+		snprintf(why, why_max, "%s", text);
+		free(text);
+	}
+	return SVC_E_NOT_FOUND;
+}
+
+/* A preview build's log, kept to say why it failed. */
+static void preview_log(void *arg, const char *text, size_t len)
+{
+	svc_publish__log_add(arg, text, len);
+}
+
+int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
+{
+	const struct svc_job_ctx *c = ctx;
+	struct json_object *o = NULL;
+	struct svc_rows *rows = NULL;
+	struct svc_publish__log *log = calloc(1, sizeof *log);
+	char *excerpt = malloc(SVC_PUBLISH_LOG_TAIL + 1);
+	char dir[2048], build[2100] = "", next[2100], site[2100], dist[2200], rnd[17], why[512];
+	struct svc_build_opts opts;
+	struct svc_dbv p;
+	const char *id;
+	int err;
+
+	if (!log || !excerpt) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	if (svc_json_parse_object(job->payload, strlen(job->payload), &o) < 0 ||
+	    !(id = svc_json_str(o, "projectId")) || !svc_uuid_valid(id)) {
+		snprintf(errmsg, errmax, "payload without a projectId");
+		err = SVC_E_VALIDATION;
+		goto done;
+	}
+	p = svc_dbv_str(id);
+	if ((err = svc_db_run(c->db, STMT_DEPLOY_PROJECT_WORKSPACE, &p, 1, &rows, NULL)) < 0)
+		goto done;
+	if (rows->nrows != 1 || !has_package_json(c->cfg, id))
+		goto done; /* deleted since, or no longer built: nothing to do */
+	if ((err = svc_data_path(c->cfg, "previews", id, NULL, dir, sizeof dir)) < 0 ||
+	    (err = svc_project_mkdirs(dir)) < 0 || (err = svc_random_hex(rnd, 8)) < 0)
+		goto done;
+	/* built under builds/ (0711, reachable for the sandbox's user), not in previews/ (0700) */
+	if ((err = svc_data_path(c->cfg, "builds", "preview-", NULL, build, sizeof build)) < 0 ||
+	    strlen(build) + strlen(id) + 1 + strlen(rnd) >= sizeof build) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	if (snprintf(build + strlen(build), sizeof build - strlen(build), "%s-%s", id, rnd) < 0 ||
+	    snprintf(next, sizeof next, "%s/.next-%s", dir, rnd) >= (int)sizeof next ||
+	    snprintf(site, sizeof site, "%s/site", dir) >= (int)sizeof site ||
+	    snprintf(dist, sizeof dist, "%s/dist", build) >= (int)sizeof dist) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
+	if ((err = svc_publish__copy_sources(c->cfg, id, build)) < 0) {
+		snprintf(errmsg, errmax, "cannot copy the project");
+		goto done;
+	}
+	svc_build_opts_load(c->cfg, svc_publish__scripts_allowed(c->db, svc_rows_get(rows, 0, DPWCOL_WORKSPACE)), &opts);
+	err = svc_build_run(&opts, build, preview_log, log, why, sizeof why);
+	if (err == SVC_E_VALIDATION) {
+		/* the project's own failure: the preview says why (the first line) until a build works; not retried */
+		struct svc_buf text;
+		svc_publish__log_excerpt(log, excerpt);
+		svc_buf_init(&text, SVC_PUBLISH_LOG_TAIL + 1024);
+		if (svc_buf_addf(&text, "%s\n%s", why, excerpt) == 0)
+			svc_fsx_write(dir, "failed", svc_buf_str(&text), text.len);
+		svc_buf_dispose(&text);
+		svc_log_info("preview: build of %s failed: %s", id, why);
+		err = 0;
+		goto done;
+	}
+	if (err < 0) {
+		snprintf(errmsg, errmax, "%s", why);
+		goto done;
+	}
+	/* a built preview counts as a site does (SVC_QUOTA_SITE_BYTES) and in the workspace's total
+	 * (SVC_QUOTA_WORKSPACE_BYTES): past either, the preview says why as a failed build does; not retried */
+	if ((err = svc_quota_bytes_check(c->db, c->cfg, svc_rows_get(rows, 0, DPWCOL_WORKSPACE), id, dist,
+					 SVC_QUOTA_PREVIEW_BYTES, 0, 0, why, sizeof why)) == SVC_E_TOO_LARGE) {
+		svc_fsx_write(dir, "failed", why, strlen(why));
+		svc_log_info("preview: build of %s over a quota: %s", id, why);
+		err = 0;
+		goto done;
+	}
+	if (err < 0)
+		goto done;
+	if ((err = svc_fsx_copy_tree(dist, next)) < 0 || (err = svc_publish_swap(next, site)) < 0) {
+		snprintf(errmsg, errmax, "cannot switch the preview in");
+		svc_fsx_remove_tree(next);
+		goto done;
+	}
+	svc_fsx_delete(dir, "failed");
+	svc_log_info("preview: project %s built", id);
+done:
+	if (build[0])
+		svc_fsx_remove_tree(build);
+	svc_rows_free(rows);
+	json_object_put(o);
+	free(excerpt);
+	free(log);
+	return err;
+}
