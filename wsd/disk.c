@@ -118,6 +118,81 @@ static void base_want(struct wsd_room *r, const char *key, size_t key_len)
 	wsd_store_read_base(&wsd_g->io_worker, r->project_id, r, path, base_read_done);
 }
 
+/* ------------------------------------------------------------------ collab_files rows */
+
+/*
+ * A load takes a file whose hash differs from its collab_files row for someone else's change, and
+ * the disk's text replaces the document's. So every hash svc-wsd takes as known (a save, a disk
+ * change) reaches that table before any later update of the room is stored: a row a save could not
+ * write (MariaDB out of reach) is due here, and while one is, the room's updates wait
+ * (wsd_disk_records_wait) and later saves leave their rows here too, so that rows go in in order.
+ */
+static void record_due(struct wsd_room *r, const char *path, const char *hash)
+{
+	struct wsd_file_record *rec = NULL;
+	size_t i;
+
+	for (i = 0; i < r->nrecords && !rec; i++)
+		if (strcmp(r->records[i].path, path) == 0)
+			rec = &r->records[i];
+	if (!rec) {
+		WSD_GROW(r->records, r->caprecords, r->nrecords + 1);
+		rec = &r->records[r->nrecords++];
+		rec->path = strdup(path);
+		if (!rec->path)
+			abort();
+	}
+	rec->del = hash == NULL;
+	snprintf(rec->hash, sizeof rec->hash, "%s", hash ? hash : "");
+}
+
+static void records_done(struct wsd_record_job *j)
+{
+	struct wsd_room *r = j->room;
+	size_t i, k;
+
+	r->jobs--;
+	r->records_inflight = 0;
+	if (j->error == 0)
+		return;
+	/* MariaDB failed: due again, unless a newer row of the same file is due meanwhile */
+	r->records_fail_ms = svc_mono_ms();
+	for (i = 0; i < j->n; i++) {
+		int newer = 0;
+		for (k = 0; k < r->nrecords && !newer; k++)
+			newer = strcmp(r->records[k].path, j->records[i].path) == 0;
+		if (!newer)
+			record_due(r, j->records[i].path, j->records[i].del ? NULL : j->records[i].hash);
+	}
+}
+
+static void start_records(struct wsd_room *r, int64_t now)
+{
+	if (!r->nrecords || r->records_inflight || now - r->records_fail_ms < 1000 || !wsd_lease_held(r, now))
+		return;
+	r->records_inflight = 1;
+	r->jobs++;
+	wsd_store_record(&wsd_g->db_worker, r->project_id, r, r->records, r->nrecords, records_done);
+	r->records = NULL;
+	r->nrecords = r->caprecords = 0;
+}
+
+int wsd_disk_records_wait(const struct wsd_room *r)
+{
+	return r->nrecords || r->records_inflight;
+}
+
+static void records_free(struct wsd_room *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrecords; i++)
+		free(r->records[i].path);
+	free(r->records);
+	r->records = NULL;
+	r->nrecords = r->caprecords = 0;
+}
+
 /* ------------------------------------------------------------------ document -> disk */
 
 static void mark_dirty(struct wsd_room *r, const char *key, size_t key_len)
@@ -217,6 +292,7 @@ static void apply_disk_files(struct wsd_room *r, struct wsd_disk_file *files, si
 		if (f->deleted) {
 			err = svc_yjs_map_delete(r->doc, "files", f->path, strlen(f->path), &up, NULL);
 			wsd_known_del(&r->known, f->path);
+			record_due(r, f->path, NULL);
 			base_drop(r, f->path);
 		} else if (f->content) {
 			known = wsd_known_get(&r->known, f->path);
@@ -224,6 +300,7 @@ static void apply_disk_files(struct wsd_room *r, struct wsd_disk_file *files, si
 				continue; /* already in the document (a save or an earlier scan took it) */
 			err = disk_merge(r, f, &up);
 			wsd_known_set(&r->known, f->path, f->hash);
+			record_due(r, f->path, f->hash);
 		} else {
 			continue;
 		}
@@ -357,6 +434,8 @@ static void save_done(struct wsd_save_job *j)
 			size_t k;
 			int dirty = 0;
 			wsd_known_set(&r->known, f->path, f->new_hash);
+			if (!f->recorded)
+				record_due(r, f->path, f->new_hash);
 			if (f->outcome == WSD_SAVE_WRITTEN) {
 				wsd_strlist_add_unique(&r->changed, &r->nchanged, &r->capchanged, f->path, strlen(f->path));
 				written++;
@@ -372,6 +451,8 @@ static void save_done(struct wsd_save_job *j)
 			}
 		} else if (f->outcome == WSD_SAVE_DELETED) {
 			wsd_known_del(&r->known, f->path);
+			if (!f->recorded)
+				record_due(r, f->path, NULL);
 			base_drop(r, f->path);
 			wsd_strlist_add_unique(&r->changed, &r->nchanged, &r->capchanged, f->path, strlen(f->path));
 			written++;
@@ -455,7 +536,7 @@ static void start_save(struct wsd_room *r)
 	}
 	r->save_inflight = 1;
 	r->jobs++;
-	wsd_store_save(&wsd_g->io_worker, r->project_id, r, files, n, save_done);
+	wsd_store_save(&wsd_g->io_worker, r->project_id, r, files, n, wsd_disk_records_wait(r), save_done);
 }
 
 static void start_commit(struct wsd_room *r)
@@ -485,6 +566,10 @@ void wsd_disk_tick(struct wsd_room *r, int64_t now, int empty)
 		r->ndirty = r->capdirty = 0;
 		r->save_refused = 0;
 	}
+	/* the collab_files rows that wait for MariaDB; none is kept for a room that moved */
+	if (r->lease_lost)
+		records_free(r);
+	start_records(r, now);
 	/* files to disk once edits settle */
 	if (r->ndirty && !r->save_inflight && !r->save_refused &&
 	    (empty || wsd_g->stopping || now - r->last_change_ms >= (int64_t)cfg->wsd_save_delay_ms ||
@@ -525,6 +610,7 @@ void wsd_disk_dispose(struct wsd_room *r)
 	}
 	free(r->bases);
 	free(r->binary_json);
+	records_free(r);
 	r->dirty = r->changed = r->editors = NULL;
 	r->ndirty = r->nchanged = r->neditors = 0;
 	r->bases = NULL;

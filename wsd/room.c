@@ -494,7 +494,8 @@ static void room_pack(struct wsd_room *r, int64_t now)
 
 static int room_idle(struct wsd_room *r)
 {
-	return r->nsess == 0 && r->state != WSD_R_LOADING && r->npending == 0 && r->ndirty == 0 && r->jobs == 0 &&
+	return r->nsess == 0 && r->state != WSD_R_LOADING && r->npending == 0 && r->ndirty == 0 && r->nrecords == 0 &&
+	       r->jobs == 0 &&
 	       !r->commit_due_ms && !r->presence_due_ms;
 }
 
@@ -515,12 +516,13 @@ static void room_tick(struct wsd_room *r, int64_t now)
 	/*
 	 * 1. updates to MariaDB, batched (at most one tick late, every room in
 	 * one transaction, wsd_tick() flushes; a failed batch waits a second;
-	 * while the lease is not known to be ours, wsd_lease_held(), they wait).
+	 * while the lease is not known to be ours, wsd_lease_held(), or files' rows of collab_files
+	 * wait for MariaDB, wsd_disk_records_wait(), they wait).
 	 * A snapshot is written once the log since the last one holds as many
 	 * bytes as that snapshot (so loading reads at most twice the state) and
 	 * at least SVC_WSD_COMPACT_UPDATES updates.
 	 */
-	if (r->npending && now - r->persist_fail_ms > 1000 && wsd_lease_held(r, now)) {
+	if (r->npending && now - r->persist_fail_ms > 1000 && wsd_lease_held(r, now) && !wsd_disk_records_wait(r)) {
 		size_t i;
 		for (i = 0; i < r->npending; i++)
 			r->log_bytes += r->pending[i].len;
@@ -604,7 +606,7 @@ int wsd_all_clean(void)
 	struct wsd_room *r;
 
 	for (r = room_list; r; r = r->next)
-		if (r->npending || r->ndirty || r->jobs || r->commit_due_ms || r->state == WSD_R_LOADING)
+		if (r->npending || r->ndirty || r->nrecords || r->jobs || r->commit_due_ms || r->state == WSD_R_LOADING)
 			return 0;
 	return 1;
 }

@@ -52,6 +52,10 @@ struct wsd_room {
 			      * SVC_QUOTA_WORKSPACE_BYTES leave, measured at load and after each save
 			      * (svc_quota_repo_room), less the updates integrated since; UINT64_MAX: no limit */
 	int save_refused;    /* the last save was over a quota: the next one waits for the next edit */
+	struct wsd_file_record *records; /* collab_files rows due (wsd_disk_records_wait) */
+	size_t nrecords, caprecords;
+	int records_inflight;
+	int64_t records_fail_ms;
 	/* files-changed call (disk.c) */
 	char **changed;
 	size_t nchanged, capchanged;
@@ -303,5 +307,13 @@ int wsd_disk_quota_allows(struct wsd_sess *s, size_t len);
 
 /* An update of `len` bytes was integrated: it counts against r->quota_left until the next save measures again. */
 void wsd_disk_quota_used(struct wsd_room *r, size_t len);
+
+/*
+ * 1 while rows of collab_files (the hash of what svc-wsd last wrote or read per file) wait for
+ * MariaDB: a save that could not record its files, a disk change taken into the document. The
+ * room's updates wait meanwhile: an update stored after a file whose hash MariaDB lacks would be
+ * undone by the next load, which takes that file for someone else's change (issue 25).
+ */
+int wsd_disk_records_wait(const struct wsd_room *r);
 
 #endif

@@ -837,12 +837,6 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 					memcpy(c->hash, cur_hash, sizeof c->hash);
 					cur = NULL;
 				}
-				if (db) {
-					if (c->deleted)
-						file_del(db, j->project_id, c->path);
-					else
-						file_put(db, j->project_id, c->path, c->hash);
-				}
 			}
 			free(cur);
 			continue;
@@ -854,8 +848,7 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 			} else if (svc_fsx_delete(dir, f->path) == 0) {
 				f->outcome = WSD_SAVE_DELETED;
 				written++;
-				if (db)
-					file_del(db, j->project_id, f->path);
+				f->recorded = db && !j->defer_records && file_del(db, j->project_id, f->path) == 0;
 			}
 			continue;
 		}
@@ -870,8 +863,7 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 		}
 		f->outcome = WSD_SAVE_WRITTEN;
 		written++;
-		if (db)
-			file_put(db, j->project_id, f->path, f->new_hash);
+		f->recorded = db && !j->defer_records && file_put(db, j->project_id, f->path, f->new_hash) == 0;
 	}
 	if (written && db) {
 		struct svc_dbv p = svc_dbv_str(j->project_id);
@@ -899,7 +891,7 @@ static void save_done(struct wsd_job *jb)
 }
 
 void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
-		    size_t n, void (*cb)(struct wsd_save_job *j))
+		    size_t n, int defer_records, void (*cb)(struct wsd_save_job *j))
 {
 	struct wsd_save_job *j = job_alloc(sizeof *j);
 
@@ -908,6 +900,56 @@ void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_roo
 	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->files = files;
 	j->nfiles = n;
+	j->defer_records = defer_records;
+	j->cb = cb;
+	wsd_worker_push(w, &j->base);
+}
+
+/* ------------------------------------------------------------------ collab_files rows */
+
+/* The body of a record job, a transaction of svc_db_tx(). */
+static int record_tx(struct svc_db *db, void *arg)
+{
+	const struct wsd_record_job *j = arg;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < j->n && err == 0; i++)
+		err = j->records[i].del ? file_del(db, j->project_id, j->records[i].path)
+					: file_put(db, j->project_id, j->records[i].path, j->records[i].hash);
+	return err;
+}
+
+static void record_run(struct wsd_job *jb, struct wsd_worker *w)
+{
+	struct wsd_record_job *j = (struct wsd_record_job *)jb;
+	struct svc_db *db = wsd_worker_db(w);
+
+	j->error = db ? svc_db_tx(db, record_tx, j) : SVC_E_UNAVAILABLE;
+}
+
+static void record_done(struct wsd_job *jb)
+{
+	struct wsd_record_job *j = (struct wsd_record_job *)jb;
+	size_t i;
+
+	j->cb(j);
+	for (i = 0; i < j->n; i++)
+		free(j->records[i].path);
+	free(j->records);
+	free(j);
+}
+
+void wsd_store_record(struct wsd_worker *w, const char *project_id, struct wsd_room *r,
+		      struct wsd_file_record *records, size_t n, void (*cb)(struct wsd_record_job *j))
+{
+	struct wsd_record_job *j = job_alloc(sizeof *j);
+
+	job_init(&j->base, record_run, record_done);
+	j->room = r;
+	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
+	j->records = records;
+	j->n = n;
 	j->cb = cb;
 	wsd_worker_push(w, &j->base);
 }

@@ -40,6 +40,16 @@ void wsd_known_set(struct wsd_known *k, const char *path, const char *hash);
 void wsd_known_del(struct wsd_known *k, const char *path);
 void wsd_known_dispose(struct wsd_known *k);
 
+/*
+ * A row of collab_files that is due: the hash of what svc-wsd wrote or read last for `path` (a save
+ * whose record did not reach MariaDB, a disk change taken into the document), or its removal.
+ */
+struct wsd_file_record {
+	char *path;
+	char hash[65];             /* "" when del */
+	int del;                   /* the file is gone: its row goes */
+};
+
 /* A file as found on disk: its content (text files only), or its removal. */
 struct wsd_disk_file {
 	char *path;
@@ -169,6 +179,7 @@ struct wsd_save_file {
 	char base_hash[65];        /* what svc-wsd believes is on disk ("" = nothing) */
 	char new_hash[65];
 	int outcome;
+	int recorded;              /* its collab_files row was written (else the caller records it later) */
 };
 struct wsd_save_job {
 	struct wsd_job base;
@@ -176,6 +187,7 @@ struct wsd_save_job {
 	char project_id[37];
 	struct wsd_save_file *files;
 	size_t nfiles;
+	int defer_records;         /* records of the room wait: the files' collab_files rows are left to the caller */
 	struct wsd_disk_file *conflicts; /* files changed on disk by someone else meanwhile */
 	size_t nconflicts;
 	int error;                 /* SVC_E_TOO_LARGE: over a byte quota, nothing written (why says which) */
@@ -190,10 +202,29 @@ struct wsd_save_job {
  * files would add passes the project's SVC_QUOTA_REPO_BYTES or the
  * workspace's SVC_QUOTA_WORKSPACE_BYTES, none is written (error
  * SVC_E_TOO_LARGE); with MariaDB out of reach the quotas are not checked
- * (clients' updates were, wsd_disk_quota_allows). Then measures quota_left.
+ * (clients' updates were, wsd_disk_quota_allows). Then measures quota_left. Each file written or
+ * removed gets its collab_files row (f->recorded) unless `defer_records` (older records of the
+ * room still wait: a newer row must not go in before them) or MariaDB fails; the caller records
+ * the others with wsd_store_record(). Conflicts' rows are the caller's too.
  */
 void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
-		    size_t n, void (*cb)(struct wsd_save_job *j));
+		    size_t n, int defer_records, void (*cb)(struct wsd_save_job *j));
+
+struct wsd_record_job {
+	struct wsd_job base;
+	struct wsd_room *room;
+	char project_id[37];
+	struct wsd_file_record *records;
+	size_t n;
+	int error;
+	void (*cb)(struct wsd_record_job *j);
+};
+/*
+ * Writes `n` collab_files rows of project_id (takes `records` and their paths) in one transaction on
+ * `w` (the db worker); j->error 0, or the error when none went in.
+ */
+void wsd_store_record(struct wsd_worker *w, const char *project_id, struct wsd_room *r,
+		      struct wsd_file_record *records, size_t n, void (*cb)(struct wsd_record_job *j));
 
 /* --- disk -> document --- */
 struct wsd_rescan_job {

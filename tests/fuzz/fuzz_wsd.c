@@ -117,9 +117,15 @@ void wsd_store_compact(struct wsd_worker *w, const char *project_id, struct wsd_
 }
 
 void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
-		    size_t n, void (*cb)(struct wsd_save_job *j))
+		    size_t n, int defer_records, void (*cb)(struct wsd_save_job *j))
 {
-	(void)w, (void)project_id, (void)r, (void)files, (void)n, (void)cb;
+	(void)w, (void)project_id, (void)r, (void)files, (void)n, (void)defer_records, (void)cb;
+}
+
+void wsd_store_record(struct wsd_worker *w, const char *project_id, struct wsd_room *r,
+		      struct wsd_file_record *records, size_t n, void (*cb)(struct wsd_record_job *j))
+{
+	(void)w, (void)project_id, (void)r, (void)records, (void)n, (void)cb;
 }
 
 void wsd_store_rescan(struct wsd_worker *w, const char *project_id, struct wsd_room *r, const struct wsd_known *known,
