@@ -467,6 +467,42 @@ static int load_comments(struct svc_db *db, const char *project_id, struct wsd_l
 	return 0;
 }
 
+/*
+ * Takes project_id's lease for this instance for SVC_WSD_LEASE_SECONDS: a new one, or one that is
+ * this instance's already or expired (room_leases, lease.h). Returns 0, SVC_E_CONFLICT (another
+ * instance holds it and it has not expired: that one is asked to hand it over), or DB errors.
+ */
+static int lease_take(struct svc_db *db, const struct svc_config *cfg, const char *project_id)
+{
+	struct svc_dbv p[5];
+	uint64_t taken = 0;
+	int err;
+
+	p[0] = svc_dbv_str(project_id);
+	p[1] = svc_dbv_str(wsd_g->instance);
+	p[2] = svc_dbv_str(wsd_g->internal_url);
+	p[3] = svc_dbv_i64((int64_t)cfg->wsd_lease_secs);
+	err = svc_db_run(db, STMT_LEASE_INSERT, p, 4, NULL, NULL);
+	if (err != SVC_E_CONFLICT)
+		return err;
+	/* the room has a lease: ours (a restart on the same host and port), or expired, or another's */
+	p[0] = svc_dbv_str(wsd_g->instance);
+	p[1] = svc_dbv_str(wsd_g->internal_url);
+	p[2] = svc_dbv_i64((int64_t)cfg->wsd_lease_secs);
+	p[3] = svc_dbv_str(project_id);
+	p[4] = svc_dbv_str(wsd_g->instance);
+	if ((err = svc_db_run(db, STMT_LEASE_TAKE, p, 5, NULL, &taken)) < 0)
+		return err;
+	if (taken != 1) {
+		/* the balancer sends this room's clients here now: the holder hands it over at its next
+		 * renewal, and a client's next attempt finds the room free */
+		p[0] = svc_dbv_str(project_id);
+		p[1] = svc_dbv_str(wsd_g->instance);
+		svc_db_run(db, STMT_LEASE_WANT, p, 2, NULL, NULL);
+	}
+	return taken == 1 ? 0 : SVC_E_CONFLICT;
+}
+
 static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 {
 	struct wsd_load_job *j = (struct wsd_load_job *)jb;
@@ -485,7 +521,8 @@ static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 	}
 	/* the room is this instance's only with its lease; on Galera, what the previous instance
 	 * stored through another node is read (wsrep_sync_wait, kept for this worker's connection) */
-	if ((err = svc_db_sync_wait(db)) < 0 || (err = wsd_lease_take(db, j->project_id)) < 0)
+	res->lease_ms = svc_mono_ms();
+	if ((err = svc_db_sync_wait(db)) < 0 || (err = lease_take(db, w->cfg, j->project_id)) < 0)
 		goto done;
 	if ((err = svc_random(&client, sizeof client)) < 0 || (err = svc_yjs_doc_new(&res->doc, client)) < 0)
 		goto done;

@@ -17,7 +17,11 @@
 
 #include <json-c/json.h>
 
-#include "wsd.h"
+#include "auth/auth.h"
+#include "proto.h"
+#include "worker.h"
+
+struct wsd_room;
 
 /* One integrated update waiting for MariaDB. */
 struct wsd_update {
@@ -103,7 +107,8 @@ struct wsd_loaded_comment {
 	char *added_json;          /* the design-comment:added message (owned) */
 };
 struct wsd_load_result {
-	int error;
+	int error;                  /* SVC_E_CONFLICT: another instance holds the room's lease */
+	int64_t lease_ms;           /* when the load asked for the lease (svc_mono_ms): it holds from then on */
 	struct svc_yjs_doc *doc;
 	uint64_t next_seq, since_snapshot;
 	uint64_t log_bytes;         /* bytes of the updates stored after the snapshot */
@@ -117,7 +122,8 @@ struct wsd_load_result {
 	uint64_t quota_left;       /* what the byte quotas leave (svc_quota_repo_room; UINT64_MAX: no limit) */
 };
 /*
- * Loads the room's document on `w` (the db worker): the snapshot and the
+ * Loads the room's document on `w` (the db worker), once it took the room's
+ * lease (room_leases, lease.h): the snapshot and the
  * update log from MariaDB, then brings it in line with the disk (files
  * changed on disk since svc-wsd last saw them replace the document's text;
  * documents that never existed are built from the files). Calls `cb` on the
@@ -202,7 +208,7 @@ struct wsd_save_job {
  * files would add passes the project's SVC_QUOTA_REPO_BYTES or the
  * workspace's SVC_QUOTA_WORKSPACE_BYTES, none is written (error
  * SVC_E_TOO_LARGE); with MariaDB out of reach the quotas are not checked
- * (clients' updates were, wsd_disk_quota_allows). Then measures quota_left. Each file written or
+ * (clients' updates were, disk.c's on_update). Then measures quota_left. Each file written or
  * removed gets its collab_files row (f->recorded) unless `defer_records` (older records of the
  * room still wait: a newer row must not go in before them) or MariaDB fails; the caller records
  * the others with wsd_store_record(). Conflicts' rows are the caller's too.
