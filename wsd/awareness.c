@@ -4,6 +4,9 @@
 
 #include "core/err.h"
 #include "core/util.h"
+#include "awareness.h"
+#include "conn.h"
+#include "proto.h"
 #include "room.h"
 #include "wsd.h"
 
@@ -26,25 +29,41 @@ struct wsd_aw_state {
 	int deferred;        /* changed, relay due with the next tick (its sender was over its rate) */
 };
 
+/* A room's awareness. */
+struct aw_room {
+	struct wsd_aw_state *aw;       /* sorted by client id */
+	size_t naw, capaw;
+	int64_t aw_checked_ms;
+	int aw_deferred;               /* states wait for their relay with the next tick */
+};
+
+static int aw_id;
+
+static struct aw_room *aw_of(struct wsd_room *r)
+{
+	return wsd_room_part(r, aw_id);
+}
+
 /*
- * The state of `client`, or NULL; r->aw is sorted by client id, so a lookup
+ * The state of `client`, or NULL; ar->aw is sorted by client id, so a lookup
  * is O(log n) and an update of n entries never scans the room per entry.
  * *at (may be NULL) gets the index where it is or would be inserted.
  */
 static struct wsd_aw_state *aw_find_at(struct wsd_room *r, uint64_t client, size_t *at)
 {
-	size_t lo = 0, hi = r->naw;
+	struct aw_room *ar = aw_of(r);
+	size_t lo = 0, hi = ar->naw;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (r->aw[mid].client < client)
+		if (ar->aw[mid].client < client)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (at)
 		*at = lo;
-	return lo < r->naw && r->aw[lo].client == client ? &r->aw[lo] : NULL;
+	return lo < ar->naw && ar->aw[lo].client == client ? &ar->aw[lo] : NULL;
 }
 
 static struct wsd_aw_state *aw_find(struct wsd_room *r, uint64_t client)
@@ -107,17 +126,18 @@ static int budget_take(struct wsd_sess *s, size_t n, int64_t now)
  */
 static int aw_make_space(struct wsd_room *r)
 {
+	struct aw_room *ar = aw_of(r);
 	size_t i, old = SIZE_MAX;
 
-	if (r->naw < wsd_g->cfg.wsd_max_awareness_per_room)
+	if (ar->naw < wsd_g->cfg.wsd_max_awareness_per_room)
 		return 1;
-	for (i = 0; i < r->naw; i++)
-		if (!r->aw[i].json && (old == SIZE_MAX || r->aw[i].updated_ms < r->aw[old].updated_ms))
+	for (i = 0; i < ar->naw; i++)
+		if (!ar->aw[i].json && (old == SIZE_MAX || ar->aw[i].updated_ms < ar->aw[old].updated_ms))
 			old = i;
 	if (old == SIZE_MAX)
 		return 0;
-	memmove(&r->aw[old], &r->aw[old + 1], (r->naw - old - 1) * sizeof *r->aw);
-	r->naw--;
+	memmove(&ar->aw[old], &ar->aw[old + 1], (ar->naw - old - 1) * sizeof *ar->aw);
+	ar->naw--;
 	return 1;
 }
 
@@ -157,18 +177,19 @@ static struct wsd_msg *aw_encode(struct wsd_room *r, const uint64_t *clients, si
 
 static struct wsd_msg *aw_encode_all(struct wsd_room *r)
 {
+	struct aw_room *ar = aw_of(r);
 	uint64_t *ids;
 	struct wsd_msg *m;
 	size_t i;
 
-	if (r->naw == 0)
+	if (ar->naw == 0)
 		return NULL;
-	ids = malloc(r->naw * sizeof *ids);
+	ids = malloc(ar->naw * sizeof *ids);
 	if (!ids)
 		abort();
-	for (i = 0; i < r->naw; i++)
-		ids[i] = r->aw[i].client;
-	m = aw_encode(r, ids, r->naw, 1);
+	for (i = 0; i < ar->naw; i++)
+		ids[i] = ar->aw[i].client;
+	m = aw_encode(r, ids, ar->naw, 1);
 	free(ids);
 	return m;
 }
@@ -193,9 +214,11 @@ static void aw_remove(struct wsd_room *r, const uint64_t *clients, size_t n)
 		wsd_room_broadcast(r, m);
 }
 
-int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
+/* An awareness update from s (awareness.h says what is kept and relayed). */
+static int aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 {
 	struct wsd_room *r = s->room;
+	struct aw_room *ar = aw_of(r);
 	struct wsd_reader rd = { data, data + len };
 	struct wsd_aw_entry *e = NULL;
 	uint64_t *changed = NULL, count;
@@ -219,8 +242,8 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 		err = n;
 		goto done;
 	}
-	for (k = 0; k < r->naw; k++)
-		if (r->aw[k].owner == s->id && r->aw[k].json)
+	for (k = 0; k < ar->naw; k++)
+		if (ar->aw[k].owner == s->id && ar->aw[k].json)
 			owned++;
 	relay = rate_take(s, now);
 	for (i = 0; i < n && applied < AW_MAX_PER_SESS; i++) {
@@ -252,10 +275,10 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 		}
 		a = aw_find_at(r, e[i].client, &at);
 		if (!a) {
-			WSD_GROW(r->aw, r->capaw, r->naw + 1);
-			memmove(&r->aw[at + 1], &r->aw[at], (r->naw - at) * sizeof *r->aw);
-			r->naw++;
-			a = &r->aw[at];
+			WSD_GROW(ar->aw, ar->capaw, ar->naw + 1);
+			memmove(&ar->aw[at + 1], &ar->aw[at], (ar->naw - at) * sizeof *ar->aw);
+			ar->naw++;
+			a = &ar->aw[at];
 			memset(a, 0, sizeof *a);
 			a->client = e[i].client;
 		}
@@ -279,7 +302,7 @@ int wsd_aw_rx(struct wsd_sess *s, const uint8_t *data, size_t len)
 			changed[nchanged++] = e[i].client;
 		} else {
 			a->deferred = 1;
-			r->aw_deferred = 1;
+			ar->aw_deferred = 1;
 		}
 	}
 	if (nchanged) {
@@ -296,20 +319,21 @@ done:
 /* Relays the states whose sender was over its rate (one message for the room). */
 static void aw_relay_deferred(struct wsd_room *r)
 {
+	struct aw_room *ar = aw_of(r);
 	uint64_t *ids;
 	size_t i, n = 0;
 	struct wsd_msg *m;
 
-	r->aw_deferred = 0;
-	if (r->naw == 0)
+	ar->aw_deferred = 0;
+	if (ar->naw == 0)
 		return;
-	ids = malloc(r->naw * sizeof *ids);
+	ids = malloc(ar->naw * sizeof *ids);
 	if (!ids)
 		abort();
-	for (i = 0; i < r->naw; i++)
-		if (r->aw[i].deferred) {
-			r->aw[i].deferred = 0;
-			ids[n++] = r->aw[i].client;
+	for (i = 0; i < ar->naw; i++)
+		if (ar->aw[i].deferred) {
+			ar->aw[i].deferred = 0;
+			ids[n++] = ar->aw[i].client;
 		}
 	m = n ? aw_encode(r, ids, n, 0) : NULL;
 	if (m)
@@ -322,46 +346,41 @@ static void aw_relay_deferred(struct wsd_room *r)
  * states not renewed for SVC_WSD_AWARENESS_TIMEOUT_MS (30 s, awareness.js
  * outdatedTimeout) go (awareness.js _checkInterval); old removals are forgotten.
  */
-void wsd_aw_check(struct wsd_room *r, int64_t now)
+/* on_tick: relays deferred states; times out states not renewed for SVC_WSD_AWARENESS_TIMEOUT_MS (checked every few seconds). */
+static int aw_tick(struct wsd_room *r, int64_t now)
 {
+	struct aw_room *ar = aw_of(r);
 	const int64_t timeout = (int64_t)wsd_g->cfg.wsd_awareness_timeout_ms;
 	const int64_t every = timeout / 10 < AW_CHECK_MS ? timeout / 10 : AW_CHECK_MS;
 	uint64_t *gone;
 	size_t i, j, n = 0;
 
-	if (r->aw_deferred)
+	if (ar->aw_deferred)
 		aw_relay_deferred(r);
-	if (now - r->aw_checked_ms < every)
-		return;
-	r->aw_checked_ms = now;
-	if (r->naw == 0)
-		return;
-	gone = malloc(r->naw * sizeof *gone);
+	if (now - ar->aw_checked_ms < every)
+		return 0;
+	ar->aw_checked_ms = now;
+	if (ar->naw == 0)
+		return 0;
+	gone = malloc(ar->naw * sizeof *gone);
 	if (!gone)
 		abort();
-	for (i = 0; i < r->naw; i++)
-		if (r->aw[i].json && now - r->aw[i].updated_ms >= timeout)
-			gone[n++] = r->aw[i].client;
+	for (i = 0; i < ar->naw; i++)
+		if (ar->aw[i].json && now - ar->aw[i].updated_ms >= timeout)
+			gone[n++] = ar->aw[i].client;
 	if (n)
 		aw_remove(r, gone, n);
 	free(gone);
 	/* forget old removals, keeping the order by client id */
-	for (i = j = 0; i < r->naw; i++)
-		if (r->aw[i].json || now - r->aw[i].updated_ms < 2 * timeout)
-			r->aw[j++] = r->aw[i];
-	r->naw = j;
-}
-
-int wsd_aw_query(struct wsd_sess *s)
-{
-	/* it costs an encoding of every state: as many entries, and a few more */
-	if (!budget_take(s, s->room->naw + 16, svc_mono_ms()))
-		return SVC_E_RATE_LIMITED;
-	wsd_aw_send_all(s->room, s);
+	for (i = j = 0; i < ar->naw; i++)
+		if (ar->aw[i].json || now - ar->aw[i].updated_ms < 2 * timeout)
+			ar->aw[j++] = ar->aw[i];
+	ar->naw = j;
 	return 0;
 }
 
-void wsd_aw_send_all(struct wsd_room *r, struct wsd_sess *s)
+/* on_join: a joiner gets every known state (nothing when there is none); also the answer to query-awareness. */
+static void aw_join(struct wsd_room *r, struct wsd_sess *s)
 {
 	struct wsd_msg *m = aw_encode_all(r);
 
@@ -371,28 +390,76 @@ void wsd_aw_send_all(struct wsd_room *r, struct wsd_sess *s)
 	}
 }
 
-void wsd_aw_sess_left(struct wsd_room *r, uint64_t sess_id)
+/* on_leave: the states the session added are removed (awareness.js removeAwarenessStates) and the room told. */
+static void aw_leave(struct wsd_room *r, struct wsd_sess *s)
 {
+	uint64_t sess_id = s->id;
+	struct aw_room *ar = aw_of(r);
 	size_t i, n = 0;
-	uint64_t *mine = malloc((r->naw + 1) * sizeof *mine);
+	uint64_t *mine = malloc((ar->naw + 1) * sizeof *mine);
 
 	if (!mine)
 		abort();
-	for (i = 0; i < r->naw; i++)
-		if (r->aw[i].owner == sess_id && r->aw[i].json)
-			mine[n++] = r->aw[i].client;
+	for (i = 0; i < ar->naw; i++)
+		if (ar->aw[i].owner == sess_id && ar->aw[i].json)
+			mine[n++] = ar->aw[i].client;
 	if (n)
 		aw_remove(r, mine, n);
 	free(mine);
 }
 
-void wsd_aw_dispose(struct wsd_room *r)
+/*
+ * Query-awareness ([3]) from s: every known state, as on joining, charged to
+ * the connection's budget as the number of states plus 16. Returns 0 or
+ * SVC_E_RATE_LIMITED (nothing sent: the socket closes with 1008).
+ */
+static int aw_query(struct wsd_sess *s)
 {
+	/* it costs an encoding of every state: as many entries, and a few more */
+	if (!budget_take(s, aw_of(s->room)->naw + 16, svc_mono_ms()))
+		return SVC_E_RATE_LIMITED;
+	aw_join(s->room, s);
+	return 0;
+}
+
+/* on_message: an awareness update ([1, varUint8Array]) or query-awareness ([3]). */
+static int aw_message(struct wsd_sess *s, uint64_t type, struct wsd_reader *rd)
+{
+	const uint8_t *payload;
+	size_t plen;
+
+	if (type == WSD_MSG_QUERY_AWARENESS)
+		return aw_query(s);
+	if (type != WSD_MSG_AWARENESS)
+		return WSD_PART_PASS;
+	if (wsd_read_varbytes(rd, &payload, &plen) < 0)
+		return SVC_E_VALIDATION;
+	return aw_rx(s, payload, plen);
+}
+
+static void aw_dispose(struct wsd_room *r)
+{
+	struct aw_room *ar = aw_of(r);
 	size_t i;
 
-	for (i = 0; i < r->naw; i++)
-		free(r->aw[i].json);
-	free(r->aw);
-	r->aw = NULL;
-	r->naw = r->capaw = 0;
+	for (i = 0; i < ar->naw; i++)
+		free(ar->aw[i].json);
+	free(ar->aw);
+	ar->aw = NULL;
+	ar->naw = ar->capaw = 0;
+}
+
+static const struct wsd_part aw_part = {
+	.name = "awareness",
+	.state_size = sizeof(struct aw_room),
+	.on_join = aw_join,
+	.on_leave = aw_leave,
+	.on_message = aw_message,
+	.on_tick = aw_tick,
+	.on_dispose = aw_dispose,
+};
+
+void wsd_aw_register(void)
+{
+	aw_id = wsd_room_add_part(&aw_part);
 }

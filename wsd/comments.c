@@ -5,6 +5,10 @@
 
 #include <json-c/json.h>
 
+#include "core/err.h"
+#include "comments.h"
+#include "conn.h"
+#include "proto.h"
 #include "room.h"
 #include "wsd.h"
 #include "wsd_store.h"
@@ -19,13 +23,27 @@ struct wsd_comment {
 	char *added_json;    /* the design-comment:added message, sent to joiners while open */
 };
 
+/* A room's comments. */
+struct comments_room {
+	struct wsd_comment *comments;
+	size_t ncomments, capcomments;
+};
+
+static int comments_id;
+
+static struct comments_room *comments_of(struct wsd_room *r)
+{
+	return wsd_room_part(r, comments_id);
+}
+
 static struct wsd_comment *comment_find(struct wsd_room *r, const char *id)
 {
+	struct comments_room *cr = comments_of(r);
 	size_t i;
 
-	for (i = 0; i < r->ncomments; i++)
-		if (strcmp(r->comments[i].id, id) == 0)
-			return &r->comments[i];
+	for (i = 0; i < cr->ncomments; i++)
+		if (strcmp(cr->comments[i].id, id) == 0)
+			return &cr->comments[i];
 	return NULL;
 }
 
@@ -33,10 +51,11 @@ static struct wsd_comment *comment_find(struct wsd_room *r, const char *id)
 static struct wsd_comment *comment_add(struct wsd_room *r, const char *id, const char *parent_id, const char *user_id,
 				       char *added_json)
 {
+	struct comments_room *cr = comments_of(r);
 	struct wsd_comment *c;
 
-	WSD_GROW(r->comments, r->capcomments, r->ncomments + 1);
-	c = &r->comments[r->ncomments++];
+	WSD_GROW(cr->comments, cr->capcomments, cr->ncomments + 1);
+	c = &cr->comments[cr->ncomments++];
 	memset(c, 0, sizeof *c);
 	snprintf(c->id, sizeof c->id, "%s", id);
 	snprintf(c->parent_id, sizeof c->parent_id, "%s", parent_id);
@@ -75,6 +94,7 @@ static void comment_error(struct wsd_sess *s, const char *code, const char *mess
 static void comment_done(struct wsd_comment_job *j)
 {
 	struct wsd_room *r = j->room;
+	struct comments_room *cr = comments_of(r);
 	struct wsd_sess *s = wsd_sess_find(j->sess_id);
 	struct wsd_comment *c;
 
@@ -103,14 +123,15 @@ static void comment_done(struct wsd_comment_job *j)
 	case WSD_C_DELETE:
 		if (c) {
 			free(c->added_json);
-			*c = r->comments[--r->ncomments];
+			*c = cr->comments[--cr->ncomments];
 		}
 		break;
 	}
 	wsd_room_broadcast(r, comment_msg(j->broadcast));
 }
 
-void wsd_comments_rx(struct wsd_sess *s, const uint8_t *json, size_t len)
+/* A design-comment request (its JSON text) from s: checked against the room's comments, then stored through the API. */
+static void comments_rx(struct wsd_sess *s, const uint8_t *json, size_t len)
 {
 	struct wsd_room *r = s->room;
 	struct wsd_comment_req req;
@@ -162,7 +183,8 @@ done:
 	wsd_comment_req_dispose(&req);
 }
 
-void wsd_comments_load(struct wsd_room *r, struct wsd_load_result *res)
+/* on_load: the comments the load found (res->comments' JSON taken, set to NULL). */
+static void comments_load(struct wsd_room *r, struct wsd_load_result *res)
 {
 	size_t i;
 
@@ -174,25 +196,56 @@ void wsd_comments_load(struct wsd_room *r, struct wsd_load_result *res)
 	}
 }
 
-void wsd_comments_welcome(struct wsd_room *r, struct wsd_sess *s)
+/* on_join: every open comment as design-comment:added. */
+static void comments_join(struct wsd_room *r, struct wsd_sess *s)
 {
+	struct comments_room *cr = comments_of(r);
 	size_t i;
 
-	for (i = 0; i < r->ncomments; i++)
-		if (!r->comments[i].resolved && r->comments[i].added_json) {
-			struct wsd_msg *cm = comment_msg(r->comments[i].added_json);
+	for (i = 0; i < cr->ncomments; i++)
+		if (!cr->comments[i].resolved && cr->comments[i].added_json) {
+			struct wsd_msg *cm = comment_msg(cr->comments[i].added_json);
 			wsd_sess_send(s, cm);
 			wsd_msg_release_if_unused(cm);
 		}
 }
 
-void wsd_comments_dispose(struct wsd_room *r)
+/* on_message: a design-comment request [100, varString(JSON)]. */
+static int comments_message(struct wsd_sess *s, uint64_t type, struct wsd_reader *rd)
 {
+	const uint8_t *payload;
+	size_t plen;
+
+	if (type != WSD_MSG_DESIGN_COMMENT)
+		return WSD_PART_PASS;
+	if (wsd_read_varbytes(rd, &payload, &plen) < 0)
+		return SVC_E_VALIDATION;
+	comments_rx(s, payload, plen);
+	return 0;
+}
+
+static void comments_dispose(struct wsd_room *r)
+{
+	struct comments_room *cr = comments_of(r);
 	size_t i;
 
-	for (i = 0; i < r->ncomments; i++)
-		free(r->comments[i].added_json);
-	free(r->comments);
-	r->comments = NULL;
-	r->ncomments = r->capcomments = 0;
+	for (i = 0; i < cr->ncomments; i++)
+		free(cr->comments[i].added_json);
+	free(cr->comments);
+	cr->comments = NULL;
+	cr->ncomments = cr->capcomments = 0;
+}
+
+static const struct wsd_part comments_part = {
+	.name = "comments",
+	.state_size = sizeof(struct comments_room),
+	.on_load = comments_load,
+	.on_join = comments_join,
+	.on_message = comments_message,
+	.on_dispose = comments_dispose,
+};
+
+void wsd_comments_register(void)
+{
+	comments_id = wsd_room_add_part(&comments_part);
 }

@@ -7,7 +7,24 @@
 #include "core/err.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "lease.h"
 #include "room.h"
+#include "wsd.h"
+
+/* A room's lease. */
+struct lease_room {
+	int64_t ok_ms;           /* the lease holds from this time (monotonic ms) for SVC_WSD_LEASE_SECONDS */
+	int64_t try_ms;          /* the last renewal asked for */
+	int inflight;
+	int stale;               /* not renewed for five sixths of it (MariaDB out of reach): served on, nothing stored */
+};
+
+static int lease_id;
+
+static struct lease_room *lease_of(struct wsd_room *r)
+{
+	return wsd_room_part(r, lease_id);
+}
 
 /* A renewal or a release, run on the db worker. */
 struct lease_job {
@@ -38,54 +55,6 @@ int wsd_lease_instance(const struct svc_config *cfg, char *out, size_t max)
 static int64_t lease_secs(void)
 {
 	return (int64_t)wsd_g->cfg.wsd_lease_secs;
-}
-
-int wsd_lease_take(struct svc_db *db, const char *project_id)
-{
-	struct svc_dbv p[5];
-	uint64_t taken = 0;
-	int err;
-
-	p[0] = svc_dbv_str(project_id);
-	p[1] = svc_dbv_str(wsd_g->instance);
-	p[2] = svc_dbv_str(wsd_g->internal_url);
-	p[3] = svc_dbv_i64(lease_secs());
-	err = svc_db_run(db, STMT_LEASE_INSERT, p, 4, NULL, NULL);
-	if (err != SVC_E_CONFLICT)
-		return err;
-	/* the room has a lease: ours (a restart on the same host and port), or expired, or another's */
-	p[0] = svc_dbv_str(wsd_g->instance);
-	p[1] = svc_dbv_str(wsd_g->internal_url);
-	p[2] = svc_dbv_i64(lease_secs());
-	p[3] = svc_dbv_str(project_id);
-	p[4] = svc_dbv_str(wsd_g->instance);
-	if ((err = svc_db_run(db, STMT_LEASE_TAKE, p, 5, NULL, &taken)) < 0)
-		return err;
-	if (taken != 1) {
-		/* the balancer sends this room's clients here now: the holder hands it over at its next
-		 * renewal, and a client's next attempt finds the room free */
-		p[0] = svc_dbv_str(project_id);
-		p[1] = svc_dbv_str(wsd_g->instance);
-		svc_db_run(db, STMT_LEASE_WANT, p, 2, NULL, NULL);
-	}
-	return taken == 1 ? 0 : SVC_E_CONFLICT;
-}
-
-void wsd_lease_moved(struct wsd_room *r, const char *why)
-{
-	size_t i;
-
-	if (r->lease_lost)
-		return;
-	r->lease_lost = 1;
-	svc_log_info("project %s: room given up (%s); its clients reconnect", r->project_id, why);
-	/* its unsaved updates are not written any more (the next instance's log may use their numbers):
-	 * the clients hold them and send them again to the instance they reconnect to */
-	for (i = 0; i < r->npending; i++)
-		free(r->pending[i].data);
-	r->npending = 0;
-	for (i = 0; i < r->nsess; i++)
-		wsd_sess_close(r->sess[i], WSD_CLOSE_MOVED, "room moved, reconnect");
 }
 
 static void renew_run(struct wsd_job *jb, struct wsd_worker *w)
@@ -122,16 +91,19 @@ static void renew_done(struct wsd_job *jb)
 	struct wsd_room *r = j->room;
 
 	if (r) {
+		struct lease_room *l = lease_of(r);
 		r->jobs--;
-		r->lease_inflight = 0;
+		l->inflight = 0;
 		if (j->error == 0 && j->affected == 1) {
-			r->lease_ok_ms = j->started_ms;
-			if (r->lease_stale)
+			l->ok_ms = j->started_ms;
+			if (l->stale)
 				svc_log_info("project %s: lease renewed after MariaDB was out of reach; held updates "
 					     "are stored", r->project_id);
-			r->lease_stale = 0;
-		} else if (j->error == 0)
-			wsd_lease_moved(r, "another instance holds or wants its lease");
+			l->stale = 0;
+			wsd_room_hold(r, WSD_HOLD_LEASE, 0);
+		} else if (j->error == 0) {
+			wsd_room_moved(r, "another instance holds or wants its lease");
+		}
 	}
 	free(j);
 }
@@ -150,38 +122,66 @@ static void push(struct wsd_room *r, const char *project_id, int64_t now)
 	wsd_worker_push(&wsd_g->db_worker, &j->base);
 }
 
-void wsd_lease_tick(struct wsd_room *r, int64_t now)
+/*
+ * Each tick of a ready room: renews its lease on the db worker every third of
+ * SVC_WSD_LEASE_SECONDS; when a renewal finds the lease taken, the room moves
+ * (wsd_room_moved). When none succeeded for five sixths of it (MariaDB out of
+ * reach) the room is served on (its clients keep editing together) but holds
+ * its updates (WSD_HOLD_LEASE) and asks again every second until a renewal
+ * gets through and says whether the lease is still this instance's.
+ */
+static int lease_tick(struct wsd_room *r, int64_t now)
 {
+	struct lease_room *l = lease_of(r);
 	int64_t ms = lease_secs() * 1000;
 
-	if (r->lease_lost || r->state != WSD_R_READY)
-		return;
-	if (!r->lease_stale && now - r->lease_ok_ms >= ms * 5 / 6) {
+	if (r->moved) {
+		wsd_room_hold(r, WSD_HOLD_LEASE, 1);
+		return 0;
+	}
+	if (!l->stale && now - l->ok_ms >= ms * 5 / 6) {
 		/* not renewed in time: MariaDB is out of reach (a renewal that reached it and found the
 		 * lease another's moves the room, renew_done). The clients go on editing together here;
 		 * their updates wait in memory, not stored (another instance may take the lease once it
 		 * expired), until a renewal gets through: still ours, they are stored; another's, the
 		 * room moves and its clients send them to that instance */
-		r->lease_stale = 1;
+		l->stale = 1;
+		wsd_room_hold(r, WSD_HOLD_LEASE, 1);
 		svc_log_warn("project %s: lease not renewed (MariaDB out of reach); the room is served on, its "
 			     "updates held until MariaDB answers", r->project_id);
 	}
-	if (r->lease_inflight || (!r->lease_stale && now - r->lease_ok_ms < ms / 3) || now - r->lease_try_ms < 1000)
-		return;
-	r->lease_inflight = 1;
-	r->lease_try_ms = now;
+	if (l->inflight || (!l->stale && now - l->ok_ms < ms / 3) || now - l->try_ms < 1000)
+		return 0;
+	l->inflight = 1;
+	l->try_ms = now;
 	r->jobs++;
 	push(r, r->project_id, now);
+	return 0;
 }
 
-int wsd_lease_held(const struct wsd_room *r, int64_t now)
+/* The load took the lease: it holds from when the load asked for it. */
+static void lease_load(struct wsd_room *r, struct wsd_load_result *res)
 {
-	return !r->lease_lost && !r->lease_stale && now - r->lease_ok_ms < lease_secs() * 1000 * 5 / 6;
+	lease_of(r)->ok_ms = res->lease_ms;
 }
 
-void wsd_lease_release(const char *project_id)
+/* The room unloaded: its lease is given back (a job of the db worker). */
+static void lease_dispose(struct wsd_room *r)
 {
-	push(NULL, project_id, svc_mono_ms());
+	push(NULL, r->project_id, svc_mono_ms());
+}
+
+static const struct wsd_part lease_part = {
+	.name = "lease",
+	.state_size = sizeof(struct lease_room),
+	.on_load = lease_load,
+	.on_tick = lease_tick,
+	.on_dispose = lease_dispose,
+};
+
+void wsd_lease_register(void)
+{
+	lease_id = wsd_room_add_part(&lease_part);
 }
 
 void wsd_lease_release_all(const struct svc_config *cfg)

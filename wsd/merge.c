@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "merge.h"
 #include "wsd.h"
 
 #define MYERS_MAX_D 1000 /* line edits looked for; beyond, the changed middle is one hunk */

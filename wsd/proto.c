@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/util.h"
+#include "proto.h"
 #include "wsd.h"
 
 #define AW_JSON_DEPTH 16

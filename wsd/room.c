@@ -1,14 +1,14 @@
-/* room.c: svc-wsd's rooms: open, load, join, leave and free; clients' updates batched per event-loop round; the tick (persistence, presence, packing, unloading). */
+/* room.c: svc-wsd's rooms: open, load, join, leave and free; clients' updates batched per event-loop round; the parts' hook tables; the tick (persistence, presence, packing, unloading). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
-#include <libwebsockets.h>
 
 #include "core/err.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "conn.h"
 #include "room.h"
 #include "wsd.h"
 #include "wsd_store.h"
@@ -17,11 +17,23 @@
 #define PRESENCE_DELAY_MS 300
 #define PACK_INTERVAL_MS 1000    /* a room's text is checked for cold pieces this often */
 #define PACK_BUDGET 262144       /* UTF-8 bytes compressed per tick in all rooms (about 1 ms) */
+#define ROOM_BUCKETS 4096        /* of the room hash table */
 
-static struct wsd_room *room_hash[WSD_HASH_BUCKETS];
+static struct wsd_room *room_hash[ROOM_BUCKETS];
 static struct wsd_room *room_list;
 static struct wsd_room *flush_list;  /* rooms with an open batch */
 static size_t pack_budget;           /* left in this tick */
+static const struct wsd_part *parts[WSD_PARTS_MAX];
+static int nparts;
+
+/* Runs hook `hook` of every part that has it, with the arguments that follow. */
+#define EACH_PART(hook, ...)                                     \
+	do {                                                     \
+		int part_i_;                                     \
+		for (part_i_ = 0; part_i_ < nparts; part_i_++)   \
+			if (parts[part_i_]->hook)                \
+				parts[part_i_]->hook(__VA_ARGS__); \
+	} while (0)
 
 /* ------------------------------------------------------------------ helpers of the room files */
 
@@ -31,7 +43,7 @@ size_t wsd_hash_str(const char *s)
 
 	while (*s)
 		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
-	return (size_t)(h % WSD_HASH_BUCKETS);
+	return (size_t)h;
 }
 
 void wsd_strlist_add_unique(char ***list, size_t *n, size_t *cap, const char *s, size_t len)
@@ -58,13 +70,23 @@ void wsd_strlist_free(char **list, size_t n)
 	free(list);
 }
 
+/* ------------------------------------------------------------------ the parts */
+
+int wsd_room_add_part(const struct wsd_part *p)
+{
+	if (nparts == WSD_PARTS_MAX)
+		abort();
+	parts[nparts] = p;
+	return nparts++;
+}
+
 /* ------------------------------------------------------------------ open and free */
 
 struct wsd_room *wsd_room_find(const char *id)
 {
 	struct wsd_room *r;
 
-	for (r = room_hash[wsd_hash_str(id)]; r; r = r->hnext)
+	for (r = room_hash[wsd_hash_str(id) % ROOM_BUCKETS]; r; r = r->hnext)
 		if (strcmp(r->project_id, id) == 0)
 			return r;
 	return NULL;
@@ -75,7 +97,7 @@ static void room_free(struct wsd_room *r)
 	size_t i;
 	struct wsd_room **pp;
 
-	for (pp = &room_hash[wsd_hash_str(r->project_id)]; *pp; pp = &(*pp)->hnext)
+	for (pp = &room_hash[wsd_hash_str(r->project_id) % ROOM_BUCKETS]; *pp; pp = &(*pp)->hnext)
 		if (*pp == r) {
 			*pp = r->hnext;
 			break;
@@ -93,15 +115,14 @@ static void room_free(struct wsd_room *r)
 				break;
 			}
 	}
+	EACH_PART(on_dispose, r);
+	for (i = 0; i < (size_t)nparts; i++)
+		free(r->part[i]);
 	svc_yjs_doc_free(r->doc);
 	free(r->sess);
-	wsd_aw_dispose(r);
 	for (i = 0; i < r->npending; i++)
 		free(r->pending[i].data);
 	free(r->pending);
-	wsd_disk_dispose(r);
-	wsd_comments_dispose(r);
-	wsd_lease_release(r->project_id);
 	free(r);
 	wsd_g->nrooms--;
 	wsd_g->trim_wanted = 1;
@@ -112,13 +133,18 @@ static void room_load_done(struct wsd_room *r, struct wsd_load_result *res);
 static struct wsd_room *room_create(const char *id)
 {
 	struct wsd_room *r = calloc(1, sizeof *r);
-	size_t h = wsd_hash_str(id);
+	size_t h = wsd_hash_str(id) % ROOM_BUCKETS;
+	int i;
 
 	if (!r)
 		abort();
+	for (i = 0; i < nparts; i++) {
+		r->part[i] = calloc(1, parts[i]->state_size ? parts[i]->state_size : 1);
+		if (!r->part[i])
+			abort();
+	}
 	snprintf(r->project_id, sizeof r->project_id, "%s", id);
 	r->state = WSD_R_LOADING;
-	r->lease_ok_ms = svc_mono_ms(); /* the load takes the lease: it holds from no earlier than now */
 	r->hnext = room_hash[h];
 	room_hash[h] = r;
 	r->next = room_list;
@@ -185,8 +211,10 @@ static void room_integrated(struct wsd_room *r, const struct svc_yjs_buf *update
 /* A server-side edit (disk -> document, meta): integrated, broadcast and persisted, but not "dirty". */
 void wsd_room_server_edit(struct wsd_room *r, struct svc_yjs_buf *update)
 {
-	if (update->len)
+	if (update->len) {
 		room_integrated(r, update);
+		r->edited = 1;
+	}
 	update->len = 0;
 }
 
@@ -213,7 +241,7 @@ static void room_batch_open(struct wsd_room *r)
 	}
 }
 
-/* Commits the room's open batch: marks the changed files dirty, broadcasts and queues the update. Before any local edit. */
+/* Commits the room's open batch: the parts' on_edit (unsaved files), then the update is broadcast and queued. Before any local edit. */
 void wsd_room_flush(struct wsd_room *r)
 {
 	struct svc_yjs_buf out = { 0 };
@@ -222,9 +250,10 @@ void wsd_room_flush(struct wsd_room *r)
 	if (!svc_yjs_batch_open(r->doc))
 		return;
 	svc_yjs_batch_commit(r->doc, &out, &rep);
-	wsd_disk_edited(r, &rep);
+	EACH_PART(on_edit, r, &rep);
 	if (out.len)
 		room_integrated(r, &out);
+	r->edited = 1;
 	svc_yjs_buf_dispose(&out);
 	svc_yjs_report_dispose(&rep);
 }
@@ -232,7 +261,7 @@ void wsd_room_flush(struct wsd_room *r)
 int wsd_room_sync_rx(struct wsd_sess *s, uint64_t sub, const uint8_t *payload, size_t len)
 {
 	struct wsd_room *r = s->room;
-	int err, changed = 0;
+	int err, changed = 0, i;
 
 	if (sub == WSD_SYNC_STEP1) {
 		struct svc_yjs_buf up = { 0 };
@@ -246,15 +275,24 @@ int wsd_room_sync_rx(struct wsd_sess *s, uint64_t sub, const uint8_t *payload, s
 		return SVC_E_VALIDATION;
 	if (!s->can_write)
 		return 0; /* read-only: refused, not applied (y-protocols PROTOCOL.md) */
-	if (!wsd_disk_quota_allows(s, len))
-		return 0; /* over the project's or the workspace's byte quota: refused, the sender told why */
+	for (i = 0; i < nparts; i++)
+		if (parts[i]->on_update && !parts[i]->on_update(s, len, 0))
+			return 0; /* refused by a part (the byte quotas), the sender told why */
 	room_batch_open(r);
 	err = svc_yjs_batch_apply(r->doc, payload, len, &changed, NULL);
 	if (err == 0 && changed)
-		wsd_disk_quota_used(r, len);
-	if (err == 0 && changed && s->user_id[0])
-		wsd_strlist_add_unique(&r->editors, &r->neditors, &r->capeditors, s->user_id, strlen(s->user_id));
+		EACH_PART(on_update, s, len, 1);
 	return err;
+}
+
+int wsd_room_message(struct wsd_sess *s, uint64_t type, struct wsd_reader *rd)
+{
+	int i, err;
+
+	for (i = 0; i < nparts; i++)
+		if (parts[i]->on_message && (err = parts[i]->on_message(s, type, rd)) != WSD_PART_PASS)
+			return err;
+	return WSD_PART_PASS;
 }
 
 void wsd_flush(void)
@@ -274,7 +312,7 @@ void wsd_room_presence_soon(struct wsd_room *r)
 	r->presence_due_ms = r->people_due_ms = svc_mono_ms() + PRESENCE_DELAY_MS;
 }
 
-/* The room is ready: step 1, the awareness states, the open comments; then the client may talk. */
+/* The room is ready: step 1, then the parts' welcome (awareness states, open comments); then the client may talk. */
 static void room_welcome(struct wsd_room *r, struct wsd_sess *s)
 {
 	struct svc_yjs_buf sv = { 0 };
@@ -283,10 +321,8 @@ static void room_welcome(struct wsd_room *r, struct wsd_sess *s)
 	svc_yjs_state_vector(r->doc, &sv);
 	sess_send_sync(s, WSD_SYNC_STEP1, &sv);
 	svc_yjs_buf_dispose(&sv);
-	wsd_aw_send_all(r, s);
-	wsd_comments_welcome(r, s);
-	if (s->wsi)
-		lws_rx_flow_control(s->wsi, 1);
+	EACH_PART(on_join, r, s);
+	wsd_sess_read(s, 1);
 	wsd_room_presence_soon(r);
 }
 
@@ -298,7 +334,7 @@ static void room_load_done(struct wsd_room *r, struct wsd_load_result *res)
 	if (res->error == SVC_E_CONFLICT) {
 		/* another instance serves the room (its lease): the clients go there */
 		r->state = WSD_R_FAILED;
-		wsd_lease_moved(r, "another instance holds its lease");
+		wsd_room_moved(r, "another instance holds its lease");
 		return;
 	}
 	if (res->error < 0) {
@@ -315,16 +351,36 @@ static void room_load_done(struct wsd_room *r, struct wsd_load_result *res)
 	r->since_snapshot = res->since_snapshot;
 	r->log_bytes = res->log_bytes;
 	r->snapshot_bytes = res->snapshot_bytes;
-	wsd_disk_load(r, res);
-	wsd_comments_load(r, res);
+	EACH_PART(on_load, r, res);
 	r->state = WSD_R_READY;
 	for (i = 0; i < r->nsess; i++)
 		if (r->sess[i]->state == WSD_S_WAIT_ROOM)
 			room_welcome(r, r->sess[i]);
-	if (r->rescan_wanted) {
-		r->rescan_wanted = 0;
-		wsd_room_disk_changed(r->project_id);
-	}
+}
+
+void wsd_room_moved(struct wsd_room *r, const char *why)
+{
+	size_t i;
+
+	if (r->moved)
+		return;
+	r->moved = 1;
+	svc_log_info("project %s: room given up (%s); its clients reconnect", r->project_id, why);
+	/* its unsaved updates are not written any more (the next instance's log may use their numbers):
+	 * the clients hold them and send them again to the instance they reconnect to */
+	for (i = 0; i < r->npending; i++)
+		free(r->pending[i].data);
+	r->npending = 0;
+	for (i = 0; i < r->nsess; i++)
+		wsd_sess_close(r->sess[i], WSD_CLOSE_MOVED, "room moved, reconnect");
+}
+
+void wsd_room_hold(struct wsd_room *r, unsigned why, int on)
+{
+	if (on)
+		r->hold |= why;
+	else
+		r->hold &= ~why;
 }
 
 static void room_add_sess(struct wsd_room *r, struct wsd_sess *s)
@@ -345,7 +401,7 @@ void wsd_room_join(struct wsd_sess *s)
 		}
 		r = room_create(s->project_id);
 	}
-	if (r->lease_lost) {
+	if (r->moved) {
 		wsd_sess_close(s, WSD_CLOSE_MOVED, "room moved, reconnect");
 		return;
 	}
@@ -368,7 +424,7 @@ void wsd_room_leave(struct wsd_room *r, struct wsd_sess *s)
 			r->sess[i] = r->sess[--r->nsess];
 			break;
 		}
-	wsd_aw_sess_left(r, s->id);
+	EACH_PART(on_leave, r, s);
 	wsd_room_presence_soon(r);
 }
 
@@ -494,14 +550,25 @@ static void room_pack(struct wsd_room *r, int64_t now)
 
 static int room_idle(struct wsd_room *r)
 {
-	return r->nsess == 0 && r->state != WSD_R_LOADING && r->npending == 0 && r->ndirty == 0 && r->jobs == 0 &&
-	       !r->commit_due_ms && !r->presence_due_ms;
+	return r->nsess == 0 && r->state != WSD_R_LOADING && r->npending == 0 && r->busy == 0 && r->jobs == 0 &&
+	       !r->presence_due_ms;
+}
+
+/* The parts' tick: which of them still have work. */
+static void parts_tick(struct wsd_room *r, int64_t now)
+{
+	int i;
+
+	r->busy = 0;
+	r->edited = 0;
+	for (i = 0; i < nparts; i++)
+		if (parts[i]->on_tick && parts[i]->on_tick(r, now))
+			r->busy |= 1u << i;
 }
 
 static void room_tick(struct wsd_room *r, int64_t now)
 {
 	const struct svc_config *cfg = &wsd_g->cfg;
-	int empty = r->nsess == 0;
 
 	if (r->state == WSD_R_FAILED) {
 		if (r->nsess == 0 && r->jobs == 0)
@@ -510,17 +577,20 @@ static void room_tick(struct wsd_room *r, int64_t now)
 	}
 	if (r->state != WSD_R_READY)
 		return;
-	wsd_lease_tick(r, now);
 	wsd_room_flush(r);
+	/* 1. the parts: the lease renewed (lease.c), files to disk once edits settle and the API told
+	 * (disk.c), awareness relayed and timed out (awareness.c) */
+	parts_tick(r, now);
 	/*
-	 * 1. updates to MariaDB, batched (at most one tick late, every room in
+	 * 2. updates to MariaDB, batched (at most one tick late, every room in
 	 * one transaction, wsd_tick() flushes; a failed batch waits a second;
-	 * while the lease is not known to be ours, wsd_lease_held(), they wait).
+	 * while a part holds them, wsd_room_hold(): the lease not known to be
+	 * ours, rows of collab_files waiting for MariaDB, they wait).
 	 * A snapshot is written once the log since the last one holds as many
 	 * bytes as that snapshot (so loading reads at most twice the state) and
 	 * at least SVC_WSD_COMPACT_UPDATES updates.
 	 */
-	if (r->npending && now - r->persist_fail_ms > 1000 && wsd_lease_held(r, now)) {
+	if (r->npending && now - r->persist_fail_ms > 1000 && !r->hold && !r->moved) {
 		size_t i;
 		for (i = 0; i < r->npending; i++)
 			r->log_bytes += r->pending[i].len;
@@ -540,20 +610,16 @@ static void room_tick(struct wsd_room *r, int64_t now)
 			wsd_store_compact(&wsd_g->db_worker, r->project_id, r, r->next_seq - 1, &state, compact_done);
 		}
 	}
-	/* 2. files to disk once edits settle, 3. then tell the API (one commit per burst) */
-	wsd_disk_tick(r, now, empty);
-	/* 4. presence: to the sockets that asked for it, and to the API */
+	/* 3. presence: to the sockets that asked for it, and to the API */
 	if (r->people_due_ms && now >= r->people_due_ms) {
 		r->people_due_ms = 0;
 		wsd_room_people_send(r, NULL);
 	}
 	if (r->presence_due_ms && !r->presence_inflight && now >= r->presence_due_ms)
 		start_presence(r);
-	/* 5. awareness timeouts */
-	wsd_aw_check(r, now);
-	/* 6. cold text compressed (a budget per tick for all rooms, so the loop never stalls on it) */
+	/* 4. cold text compressed (a budget per tick for all rooms, so the loop never stalls on it) */
 	room_pack(r, now);
-	/* 7. unload an empty room once everything is stored */
+	/* 5. unload an empty room once everything is stored */
 	if (room_idle(r))
 		room_free(r);
 }
@@ -604,15 +670,9 @@ int wsd_all_clean(void)
 	struct wsd_room *r;
 
 	for (r = room_list; r; r = r->next)
-		if (r->npending || r->ndirty || r->jobs || r->commit_due_ms || r->state == WSD_R_LOADING)
+		if (r->npending || r->busy || r->edited || r->jobs || r->state == WSD_R_LOADING)
 			return 0;
 	return 1;
-}
-
-void wsd_stats(size_t *rooms, size_t *sessions)
-{
-	*rooms = wsd_g->nrooms;
-	*sessions = wsd_g->nsess;
 }
 
 void wsd_text_stats(struct svc_yjs_mem *sum)

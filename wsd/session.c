@@ -1,18 +1,17 @@
-/* session.c: svc-wsd's sessions: the registry of sessions and users, send queues, joining, receiving and leaving. */
+/* session.c: svc-wsd's sockets above the room: opening (the access check, the per-user limits), joining, receiving (each message to the room), the periodic access check, leaving. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <libwebsockets.h>
-
 #include "core/err.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "conn.h"
+#include "proto.h"
 #include "room.h"
+#include "session.h"
 #include "wsd.h"
 #include "wsd_store.h"
-
-#define WRITE_BURST 32           /* messages sent per writeable callback at most */
 
 /* A user's sessions: the per-user limits count them. */
 struct wsd_user {
@@ -23,67 +22,15 @@ struct wsd_user {
 	struct wsd_user *hnext;
 };
 
-static struct wsd_sess *sess_hash[WSD_HASH_BUCKETS];
-static struct wsd_user *user_hash[WSD_HASH_BUCKETS];
+#define USER_BUCKETS 4096        /* of the user hash table */
 
-/* ------------------------------------------------------------------ messages */
-
-struct wsd_msg *wsd_msg_new(const void *data, size_t len)
-{
-	struct wsd_msg *m = malloc(sizeof *m + WSD_PRE + len);
-
-	if (!m)
-		abort();
-	m->refs = 0;
-	m->len = len;
-	memcpy(m->buf + WSD_PRE, data, len);
-	return m;
-}
-
-static void msg_ref(struct wsd_msg *m)
-{
-	m->refs++;
-}
-
-static void msg_unref(struct wsd_msg *m)
-{
-	if (m && --m->refs == 0)
-		free(m);
-}
-
-/* Frees a message nobody took. */
-void wsd_msg_release_if_unused(struct wsd_msg *m)
-{
-	if (m && m->refs == 0)
-		free(m);
-}
+static struct wsd_user *user_hash[USER_BUCKETS];
 
 /* ------------------------------------------------------------------ registry and users */
 
-struct wsd_sess *wsd_sess_find(uint64_t id)
-{
-	struct wsd_sess *s;
-
-	for (s = sess_hash[id % WSD_HASH_BUCKETS]; s; s = s->hnext)
-		if (s->id == id)
-			return s;
-	return NULL;
-}
-
-static void sess_unhash(struct wsd_sess *s)
-{
-	struct wsd_sess **pp;
-
-	for (pp = &sess_hash[s->id % WSD_HASH_BUCKETS]; *pp; pp = &(*pp)->hnext)
-		if (*pp == s) {
-			*pp = s->hnext;
-			return;
-		}
-}
-
 static struct wsd_user *user_get(const char *id)
 {
-	size_t h = wsd_hash_str(id);
+	size_t h = wsd_hash_str(id) % USER_BUCKETS;
 	struct wsd_user *u;
 
 	for (u = user_hash[h]; u; u = u->hnext)
@@ -110,7 +57,7 @@ static void user_drop_sess(struct wsd_user *u, struct wsd_sess *s)
 	if (u->nconns)
 		u->nconns--;
 	if (u->nconns == 0) {
-		size_t h = wsd_hash_str(u->id);
+		size_t h = wsd_hash_str(u->id) % USER_BUCKETS;
 		struct wsd_user **pp;
 		for (pp = &user_hash[h]; *pp; pp = &(*pp)->hnext)
 			if (*pp == u) {
@@ -138,134 +85,6 @@ static size_t user_rooms_besides(struct wsd_user *u, const char *project_id)
 		n += !seen;
 	}
 	return n;
-}
-
-/* ------------------------------------------------------------------ sending */
-
-static void sess_want_write(struct wsd_sess *s)
-{
-	if (s->wsi)
-		lws_callback_on_writable(s->wsi);
-}
-
-/* Queues `m` for `s`; a client whose queue is over SVC_WSD_SEND_QUEUE_MAX is dropped (1013). */
-void wsd_sess_send(struct wsd_sess *s, struct wsd_msg *m)
-{
-	if (s->state == WSD_S_CLOSING)
-		return;
-	if (s->q_bytes + m->len > wsd_g->cfg.wsd_send_queue_max) {
-		svc_log_warn("dropping a client of project %s that does not keep up", s->project_id);
-		wsd_sess_close(s, 1013, "too slow");
-		return;
-	}
-	if (s->q_n == s->q_cap) {
-		size_t i, cap = s->q_cap ? s->q_cap * 2 : 16;
-		struct wsd_msg **q = malloc(cap * sizeof *q);
-		if (!q)
-			abort();
-		for (i = 0; i < s->q_n; i++)
-			q[i] = s->q[(s->q_head + i) % s->q_cap];
-		free(s->q);
-		s->q = q;
-		s->q_cap = cap;
-		s->q_head = 0;
-	}
-	s->q[(s->q_head + s->q_n) % s->q_cap] = m;
-	s->q_n++;
-	s->q_bytes += m->len;
-	msg_ref(m);
-	sess_want_write(s);
-}
-
-void wsd_sess_send_bytes(struct wsd_sess *s, const void *data, size_t len)
-{
-	struct wsd_msg *m = wsd_msg_new(data, len);
-
-	wsd_sess_send(s, m);
-	wsd_msg_release_if_unused(m);
-}
-
-static void queue_clear(struct wsd_sess *s)
-{
-	while (s->q_n) {
-		msg_unref(s->q[s->q_head]);
-		s->q_head = (s->q_head + 1) % s->q_cap;
-		s->q_n--;
-	}
-	s->q_bytes = 0;
-}
-
-/* Ends a session: what is queued is still sent (unless it was a laggard), then a close frame. */
-void wsd_sess_close(struct wsd_sess *s, int code, const char *reason)
-{
-	if (s->state == WSD_S_CLOSING)
-		return;
-	if (code == 1013)
-		queue_clear(s);
-	s->state = WSD_S_CLOSING;
-	s->close_code = code;
-	snprintf(s->close_reason, sizeof s->close_reason, "%s", reason);
-	if (s->wsi) {
-		/* a client closed for what it sent (1008: a flood) is still read, and what it sends
-		 * dropped (wsd_sess_rx), so that unread data does not turn the close into a reset
-		 * that loses the close frame */
-		if (code != 1008)
-			lws_rx_flow_control(s->wsi, 0);
-		/* a client that stopped reading never makes the socket writeable again */
-		lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, (int)wsd_g->cfg.wsd_close_timeout_s);
-	}
-	sess_want_write(s);
-}
-
-/* y-protocols auth.js writePermissionDenied: [2, 0, varString(reason)], then the close. */
-void wsd_sess_deny(struct wsd_sess *s, const char *reason)
-{
-	struct svc_yjs_buf b = { 0 };
-
-	wsd_write_varuint(&b, WSD_MSG_AUTH);
-	wsd_write_varuint(&b, 0);
-	wsd_write_varbytes(&b, reason, strlen(reason));
-	wsd_sess_send_bytes(s, b.data, b.len);
-	svc_yjs_buf_dispose(&b);
-	wsd_sess_close(s, 1008, reason);
-}
-
-/*
- * Sends queued messages: the first one because the socket is writeable, more
- * (up to WRITE_BURST) while lws_send_pipe_choked() says the socket takes
- * them and nothing is left over from a partial write, so that a busy room
- * costs one poll round per burst, not per message (libwebsockets issue 852).
- */
-int wsd_sess_writeable(struct wsd_sess *s)
-{
-	unsigned sent = 0;
-
-	while (s->q_n && sent < WRITE_BURST && (sent == 0 || !lws_send_pipe_choked(s->wsi))) {
-		struct wsd_msg *m = s->q[s->q_head];
-		int n;
-		s->q_head = (s->q_head + 1) % s->q_cap;
-		s->q_n--;
-		s->q_bytes -= m->len;
-		/* lws writes the frame header into the WSD_PRE bytes before the payload: the
-		 * same bytes for every connection (server frames are not masked) */
-		n = lws_write(s->wsi, m->buf + WSD_PRE, m->len, LWS_WRITE_BINARY);
-		msg_unref(m);
-		if (n < 0)
-			return -1;
-		sent++;
-	}
-	if (sent) {
-		s->last_tx_ms = svc_mono_ms();
-		if (s->q_n || s->state == WSD_S_CLOSING)
-			lws_callback_on_writable(s->wsi);
-		return 0;
-	}
-	if (s->state == WSD_S_CLOSING) {
-		lws_close_reason(s->wsi, (enum lws_close_status)s->close_code, (unsigned char *)s->close_reason,
-				 strlen(s->close_reason));
-		return -1;
-	}
-	return 0;
 }
 
 /* ------------------------------------------------------------------ joining */
@@ -353,10 +172,20 @@ static void recheck_done(struct wsd_recheck_job *j)
 			     kept);
 }
 
+/* The round takes every open socket by id (wsd_sess_each). */
+static void recheck_take(struct wsd_sess *s, void *arg)
+{
+	(void)arg;
+	if (s->state != WSD_S_OPEN)
+		return;
+	WSD_GROW(recheck.ids, recheck.cap, recheck.n + 1);
+	recheck.ids[recheck.n++] = s->id;
+}
+
 void wsd_sess_recheck_tick(int64_t now)
 {
 	struct wsd_access_job *items;
-	size_t n = 0, h;
+	size_t n = 0;
 
 	if (recheck.inflight || wsd_g->stopping)
 		return;
@@ -365,15 +194,7 @@ void wsd_sess_recheck_tick(int64_t now)
 			return;
 		recheck.started_ms = now;
 		recheck.n = recheck.next = 0;
-		for (h = 0; h < WSD_HASH_BUCKETS; h++) {
-			struct wsd_sess *s;
-			for (s = sess_hash[h]; s; s = s->hnext) {
-				if (s->state != WSD_S_OPEN)
-					continue;
-				WSD_GROW(recheck.ids, recheck.cap, recheck.n + 1);
-				recheck.ids[recheck.n++] = s->id;
-			}
-		}
+		wsd_sess_each(recheck_take, NULL);
 		if (recheck.n == 0)
 			return;
 	}
@@ -401,18 +222,12 @@ void wsd_sess_recheck_tick(int64_t now)
 
 int wsd_sess_open(struct wsd_sess *s, struct lws *wsi)
 {
-	size_t h;
-
 	s->wsi = wsi;
-	s->id = ++wsd_g->next_sess_id;
 	s->state = WSD_S_AUTH;
 	s->connected_ms = s->last_tx_ms = svc_mono_ms();
-	h = s->id % WSD_HASH_BUCKETS;
-	s->hnext = sess_hash[h];
-	sess_hash[h] = s;
-	wsd_g->nsess++;
+	wsd_sess_add(s);
 	/* nothing the client sends is read before it is authorised */
-	lws_rx_flow_control(wsi, 0);
+	wsd_sess_read(s, 0);
 	if (!s->token_ok) {
 		wsd_sess_deny(s, "permission-denied: invalid or expired token");
 		return 0;
@@ -431,7 +246,11 @@ int wsd_sess_open(struct wsd_sess *s, struct lws *wsi)
 
 /* ------------------------------------------------------------------ receiving */
 
-/* Handles one whole binary message (several y-protocols messages may follow each other). */
+/*
+ * Handles one whole binary message (several y-protocols messages may follow each other): sync,
+ * auth and the people list here and in the room, every other type by the part that reads it
+ * (wsd_room_message: awareness, design comments).
+ */
 static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 {
 	struct wsd_reader rd = { data, data + len };
@@ -451,20 +270,10 @@ static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 			if ((err = wsd_room_sync_rx(s, sub, payload, plen)) < 0)
 				return err;
 			break;
-		case WSD_MSG_AWARENESS:
-			if (wsd_read_varbytes(&rd, &payload, &plen) < 0)
-				return SVC_E_VALIDATION;
-			if ((err = wsd_aw_rx(s, payload, plen)) < 0)
-				return err;
-			break;
 		case WSD_MSG_AUTH:
 			/* clients do not send these; skip it as the reference does */
 			if (wsd_read_varuint(&rd, &sub) < 0 || wsd_read_varbytes(&rd, &payload, &plen) < 0)
 				return SVC_E_VALIDATION;
-			break;
-		case WSD_MSG_QUERY_AWARENESS:
-			if ((err = wsd_aw_query(s)) < 0)
-				return err;
 			break;
 		case WSD_MSG_PEOPLE:
 			/* who is here, as the server knows them; again whenever that changes */
@@ -473,14 +282,12 @@ static int handle_message(struct wsd_sess *s, const uint8_t *data, size_t len)
 				wsd_room_people_send(s->room, s);
 			}
 			break;
-		case WSD_MSG_DESIGN_COMMENT:
-			if (wsd_read_varbytes(&rd, &payload, &plen) < 0)
-				return SVC_E_VALIDATION;
-			wsd_comments_rx(s, payload, plen);
-			break;
 		default:
-			/* an unknown message type: its length is unknown, so the rest of the frame is skipped */
-			return 0;
+			err = wsd_room_message(s, type, &rd);
+			if (err == WSD_PART_PASS)
+				return 0; /* an unknown message type: its length is unknown, so the rest of the frame is skipped */
+			if (err < 0)
+				return err;
 		}
 	}
 	return 0;
@@ -529,16 +336,12 @@ void wsd_sess_closed(struct wsd_sess *s)
 {
 	struct wsd_room *r = s->room;
 
-	sess_unhash(s);
-	wsd_g->nsess--;
 	if (r)
 		wsd_room_leave(r, s);
 	if (s->user)
 		user_drop_sess(s->user, s);
-	queue_clear(s);
-	free(s->q);
+	wsd_sess_remove(s);
 	free(s->rx);
-	s->q = NULL;
 	s->rx = NULL;
 	s->wsi = NULL;
 }

@@ -457,6 +457,42 @@ static int load_comments(struct svc_db *db, const char *project_id, struct wsd_l
 	return 0;
 }
 
+/*
+ * Takes project_id's lease for this instance for SVC_WSD_LEASE_SECONDS: a new one, or one that is
+ * this instance's already or expired (room_leases, lease.h). Returns 0, SVC_E_CONFLICT (another
+ * instance holds it and it has not expired: that one is asked to hand it over), or DB errors.
+ */
+static int lease_take(struct svc_db *db, const struct svc_config *cfg, const char *project_id)
+{
+	struct svc_dbv p[5];
+	uint64_t taken = 0;
+	int err;
+
+	p[0] = svc_dbv_str(project_id);
+	p[1] = svc_dbv_str(wsd_g->instance);
+	p[2] = svc_dbv_str(wsd_g->internal_url);
+	p[3] = svc_dbv_i64((int64_t)cfg->wsd_lease_secs);
+	err = svc_db_run(db, STMT_LEASE_INSERT, p, 4, NULL, NULL);
+	if (err != SVC_E_CONFLICT)
+		return err;
+	/* the room has a lease: ours (a restart on the same host and port), or expired, or another's */
+	p[0] = svc_dbv_str(wsd_g->instance);
+	p[1] = svc_dbv_str(wsd_g->internal_url);
+	p[2] = svc_dbv_i64((int64_t)cfg->wsd_lease_secs);
+	p[3] = svc_dbv_str(project_id);
+	p[4] = svc_dbv_str(wsd_g->instance);
+	if ((err = svc_db_run(db, STMT_LEASE_TAKE, p, 5, NULL, &taken)) < 0)
+		return err;
+	if (taken != 1) {
+		/* the balancer sends this room's clients here now: the holder hands it over at its next
+		 * renewal, and a client's next attempt finds the room free */
+		p[0] = svc_dbv_str(project_id);
+		p[1] = svc_dbv_str(wsd_g->instance);
+		svc_db_run(db, STMT_LEASE_WANT, p, 2, NULL, NULL);
+	}
+	return taken == 1 ? 0 : SVC_E_CONFLICT;
+}
+
 static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 {
 	struct wsd_load_job *j = (struct wsd_load_job *)jb;
@@ -475,7 +511,8 @@ static void load_run(struct wsd_job *jb, struct wsd_worker *w)
 	}
 	/* the room is this instance's only with its lease; on Galera, what the previous instance
 	 * stored through another node is read (wsrep_sync_wait, kept for this worker's connection) */
-	if ((err = svc_db_sync_wait(db)) < 0 || (err = wsd_lease_take(db, j->project_id)) < 0)
+	res->lease_ms = svc_mono_ms();
+	if ((err = svc_db_sync_wait(db)) < 0 || (err = lease_take(db, w->cfg, j->project_id)) < 0)
 		goto done;
 	if ((err = svc_random(&client, sizeof client)) < 0 || (err = svc_yjs_doc_new(&res->doc, client)) < 0)
 		goto done;
@@ -827,12 +864,6 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 					memcpy(c->hash, cur_hash, sizeof c->hash);
 					cur = NULL;
 				}
-				if (db) {
-					if (c->deleted)
-						file_del(db, j->project_id, c->path);
-					else
-						file_put(db, j->project_id, c->path, c->hash);
-				}
 			}
 			free(cur);
 			continue;
@@ -844,8 +875,7 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 			} else if (svc_fsx_delete(dir, f->path) == 0) {
 				f->outcome = WSD_SAVE_DELETED;
 				written++;
-				if (db)
-					file_del(db, j->project_id, f->path);
+				f->recorded = db && !j->defer_records && file_del(db, j->project_id, f->path) == 0;
 			}
 			continue;
 		}
@@ -860,8 +890,7 @@ static void save_run(struct wsd_job *jb, struct wsd_worker *w)
 		}
 		f->outcome = WSD_SAVE_WRITTEN;
 		written++;
-		if (db)
-			file_put(db, j->project_id, f->path, f->new_hash);
+		f->recorded = db && !j->defer_records && file_put(db, j->project_id, f->path, f->new_hash) == 0;
 	}
 	if (written && db) {
 		struct svc_dbv p = svc_dbv_str(j->project_id);
@@ -889,7 +918,7 @@ static void save_done(struct wsd_job *jb)
 }
 
 void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
-		    size_t n, void (*cb)(struct wsd_save_job *j))
+		    size_t n, int defer_records, void (*cb)(struct wsd_save_job *j))
 {
 	struct wsd_save_job *j = job_alloc(sizeof *j);
 
@@ -898,6 +927,56 @@ void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_roo
 	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
 	j->files = files;
 	j->nfiles = n;
+	j->defer_records = defer_records;
+	j->cb = cb;
+	wsd_worker_push(w, &j->base);
+}
+
+/* ------------------------------------------------------------------ collab_files rows */
+
+/* The body of a record job, a transaction of svc_db_tx(). */
+static int record_tx(struct svc_db *db, void *arg)
+{
+	const struct wsd_record_job *j = arg;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < j->n && err == 0; i++)
+		err = j->records[i].del ? file_del(db, j->project_id, j->records[i].path)
+					: file_put(db, j->project_id, j->records[i].path, j->records[i].hash);
+	return err;
+}
+
+static void record_run(struct wsd_job *jb, struct wsd_worker *w)
+{
+	struct wsd_record_job *j = (struct wsd_record_job *)jb;
+	struct svc_db *db = wsd_worker_db(w);
+
+	j->error = db ? svc_db_tx(db, record_tx, j) : SVC_E_UNAVAILABLE;
+}
+
+static void record_done(struct wsd_job *jb)
+{
+	struct wsd_record_job *j = (struct wsd_record_job *)jb;
+	size_t i;
+
+	j->cb(j);
+	for (i = 0; i < j->n; i++)
+		free(j->records[i].path);
+	free(j->records);
+	free(j);
+}
+
+void wsd_store_record(struct wsd_worker *w, const char *project_id, struct wsd_room *r,
+		      struct wsd_file_record *records, size_t n, void (*cb)(struct wsd_record_job *j))
+{
+	struct wsd_record_job *j = job_alloc(sizeof *j);
+
+	job_init(&j->base, record_run, record_done);
+	j->room = r;
+	snprintf(j->project_id, sizeof j->project_id, "%s", project_id);
+	j->records = records;
+	j->n = n;
 	j->cb = cb;
 	wsd_worker_push(w, &j->base);
 }

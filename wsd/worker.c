@@ -7,7 +7,7 @@
 #include "core/err.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "wsd.h"
+#include "worker.h"
 
 void (*wsd_wake)(void);
 

@@ -16,6 +16,15 @@
 #include "auth/internal.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "awareness.h"
+#include "comments.h"
+#include "conn.h"
+#include "disk.h"
+#include "lease.h"
+#include "proto.h"
+#include "room.h"
+#include "session.h"
+#include "worker.h"
 #include "wsd.h"
 
 #define HTTP_BODY_MAX (64 * 1024)
@@ -179,7 +188,7 @@ static void http_handle(struct http_req *h)
 			if (*end >= 'A' && *end <= 'F')
 				*end = (char)(*end + 32);
 		if (svc_uuid_valid(id)) {
-			int live = wsd_room_disk_changed(id) == 0;
+			int live = wsd_disk_changed(id) == 0;
 			http_answer(h, 202, live ? "{\"live\":true}" : "{\"live\":false}");
 			return;
 		}
@@ -395,6 +404,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	wsd_wake = wake;
+	/* the parts of a room, in the order their hooks run (room.h): the lease first, so that a
+	 * room's tick knows whether its updates may be stored */
+	wsd_lease_register();
+	wsd_disk_register();
+	wsd_aw_register();
+	wsd_comments_register();
 	mysql_library_init(0, NULL, NULL);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	/*

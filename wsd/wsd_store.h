@@ -17,7 +17,11 @@
 
 #include <json-c/json.h>
 
-#include "wsd.h"
+#include "auth/auth.h"
+#include "proto.h"
+#include "worker.h"
+
+struct wsd_room;
 
 /* One integrated update waiting for MariaDB. */
 struct wsd_update {
@@ -39,6 +43,16 @@ const char *wsd_known_get(const struct wsd_known *k, const char *path);
 void wsd_known_set(struct wsd_known *k, const char *path, const char *hash);
 void wsd_known_del(struct wsd_known *k, const char *path);
 void wsd_known_dispose(struct wsd_known *k);
+
+/*
+ * A row of collab_files that is due: the hash of what svc-wsd wrote or read last for `path` (a save
+ * whose record did not reach MariaDB, a disk change taken into the document), or its removal.
+ */
+struct wsd_file_record {
+	char *path;
+	char hash[65];             /* "" when del */
+	int del;                   /* the file is gone: its row goes */
+};
 
 /* A file as found on disk: its content (text files only), or its removal. */
 struct wsd_disk_file {
@@ -93,7 +107,8 @@ struct wsd_loaded_comment {
 	char *added_json;          /* the design-comment:added message (owned) */
 };
 struct wsd_load_result {
-	int error;
+	int error;                  /* SVC_E_CONFLICT: another instance holds the room's lease */
+	int64_t lease_ms;           /* when the load asked for the lease (svc_mono_ms): it holds from then on */
 	struct svc_yjs_doc *doc;
 	uint64_t next_seq, since_snapshot;
 	uint64_t log_bytes;         /* bytes of the updates stored after the snapshot */
@@ -107,7 +122,8 @@ struct wsd_load_result {
 	uint64_t quota_left;       /* what the byte quotas leave (svc_quota_repo_room; UINT64_MAX: no limit) */
 };
 /*
- * Loads the room's document on `w` (the db worker): the snapshot and the
+ * Loads the room's document on `w` (the db worker), once it took the room's
+ * lease (room_leases, lease.h): the snapshot and the
  * update log from MariaDB, then brings it in line with the disk (files
  * changed on disk since svc-wsd last saw them replace the document's text;
  * documents that never existed are built from the files). Calls `cb` on the
@@ -169,6 +185,7 @@ struct wsd_save_file {
 	char base_hash[65];        /* what svc-wsd believes is on disk ("" = nothing) */
 	char new_hash[65];
 	int outcome;
+	int recorded;              /* its collab_files row was written (else the caller records it later) */
 };
 struct wsd_save_job {
 	struct wsd_job base;
@@ -176,6 +193,7 @@ struct wsd_save_job {
 	char project_id[37];
 	struct wsd_save_file *files;
 	size_t nfiles;
+	int defer_records;         /* records of the room wait: the files' collab_files rows are left to the caller */
 	struct wsd_disk_file *conflicts; /* files changed on disk by someone else meanwhile */
 	size_t nconflicts;
 	int error;                 /* SVC_E_TOO_LARGE: over a byte quota, nothing written (why says which) */
@@ -190,10 +208,29 @@ struct wsd_save_job {
  * files would add passes the project's SVC_QUOTA_REPO_BYTES or the
  * workspace's SVC_QUOTA_WORKSPACE_BYTES, none is written (error
  * SVC_E_TOO_LARGE); with MariaDB out of reach the quotas are not checked
- * (clients' updates were, wsd_disk_quota_allows). Then measures quota_left.
+ * (clients' updates were, disk.c's on_update). Then measures quota_left. Each file written or
+ * removed gets its collab_files row (f->recorded) unless `defer_records` (older records of the
+ * room still wait: a newer row must not go in before them) or MariaDB fails; the caller records
+ * the others with wsd_store_record(). Conflicts' rows are the caller's too.
  */
 void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
-		    size_t n, void (*cb)(struct wsd_save_job *j));
+		    size_t n, int defer_records, void (*cb)(struct wsd_save_job *j));
+
+struct wsd_record_job {
+	struct wsd_job base;
+	struct wsd_room *room;
+	char project_id[37];
+	struct wsd_file_record *records;
+	size_t n;
+	int error;
+	void (*cb)(struct wsd_record_job *j);
+};
+/*
+ * Writes `n` collab_files rows of project_id (takes `records` and their paths) in one transaction on
+ * `w` (the db worker); j->error 0, or the error when none went in.
+ */
+void wsd_store_record(struct wsd_worker *w, const char *project_id, struct wsd_room *r,
+		      struct wsd_file_record *records, size_t n, void (*cb)(struct wsd_record_job *j));
 
 /* --- disk -> document --- */
 struct wsd_rescan_job {

@@ -724,6 +724,171 @@ static int cmp_member(const void *a, const void *b)
 	return x->kofs < y->kofs ? -1 : x->kofs > y->kofs;
 }
 
+static int jp_value(struct jp *p, struct svc_yjs_buf *b, int depth);
+
+/* A JSON string as an Any string (119). */
+static int jp_string_value(struct jp *p, struct svc_yjs_buf *b)
+{
+	struct svc_yjs_buf t = {0};
+	int r = jp_string(p, &t);
+	if (r == 0) {
+		svc_yjs__put_u8(b, 119);
+		svc_yjs__put_varstring(b, t.data, t.len);
+	}
+	svc_yjs_buf_dispose(&t);
+	return r;
+}
+
+/* Adds an object's member `mm` to m: a key seen before keeps its first position and takes the last value (JSON.parse). */
+static void jp_member_put(struct jmember **m, size_t *nm, size_t *capm, const struct svc_yjs_buf *keys,
+			  struct jmember mm)
+{
+	size_t j;
+	for (j = 0; j < *nm; j++) {
+		if ((*m)[j].klen == mm.klen && !memcmp(keys->data + (*m)[j].kofs, keys->data + mm.kofs, mm.klen)) {
+			(*m)[j].vofs = mm.vofs;
+			(*m)[j].vlen = mm.vlen;
+			return;
+		}
+	}
+	mm.isidx = is_array_index(keys->data + mm.kofs, mm.klen, &mm.idx);
+	if (*nm == *capm) {
+		*capm = *capm ? *capm * 2 : 8;
+		*m = svc_yjs__xrealloc(*m, *capm, sizeof(**m));
+	}
+	(*m)[(*nm)++] = mm;
+}
+
+/* An object (118: members sorted as JavaScript orders keys) or an array (117) read into keys, vals and m. */
+static void jp_emit_container(struct svc_yjs_buf *b, int obj, const struct svc_yjs_buf *keys,
+			      const struct svc_yjs_buf *vals, struct jmember *m, size_t nm, size_t count)
+{
+	size_t k;
+	if (obj) {
+		if (nm)
+			qsort(m, nm, sizeof(*m), cmp_member);
+		svc_yjs__put_u8(b, 118);
+		svc_yjs__put_varuint(b, nm);
+		for (k = 0; k < nm; k++) {
+			svc_yjs__put_varstring(b, keys->data + m[k].kofs, m[k].klen);
+			svc_yjs__put(b, vals->data + m[k].vofs, m[k].vlen);
+		}
+	} else {
+		svc_yjs__put_u8(b, 117);
+		svc_yjs__put_varuint(b, count);
+		svc_yjs__put(b, vals->data, vals->len);
+	}
+}
+
+/* A JSON object (obj) or array at p (its opening bracket), its values at depth + 1. */
+static int jp_container(struct jp *p, struct svc_yjs_buf *b, int depth, int obj)
+{
+	struct svc_yjs_buf keys = {0}, vals = {0};
+	struct jmember *m = NULL;
+	size_t nm = 0, capm = 0, count = 0;
+	int r = -1;
+	/* never NULL data pointers: offsets into them are taken below */
+	svc_yjs__put_u8(&keys, 0);
+	svc_yjs__put_u8(&vals, 0);
+	keys.len = vals.len = 0;
+	p->i++;
+	jp_ws(p);
+	if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
+		p->i++;
+		r = 0;
+		goto emit;
+	}
+	for (;;) {
+		struct jmember mm = {0};
+		jp_ws(p);
+		if (obj) {
+			if (p->i >= p->n || p->s[p->i] != '"')
+				goto fail;
+			mm.kofs = keys.len;
+			if (jp_string(p, &keys) < 0)
+				goto fail;
+			mm.klen = keys.len - mm.kofs;
+			jp_ws(p);
+			if (p->i >= p->n || p->s[p->i] != ':')
+				goto fail;
+			p->i++;
+		}
+		mm.vofs = vals.len;
+		if (jp_value(p, &vals, depth + 1) < 0)
+			goto fail;
+		mm.vlen = vals.len - mm.vofs;
+		if (obj)
+			jp_member_put(&m, &nm, &capm, &keys, mm);
+		else
+			count++;
+		jp_ws(p);
+		if (p->i < p->n && p->s[p->i] == ',') {
+			p->i++;
+			continue;
+		}
+		if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
+			p->i++;
+			break;
+		}
+		goto fail;
+	}
+	r = 0;
+emit:
+	jp_emit_container(b, obj, &keys, &vals, m, nm, count);
+fail:
+	free(m);
+	svc_yjs_buf_dispose(&keys);
+	svc_yjs_buf_dispose(&vals);
+	return r;
+}
+
+/* Skips the digits at p. */
+static void jp_digits(struct jp *p)
+{
+	while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
+		p->i++;
+}
+
+/* A JSON number (strictly as the grammar says) as the Any number JavaScript would hold. */
+static int jp_number(struct jp *p, struct svc_yjs_buf *b)
+{
+	char tmp[400];
+	size_t start = p->i, len;
+	if (p->s[p->i] == '-')
+		p->i++;
+	if (p->i >= p->n)
+		return -1;
+	if (p->s[p->i] == '0') {
+		p->i++;
+	} else if (p->s[p->i] >= '1' && p->s[p->i] <= '9') {
+		jp_digits(p);
+	} else {
+		return -1;
+	}
+	if (p->i < p->n && p->s[p->i] == '.') {
+		p->i++;
+		if (p->i >= p->n || p->s[p->i] < '0' || p->s[p->i] > '9')
+			return -1;
+		jp_digits(p);
+	}
+	if (p->i < p->n && (p->s[p->i] == 'e' || p->s[p->i] == 'E')) {
+		p->i++;
+		if (p->i < p->n && (p->s[p->i] == '+' || p->s[p->i] == '-'))
+			p->i++;
+		if (p->i >= p->n || p->s[p->i] < '0' || p->s[p->i] > '9')
+			return -1;
+		jp_digits(p);
+	}
+	len = p->i - start;
+	if (len >= sizeof(tmp))
+		return -1;
+	memcpy(tmp, p->s + start, len);
+	tmp[len] = 0;
+	any_number(b, strtod(tmp, NULL));
+	return 0;
+}
+
+/* One JSON value at p (JSON.parse's grammar) appended to b as lib0 Any. Returns 0 or -1. */
 static int jp_value(struct jp *p, struct svc_yjs_buf *b, int depth)
 {
 	char c;
@@ -733,106 +898,10 @@ static int jp_value(struct jp *p, struct svc_yjs_buf *b, int depth)
 	if (p->i >= p->n)
 		return -1;
 	c = p->s[p->i];
-	if (c == '"') {
-		struct svc_yjs_buf t = {0};
-		int r = jp_string(p, &t);
-		if (r == 0) {
-			svc_yjs__put_u8(b, 119);
-			svc_yjs__put_varstring(b, t.data, t.len);
-		}
-		svc_yjs_buf_dispose(&t);
-		return r;
-	}
-	if (c == '{' || c == '[') {
-		int obj = c == '{';
-		struct svc_yjs_buf keys = {0}, vals = {0};
-		struct jmember *m = NULL;
-		size_t nm = 0, capm = 0, k, j, count = 0;
-		int r = -1;
-		/* never NULL data pointers: offsets into them are taken below */
-		svc_yjs__put_u8(&keys, 0);
-		svc_yjs__put_u8(&vals, 0);
-		keys.len = vals.len = 0;
-		p->i++;
-		jp_ws(p);
-		if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
-			p->i++;
-			r = 0;
-			goto emit;
-		}
-		for (;;) {
-			struct jmember mm = {0};
-			jp_ws(p);
-			if (obj) {
-				if (p->i >= p->n || p->s[p->i] != '"')
-					goto fail;
-				mm.kofs = keys.len;
-				if (jp_string(p, &keys) < 0)
-					goto fail;
-				mm.klen = keys.len - mm.kofs;
-				jp_ws(p);
-				if (p->i >= p->n || p->s[p->i] != ':')
-					goto fail;
-				p->i++;
-			}
-			mm.vofs = vals.len;
-			if (jp_value(p, &vals, depth + 1) < 0)
-				goto fail;
-			mm.vlen = vals.len - mm.vofs;
-			if (obj) {
-				/* duplicate key: first position, last value (JSON.parse) */
-				for (j = 0; j < nm; j++) {
-					if (m[j].klen == mm.klen &&
-					    !memcmp(keys.data + m[j].kofs, keys.data + mm.kofs, mm.klen))
-						break;
-				}
-				if (j < nm) {
-					m[j].vofs = mm.vofs;
-					m[j].vlen = mm.vlen;
-				} else {
-					mm.isidx = is_array_index(keys.data + mm.kofs, mm.klen, &mm.idx);
-					if (nm == capm) {
-						capm = capm ? capm * 2 : 8;
-						m = svc_yjs__xrealloc(m, capm, sizeof(*m));
-					}
-					m[nm++] = mm;
-				}
-			} else {
-				count++;
-			}
-			jp_ws(p);
-			if (p->i < p->n && p->s[p->i] == ',') {
-				p->i++;
-				continue;
-			}
-			if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
-				p->i++;
-				break;
-			}
-			goto fail;
-		}
-		r = 0;
-emit:
-		if (obj) {
-			if (nm)
-				qsort(m, nm, sizeof(*m), cmp_member);
-			svc_yjs__put_u8(b, 118);
-			svc_yjs__put_varuint(b, nm);
-			for (k = 0; k < nm; k++) {
-				svc_yjs__put_varstring(b, keys.data + m[k].kofs, m[k].klen);
-				svc_yjs__put(b, vals.data + m[k].vofs, m[k].vlen);
-			}
-		} else {
-			svc_yjs__put_u8(b, 117);
-			svc_yjs__put_varuint(b, count);
-			svc_yjs__put(b, vals.data, vals.len);
-		}
-fail:
-		free(m);
-		svc_yjs_buf_dispose(&keys);
-		svc_yjs_buf_dispose(&vals);
-		return r;
-	}
+	if (c == '"')
+		return jp_string_value(p, b);
+	if (c == '{' || c == '[')
+		return jp_container(p, b, depth, c == '{');
 	if (p->n - p->i >= 4 && !memcmp(p->s + p->i, "true", 4)) {
 		p->i += 4;
 		svc_yjs__put_u8(b, 120);
@@ -848,45 +917,8 @@ fail:
 		svc_yjs__put_u8(b, 126);
 		return 0;
 	}
-	if (c == '-' || (c >= '0' && c <= '9')) {
-		char tmp[400];
-		size_t start = p->i, len;
-		if (p->s[p->i] == '-')
-			p->i++;
-		if (p->i >= p->n)
-			return -1;
-		if (p->s[p->i] == '0') {
-			p->i++;
-		} else if (p->s[p->i] >= '1' && p->s[p->i] <= '9') {
-			while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
-				p->i++;
-		} else {
-			return -1;
-		}
-		if (p->i < p->n && p->s[p->i] == '.') {
-			p->i++;
-			if (p->i >= p->n || p->s[p->i] < '0' || p->s[p->i] > '9')
-				return -1;
-			while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
-				p->i++;
-		}
-		if (p->i < p->n && (p->s[p->i] == 'e' || p->s[p->i] == 'E')) {
-			p->i++;
-			if (p->i < p->n && (p->s[p->i] == '+' || p->s[p->i] == '-'))
-				p->i++;
-			if (p->i >= p->n || p->s[p->i] < '0' || p->s[p->i] > '9')
-				return -1;
-			while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
-				p->i++;
-		}
-		len = p->i - start;
-		if (len >= sizeof(tmp))
-			return -1;
-		memcpy(tmp, p->s + start, len);
-		tmp[len] = 0;
-		any_number(b, strtod(tmp, NULL));
-		return 0;
-	}
+	if (c == '-' || (c >= '0' && c <= '9'))
+		return jp_number(p, b);
 	return -1;
 }
 

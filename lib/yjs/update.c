@@ -161,6 +161,131 @@ static int cmp_refs_listing(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* The parent of an item with neither origin: a root type's name or an item's id, then a map key when info has 0x20. */
+static int decode_parent(struct svc_yjs_doc *doc, struct ydec *d, struct yref *rp, uint8_t info, uint64_t client,
+			 uint64_t clock)
+{
+	uint64_t pinfo;
+	const uint8_t *s;
+	size_t n;
+	if (svc_yjs__get_varuint(d, &pinfo) < 0)
+		return SVC_E_VALIDATION;
+	if (pinfo == 1) {
+		if (svc_yjs__get_varstring(d, &s, &n) < 0)
+			return SVC_E_VALIDATION;
+		rp->parent_kind = 1;
+		rp->root = svc_yjs__intern(doc, s, n);
+	} else {
+		if (get_id(d, &rp->parent_id) < 0)
+			return SVC_E_VALIDATION;
+		rp->parent_kind = 2;
+		if (rp->parent_id.client == client && rp->parent_id.clock >= clock)
+			return SVC_E_VALIDATION;
+	}
+	if (info & 0x20) {
+		if (svc_yjs__get_varstring(d, &s, &n) < 0)
+			return SVC_E_VALIDATION;
+		rp->sub = svc_yjs__intern(doc, s, n);
+	}
+	return 0;
+}
+
+/*
+ * One struct of a client's listing, at *clock (yjs readClientsStructRefs' loop body): a GC or
+ * Skip range, or an item with its origins, parent and content. The item goes into r (which owns
+ * it from then on, also on error) and *clock moves past it. Returns 0, SVC_E_VALIDATION or
+ * read_content's error.
+ */
+static int decode_struct(struct svc_yjs_doc *doc, struct ydec *d, struct yrefs *r, uint64_t client, uint64_t *clock)
+{
+	struct yref ref;
+	uint8_t info;
+	uint64_t len;
+	struct yitem *it;
+	int err;
+	memset(&ref, 0, sizeof(ref));
+	if (svc_yjs__get_u8(d, &info) < 0)
+		return SVC_E_VALIDATION;
+	it = svc_yjs__item_new(doc);
+	ref.it = it;
+	refs_push(r, &ref);
+	it->id.client = client;
+	it->id.clock = *clock;
+	if ((info & 0x1f) == YC_GC || (info & 0x1f) == YC_SKIP) {
+		if (svc_yjs__get_varuint(d, &len) < 0 || len == 0)
+			return SVC_E_VALIDATION;
+		it->ref = info & 0x1f;
+		it->len = len;
+		it->flags = YF_DELETED;
+	} else {
+		if (info & 0x80) {
+			if (get_id(d, &it->origin) < 0)
+				return SVC_E_VALIDATION;
+			it->flags |= YF_ORIGIN;
+			if (it->origin.client == client && it->origin.clock >= *clock)
+				return SVC_E_VALIDATION;
+		}
+		if (info & 0x40) {
+			if (get_id(d, &it->rorigin) < 0)
+				return SVC_E_VALIDATION;
+			it->flags |= YF_RORIGIN;
+			if (it->rorigin.client == client && it->rorigin.clock >= *clock)
+				return SVC_E_VALIDATION;
+		}
+		if (!(info & 0xc0) && decode_parent(doc, d, &r->v[r->n - 1], info, client, *clock) < 0)
+			return SVC_E_VALIDATION;
+		if ((err = read_content(doc, d, it, info & 0x1f)) < 0)
+			return err;
+		if (svc_yjs__countable_ref(it->ref))
+			it->flags |= YF_COUNTABLE;
+	}
+	if (it->len > SVC_YJS_MAX_SAFE - *clock)
+		return SVC_E_VALIDATION;
+	*clock += it->len;
+	return 0;
+}
+
+/*
+ * The same client listed again: like yjs's clientRefs.set(client, ...) in
+ * readClientsStructRefs, the later listing replaces the earlier.
+ */
+static void keep_last_listings(struct svc_yjs_doc *doc, struct yupdate *u)
+{
+	size_t j, k, w = 0;
+	qsort(u->cl, u->ncl, sizeof(*u->cl), cmp_refs_listing);
+	for (j = 0; j < u->ncl; j++) {
+		if (j + 1 < u->ncl && u->cl[j + 1].client == u->cl[j].client) {
+			for (k = 0; k < u->cl[j].n; k++)
+				svc_yjs__item_free(doc, u->cl[j].v[k].it);
+			free(u->cl[j].v);
+			continue;
+		}
+		u->cl[w++] = u->cl[j];
+	}
+	u->ncl = w;
+}
+
+/* The update's delete set into u->ds (yjs readDeleteSet). Returns 0 or SVC_E_VALIDATION. */
+static int decode_delete_set(struct ydec *d, struct yupdate *u)
+{
+	uint64_t nclients, ci, client, clock;
+	if (svc_yjs__get_varuint(d, &nclients) < 0 || nclients > d->len - d->pos)
+		return SVC_E_VALIDATION;
+	for (ci = 0; ci < nclients; ci++) {
+		uint64_t nranges, r, len;
+		if (svc_yjs__get_varuint(d, &client) < 0 || svc_yjs__get_varuint(d, &nranges) < 0 ||
+		    nranges > (d->len - d->pos) / 2)
+			return SVC_E_VALIDATION;
+		for (r = 0; r < nranges; r++) {
+			if (svc_yjs__get_varuint(d, &clock) < 0 || svc_yjs__get_varuint(d, &len) < 0 ||
+			    len > SVC_YJS_MAX_SAFE - clock)
+				return SVC_E_VALIDATION;
+			svc_yjs__ds_add(&u->ds, client, clock, len);
+		}
+	}
+	return 0;
+}
+
 /* readClientsStructRefs + readDeleteSet, all validated before anything is integrated. */
 static int decode_update(struct svc_yjs_doc *doc, struct ydec *d, struct yupdate *u)
 {
@@ -179,112 +304,17 @@ static int decode_update(struct svc_yjs_doc *doc, struct ydec *d, struct yupdate
 		/* one entry per listing; a client listed twice is resolved below */
 		r->client = client;
 		r->i = u->ncl++;
-		for (si = 0; si < nstructs; si++) {
-			struct yref ref;
-			uint8_t info;
-			uint64_t len;
-			struct yitem *it;
-			memset(&ref, 0, sizeof(ref));
-			if (svc_yjs__get_u8(d, &info) < 0)
+		for (si = 0; si < nstructs; si++)
+			if ((err = decode_struct(doc, d, r, client, &clock)) < 0)
 				goto fail;
-			it = svc_yjs__item_new(doc);
-			ref.it = it;
-			refs_push(r, &ref);
-			it->id.client = client;
-			it->id.clock = clock;
-			if ((info & 0x1f) == YC_GC || (info & 0x1f) == YC_SKIP) {
-				if (svc_yjs__get_varuint(d, &len) < 0 || len == 0)
-					goto fail;
-				it->ref = info & 0x1f;
-				it->len = len;
-				it->flags = YF_DELETED;
-			} else {
-				struct yref *rp = &r->v[r->n - 1];
-				if (info & 0x80) {
-					if (get_id(d, &it->origin) < 0)
-						goto fail;
-					it->flags |= YF_ORIGIN;
-					if (it->origin.client == client && it->origin.clock >= clock)
-						goto fail;
-				}
-				if (info & 0x40) {
-					if (get_id(d, &it->rorigin) < 0)
-						goto fail;
-					it->flags |= YF_RORIGIN;
-					if (it->rorigin.client == client && it->rorigin.clock >= clock)
-						goto fail;
-				}
-				if (!(info & 0xc0)) {
-					uint64_t pinfo;
-					const uint8_t *s;
-					size_t n;
-					if (svc_yjs__get_varuint(d, &pinfo) < 0)
-						goto fail;
-					if (pinfo == 1) {
-						if (svc_yjs__get_varstring(d, &s, &n) < 0)
-							goto fail;
-						rp->parent_kind = 1;
-						rp->root = svc_yjs__intern(doc, s, n);
-					} else {
-						if (get_id(d, &rp->parent_id) < 0)
-							goto fail;
-						rp->parent_kind = 2;
-						if (rp->parent_id.client == client && rp->parent_id.clock >= clock)
-							goto fail;
-					}
-					if (info & 0x20) {
-						if (svc_yjs__get_varstring(d, &s, &n) < 0)
-							goto fail;
-						rp->sub = svc_yjs__intern(doc, s, n);
-					}
-				}
-				err = read_content(doc, d, it, info & 0x1f);
-				if (err < 0)
-					goto fail;
-				err = SVC_E_VALIDATION;
-				if (svc_yjs__countable_ref(it->ref))
-					it->flags |= YF_COUNTABLE;
-			}
-			if (it->len > SVC_YJS_MAX_SAFE - clock)
-				goto fail;
-			clock += it->len;
-		}
+		err = SVC_E_VALIDATION;
 	}
-	if (u->ncl > 1) {
-		/*
-		 * The same client listed again: like yjs's clientRefs.set(client, ...)
-		 * in readClientsStructRefs, the later listing replaces the earlier.
-		 */
-		size_t j, w = 0;
-		qsort(u->cl, u->ncl, sizeof(*u->cl), cmp_refs_listing);
-		for (j = 0; j < u->ncl; j++) {
-			if (j + 1 < u->ncl && u->cl[j + 1].client == u->cl[j].client) {
-				for (k = 0; k < u->cl[j].n; k++)
-					svc_yjs__item_free(doc, u->cl[j].v[k].it);
-				free(u->cl[j].v);
-				continue;
-			}
-			u->cl[w++] = u->cl[j];
-		}
-		u->ncl = w;
-	}
+	if (u->ncl > 1)
+		keep_last_listings(doc, u);
 	for (k = 0; k < u->ncl; k++)
 		u->cl[k].i = 0;
-	/* the delete set */
-	if (svc_yjs__get_varuint(d, &nclients) < 0 || nclients > d->len - d->pos)
+	if ((err = decode_delete_set(d, u)) < 0)
 		goto fail;
-	for (ci = 0; ci < nclients; ci++) {
-		uint64_t nranges, r, len;
-		if (svc_yjs__get_varuint(d, &client) < 0 || svc_yjs__get_varuint(d, &nranges) < 0 ||
-		    nranges > (d->len - d->pos) / 2)
-			goto fail;
-		for (r = 0; r < nranges; r++) {
-			if (svc_yjs__get_varuint(d, &clock) < 0 || svc_yjs__get_varuint(d, &len) < 0 ||
-			    len > SVC_YJS_MAX_SAFE - clock)
-				goto fail;
-			svc_yjs__ds_add(&u->ds, client, clock, len);
-		}
-	}
 	return 0;
 fail:
 	update_dispose(doc, u);

@@ -10,7 +10,7 @@ EXTRA_PROGRAMS = tests/fuzz/http-replay tests/fuzz/jwt-replay tests/fuzz/sse-rep
 	tests/fuzz/fuzz-direct_save tests/fuzz/fuzz-wsd tests/fuzz/fuzz-domain
 
 # (awareness.c and room.c are included by fuzz_wsd.c, which checks their state)
-FUZZ_WSD_SOURCES = wsd/known.c wsd/session.c wsd/comments.c wsd/disk.c wsd/proto.c wsd/merge.c
+FUZZ_WSD_SOURCES = wsd/known.c wsd/session.c wsd/conn.c wsd/comments.c wsd/disk.c wsd/proto.c wsd/merge.c
 
 tests_fuzz_http_replay_SOURCES = tests/fuzz/fuzz_http.c tests/fuzz/replay.c
 tests_fuzz_http_replay_LDADD = $(SVC_LIBS)

@@ -4,7 +4,8 @@
  * awareness updates, query-awareness, auth) and svc's design-comment
  * messages (type 100, JSON) from two clients of one room, a writer and a
  * read-only viewer, through the daemon's own code: session.c (framing,
- * reassembly, the send queue), room.c (batches, broadcast), awareness.c,
+ * reassembly), conn.c (the send queue), room.c (batches, broadcast, the
+ * parts' hooks), awareness.c,
  * comments.c, disk.c (which files an edit dirtied), proto.c and lib/yjs.
  *
  * What is replaced: the lws connection (no socket: sessions have no wsi,
@@ -30,6 +31,9 @@
 /* room.c's room_free() and its tables, awareness.c's states are static: include the modules. */
 #include "../../wsd/awareness.c"
 #include "../../wsd/room.c"
+#include "../../wsd/comments.h"
+#include "../../wsd/disk.h"
+#include "../../wsd/session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,6 +52,7 @@ void wsd_store_load(struct wsd_worker *w, const char *project_id, struct wsd_roo
 	(void)w;
 	(void)project_id;
 	memset(&res, 0, sizeof res);
+	res.quota_left = UINT64_MAX; /* no byte quota: clients' updates are integrated */
 	if (svc_yjs_doc_new(&res.doc, 1) < 0 ||
 	    svc_yjs_map_set_text(res.doc, "files", "index.html", 10, html, sizeof html - 1, NULL, NULL) < 0)
 		abort();
@@ -117,9 +122,15 @@ void wsd_store_compact(struct wsd_worker *w, const char *project_id, struct wsd_
 }
 
 void wsd_store_save(struct wsd_worker *w, const char *project_id, struct wsd_room *r, struct wsd_save_file *files,
-		    size_t n, void (*cb)(struct wsd_save_job *j))
+		    size_t n, int defer_records, void (*cb)(struct wsd_save_job *j))
 {
-	(void)w, (void)project_id, (void)r, (void)files, (void)n, (void)cb;
+	(void)w, (void)project_id, (void)r, (void)files, (void)n, (void)defer_records, (void)cb;
+}
+
+void wsd_store_record(struct wsd_worker *w, const char *project_id, struct wsd_room *r,
+		      struct wsd_file_record *records, size_t n, void (*cb)(struct wsd_record_job *j))
+{
+	(void)w, (void)project_id, (void)r, (void)records, (void)n, (void)cb;
 }
 
 void wsd_store_rescan(struct wsd_worker *w, const char *project_id, struct wsd_room *r, const struct wsd_known *known,
@@ -146,40 +157,19 @@ void wsd_store_presence(struct wsd_worker *w, const char *project_id, struct wsd
 	(void)w, (void)project_id, (void)r, (void)users, (void)cb;
 }
 
-/* the room leases (wsd/lease.c): the target's rooms load at once and are always this instance's */
-void wsd_lease_tick(struct wsd_room *r, int64_t now)
-{
-	(void)r, (void)now;
-}
-
-void wsd_lease_moved(struct wsd_room *r, const char *why)
-{
-	(void)r, (void)why;
-}
-
-void wsd_lease_release(const char *project_id)
-{
-	(void)project_id;
-}
-
-int wsd_lease_held(const struct wsd_room *r, int64_t now)
-{
-	(void)r, (void)now;
-	return 1;
-}
-
 /* ---- the input ---- */
 
 /* The room's awareness after a frame (see the top). */
 static void check_awareness(struct wsd_room *r, const struct wsd_sess *sess)
 {
+	const struct aw_room *ar = aw_of(r);
 	size_t i, owned[2] = { 0, 0 };
 
-	if (r->naw > g.cfg.wsd_max_awareness_per_room)
+	if (ar->naw > g.cfg.wsd_max_awareness_per_room)
 		__builtin_trap();
-	for (i = 0; i < r->naw; i++) {
-		const struct wsd_aw_state *a = &r->aw[i];
-		if (i && r->aw[i - 1].client >= a->client)
+	for (i = 0; i < ar->naw; i++) {
+		const struct wsd_aw_state *a = &ar->aw[i];
+		if (i && ar->aw[i - 1].client >= a->client)
 			__builtin_trap();
 		if (!a->json)
 			continue;
@@ -227,6 +217,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		g.cfg.wsd_awareness_max_bytes = 1024;
 		g.cfg.wsd_max_awareness_per_room = 16;
 		g.cfg.wsd_keepalive_ms = 15000;
+		/* the parts of the daemon's rooms but the lease: the target's rooms are always this instance's */
+		wsd_disk_register();
+		wsd_aw_register();
+		wsd_comments_register();
 	}
 	sess_init(&sess[0], 1, 1);
 	sess_init(&sess[1], 2, 0);
@@ -251,8 +245,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += len;
 		wsd_flush();
 		if (flags & 8) {
-			r->aw_checked_ms = 0;
-			wsd_aw_check(r, svc_mono_ms() + (int64_t)(flags >> 4) * 5000);
+			aw_of(r)->aw_checked_ms = 0;
+			aw_tick(r, svc_mono_ms() + (int64_t)(flags >> 4) * 5000);
 		}
 		check_awareness(r, sess);
 	}

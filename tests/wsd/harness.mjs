@@ -40,13 +40,17 @@ export class Skip extends Error {}
 // runner(prefix): {test(name, fn, ms), cleanups, failures()}: test runs fn with a time limit, prints its line
 // (names prefixed), then runs and empties cleanups (functions pushed by the test's clients) last first.
 // A stock y-websocket client logs each message type it does not know (the comments): those lines are dropped.
+// SVC_TEST_NAME (a regular expression), when set, runs only the tests whose names match it (one test
+// against a stack kept with SVC_TEST_KEEP=1).
 export function runner (prefix = '') {
+  const only = process.env.SVC_TEST_NAME ? new RegExp(process.env.SVC_TEST_NAME) : null
   let failures = 0
   const cleanups = []
   const consoleError = console.error
   console.error = (...args) => { if (!String(args[0]).includes('Unable to compute message')) consoleError(...args) }
   async function test (name, fn, ms = 60000) {
     let timer
+    if (only && !only.test(prefix + name)) return
     try {
       await Promise.race([fn(), new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error('test timed out')), ms) })])
       console.log('ok - ' + prefix + name)
