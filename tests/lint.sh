@@ -116,8 +116,8 @@ tx_check
 # (nm type T) the folder's other files define; the files of each circle are printed. The build
 # directory: SVC_LINT_BUILD (./svc-dev test sets it), else build-test/ or build/, the first that holds
 # the folder's objects (automake names them after the target: wsd/svc_wsd-room.o for wsd/room.c).
-# lib/project/ is added when the caller branch lands (that branch removes lib/project's circles).
-cycle_dirs="wsd"
+# The folders checked: svc-wsd and lib/project (issue 26 made both free of circles).
+cycle_dirs="wsd lib/project"
 cycle_check() {
 	local b build dir o f circles bad="" checked=""
 	local -a objs
