@@ -1,11 +1,11 @@
 // dashboard.jsx: /dashboard (a workspace's projects, folders, search, New project) and /trash.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, post, patch, del, enc, ApiError } from '../lib/api.js';
-import { me } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { Link, navigate, query, withQuery, locationStore } from '../lib/router.js';
-import { ago, when } from '../lib/format.js';
-import { Dialog, Field, ErrorNote, Loading, ConfirmDialog, useAsync, useTitle } from '../ui.jsx';
+import { get, post, patch, del, enc, ApiError } from '../../lib/api.js';
+import { me } from '../../lib/session.js';
+import { useStore } from '../../lib/store.js';
+import { Link, navigate, query, withQuery, locationStore } from '../../lib/router.js';
+import { ago, when } from '../../lib/format.js';
+import { Dialog, Field, ErrorNote, Loading, ConfirmDialog, NameDialog, useAsync, useTitle } from '../../ui/index.js';
 
 const PAGE = 24;
 const VISIBILITIES = [
@@ -328,37 +328,6 @@ function Card({ p, folders, onChange, onRemove, onAdd, onStatus }) {
 				/>
 			)}
 		</li>
-	);
-}
-
-/** NameDialog: one text field and a button (rename, new folder). */
-export function NameDialog({ title, label, action, initial = '', onClose, onSave }) {
-	const [v, setV] = useState(initial);
-	const [error, setError] = useState(null);
-	const [busy, setBusy] = useState(false);
-	return (
-		<Dialog title={title} onClose={onClose}>
-			<form
-				onSubmit={async (e) => {
-					e.preventDefault();
-					setBusy(true);
-					try {
-						await onSave(v.trim());
-					} catch (err) {
-						setError(err.message);
-						setBusy(false);
-					}
-				}}
-			>
-				<Field label={label} value={v} required maxLength={128} autoFocus error={error} onInput={(e) => setV(e.currentTarget.value)} />
-				<div class="actions">
-					<button type="button" class="ghost" onClick={onClose}>Cancel</button>
-					<button type="submit" class="primary" disabled={busy || !v.trim()}>
-						{action}
-					</button>
-				</div>
-			</form>
-		</Dialog>
 	);
 }
 

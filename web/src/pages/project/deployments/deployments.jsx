@@ -1,9 +1,9 @@
 // deployments.jsx: the project's deployments (docs/api.md "Deployments"): each publish with its state,
 // when, who, its version and why it failed, its build log, and Restore for an earlier kept site.
 import { useState } from 'preact/hooks';
-import { get, post, enc } from '../lib/api.js';
-import { ago, when } from '../lib/format.js';
-import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../ui.jsx';
+import { get, post, enc } from '../../../lib/api.js';
+import { ago, when } from '../../../lib/format.js';
+import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../../../ui/index.js';
 
 const STATE = { building: 'Building', live: 'Live', failed: 'Failed', superseded: 'Earlier' };
 

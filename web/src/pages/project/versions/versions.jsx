@@ -1,9 +1,9 @@
 // versions.jsx: the project's versions with a diff per version and Restore; the live preview
-// (its own origin, docs/web.md "Preview") is in visual.jsx, with visual editing.
+// (its own origin, docs/web.md "Preview") is in ../preview/visual.jsx, with visual editing.
 import { useState } from 'preact/hooks';
-import { get, post, enc } from '../lib/api.js';
-import { ago, when } from '../lib/format.js';
-import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../ui.jsx';
+import { get, post, enc } from '../../../lib/api.js';
+import { ago, when } from '../../../lib/format.js';
+import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../../../ui/index.js';
 
 /** DiffText: a unified diff with added, removed and hunk lines marked (also in text, by their sign). */
 function DiffText({ text }) {
@@ -23,8 +23,6 @@ function DiffText({ text }) {
 		</pre>
 	);
 }
-
-export { Preview } from './visual.jsx';
 
 const STATUS = { added: 'added', modified: 'changed', deleted: 'deleted', renamed: 'renamed' };
 

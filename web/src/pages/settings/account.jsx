@@ -1,13 +1,13 @@
 // settings_account.jsx: /settings/account: display name, password, connected sign-in providers,
 // the coding assistant's GitHub connection, API tokens, sign out (docs/api.md "Account", "API tokens").
 import { useState } from 'preact/hooks';
-import { get, post, patch, del, enc, API } from '../lib/api.js';
-import { me, loadMe, signOut } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { navigate, query } from '../lib/router.js';
-import { ago, when } from '../lib/format.js';
-import { Dialog, Field, ErrorNote, Loading, ConfirmDialog, useAsync, useTitle, useId } from '../ui.jsx';
-import { Section, Status, useAction, sentence, spoken } from './settings_parts.jsx';
+import { get, post, patch, del, enc, API } from '../../lib/api.js';
+import { me, loadMe, signOut } from '../../lib/session.js';
+import { useStore } from '../../lib/store.js';
+import { navigate, query } from '../../lib/router.js';
+import { ago, when } from '../../lib/format.js';
+import { Dialog, Field, ErrorNote, Loading, ConfirmDialog, useAsync, useTitle, useId } from '../../ui/index.js';
+import { Section, Status, useAction, sentence, spoken } from './parts.jsx';
 
 const PROVIDER_NAMES = { github: 'GitHub', google: 'Google' };
 

@@ -3,14 +3,13 @@
 // New workspace). The pages are settings_account.jsx and settings_workspace.jsx; what they
 // share is in settings_parts.jsx.
 import { useState } from 'preact/hooks';
-import { post } from '../lib/api.js';
-import { me, loadMe } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { Link, navigate } from '../lib/router.js';
-import { useId } from '../ui.jsx';
-import { NameDialog } from './dashboard.jsx';
-import { AccountSettings } from './settings_account.jsx';
-import { WorkspaceSettings } from './settings_workspace.jsx';
+import { post } from '../../lib/api.js';
+import { me, loadMe } from '../../lib/session.js';
+import { useStore } from '../../lib/store.js';
+import { Link, navigate } from '../../lib/router.js';
+import { NameDialog, useId } from '../../ui/index.js';
+import { AccountSettings } from './account.jsx';
+import { WorkspaceSettings } from './workspace.jsx';
 
 /** SettingsPage: the layout; `section` is "account" or "workspace" (then `wid` names it). */
 export function SettingsPage({ section, wid }) {

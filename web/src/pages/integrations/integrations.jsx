@@ -5,11 +5,11 @@
 // (which never show a secret) with the workspaces the credential may be used in, the audit log and xray.
 // docs/api.md "Integrations".
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, put, del, enc, API } from '../lib/api.js';
-import { ago, when } from '../lib/format.js';
-import { useStore } from '../lib/store.js';
-import { me } from '../lib/session.js';
-import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useTitle } from '../ui.jsx';
+import { get, post, put, del, enc, API } from '../../lib/api.js';
+import { ago, when } from '../../lib/format.js';
+import { useStore } from '../../lib/store.js';
+import { me } from '../../lib/session.js';
+import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useTitle } from '../../ui/index.js';
 
 /* An image app_url may load under its Content-Security-Policy (img-src 'self' data: blob:). */
 function ownImage(url) {

@@ -1,12 +1,12 @@
 // chat.jsx: the project page's chat: chat switcher, mode, the timeline (paged upward), the live
 // turn streamed from POST /chat/:projectId/messages (or /plan), Stop, images, plans.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, post, request, enc, ApiError } from '../lib/api.js';
-import { readEventStream } from '../lib/sse.js';
-import { renderMarkdown } from '../lib/markdown.js';
-import { withQuery } from '../lib/router.js';
-import { usd, when } from '../lib/format.js';
-import { ErrorNote, Field } from '../ui.jsx';
+import { get, post, request, enc, ApiError } from '../../../lib/api.js';
+import { readEventStream } from '../../../lib/sse.js';
+import { renderMarkdown } from '../../../lib/markdown.js';
+import { withQuery } from '../../../lib/router.js';
+import { usd, when } from '../../../lib/format.js';
+import { ErrorNote, Field } from '../../../ui/index.js';
 
 // [mode, option label, what it does]: the label stays short so the select shows it whole at
 // 390 px; what the mode does is the hint under the bar, which the select is described by.

@@ -4,11 +4,11 @@
 // live document keeps out (binary, too large), a read-only view from the API.
 import * as Y from 'yjs';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, request, put, patch, del, enc } from '../lib/api.js';
-import { bytes } from '../lib/format.js';
-import { useStore } from '../lib/store.js';
-import { useRoom } from '../lib/room.js';
-import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useAsync } from '../ui.jsx';
+import { get, request, put, patch, del, enc } from '../../../lib/api.js';
+import { bytes } from '../../../lib/format.js';
+import { useStore } from '../../../lib/store.js';
+import { useRoom } from '../../../lib/room.js';
+import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useAsync } from '../../../ui/index.js';
 
 /** buildTree(paths): nested {name, path, dir, children[]} sorted directories first, then by name. */
 export function buildTree(items) {

@@ -1,9 +1,9 @@
 // auth.jsx: /login, /signup, /verify, /forgot and /reset: the screens before a session exists.
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, ApiError } from '../lib/api.js';
-import { me, loadMe } from '../lib/session.js';
-import { Link, navigate, query, withQuery } from '../lib/router.js';
-import { Field, ErrorNote, useTitle } from '../ui.jsx';
+import { get, post, ApiError } from '../../lib/api.js';
+import { me, loadMe } from '../../lib/session.js';
+import { Link, navigate, query, withQuery } from '../../lib/router.js';
+import { Field, ErrorNote, useTitle } from '../../ui/index.js';
 
 /** safeNext(): the ?next= path to land on after sign-in; only paths of this app. */
 export function safeNext() {

@@ -2,14 +2,13 @@
 // (invite, change role, remove, transfer ownership, leave), folders, AI provider and credits
 // (docs/api.md "Workspaces", "Folders", "Workspace AI provider", "Workspace credits").
 import { useState } from 'preact/hooks';
-import { get, post, patch, put, del, enc } from '../lib/api.js';
-import { me, loadMe } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { navigate } from '../lib/router.js';
-import { usd } from '../lib/format.js';
-import { Field, ErrorNote, Loading, ConfirmDialog, useAsync, useTitle } from '../ui.jsx';
-import { NameDialog } from './dashboard.jsx';
-import { Section, Status, useAction, sentence, spoken } from './settings_parts.jsx';
+import { get, post, patch, put, del, enc } from '../../lib/api.js';
+import { me, loadMe } from '../../lib/session.js';
+import { useStore } from '../../lib/store.js';
+import { navigate } from '../../lib/router.js';
+import { usd } from '../../lib/format.js';
+import { Field, ErrorNote, Loading, ConfirmDialog, NameDialog, useAsync, useTitle } from '../../ui/index.js';
+import { Section, Status, useAction, sentence, spoken } from './parts.jsx';
 
 const ROLE_NAMES = { member: 'Member', admin: 'Admin', owner: 'Owner' };
 const RANK = { member: 1, admin: 2, owner: 3 };

@@ -2,8 +2,8 @@
 // to the preview's script, and visual editing: Edit visually, the inspector, Save through
 // POST /direct-save/:projectId and Undo (docs/web.md "Preview", "Visual editing").
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { get, post, enc, ApiError } from '../lib/api.js';
-import { ErrorNote, Field, Loading } from '../ui.jsx';
+import { get, post, enc, ApiError } from '../../../lib/api.js';
+import { ErrorNote, Field, Loading } from '../../../ui/index.js';
 import { previewMessage, toFrame, element, rectOf, pageFile, fieldsOf, valuesOf, patchesOf, saveError, threadsOf } from './visual-bridge.js';
 import { useDesignComments, Pins, CommentsPanel } from './comments.jsx';
 

@@ -2,9 +2,9 @@
 // area of the project page: each domain with its state, the DNS records to set, Verify and Remove;
 // a form to add one. The list is reloaded every few seconds while a domain is pending.
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, del, enc } from '../lib/api.js';
-import { ago, when } from '../lib/format.js';
-import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useAsync } from '../ui.jsx';
+import { get, post, del, enc } from '../../../lib/api.js';
+import { ago, when } from '../../../lib/format.js';
+import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useAsync } from '../../../ui/index.js';
 
 const STATES = {
 	pending_dns: 'Waiting for DNS',
