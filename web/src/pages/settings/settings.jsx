@@ -3,7 +3,7 @@
 // New workspace). The pages are settings_account.jsx and settings_workspace.jsx; what they
 // share is in settings_parts.jsx.
 import { useState } from 'preact/hooks';
-import { post } from '../../lib/api.js';
+import { createWorkspace } from '../../lib/api.js';
 import { me, loadMe } from '../../lib/session.js';
 import { useStore } from '../../lib/store.js';
 import { Link, navigate } from '../../lib/router.js';
@@ -53,7 +53,7 @@ export function SettingsPage({ section, wid }) {
 					action="Create workspace"
 					onClose={() => setCreating(false)}
 					onSave={async (name) => {
-						const w = await post('/workspaces', { name });
+						const w = await createWorkspace(name);
 						await loadMe(true);
 						setCreating(false);
 						navigate(`/settings/workspace/${encodeURIComponent(w.id)}`);

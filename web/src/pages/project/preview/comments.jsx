@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as encoding from 'lib0/encoding';
 import * as decoding from 'lib0/decoding';
-import { get, enc } from '../../../lib/api.js';
+import { listDesignComments } from '../../../lib/api.js';
 import { useRoom } from '../../../lib/room.js';
 import { me } from '../../../lib/session.js';
 import { useStore } from '../../../lib/store.js';
@@ -43,7 +43,7 @@ export function useDesignComments(project) {
 		};
 		const load = () => {
 			held = [];
-			return get(`/projects/${enc(project.id)}/design-comments`).then(
+			return listDesignComments(project.id).then(
 				(r) => {
 					if (gone) return;
 					let m = new Map();

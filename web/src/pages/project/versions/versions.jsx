@@ -1,7 +1,7 @@
 // versions.jsx: the project's versions with a diff per version and Restore; the live preview
 // (its own origin, docs/web.md "Preview") is in ../preview/visual.jsx, with visual editing.
 import { useState } from 'preact/hooks';
-import { get, post, enc } from '../../../lib/api.js';
+import { listVersions, getVersionDiff, checkoutVersion } from '../../../lib/api.js';
 import { ago, when } from '../../../lib/format.js';
 import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../../../ui/index.js';
 
@@ -27,7 +27,7 @@ function DiffText({ text }) {
 const STATUS = { added: 'added', modified: 'changed', deleted: 'deleted', renamed: 'renamed' };
 
 function Diff({ project, sha }) {
-	const d = useAsync(() => get(`/projects/${enc(project.id)}/versions/${enc(sha)}/diff`), [project.id, sha]);
+	const d = useAsync(() => getVersionDiff(project.id, sha), [project.id, sha]);
 	if (d.error) return <ErrorNote error={d.error.status === 404 ? 'The changes of this version cannot be shown.' : d.error} />;
 	if (!d.data) return <Loading label="Loading the changes…" />;
 	if (!d.data.files.length) return <p class="empty">No file changed in this version.</p>;
@@ -46,7 +46,7 @@ function Diff({ project, sha }) {
 }
 
 export function Versions({ project, tick, onRestored }) {
-	const list = useAsync(() => get(`/projects/${enc(project.id)}/versions`).then((r) => r.items), [project.id, tick]);
+	const list = useAsync(() => listVersions(project.id).then((r) => r.items), [project.id, tick]);
 	const [shown, setShown] = useState(null);
 	const [restoring, setRestoring] = useState(null);
 	const [status, setStatus] = useState('');
@@ -91,7 +91,7 @@ export function Versions({ project, tick, onRestored }) {
 					action="Restore"
 					onClose={() => setRestoring(null)}
 					onConfirm={async () => {
-						const r = await post(`/projects/${enc(project.id)}/versions/${enc(restoring.sha)}/checkout`);
+						const r = await checkoutVersion(project.id, restoring.sha);
 						setRestoring(null);
 						setStatus(`Restored version ${restoring.sha.slice(0, 7)} as ${String(r.sha).slice(0, 7)}.`);
 						list.reload();
