@@ -1,4 +1,4 @@
-// settings_account.jsx: /settings/account: display name, password, connected sign-in providers,
+// account.jsx: /settings/account: display name, password, connected sign-in providers,
 // the coding assistant's GitHub connection, API tokens, sign out (docs/api.md "Account", "API tokens").
 import { useState } from 'preact/hooks';
 import { updateMe, listIdentities, changePassword, deleteIdentity, identityLinkUrl, assistantConnectUrl, listTokens, createToken, revokeToken } from '../../lib/api.js';

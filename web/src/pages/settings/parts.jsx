@@ -1,4 +1,4 @@
-// settings_parts.jsx: what the settings pages share: titled sections, the status line, one
+// parts.jsx: what the settings pages share: titled sections, the status line, one
 // request at a time per form, and API errors as sentences.
 import { useState } from 'preact/hooks';
 import { useId } from '../../ui/index.js';

@@ -1,7 +1,7 @@
 // settings.jsx: /settings/account and /settings/workspace/:wid (one chunk of their own, loaded
 // by main.jsx through <Lazy>): the settings layout with its navigation (Account, each workspace,
-// New workspace). The pages are settings_account.jsx and settings_workspace.jsx; what they
-// share is in settings_parts.jsx.
+// New workspace). The pages are account.jsx and workspace.jsx; what they
+// share is in parts.jsx.
 import { useState } from 'preact/hooks';
 import { createWorkspace } from '../../lib/api.js';
 import { me, loadMe } from '../../lib/session.js';

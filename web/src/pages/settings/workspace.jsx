@@ -1,4 +1,4 @@
-// settings_workspace.jsx: /settings/workspace/:wid: the workspace's name, members and roles
+// workspace.jsx: /settings/workspace/:wid: the workspace's name, members and roles
 // (invite, change role, remove, transfer ownership, leave), folders, AI provider and credits
 // (docs/api.md "Workspaces", "Folders", "Workspace AI provider", "Workspace credits").
 import { useState } from 'preact/hooks';
