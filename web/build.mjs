@@ -54,7 +54,7 @@ const html = readFileSync(join(here, 'index.html'), 'utf8').replace('<!--svc:ass
 writeFileSync(join(tmp, 'index.html'), html);
 
 // What each route loads: the entry and its static imports; the project page adds the chunk
-// src/pages/project.jsx is in, and that chunk's static imports (written to dist/build.json).
+// src/pages/project/project.jsx is in, and that chunk's static imports (written to dist/build.json).
 function closure(file, seen = new Set()) {
 	if (seen.has(file)) return seen;
 	seen.add(file);
@@ -62,7 +62,7 @@ function closure(file, seen = new Set()) {
 	return seen;
 }
 const gz = (files) => [...files].filter((f) => f.endsWith('.js')).reduce((n, f) => n + gzipSync(readFileSync(join(here, f))).length, 0);
-const projectChunk = Object.keys(outputs).find((p) => outputs[p].imports !== undefined && Object.keys(outputs[p].inputs).includes('src/pages/project.jsx'));
+const projectChunk = Object.keys(outputs).find((p) => outputs[p].imports !== undefined && Object.keys(outputs[p].inputs).includes('src/pages/project/project.jsx'));
 const base = closure(entry);
 const project = closure(projectChunk, new Set(base));
 const sizes = { signInAndDashboard: gz(base), projectPage: gz(project) };

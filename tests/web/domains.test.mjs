@@ -1,4 +1,4 @@
-// domains.test.mjs: a project's custom domains in the browser (pages/domains.jsx): the owner of a
+// domains.test.mjs: a project's custom domains in the browser (pages/project/settings/domains.jsx): the owner of a
 // workspace on the pro plan opens Custom domains from the project page, is refused a name two labels
 // under its registrable domain, adds web.example.org (the test stack's dnsmasq points it at the HTTPS
 // front), sees the DNS records to set, watches it become Active, verifies it and removes it.

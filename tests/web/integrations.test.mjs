@@ -1,4 +1,4 @@
-// integrations.test.mjs: the Integrations page (pages/integrations.jsx) in a browser: a platform admin
+// integrations.test.mjs: the Integrations page (pages/integrations/integrations.jsx) in a browser: a platform admin
 // searches the catalogue, makes an integration available and on by default, saves its API key (the
 // form never shows it back), reads the audit log and xray; a user then sees it enabled and configured,
 // connects an OAuth integration through the OAuth double's integration provider for their workspace, makes

@@ -7,18 +7,18 @@ import { locationStore, match, navigate, Link, withQuery } from './lib/router.js
 import { useStore } from './lib/store.js';
 import { connectivity, onSessionLost, retryNow } from './lib/api.js';
 import { me, loadMe, signOut } from './lib/session.js';
-import { Login, Signup, Verify, Forgot, Reset } from './pages/auth.jsx';
-import { Dashboard } from './pages/dashboard.jsx';
+import { Login, Signup, Verify, Forgot, Reset } from './pages/auth/auth.jsx';
+import { Dashboard } from './pages/dashboard/dashboard.jsx';
 import { NotFound, ErrorPage } from './pages/errors.jsx';
-import { Loading } from './ui.jsx';
+import { Loading } from './ui/index.js';
 
 // The project page (chat, files, preview, versions, Markdown) is its own chunk: sign-in
 // and the dashboard never load it (budgets in docs/web.md).
-const loadProject = () => import('./pages/project.jsx');
+const loadProject = () => import('./pages/project/project.jsx');
 // The settings pages (account, workspaces) are a chunk of their own too.
-const loadSettings = () => import('./pages/settings.jsx');
+const loadSettings = () => import('./pages/settings/settings.jsx');
 // The Integrations page too (docs/web.md "Integrations").
-const loadIntegrations = () => import('./pages/integrations.jsx');
+const loadIntegrations = () => import('./pages/integrations/integrations.jsx');
 
 const here = () => locationStore.get();
 

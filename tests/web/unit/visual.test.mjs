@@ -1,8 +1,8 @@
-// visual.test.mjs: web/src/pages/visual-bridge.js: which messages the app believes, page → file,
+// visual.test.mjs: web/src/pages/project/preview/visual-bridge.js: which messages the app believes, page → file,
 // the patches of an inspector's edits and how a refused one is told.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { previewMessage, toFrame, element, pageFile, parseStyle, valuesOf, patchesOf, saveError, pinAt, applyComment, threadsOf } from '../../../web/src/pages/visual-bridge.js';
+import { previewMessage, toFrame, element, pageFile, parseStyle, valuesOf, patchesOf, saveError, pinAt, applyComment, threadsOf } from '../../../web/src/pages/project/preview/visual-bridge.js';
 
 const URL_ = 'http://abc.preview.localhost:8080/';
 const frame = { name: 'the frame' };

@@ -25,13 +25,7 @@ export function query(name) {
 	return new URLSearchParams(locationStore.get().split('?')[1] || '').get(name);
 }
 
-/** withQuery(path, params): path with params (null/undefined/'' left out) as its query string. */
-export function withQuery(path, params) {
-	const q = new URLSearchParams();
-	for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== '') q.set(k, v);
-	const s = q.toString();
-	return s ? `${path}?${s}` : path;
-}
+export { withQuery } from './url.js';
 
 /**
  * match(pattern, path): the parameters of path for a pattern such as "/projects/:id", or null.

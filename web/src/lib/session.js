@@ -1,6 +1,6 @@
 // session.js: who is signed in (GET /api/auth/me), loaded once and shared by every page.
 import { createStore } from './store.js';
-import { get, post, ApiError } from './api.js';
+import { getMe, logout, ApiError } from './api.js';
 
 /** me: undefined while unknown, null when signed out, else the /auth/me answer. */
 export const me = createStore(undefined);
@@ -10,7 +10,7 @@ let loading = null;
 export function loadMe(force = false) {
 	if (!force && me.get() !== undefined) return Promise.resolve(me.get());
 	if (!loading) {
-		loading = get('/auth/me', { quietSessionLoss: true })
+		loading = getMe()
 			.then((m) => {
 				me.set(m);
 				return m;
@@ -30,7 +30,7 @@ export function loadMe(force = false) {
 /** signOut(): POST /auth/logout (clears the cookies) and forgets the user. */
 export async function signOut() {
 	try {
-		await post('/auth/logout');
+		await logout();
 	} finally {
 		me.set(null);
 	}

@@ -1,6 +1,6 @@
 // errors.jsx: the pages for an unknown address and for what the user may not see.
 import { Link } from '../lib/router.js';
-import { useTitle } from '../ui.jsx';
+import { useTitle } from '../ui/index.js';
 
 /** ErrorPage: a title, a sentence and a way back to the dashboard. */
 export function ErrorPage({ title, message, code }) {

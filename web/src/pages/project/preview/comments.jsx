@@ -5,12 +5,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as encoding from 'lib0/encoding';
 import * as decoding from 'lib0/decoding';
-import { get, enc } from '../lib/api.js';
-import { useRoom } from '../lib/room.js';
-import { me } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { ago, when } from '../lib/format.js';
-import { ConfirmDialog, ErrorNote, Field } from '../ui.jsx';
+import { listDesignComments } from '../../../lib/api.js';
+import { useRoom } from '../../../lib/room.js';
+import { me } from '../../../lib/session.js';
+import { useStore } from '../../../lib/store.js';
+import { ago, when } from '../../../lib/format.js';
+import { ConfirmDialog, ErrorNote, Field } from '../../../ui/index.js';
 import { applyComment, threadsOf, pinAt } from './visual-bridge.js';
 
 const MSG_COMMENTS = 100;
@@ -43,7 +43,7 @@ export function useDesignComments(project) {
 		};
 		const load = () => {
 			held = [];
-			return get(`/projects/${enc(project.id)}/design-comments`).then(
+			return listDesignComments(project.id).then(
 				(r) => {
 					if (gone) return;
 					let m = new Map();

@@ -1,13 +1,13 @@
-// settings_account.jsx: /settings/account: display name, password, connected sign-in providers,
+// account.jsx: /settings/account: display name, password, connected sign-in providers,
 // the coding assistant's GitHub connection, API tokens, sign out (docs/api.md "Account", "API tokens").
 import { useState } from 'preact/hooks';
-import { get, post, patch, del, enc, API } from '../lib/api.js';
-import { me, loadMe, signOut } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { navigate, query } from '../lib/router.js';
-import { ago, when } from '../lib/format.js';
-import { Dialog, Field, ErrorNote, Loading, ConfirmDialog, useAsync, useTitle, useId } from '../ui.jsx';
-import { Section, Status, useAction, sentence, spoken } from './settings_parts.jsx';
+import { updateMe, listIdentities, changePassword, deleteIdentity, identityLinkUrl, assistantConnectUrl, listTokens, createToken, revokeToken } from '../../lib/api.js';
+import { me, loadMe, signOut } from '../../lib/session.js';
+import { useStore } from '../../lib/store.js';
+import { navigate, query } from '../../lib/router.js';
+import { ago, when } from '../../lib/format.js';
+import { Dialog, Field, ErrorNote, Loading, ConfirmDialog, useAsync, useTitle, useId } from '../../ui/index.js';
+import { Section, Status, useAction, sentence, spoken } from './parts.jsx';
 
 const PROVIDER_NAMES = { github: 'GitHub', google: 'Google' };
 
@@ -67,7 +67,7 @@ function Profile({ m }) {
 	async function save(e) {
 		e.preventDefault();
 		await a.run(async () => {
-			const r = await patch('/auth/me', { displayName: name.trim() || null });
+			const r = await updateMe({ displayName: name.trim() || null });
 			me.set((x) => ({ ...x, user: r.user }));
 		}, 'Your name is saved.');
 	}
@@ -89,7 +89,7 @@ function Profile({ m }) {
 
 /** The password form and the connected providers: both are ways to sign in, and one must stay. */
 function SignIn({ m }) {
-	const ids = useAsync(() => get('/auth/identities'), []);
+	const ids = useAsync(() => listIdentities(), []);
 	return (
 		<>
 			<Password hasPassword={ids.data ? ids.data.hasPassword : true} onSet={() => ids.reload()} />
@@ -112,7 +112,7 @@ function Password({ hasPassword, onSet }) {
 		}
 		setMismatch(false);
 		const r = await a.run(
-			() => post('/auth/password', hasPassword ? { currentPassword: cur, newPassword: next } : { newPassword: next }),
+			() => changePassword(hasPassword ? { currentPassword: cur, newPassword: next } : { newPassword: next }),
 			hasPassword ? 'Your password is changed. Other browsers and devices are signed out within 15 minutes.' : 'Your password is set.',
 		);
 		if (r) {
@@ -193,7 +193,7 @@ function Providers({ m, ids }) {
 									configured.includes(p) && (
 										<a
 											class="button secondary"
-											href={`${API}/auth/${enc(p)}/link`}
+											href={identityLinkUrl(p)}
 											onClick={(e) => {
 												e.preventDefault();
 												startFlow(e.currentTarget.href);
@@ -216,7 +216,7 @@ function Providers({ m, ids }) {
 					danger
 					onClose={() => setRemoving(null)}
 					onConfirm={async () => {
-						await spoken(del(`/auth/identities/${enc(removing.provider)}`), { 409: `${removing.name} is your only way to sign in: set a password first.` });
+						await spoken(deleteIdentity(removing.provider), { 409: `${removing.name} is your only way to sign in: set a password first.` });
 						setStatus(`${removing.name} is disconnected.`);
 						setRemoving(null);
 						if (connected) navigate('/settings/account', { replace: true, keepScroll: true });
@@ -256,7 +256,7 @@ function Assistant({ m }) {
 			</p>
 			<a
 				class="button secondary"
-				href={`${API}/auth/github/assistant`}
+				href={assistantConnectUrl()}
 				onClick={(e) => {
 					e.preventDefault();
 					startFlow(e.currentTarget.href);
@@ -269,7 +269,7 @@ function Assistant({ m }) {
 }
 
 function Tokens() {
-	const list = useAsync(() => get('/auth/tokens').then((r) => r.items), []);
+	const list = useAsync(() => listTokens().then((r) => r.items), []);
 	const [name, setName] = useState('');
 	const [scopes, setScopes] = useState(['projects:read']);
 	const [created, setCreated] = useState(null);
@@ -279,7 +279,7 @@ function Tokens() {
 	const scopeHead = useId('scopes');
 	async function create(e) {
 		e.preventDefault();
-		const t = await a.run(() => post('/auth/tokens', { name: name.trim(), scopes }));
+		const t = await a.run(() => createToken({ name: name.trim(), scopes }));
 		if (t) {
 			const shown = { ...t };
 			delete shown.token; // the list never holds the secret
@@ -359,7 +359,7 @@ function Tokens() {
 					onClose={() => setRevoking(null)}
 					onConfirm={async () => {
 						try {
-							await del(`/auth/tokens/${enc(revoking.id)}`);
+							await revokeToken(revoking.id);
 						} catch (e) {
 							if (e.status !== 404) throw new Error(sentence(e));
 						}

@@ -2,9 +2,9 @@
 // area of the project page: each domain with its state, the DNS records to set, Verify and Remove;
 // a form to add one. The list is reloaded every few seconds while a domain is pending.
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, del, enc } from '../lib/api.js';
-import { ago, when } from '../lib/format.js';
-import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useAsync } from '../ui.jsx';
+import { listDomains, addDomain, verifyDomain, deleteDomain } from '../../../lib/api.js';
+import { ago, when } from '../../../lib/format.js';
+import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useAsync } from '../../../ui/index.js';
 
 const STATES = {
 	pending_dns: 'Waiting for DNS',
@@ -40,7 +40,7 @@ export function Domains({ project }) {
 }
 
 function DomainsDialog({ project, onClose }) {
-	const list = useAsync(() => get(`/domains/project/${enc(project.id)}`), [project.id]);
+	const list = useAsync(() => listDomains(project.id), [project.id]);
 	const items = (list.data && list.data.items) || [];
 	// checks asked for by hand run on the server's worker (202): id -> the checkedAt it had then
 	const [checking, setChecking] = useState({});
@@ -81,7 +81,7 @@ function DomainRow({ d, checking, onChanged, onQueued }) {
 		setBusy(true);
 		setError(null);
 		try {
-			await post(`/domains/${enc(d.id)}/verify`);
+			await verifyDomain(d.id);
 			onQueued();
 			onChanged();
 		} catch (e) {
@@ -120,7 +120,7 @@ function DomainRow({ d, checking, onChanged, onQueued }) {
 					danger
 					onClose={() => setConfirm(false)}
 					onConfirm={async () => {
-						await del(`/domains/${enc(d.id)}`);
+						await deleteDomain(d.id);
 						setConfirm(false);
 						onChanged();
 					}}
@@ -175,7 +175,7 @@ function AddDomain({ project, onAdded }) {
 		setBusy(true);
 		setError(null);
 		try {
-			await post(`/domains/project/${enc(project.id)}`, { domain: name.trim() });
+			await addDomain(project.id, name.trim());
 			setName('');
 			onAdded();
 		} catch (err) {

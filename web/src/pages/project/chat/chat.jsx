@@ -1,12 +1,11 @@
 // chat.jsx: the project page's chat: chat switcher, mode, the timeline (paged upward), the live
 // turn streamed from POST /chat/:projectId/messages (or /plan), Stop, images, plans.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, post, request, enc, ApiError } from '../lib/api.js';
-import { readEventStream } from '../lib/sse.js';
-import { renderMarkdown } from '../lib/markdown.js';
-import { withQuery } from '../lib/router.js';
-import { usd, when } from '../lib/format.js';
-import { ErrorNote, Field } from '../ui.jsx';
+import { listChats, createChat, listChatMessages, sendChatMessage, sendPlanMessage, runPlan as startPlanRun, stopChat, ApiError } from '../../../lib/api.js';
+import { readEventStream } from '../../../lib/sse.js';
+import { renderMarkdown } from '../../../lib/markdown.js';
+import { usd, when } from '../../../lib/format.js';
+import { ErrorNote, Field } from '../../../ui/index.js';
 
 // [mode, option label, what it does]: the label stays short so the select shows it whole at
 // 390 px; what the mode does is the hint under the bar, which the select is described by.
@@ -154,7 +153,7 @@ export function Chat({ project, onFilesChanged }) {
 	const chat = chats.find((c) => c.id === chatId);
 
 	async function loadChats(select) {
-		const r = await get(`/projects/${enc(pid)}/chats`);
+		const r = await listChats(pid);
 		setChats(r.items);
 		if (select) setChatId(select);
 		else setChatId((id) => id || (r.items[0] && r.items[0].id));
@@ -176,7 +175,7 @@ export function Chat({ project, onFilesChanged }) {
 		setEvents(null);
 		setOlder(null);
 		atBottom.current = true;
-		get(withQuery(`/chat/${enc(pid)}/messages`, { chatId, limit: 50 })).then(
+		listChatMessages(pid, { chatId, limit: 50 }).then(
 			(r) => {
 				if (!live) return;
 				setEvents(r.items);
@@ -194,15 +193,15 @@ export function Chat({ project, onFilesChanged }) {
 	async function loadOlder() {
 		const el = logRef.current;
 		const before = el ? el.scrollHeight - el.scrollTop : 0;
-		const r = await get(withQuery(`/chat/${enc(pid)}/messages`, { chatId, limit: 50, before: older }));
+		const r = await listChatMessages(pid, { chatId, limit: 50, before: older });
 		atBottom.current = false;
 		setEvents((l) => [...r.items, ...(l || [])]);
 		setOlder(r.nextCursor);
 		requestAnimationFrame(() => el && (el.scrollTop = el.scrollHeight - before));
 	}
 
-	/** stream(path, body, userText): runs one turn and shows it as it arrives. */
-	async function stream(targetChat, path, body, userEvent) {
+	/** stream(targetChat, open, userEvent): runs one turn (open() starts it: the API's stream) and shows it as it arrives. */
+	async function stream(targetChat, open, userEvent) {
 		const turnId = `live-${++liveSeq}`;
 		const push = (e) => {
 			if (current.current === targetChat) setEvents((l) => [...(l || []), { ...e, turnId }]);
@@ -213,7 +212,7 @@ export function Chat({ project, onFilesChanged }) {
 		setStatus('The agent is working…');
 		let ended = false;
 		try {
-			const r = await request(path, { method: 'POST', body, raw: true, accept: 'text/event-stream' });
+			const r = await open();
 			await readEventStream(r.body, (e) => {
 				if (e.type === 'session.task_complete' || e.type === 'error') ended = true;
 				if (e.type === 'session.task_complete' && e.filesChanged) onFilesChanged();
@@ -236,7 +235,7 @@ export function Chat({ project, onFilesChanged }) {
 		let target = chatId;
 		try {
 			if (mode !== 'plan' && chat && chat.mode !== mode) {
-				const c = await post(`/projects/${enc(pid)}/chats`, { mode });
+				const c = await createChat(pid, mode);
 				fresh.current = c.id;
 				await loadChats(c.id);
 				target = c.id;
@@ -252,19 +251,19 @@ export function Chat({ project, onFilesChanged }) {
 		setText('');
 		setImages([]);
 		const body = { chatId: target, text: t, attachments: attachments.length ? attachments : null };
-		const path = mode === 'plan' ? `/plan/${enc(pid)}` : `/chat/${enc(pid)}/messages`;
-		await stream(target, path, body, { type: 'user.message', text: t, attachments });
+		const open = mode === 'plan' ? () => sendPlanMessage(pid, body) : () => sendChatMessage(pid, body);
+		await stream(target, open, { type: 'user.message', text: t, attachments });
 	}
 
 	async function runPlan() {
 		if (running) return;
-		await stream(chatId, `/plan/${enc(pid)}/${enc(chatId)}/run`, undefined, { type: 'user.message', text: 'Carry out the plan.', attachments: [] });
+		await stream(chatId, () => startPlanRun(pid, chatId), { type: 'user.message', text: 'Carry out the plan.', attachments: [] });
 	}
 
 	async function stop() {
 		if (!running) return;
 		try {
-			await post(`/chat/${enc(pid)}/stop`, { chatId: running.chatId });
+			await stopChat(pid, running.chatId);
 			setStatus('Stopping…');
 		} catch (e) {
 			setError(e);
@@ -273,7 +272,7 @@ export function Chat({ project, onFilesChanged }) {
 
 	async function newChat() {
 		try {
-			const c = await post(`/projects/${enc(pid)}/chats`, { mode: mode === 'plan' ? 'plan' : mode });
+			const c = await createChat(pid, mode === 'plan' ? 'plan' : mode);
 			await loadChats(c.id);
 			setStatus('Started a new chat.');
 		} catch (e) {

@@ -5,11 +5,29 @@
 // (which never show a secret) with the workspaces the credential may be used in, the audit log and xray.
 // docs/api.md "Integrations".
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, put, del, enc, API } from '../lib/api.js';
-import { ago, when } from '../lib/format.js';
-import { useStore } from '../lib/store.js';
-import { me } from '../lib/session.js';
-import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useTitle } from '../ui.jsx';
+import {
+	listIntegrations,
+	getIntegration,
+	integrationConnectUrl,
+	disconnectIntegration,
+	setWorkspaceIntegration,
+	setIntegrationsBulk,
+	listOAuthApps,
+	createOAuthApp,
+	deleteOAuthApp,
+	getCredential,
+	saveCredential,
+	deleteCredential,
+	setCredentialWorkspaces,
+	listIntegrationAudit,
+	getXrayStats,
+	getXrayActive,
+	getXrayStuck,
+} from '../../lib/api.js';
+import { ago, when } from '../../lib/format.js';
+import { useStore } from '../../lib/store.js';
+import { me } from '../../lib/session.js';
+import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useTitle } from '../../ui/index.js';
 
 /* An image app_url may load under its Content-Security-Policy (img-src 'self' data: blob:). */
 function ownImage(url) {
@@ -78,7 +96,7 @@ export function IntegrationsPage() {
 function ConnectedNotice({ id }) {
 	const [name, setName] = useState(null);
 	useEffect(() => {
-		get(`/integrations/${enc(id)}`).then(
+		getIntegration(id).then(
 			(it) => setName(it && it.displayName ? it.displayName : id),
 			() => setName(id),
 		);
@@ -110,13 +128,8 @@ function Catalogue({ admin, user }) {
 
 	async function load(cursor) {
 		setError(null);
-		const p = new URLSearchParams({ limit: String(PAGE) });
-		if (query.trim()) p.set('q', query.trim());
-		if (category) p.set('category', category);
-		if (cursor) p.set('cursor', cursor);
-		if (wid) p.set('workspaceId', wid);
 		try {
-			const r = await get('/integrations?' + p.toString());
+			const r = await listIntegrations({ limit: PAGE, q: query.trim(), category, cursor, workspaceId: wid });
 			setItems((old) => (cursor && old ? old.concat(r.items) : r.items));
 			setNext(r.nextCursor);
 			setTotal(r.total);
@@ -177,7 +190,7 @@ function Catalogue({ admin, user }) {
 					it={manage}
 					onClose={() => setManage(null)}
 					workspaces={workspaces}
-					onChanged={async () => replace(await get(`/integrations/${enc(manage.id)}?workspaceId=${enc(wid)}`))}
+					onChanged={async () => replace(await getIntegration(manage.id, wid))}
 				/>
 			)}
 		</section>
@@ -199,18 +212,17 @@ function Row({ it, admin, wid, wsName, wsAdmin, onChanged, onManage }) {
 		setError(null);
 		try {
 			await fn();
-			onChanged(await get(`/integrations/${enc(it.id)}?workspaceId=${enc(wid)}`));
+			onChanged(await getIntegration(it.id, wid));
 		} catch (e) {
 			setError(e);
 		}
 		setBusy(false);
 	}
-	const bulk = (which, on) => act(() => post(`/integrations/admin/${which}/bulk`, { integrationIds: [it.id], enabled: on }));
+	const bulk = (which, on) => act(() => setIntegrationsBulk(which, [it.id], on));
 	const oauth = it.authTypes.includes('oauth2');
-	const ws = wid ? `?workspaceId=${enc(wid)}` : '';
 	const writes = it.readOnly === true ? 'read' : it.readOnly === false ? 'write' : 'default';
 	const setWrites = (v) =>
-		act(() => put(`/workspaces/${enc(wid)}/integrations/${enc(it.id)}`, { enabled: it.enabled, readOnly: v === 'read' ? true : v === 'write' ? false : null }));
+		act(() => setWorkspaceIntegration(wid, it.id, { enabled: it.enabled, readOnly: v === 'read' ? true : v === 'write' ? false : null }));
 	return (
 		<li class="integ">
 			<div class="integ-head">
@@ -230,7 +242,7 @@ function Row({ it, admin, wid, wsName, wsAdmin, onChanged, onManage }) {
 			<p class="hint">{it.authTypes.map((a) => AUTH_NAMES[a] || a).join(', ')}</p>
 			<div class="actions">
 				{oauth && it.enabled && !it.connected && it.configured && (
-					<a class="button" href={`${API}/integrations/${enc(it.id)}/connect${ws}`} aria-label={`Connect ${it.displayName}`} title={wsName ? `For ${wsName}` : undefined}>
+					<a class="button" href={integrationConnectUrl(it.id, wid)} aria-label={`Connect ${it.displayName}`} title={wsName ? `For ${wsName}` : undefined}>
 						Connect
 					</a>
 				)}
@@ -272,7 +284,7 @@ function Row({ it, admin, wid, wsName, wsAdmin, onChanged, onManage }) {
 					onClose={() => setConfirm(false)}
 					onConfirm={async () => {
 						setConfirm(false);
-						await act(() => del(`/integrations/${enc(it.id)}/connection${ws}`));
+						await act(() => disconnectIntegration(it.id, wid));
 					}}
 				/>
 			)}
@@ -299,7 +311,7 @@ function OAuthApps({ it, onChanged }) {
 	const [secret, setSecret] = useState('');
 	const [error, setError] = useState(null);
 	const [saved, setSaved] = useState(null);
-	const load = () => get(`/integrations/admin/oauth-apps?integrationId=${enc(it.id)}`).then((r) => setApps(r.items), setError);
+	const load = () => listOAuthApps(it.id).then((r) => setApps(r.items), setError);
 	useEffect(() => {
 		load();
 	}, [it.id]);
@@ -307,7 +319,7 @@ function OAuthApps({ it, onChanged }) {
 		e.preventDefault();
 		await attempt(
 			setError,
-			() => post('/integrations/admin/oauth-apps', { integrationId: it.id, clientId: clientId.trim(), clientSecret: secret, scope: 'global' }),
+			() => createOAuthApp({ integrationId: it.id, clientId: clientId.trim(), clientSecret: secret, scope: 'global' }),
 			() => setSecret(''),
 			() => setClientId(''),
 			setSaved,
@@ -328,7 +340,7 @@ function OAuthApps({ it, onChanged }) {
 								type="button"
 								class="ghost danger"
 								aria-label={`Delete the OAuth app ending in ${a.clientIdHint}`}
-								onClick={() => attempt(setError, () => del(`/integrations/admin/oauth-apps/${enc(a.id)}`), load, onChanged)}
+								onClick={() => attempt(setError, () => deleteOAuthApp(a.id), load, onChanged)}
 							>
 								Delete
 							</button>
@@ -361,7 +373,7 @@ function CredentialWorkspaces({ it, stored, workspaces, onSaved }) {
 	async function save(e) {
 		e.preventDefault();
 		const list = ids.split(/[\s,]+/).filter(Boolean);
-		await attempt(setError, () => put(`/integrations/admin/credentials/${enc(it.id)}/workspaces`, { workspaceIds: only ? list : null }), onSaved);
+		await attempt(setError, () => setCredentialWorkspaces(it.id, only ? list : null), onSaved);
 	}
 	return (
 		<form onSubmit={save} aria-label="Where the platform credential is used">
@@ -390,7 +402,7 @@ function Credential({ it, types, workspaces, onChanged }) {
 	const [b, setB] = useState('');
 	const [error, setError] = useState(null);
 	const load = () =>
-		get(`/integrations/admin/credentials/${enc(it.id)}`).then(setStored, (e) => (e.status === 404 ? setStored(null) : setError(e)));
+		getCredential(it.id).then(setStored, (e) => (e.status === 404 ? setStored(null) : setError(e)));
 	useEffect(() => {
 		load();
 	}, [it.id]);
@@ -409,7 +421,7 @@ function Credential({ it, types, workspaces, onChanged }) {
 		}
 		await attempt(
 			setError,
-			() => post('/integrations/admin/credentials', { integrationId: it.id, authType: type, value }),
+			() => saveCredential({ integrationId: it.id, authType: type, value }),
 			() => setA(''),
 			() => setB(''),
 			load,
@@ -427,7 +439,7 @@ function Credential({ it, types, workspaces, onChanged }) {
 					<button
 						type="button"
 						class="ghost danger"
-						onClick={() => attempt(setError, () => del(`/integrations/admin/credentials/${enc(it.id)}`), load, onChanged)}
+						onClick={() => attempt(setError, () => deleteCredential(it.id), load, onChanged)}
 					>
 						Delete credential
 					</button>
@@ -481,7 +493,7 @@ function Audit() {
 	const [entries, setEntries] = useState(null);
 	const [error, setError] = useState(null);
 	useEffect(() => {
-		get('/integrations/admin/audit?limit=100').then((r) => setEntries(r.entries), setError);
+		listIntegrationAudit(100).then((r) => setEntries(r.entries), setError);
 	}, []);
 	if (error) return <ErrorNote error={error} />;
 	if (!entries) return <Loading />;
@@ -517,7 +529,7 @@ function Xray() {
 	const [data, setData] = useState(null);
 	const [error, setError] = useState(null);
 	useEffect(() => {
-		Promise.all([get('/xray/stats'), get('/xray/active'), get('/xray/stuck')]).then(([s, a, k]) => setData({ s, a, k }), setError);
+		Promise.all([getXrayStats(), getXrayActive(), getXrayStuck()]).then(([s, a, k]) => setData({ s, a, k }), setError);
 	}, []);
 	if (error) return <ErrorNote error={error} />;
 	if (!data) return <Loading />;

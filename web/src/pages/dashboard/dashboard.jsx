@@ -1,11 +1,11 @@
 // dashboard.jsx: /dashboard (a workspace's projects, folders, search, New project) and /trash.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, post, patch, del, enc, ApiError } from '../lib/api.js';
-import { me } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { Link, navigate, query, withQuery, locationStore } from '../lib/router.js';
-import { ago, when } from '../lib/format.js';
-import { Dialog, Field, ErrorNote, Loading, ConfirmDialog, useAsync, useTitle } from '../ui.jsx';
+import { listFolders, createFolder, listProjects, listTemplates, createProject, updateProject, deleteProject, restoreProject, duplicateProject, enc, ApiError } from '../../lib/api.js';
+import { me } from '../../lib/session.js';
+import { useStore } from '../../lib/store.js';
+import { Link, navigate, query, withQuery, locationStore } from '../../lib/router.js';
+import { ago, when } from '../../lib/format.js';
+import { Dialog, Field, ErrorNote, Loading, ConfirmDialog, NameDialog, useAsync, useTitle } from '../../ui/index.js';
 
 const PAGE = 24;
 const VISIBILITIES = [
@@ -30,7 +30,7 @@ export function Dashboard({ trash }) {
 	const folderId = query('folder') || null;
 	const workspaces = user.workspaces && user.workspaces.length ? user.workspaces : [user.workspace];
 	const ws = workspaces.find((w) => w.id === wid) || user.workspace;
-	const folders = useAsync(() => get(`/workspaces/${enc(ws.id)}/folders`).then((r) => r.items), [ws.id]);
+	const folders = useAsync(() => listFolders(ws.id).then((r) => r.items), [ws.id]);
 	const folder = folderId && folders.data ? folders.data.find((f) => f.id === folderId) : null;
 	const title = trash ? 'Trash' : folder ? folder.name : 'Projects';
 	useTitle(title);
@@ -85,7 +85,7 @@ export function Dashboard({ trash }) {
 						action="Create folder"
 						onClose={() => setNewFolder(false)}
 						onSave={async (name) => {
-							const f = await post(`/workspaces/${enc(ws.id)}/folders`, { name });
+							const f = await createFolder(ws.id, name);
 							folders.setData((l) => [...(l || []), f].sort((a, b) => a.name.localeCompare(b.name)));
 							setNewFolder(false);
 						}}
@@ -116,14 +116,14 @@ function Projects({ ws, folderId, folders, title }) {
 	const gen = useRef(0);
 	const sq = searchable(q);
 
-	function params(c) {
-		return withQuery('/projects', { workspaceId: ws.id, folderId, visibility: vis, q: sq, limit: PAGE, cursor: c });
+	function page(c) {
+		return listProjects({ workspaceId: ws.id, folderId, visibility: vis, q: sq, limit: PAGE, cursor: c });
 	}
 	useEffect(() => {
 		const g = ++gen.current;
 		const t = setTimeout(
 			() => {
-				get(params(null)).then(
+				page(null).then(
 					(r) => {
 						if (g !== gen.current) return;
 						setItems(r.items);
@@ -148,7 +148,7 @@ function Projects({ ws, folderId, folders, title }) {
 	async function loadMore() {
 		setMore(true);
 		try {
-			const r = await get(params(cursor));
+			const r = await page(cursor);
 			setItems((l) => [...l, ...r.items.filter((p) => !l.some((x) => x.id === p.id))]);
 			setCursor(r.nextCursor);
 		} catch (e) {
@@ -244,7 +244,7 @@ function Card({ p, folders, onChange, onRemove, onAdd, onStatus }) {
 		setOpen(false);
 		setError(null);
 		if (kind === 'duplicate') {
-			post(`/projects/${enc(p.id)}/duplicate`, {}).then(
+			duplicateProject(p.id).then(
 				(c) => {
 					onAdd(c);
 					onStatus(`Made a copy: ${c.name}`);
@@ -254,7 +254,7 @@ function Card({ p, folders, onChange, onRemove, onAdd, onStatus }) {
 		} else setDialog(kind);
 	}
 	async function save(body) {
-		const np = await patch(`/projects/${enc(p.id)}`, body);
+		const np = await updateProject(p.id, body);
 		onChange(np);
 		setDialog(null);
 	}
@@ -320,7 +320,7 @@ function Card({ p, folders, onChange, onRemove, onAdd, onStatus }) {
 					danger
 					onClose={() => setDialog(null)}
 					onConfirm={async () => {
-						await del(`/projects/${enc(p.id)}`);
+						await deleteProject(p.id);
 						setDialog(null);
 						onRemove(p.id);
 						onStatus(`${p.name} is in the Trash.`);
@@ -328,37 +328,6 @@ function Card({ p, folders, onChange, onRemove, onAdd, onStatus }) {
 				/>
 			)}
 		</li>
-	);
-}
-
-/** NameDialog: one text field and a button (rename, new folder). */
-export function NameDialog({ title, label, action, initial = '', onClose, onSave }) {
-	const [v, setV] = useState(initial);
-	const [error, setError] = useState(null);
-	const [busy, setBusy] = useState(false);
-	return (
-		<Dialog title={title} onClose={onClose}>
-			<form
-				onSubmit={async (e) => {
-					e.preventDefault();
-					setBusy(true);
-					try {
-						await onSave(v.trim());
-					} catch (err) {
-						setError(err.message);
-						setBusy(false);
-					}
-				}}
-			>
-				<Field label={label} value={v} required maxLength={128} autoFocus error={error} onInput={(e) => setV(e.currentTarget.value)} />
-				<div class="actions">
-					<button type="button" class="ghost" onClick={onClose}>Cancel</button>
-					<button type="submit" class="primary" disabled={busy || !v.trim()}>
-						{action}
-					</button>
-				</div>
-			</form>
-		</Dialog>
 	);
 }
 
@@ -402,7 +371,7 @@ function NewProject({ ws, folderId, onClose }) {
 	const [busy, setBusy] = useState(false);
 	const templates = useAsync(
 		() =>
-			get('/templates').then(
+			listTemplates().then(
 				(r) => (r && r.items && r.items.length ? r.items : FALLBACK_TEMPLATES),
 				(e) => (e instanceof ApiError && e.status === 404 ? FALLBACK_TEMPLATES : Promise.reject(e)),
 			),
@@ -415,7 +384,7 @@ function NewProject({ ws, folderId, onClose }) {
 		setBusy(true);
 		setError(null);
 		try {
-			const p = await post(`/workspaces/${enc(ws.id)}/projects`, {
+			const p = await createProject(ws.id, {
 				name: name.trim(),
 				template: chosen.name,
 				folderId,
@@ -461,14 +430,14 @@ function NewProject({ ws, folderId, onClose }) {
 }
 
 function Trash({ ws, title }) {
-	const list = useAsync(() => get(withQuery('/projects', { workspaceId: ws.id, deleted: 'true', limit: 100 })), [ws.id]);
+	const list = useAsync(() => listProjects({ workspaceId: ws.id, deleted: 'true', limit: 100 }), [ws.id]);
 	const [status, setStatus] = useState('');
 	const [error, setError] = useState(null);
 	const items = list.data ? list.data.items : null;
 	async function restore(p) {
 		setError(null);
 		try {
-			await post(`/projects/${enc(p.id)}/restore`);
+			await restoreProject(p.id);
 			list.setData((d) => ({ ...d, items: d.items.filter((x) => x.id !== p.id) }));
 			setStatus(`${p.name} is back in your projects.`);
 		} catch (e) {

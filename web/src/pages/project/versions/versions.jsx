@@ -1,9 +1,9 @@
 // versions.jsx: the project's versions with a diff per version and Restore; the live preview
-// (its own origin, docs/web.md "Preview") is in visual.jsx, with visual editing.
+// (its own origin, docs/web.md "Preview") is in ../preview/visual.jsx, with visual editing.
 import { useState } from 'preact/hooks';
-import { get, post, enc } from '../lib/api.js';
-import { ago, when } from '../lib/format.js';
-import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../ui.jsx';
+import { listVersions, getVersionDiff, checkoutVersion } from '../../../lib/api.js';
+import { ago, when } from '../../../lib/format.js';
+import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../../../ui/index.js';
 
 /** DiffText: a unified diff with added, removed and hunk lines marked (also in text, by their sign). */
 function DiffText({ text }) {
@@ -24,12 +24,10 @@ function DiffText({ text }) {
 	);
 }
 
-export { Preview } from './visual.jsx';
-
 const STATUS = { added: 'added', modified: 'changed', deleted: 'deleted', renamed: 'renamed' };
 
 function Diff({ project, sha }) {
-	const d = useAsync(() => get(`/projects/${enc(project.id)}/versions/${enc(sha)}/diff`), [project.id, sha]);
+	const d = useAsync(() => getVersionDiff(project.id, sha), [project.id, sha]);
 	if (d.error) return <ErrorNote error={d.error.status === 404 ? 'The changes of this version cannot be shown.' : d.error} />;
 	if (!d.data) return <Loading label="Loading the changes…" />;
 	if (!d.data.files.length) return <p class="empty">No file changed in this version.</p>;
@@ -48,7 +46,7 @@ function Diff({ project, sha }) {
 }
 
 export function Versions({ project, tick, onRestored }) {
-	const list = useAsync(() => get(`/projects/${enc(project.id)}/versions`).then((r) => r.items), [project.id, tick]);
+	const list = useAsync(() => listVersions(project.id).then((r) => r.items), [project.id, tick]);
 	const [shown, setShown] = useState(null);
 	const [restoring, setRestoring] = useState(null);
 	const [status, setStatus] = useState('');
@@ -93,7 +91,7 @@ export function Versions({ project, tick, onRestored }) {
 					action="Restore"
 					onClose={() => setRestoring(null)}
 					onConfirm={async () => {
-						const r = await post(`/projects/${enc(project.id)}/versions/${enc(restoring.sha)}/checkout`);
+						const r = await checkoutVersion(project.id, restoring.sha);
 						setRestoring(null);
 						setStatus(`Restored version ${restoring.sha.slice(0, 7)} as ${String(r.sha).slice(0, 7)}.`);
 						list.reload();

@@ -1,19 +1,20 @@
 // project.jsx: /projects/:id, the project page: chat on the left, Preview / Files / Versions on
 // the right (one column of tabs below 900 px), Publish in the header. Its own chunk (main.jsx).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, post, enc, connectivity } from '../lib/api.js';
-import { me } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { Link } from '../lib/router.js';
-import { ago, when } from '../lib/format.js';
-import { openRoom, RoomContext, usePeople, colorFor } from '../lib/room.js';
-import { ErrorNote, Loading, useAsync, useTitle } from '../ui.jsx';
-import { ErrorPage } from './errors.jsx';
-import { Chat } from './chat.jsx';
-import { Files, canWrite } from './files.jsx';
-import { Preview, Versions } from './versions.jsx';
-import { Deployments } from './deployments.jsx';
-import { Domains, canManageDomains } from './domains.jsx';
+import { getProject, publishProject, connectivity } from '../../lib/api.js';
+import { me } from '../../lib/session.js';
+import { useStore } from '../../lib/store.js';
+import { Link } from '../../lib/router.js';
+import { ago, when } from '../../lib/format.js';
+import { openRoom, RoomContext, usePeople, colorFor } from '../../lib/room.js';
+import { ErrorNote, Loading, useAsync, useTitle } from '../../ui/index.js';
+import { ErrorPage } from '../errors.jsx';
+import { Chat } from './chat/chat.jsx';
+import { Files, canWrite } from './files/files.jsx';
+import { Preview } from './preview/visual.jsx';
+import { Versions } from './versions/versions.jsx';
+import { Deployments } from './deployments/deployments.jsx';
+import { Domains, canManageDomains } from './settings/domains.jsx';
 
 const NARROW = '(max-width: 899px)';
 
@@ -30,7 +31,7 @@ function useNarrow() {
 
 export function ProjectPage({ id }) {
 	const user = useStore(me);
-	const project = useAsync(() => get(`/projects/${enc(id)}`), [id]);
+	const project = useAsync(() => getProject(id), [id]);
 	const [tick, setTick] = useState(0); // bumped whenever the project's files changed
 	const [deployTick, setDeployTick] = useState(0); // bumped after each publish
 	const [room, setRoom] = useState(null);
@@ -191,7 +192,7 @@ function Publish({ project, previewUrl, onPublished, onDone }) {
 	async function publish() {
 		setState({ busy: true, url: state.url, error: null });
 		try {
-			const r = await post(`/deploy/${enc(project.id)}`);
+			const r = await publishProject(project.id);
 			setState({ busy: false, url: r.url, error: null });
 			if (r.project) onPublished(r.project);
 		} catch (e) {

@@ -1,15 +1,14 @@
-// settings_workspace.jsx: /settings/workspace/:wid: the workspace's name, members and roles
+// workspace.jsx: /settings/workspace/:wid: the workspace's name, members and roles
 // (invite, change role, remove, transfer ownership, leave), folders, AI provider and credits
 // (docs/api.md "Workspaces", "Folders", "Workspace AI provider", "Workspace credits").
 import { useState } from 'preact/hooks';
-import { get, post, patch, put, del, enc } from '../lib/api.js';
-import { me, loadMe } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { navigate } from '../lib/router.js';
-import { usd } from '../lib/format.js';
-import { Field, ErrorNote, Loading, ConfirmDialog, useAsync, useTitle } from '../ui.jsx';
-import { NameDialog } from './dashboard.jsx';
-import { Section, Status, useAction, sentence, spoken } from './settings_parts.jsx';
+import { getWorkspace, renameWorkspace, leaveWorkspace, listMembers, addMember, setMemberRole, removeMember, transferWorkspace, listFolders, createFolder, renameFolder, deleteFolder, getAiProvider, setAiProvider, getCredits, setCreditLimit } from '../../lib/api.js';
+import { me, loadMe } from '../../lib/session.js';
+import { useStore } from '../../lib/store.js';
+import { navigate } from '../../lib/router.js';
+import { usd } from '../../lib/format.js';
+import { Field, ErrorNote, Loading, ConfirmDialog, NameDialog, useAsync, useTitle } from '../../ui/index.js';
+import { Section, Status, useAction, sentence, spoken } from './parts.jsx';
 
 const ROLE_NAMES = { member: 'Member', admin: 'Admin', owner: 'Owner' };
 const RANK = { member: 1, admin: 2, owner: 3 };
@@ -17,7 +16,7 @@ const LAST_OWNER = 'A workspace keeps at least one owner: make another member ow
 
 export function WorkspaceSettings({ wid, onNewWorkspace }) {
 	const m = useStore(me);
-	const ws = useAsync(() => get(`/workspaces/${enc(wid)}`), [wid]);
+	const ws = useAsync(() => getWorkspace(wid), [wid]);
 	useTitle(ws.data ? `${ws.data.name} settings` : 'Workspace settings');
 	if (ws.error) {
 		const text = sentence(ws.error, {
@@ -62,7 +61,7 @@ function General({ w, me: self, onRenamed }) {
 	async function rename(e) {
 		e.preventDefault();
 		await a.run(async () => {
-			const r = await patch(`/workspaces/${enc(w.id)}`, { name: name.trim() });
+			const r = await renameWorkspace(w.id, name.trim());
 			onRenamed(r);
 			await loadMe(true);
 		}, 'The workspace is renamed.');
@@ -111,7 +110,7 @@ function Leave({ w }) {
 					danger
 					onClose={() => setLeaving(false)}
 					onConfirm={async () => {
-						await spoken(post(`/workspaces/${enc(w.id)}/leave`), { 409: 'You are its only owner: make another member owner first.' });
+						await spoken(leaveWorkspace(w.id), { 409: 'You are its only owner: make another member owner first.' });
 						await loadMe(true);
 						navigate('/settings/account');
 					}}
@@ -127,7 +126,7 @@ function givable(self) {
 }
 
 function Members({ w, me: self, onNewWorkspace, onRoleChanged }) {
-	const list = useAsync(() => get(`/workspaces/${enc(w.id)}/members`).then((r) => r.items), [w.id]);
+	const list = useAsync(() => listMembers(w.id).then((r) => r.items), [w.id]);
 	const [email, setEmail] = useState('');
 	const [sent, setSent] = useState(''); // the address of the last invitation, for its error
 	const [role, setRole] = useState('member');
@@ -142,7 +141,7 @@ function Members({ w, me: self, onNewWorkspace, onRoleChanged }) {
 		e.preventDefault();
 		const addr = email.trim();
 		setSent(addr);
-		const added = await invite.run(() => post(`/workspaces/${enc(w.id)}/members`, { email: addr, role }), (x) => `${who(x)} is now a ${ROLE_NAMES[x.role].toLowerCase()} of ${w.name}.`);
+		const added = await invite.run(() => addMember(w.id, addr, role), (x) => `${who(x)} is now a ${ROLE_NAMES[x.role].toLowerCase()} of ${w.name}.`);
 		if (added) {
 			list.setData((l) => [...(l || []), added]);
 			setEmail('');
@@ -152,7 +151,7 @@ function Members({ w, me: self, onNewWorkspace, onRoleChanged }) {
 		setRowError(null);
 		setStatus('');
 		try {
-			const r = await patch(`/workspaces/${enc(w.id)}/members/${enc(x.userId)}`, { role: next });
+			const r = await setMemberRole(w.id, x.userId, next);
 			list.setData((l) => l.map((y) => (y.userId === r.userId ? r : y)));
 			setStatus(`${who(r)} is now ${next === 'admin' ? 'an' : 'a'} ${ROLE_NAMES[next].toLowerCase()}.`);
 			if (x.userId === self.id) onRoleChanged();
@@ -267,7 +266,7 @@ function Members({ w, me: self, onNewWorkspace, onRoleChanged }) {
 					danger
 					onClose={() => setConfirm(null)}
 					onConfirm={async () => {
-						await spoken(del(`/workspaces/${enc(w.id)}/members/${enc(confirm.m.userId)}`), {
+						await spoken(removeMember(w.id, confirm.m.userId), {
 							403: 'Admins remove members only; an owner removes admins and owners.',
 							409: LAST_OWNER,
 						});
@@ -285,7 +284,7 @@ function Members({ w, me: self, onNewWorkspace, onRoleChanged }) {
 					danger
 					onClose={() => setConfirm(null)}
 					onConfirm={async () => {
-						const r = await spoken(post(`/workspaces/${enc(w.id)}/transfer`, { userId: confirm.m.userId }), { 403: 'Only an owner hands ownership over.' });
+						const r = await spoken(transferWorkspace(w.id, confirm.m.userId), { 403: 'Only an owner hands ownership over.' });
 						list.setData(r.items);
 						setStatus(`${who(confirm.m)} is now the owner.`);
 						setConfirm(null);
@@ -299,7 +298,7 @@ function Members({ w, me: self, onNewWorkspace, onRoleChanged }) {
 }
 
 function Folders({ w }) {
-	const list = useAsync(() => get(`/workspaces/${enc(w.id)}/folders`).then((r) => r.items), [w.id]);
+	const list = useAsync(() => listFolders(w.id).then((r) => r.items), [w.id]);
 	const [name, setName] = useState('');
 	const [renaming, setRenaming] = useState(null);
 	const [deleting, setDeleting] = useState(null);
@@ -309,7 +308,7 @@ function Folders({ w }) {
 	const conflict = { 409: 'A folder with this name exists already.', 403: 'Only members of this workspace manage its folders.' };
 	async function create(e) {
 		e.preventDefault();
-		const f = await a.run(() => post(`/workspaces/${enc(w.id)}/folders`, { name: name.trim() }), (x) => `Folder ${x.name} is made.`);
+		const f = await a.run(() => createFolder(w.id, name.trim()), (x) => `Folder ${x.name} is made.`);
 		if (f) {
 			list.setData((l) => sorted([...(l || []), f]));
 			setName('');
@@ -357,7 +356,7 @@ function Folders({ w }) {
 					initial={renaming.name}
 					onClose={() => setRenaming(null)}
 					onSave={async (n) => {
-						const f = await spoken(patch(`/folders/${enc(renaming.id)}`, { name: n }), conflict);
+						const f = await spoken(renameFolder(renaming.id, n), conflict);
 						list.setData((l) => sorted(l.map((x) => (x.id === f.id ? f : x))));
 						setStatus(`The folder is now called ${f.name}.`);
 						setRenaming(null);
@@ -372,7 +371,7 @@ function Folders({ w }) {
 					danger
 					onClose={() => setDeleting(null)}
 					onConfirm={async () => {
-						const r = await spoken(del(`/folders/${enc(deleting.id)}`), conflict);
+						const r = await spoken(deleteFolder(deleting.id), conflict);
 						list.setData((l) => l.filter((x) => x.id !== deleting.id));
 						const n = r && r.projectsMoved;
 						setStatus(`${deleting.name} is deleted${n ? `; ${n} ${n === 1 ? 'project' : 'projects'} moved to All projects` : ''}.`);
@@ -393,7 +392,7 @@ const PROVIDER_FIELDS = {
 const PROVIDER_REASONS = /internal address|needs the API key again/;
 
 function Provider({ w }) {
-	const cur = useAsync(() => get(`/workspaces/${enc(w.id)}/ai-provider`), [w.id]);
+	const cur = useAsync(() => getAiProvider(w.id), [w.id]);
 	if (cur.error) return <Section title="AI provider"><ErrorNote error={sentence(cur.error)} /></Section>;
 	if (!cur.data) return <Section title="AI provider"><Loading /></Section>;
 	return <ProviderForm w={w} p={cur.data} onSaved={(p) => cur.setData(p)} />;
@@ -413,7 +412,7 @@ function ProviderForm({ w, p, onSaved }) {
 		const body = { protocol, baseUrl: baseUrl.trim(), model: model.trim(), allowedModels: allowed.split(',').map((s) => s.trim()).filter(Boolean) };
 		if (key) body.apiKey = key;
 		else if (removeKey) body.apiKey = null;
-		const r = await a.run(() => put(`/workspaces/${enc(w.id)}/ai-provider`, body), 'The provider is saved.');
+		const r = await a.run(() => setAiProvider(w.id, body), 'The provider is saved.');
 		if (r) {
 			setKey('');
 			setRemoveKey(false);
@@ -464,11 +463,11 @@ function ProviderForm({ w, p, onSaved }) {
 }
 
 function Credits({ w, platform }) {
-	const c = useAsync(() => get(`/workspaces/${enc(w.id)}/credits`), [w.id]);
+	const c = useAsync(() => getCredits(w.id), [w.id]);
 	const [limit, setLimit] = useState('');
 	const a = useAction();
 	async function save(value) {
-		const r = await a.run(() => put(`/workspaces/${enc(w.id)}/credits`, { limitUsd: value }), value === null ? 'The limit is the instance default again.' : 'The limit is saved.');
+		const r = await a.run(() => setCreditLimit(w.id, value), value === null ? 'The limit is the instance default again.' : 'The limit is saved.');
 		if (r) {
 			c.setData(r);
 			setLimit('');

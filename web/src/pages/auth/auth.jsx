@@ -1,9 +1,9 @@
 // auth.jsx: /login, /signup, /verify, /forgot and /reset: the screens before a session exists.
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, ApiError } from '../lib/api.js';
-import { me, loadMe } from '../lib/session.js';
-import { Link, navigate, query, withQuery } from '../lib/router.js';
-import { Field, ErrorNote, useTitle } from '../ui.jsx';
+import { getAuthProviders, login, signup, verifyEmail, forgotPassword, resetPassword, ApiError } from '../../lib/api.js';
+import { me, loadMe } from '../../lib/session.js';
+import { Link, navigate, query, withQuery } from '../../lib/router.js';
+import { Field, ErrorNote, useTitle } from '../../ui/index.js';
 
 /** safeNext(): the ?next= path to land on after sign-in; only paths of this app. */
 export function safeNext() {
@@ -46,7 +46,7 @@ function errorText(e) {
 function Providers() {
 	const [items, setItems] = useState([]);
 	useEffect(() => {
-		get('/auth/providers', { auth: false })
+		getAuthProviders()
 			.then((r) => setItems((r && r.items) || []))
 			.catch(() => setItems([]));
 	}, []);
@@ -74,7 +74,7 @@ export function Login() {
 		setBusy(true);
 		setError(null);
 		try {
-			await post('/auth/login', { email, password }, { auth: false });
+			await login(email, password);
 			me.set(undefined);
 			await loadMe(true);
 			navigate(safeNext(), { replace: true });
@@ -125,7 +125,7 @@ export function Signup() {
 		setBusy(true);
 		setError(null);
 		try {
-			const r = await post('/auth/signup', { email, password, displayName: name || null }, { auth: false });
+			const r = await signup({ email, password, displayName: name || null });
 			// 202: the account is made by the link mailed to the address (docs/api.md "POST /auth/signup")
 			if (r && r.status === 'verification_sent') {
 				setSent(email);
@@ -189,7 +189,7 @@ export function Verify() {
 	useEffect(() => {
 		if (!token) return;
 		let live = true;
-		post('/auth/verify-email', { token }, { auth: false })
+		verifyEmail(token)
 			.then(async () => {
 				me.set(undefined);
 				await loadMe(true);
@@ -231,7 +231,7 @@ export function Forgot() {
 		e.preventDefault();
 		setError(null);
 		try {
-			const r = await post('/auth/forgot-password', { email }, { auth: false });
+			const r = await forgotPassword(email);
 			setDone((r && r.message) || 'If an account uses this address, a message with a reset link is on its way.');
 		} catch (err) {
 			setError(errorText(err));
@@ -264,7 +264,7 @@ export function Reset() {
 		if (password.length < 8) return setError('Use at least 8 characters.');
 		setError(null);
 		try {
-			await post('/auth/reset-password', { token, password }, { auth: false });
+			await resetPassword(token, password);
 			setDone(true);
 		} catch (err) {
 			setError(err.code === 'invalid_token' ? 'This reset link is used up or expired. Ask for a new one.' : errorText(err));

@@ -1,7 +1,7 @@
-// settings_parts.jsx: what the settings pages share: titled sections, the status line, one
+// parts.jsx: what the settings pages share: titled sections, the status line, one
 // request at a time per form, and API errors as sentences.
 import { useState } from 'preact/hooks';
-import { useId } from '../ui.jsx';
+import { useId } from '../../ui/index.js';
 
 /** Section: a titled part of a settings page (a region named by its heading). */
 export function Section({ title, children, intro }) {

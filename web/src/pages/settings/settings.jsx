@@ -1,16 +1,15 @@
 // settings.jsx: /settings/account and /settings/workspace/:wid (one chunk of their own, loaded
 // by main.jsx through <Lazy>): the settings layout with its navigation (Account, each workspace,
-// New workspace). The pages are settings_account.jsx and settings_workspace.jsx; what they
-// share is in settings_parts.jsx.
+// New workspace). The pages are account.jsx and workspace.jsx; what they
+// share is in parts.jsx.
 import { useState } from 'preact/hooks';
-import { post } from '../lib/api.js';
-import { me, loadMe } from '../lib/session.js';
-import { useStore } from '../lib/store.js';
-import { Link, navigate } from '../lib/router.js';
-import { useId } from '../ui.jsx';
-import { NameDialog } from './dashboard.jsx';
-import { AccountSettings } from './settings_account.jsx';
-import { WorkspaceSettings } from './settings_workspace.jsx';
+import { createWorkspace } from '../../lib/api.js';
+import { me, loadMe } from '../../lib/session.js';
+import { useStore } from '../../lib/store.js';
+import { Link, navigate } from '../../lib/router.js';
+import { NameDialog, useId } from '../../ui/index.js';
+import { AccountSettings } from './account.jsx';
+import { WorkspaceSettings } from './workspace.jsx';
 
 /** SettingsPage: the layout; `section` is "account" or "workspace" (then `wid` names it). */
 export function SettingsPage({ section, wid }) {
@@ -54,7 +53,7 @@ export function SettingsPage({ section, wid }) {
 					action="Create workspace"
 					onClose={() => setCreating(false)}
 					onSave={async (name) => {
-						const w = await post('/workspaces', { name });
+						const w = await createWorkspace(name);
 						await loadMe(true);
 						setCreating(false);
 						navigate(`/settings/workspace/${encodeURIComponent(w.id)}`);

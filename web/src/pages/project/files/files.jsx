@@ -4,11 +4,11 @@
 // live document keeps out (binary, too large), a read-only view from the API.
 import * as Y from 'yjs';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, request, put, patch, del, enc } from '../lib/api.js';
-import { bytes } from '../lib/format.js';
-import { useStore } from '../lib/store.js';
-import { useRoom } from '../lib/room.js';
-import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useAsync } from '../ui.jsx';
+import { listProjectFiles, readFile, saveFile, renameFile, deleteFile } from '../../../lib/api.js';
+import { bytes } from '../../../lib/format.js';
+import { useStore } from '../../../lib/store.js';
+import { useRoom } from '../../../lib/room.js';
+import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useAsync } from '../../../ui/index.js';
 
 /** buildTree(paths): nested {name, path, dir, children[]} sorted directories first, then by name. */
 export function buildTree(items) {
@@ -37,9 +37,6 @@ export function buildTree(items) {
 
 const TEXT = /^(text\/|application\/(json|javascript|xml|x-sh)|image\/svg\+xml)/;
 
-/** fileUrl(projectId, path): the API path of a project file, each segment percent-encoded. */
-export const fileUrl = (pid, path) => `/projects/${enc(pid)}/files/${path.split('/').map(enc).join('/')}`;
-
 /**
  * canWrite(me, project): whether the signed-in user may change the project's files: a member of
  * its workspace (any role may, docs/api.md "Permissions") or a platform admin. Anyone else sees
@@ -58,7 +55,7 @@ export function Files({ project, tick, writable, active = true }) {
 	useEffect(() => {
 		if (active) setShown(true);
 	}, [active]);
-	const list = useAsync(() => get(`/projects/${enc(project.id)}/files`).then((r) => r.items), [project.id, tick]);
+	const list = useAsync(() => listProjectFiles(project.id).then((r) => r.items), [project.id, tick]);
 	const [selected, setSelected] = useState(null);
 	const [dialog, setDialog] = useState(null); // 'new' | 'rename' | 'delete'
 	const [note, setNote] = useState('');
@@ -207,7 +204,7 @@ export function Files({ project, tick, writable, active = true }) {
 					hint="A path inside the project, such as about.html or css/theme.css."
 					onClose={() => setDialog(null)}
 					onSubmit={async (path) => {
-						const r = await put(fileUrl(project.id, path), { content: '' });
+						const r = await saveFile(project.id, path, '');
 						await changed(r.path, `Created ${r.path}.`);
 					}}
 				/>
@@ -222,7 +219,7 @@ export function Files({ project, tick, writable, active = true }) {
 					onSubmit={async (path) => {
 						// the API renames on disk: edits still only in the live document must be saved first
 						if (room && !(await room.whenSaved(15000))) throw new Error('The file is still being saved. Try again in a moment.');
-						const r = await patch(fileUrl(project.id, sel.path), { path });
+						const r = await renameFile(project.id, sel.path, path);
 						await changed(r.path, `Renamed ${r.oldPath} to ${r.path}.`);
 					}}
 				/>
@@ -235,7 +232,7 @@ export function Files({ project, tick, writable, active = true }) {
 					danger
 					onClose={() => setDialog(null)}
 					onConfirm={async () => {
-						await del(fileUrl(project.id, sel.path));
+						await deleteFile(project.id, sel.path);
 						const rest = items.filter((i) => i.path !== sel.path);
 						await changed(null, `Deleted ${sel.path}.`);
 						setSelected((rest.find((i) => i.path === 'index.html') || rest[0] || {}).path || null);
@@ -400,7 +397,7 @@ function LiveFile({ room, project, path, tick, size }) {
 /** FileView: the file as the API serves it, read-only (text, an image, or a note). */
 function FileView({ project, path, tick, size, children }) {
 	const file = useAsync(async () => {
-		const r = await request(fileUrl(project.id, path), { raw: true, accept: '*/*' });
+		const r = await readFile(project.id, path);
 		const type = (r.headers.get('Content-Type') || '').split(';')[0];
 		if (TEXT.test(type) || /\.(txt|md|js|mjs|css|html?|json|svg|ts|jsx|tsx)$/i.test(path)) return { type, text: await r.text() };
 		if (type.startsWith('image/')) return { type, url: URL.createObjectURL(await r.blob()) };

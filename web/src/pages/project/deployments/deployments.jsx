@@ -1,15 +1,15 @@
 // deployments.jsx: the project's deployments (docs/api.md "Deployments"): each publish with its state,
 // when, who, its version and why it failed, its build log, and Restore for an earlier kept site.
 import { useState } from 'preact/hooks';
-import { get, post, enc } from '../lib/api.js';
-import { ago, when } from '../lib/format.js';
-import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../ui.jsx';
+import { listDeployments, restoreDeployment } from '../../../lib/api.js';
+import { ago, when } from '../../../lib/format.js';
+import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../../../ui/index.js';
 
 const STATE = { building: 'Building', live: 'Live', failed: 'Failed', superseded: 'Earlier' };
 
 /** Deployments: the list, newest first; `tick` reloads it (a publish), onRestored(publishedAt) after a restore. */
 export function Deployments({ project, tick, writer, onRestored }) {
-	const list = useAsync(() => get(`/projects/${enc(project.id)}/deployments`).then((r) => r.items), [project.id, tick]);
+	const list = useAsync(() => listDeployments(project.id).then((r) => r.items), [project.id, tick]);
 	const [log, setLog] = useState(null);
 	const [restoring, setRestoring] = useState(null);
 	const [status, setStatus] = useState('');
@@ -69,7 +69,7 @@ export function Deployments({ project, tick, writer, onRestored }) {
 					action="Restore"
 					onClose={() => setRestoring(null)}
 					onConfirm={async () => {
-						const r = await post(`/projects/${enc(project.id)}/deployments/${enc(restoring.id)}/restore`);
+						const r = await restoreDeployment(project.id, restoring.id);
 						setRestoring(null);
 						setStatus(`Deployment ${restoring.id.slice(0, 8)} is live again.`);
 						list.reload();

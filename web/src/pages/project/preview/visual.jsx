@@ -2,8 +2,8 @@
 // to the preview's script, and visual editing: Edit visually, the inspector, Save through
 // POST /direct-save/:projectId and Undo (docs/web.md "Preview", "Visual editing").
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { get, post, enc, ApiError } from '../lib/api.js';
-import { ErrorNote, Field, Loading } from '../ui.jsx';
+import { getPreview, directSave, listVersions, checkoutVersion, ApiError } from '../../../lib/api.js';
+import { ErrorNote, Field, Loading } from '../../../ui/index.js';
 import { previewMessage, toFrame, element, rectOf, pageFile, fieldsOf, valuesOf, patchesOf, saveError, threadsOf } from './visual-bridge.js';
 import { useDesignComments, Pins, CommentsPanel } from './comments.jsx';
 
@@ -63,7 +63,7 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 	async function load() {
 		clearTimeout(timer.current);
 		try {
-			const r = await get(`/projects/${enc(project.id)}/preview`);
+			const r = await getPreview(project.id);
 			// a reload stays on the page the frame shows (its path; the origin is the new URL's)
 			setState({ url: r.url, src: samePage(r.url, shown.current), expiresAt: r.expiresAt, error: null });
 			setN((x) => x + 1);
@@ -267,7 +267,7 @@ function Inspector({ project, frame, selected, lastEdit, onSaved, onUndone }) {
 		setError(null);
 		setStatus('');
 		try {
-			const r = await post(`/direct-save/${enc(project.id)}`, { filePath: file, patches });
+			const r = await directSave(project.id, file, patches);
 			setStatus(r.changed ? `Saved to ${r.filePath} as a new version (${String(r.sha).slice(0, 7)}).` : 'Nothing changed: the file already says this.');
 			onSaved(r);
 		} catch (err) {
@@ -280,10 +280,10 @@ function Inspector({ project, frame, selected, lastEdit, onSaved, onUndone }) {
 		setBusy(true);
 		setError(null);
 		try {
-			const list = (await get(`/projects/${enc(project.id)}/versions`)).items || [];
+			const list = (await listVersions(project.id)).items || [];
 			if (!list.length || list[0].sha !== lastEdit.sha) throw new Error('The project changed after this visual edit, so it cannot be undone here; restore a version in Versions instead.');
 			if (list.length < 2) throw new Error('There is no version before this edit.');
-			const r = await post(`/projects/${enc(project.id)}/versions/${enc(list[1].sha)}/checkout`);
+			const r = await checkoutVersion(project.id, list[1].sha);
 			setStatus(`Undone: the files are back as they were in ${list[1].sha.slice(0, 7)} (saved as ${String(r.sha).slice(0, 7)}).`);
 			onUndone();
 		} catch (err) {
