@@ -90,24 +90,6 @@ static char *textf(const char *fmt, ...)
 	return svc_buf_detach(&b, NULL);
 }
 
-struct answer {
-	struct svc_buf body;
-	char content_type[128];
-	int too_large;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct answer *a = userdata;
-	size_t n = size * nmemb;
-
-	if (svc_buf_add(&a->body, ptr, n) < 0) {
-		a->too_large = 1;
-		return 0;
-	}
-	return n;
-}
-
 /* Whether header name `h` is one the model may not set (credentials, hop-by-hop, framing). */
 static int forbidden_header(const char *h)
 {
@@ -441,13 +423,14 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 	struct svc_buf full_url;
 	struct curl_slist *list = NULL;
 	struct svc_outbound_policy policy;
-	struct svc_outbound_guard guard;
-	struct answer a;
+	struct svc_outbound_req req;
+	struct svc_outbound_xfer a;
+	size_t max_body;
 	char host[256], call_id[37], path[URL_MAX + 1];
 	const char *auth, *hosts, *rest, *error = NULL;
 	struct svc_dbv p[8];
 	CURL *c = NULL;
-	CURLcode rc;
+	int rc;
 	long status = 0, timeout_secs;
 	uint64_t v;
 	int err = 0, allow_http, recorded = 0, read_only = -1;
@@ -460,7 +443,7 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 	*out = NULL;
 	if (svc_parse_u64(svc_config_get(ig->cfg, "SVC_INTEG_MAX_RESPONSE_BYTES", "1048576"), 64u * 1024 * 1024, &v) < 0)
 		v = 1048576;
-	svc_buf_init(&a.body, (size_t)v);
+	max_body = (size_t)v;
 	if (svc_parse_u64(svc_config_get(ig->cfg, "SVC_INTEG_TIMEOUT_SECS", "20"), 600, &v) < 0 || v == 0)
 		v = 20;
 	timeout_secs = (long)v;
@@ -592,60 +575,51 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 	if ((err = svc_db_run(ig->db, STMT_INTEG_CALL_START, p, 8, NULL, NULL)) < 0)
 		goto done;
 	recorded = 1;
-	if (!(c = curl_easy_init())) {
+	svc_outbound_policy_load(ig->cfg, &policy);
+	memset(&req, 0, sizeof req);
+	req.url = svc_buf_str(&full_url);
+	req.method = method;
+	req.body = body;
+	req.body_len = body ? strlen(body) : 0;
+	req.headers = list;
+	req.protocols = allow_http ? "http,https" : "https";
+	req.reach = SVC_OUTBOUND_GUARDED;
+	req.policy = &policy;
+	req.connect_timeout_ms = 10000;
+	req.timeout_ms = timeout_secs * 1000;
+	req.max_body = max_body;
+	req.user_agent = "svc-integration";
+	if (!(c = svc_outbound_handle()) || svc_outbound_setup(c, &req, &a) < 0) {
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	svc_outbound_policy_load(ig->cfg, &policy);
-	if ((err = svc_outbound_curl(c, &policy, &guard)) < 0)
-		goto done;
-	curl_easy_setopt(c, CURLOPT_URL, svc_buf_str(&full_url));
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, allow_http ? "http,https" : "https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_secs);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "svc-integration");
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	if (body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	} else if (strcmp(method, "GET") == 0) {
-		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-	} else if (strcmp(method, "HEAD") == 0) {
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
-	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	if (rc != CURLE_OK) {
-		if (guard.refused) {
+	rc = svc_outbound_perform(&a);
+	status = a.status;
+	if (rc < 0) {
+		if (rc == SVC_E_FORBIDDEN) {
 			error = "refused";
 			*out = textf("denied: %.253s is a %s address, which svc does not call", host,
-				     svc_net_kind_name(guard.kind));
+				     svc_net_kind_name(a.guard.kind));
 			err = SVC_E_FORBIDDEN;
 		} else if (a.too_large) {
 			error = "too_large";
-			*out = textf("the answer of %.253s is larger than %zu bytes; ask for less", host, a.body.max);
+			*out = textf("the answer of %.253s is larger than %zu bytes; ask for less", host, a.max_body);
 			err = SVC_E_TOO_LARGE;
-		} else if (rc == CURLE_OPERATION_TIMEDOUT) {
+		} else if (a.rc == CURLE_OPERATION_TIMEDOUT) {
 			error = "timeout";
 			*out = textf("%.253s did not answer within %ld s", host, timeout_secs);
 			err = SVC_E_UNAVAILABLE;
 		} else {
 			error = "network";
-			*out = textf("the call to %.253s failed: %s", host, curl_easy_strerror(rc));
+			*out = textf("the call to %.253s failed: %s", host, curl_easy_strerror(a.rc));
 			err = SVC_E_UNAVAILABLE;
 		}
 		goto done;
 	}
 	{
-		char *ct = NULL;
 		struct svc_buf res;
-		curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
-		snprintf(a.content_type, sizeof a.content_type, "%s", ct ? ct : "none");
+		if (!a.content_type[0])
+			snprintf(a.content_type, sizeof a.content_type, "none");
 		if (svc_buf_add(&a.body, "", 0) < 0) {
 			err = SVC_E_INTERNAL;
 			goto done;
@@ -665,7 +639,7 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 done:
 	if (recorded)
 		call_end(ig->db, call_id, status, error ? error : (err < 0 ? "failed" : NULL));
-	svc_buf_wipe(&a.body);
+	svc_outbound_xfer_dispose(&a);
 	svc_integ_cred_dispose(&cred);
 	svc_agent_integ_inject_dispose(&inj);
 	svc_buf_wipe(&full_url);

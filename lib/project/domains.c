@@ -498,73 +498,58 @@ int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain
 #define MARKER_MAX 4096
 #define SITES_MAX (64u << 20) /* bytes of one include */
 
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct svc_buf *b = userdata;
-	size_t n = size * nmemb;
-
-	return svc_buf_add(b, ptr, n) < 0 ? 0 : n; /* over MARKER_MAX: CURLE_WRITE_ERROR */
-}
-
 int svc_domain_https_check(const struct svc_domain_settings *s, const char *domain, const char *addr,
 			   const char *project_id, char *why, size_t whymax)
 {
-	struct svc_outbound_guard guard;
+	struct svc_outbound_xfer x;
+	struct svc_outbound_req req;
 	char url[400], pin[400], port[16] = "";
 	struct curl_slist *resolve = NULL;
-	struct svc_buf body;
 	CURL *c = NULL;
-	CURLcode rc;
 	long status = 0;
-	int err = SVC_E_NOT_FOUND;
+	int err = SVC_E_NOT_FOUND, rc;
 
-	svc_buf_init(&body, MARKER_MAX);
+	memset(&x, 0, sizeof x);
 	if (s->https_port != 443)
 		snprintf(port, sizeof port, ":%u", s->https_port);
 	snprintf(url, sizeof url, "https://%s%s/.well-known/svc-site", domain, port);
 	snprintf(pin, sizeof pin, "%s:%u:%s", domain, s->https_port, addr);
-	if (!(c = curl_easy_init()) || !(resolve = curl_slist_append(NULL, pin))) {
-		snprintf(why, whymax, "the HTTPS check could not start");
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
 	/* the name is the user's: only addresses the SSRF guard allows (issue 17, lib/core/outbound.h) */
-	if (svc_outbound_curl(c, &s->outbound, &guard) < 0) {
+	memset(&req, 0, sizeof req);
+	req.url = url;
+	req.protocols = "https";
+	req.reach = SVC_OUTBOUND_GUARDED;
+	req.policy = &s->outbound;
+	req.connect_timeout_ms = (long)(s->timeout_ms / 2 > 0 ? s->timeout_ms / 2 : 1);
+	req.timeout_ms = (long)s->timeout_ms;
+	req.max_body = MARKER_MAX;
+	req.user_agent = "svc-domain-check";
+	if (!(c = svc_outbound_handle()) || !(resolve = curl_slist_append(NULL, pin)) ||
+	    svc_outbound_setup(c, &req, &x) < 0 || curl_easy_setopt(c, CURLOPT_RESOLVE, resolve) != CURLE_OK ||
+	    (*s->check_ca && curl_easy_setopt(c, CURLOPT_CAINFO, s->check_ca) != CURLE_OK)) {
 		snprintf(why, whymax, "the HTTPS check could not start");
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_RESOLVE, resolve);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(s->timeout_ms / 2 > 0 ? s->timeout_ms / 2 : 1));
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)s->timeout_ms);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "svc-domain-check");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-	if (*s->check_ca)
-		curl_easy_setopt(c, CURLOPT_CAINFO, s->check_ca);
-	rc = curl_easy_perform(c);
-	if (rc != CURLE_OK && guard.refused) {
-		svc_log_warn("domains: %s resolves to %s, which the outbound policy refuses", domain, guard.addr);
+	rc = svc_outbound_perform(&x);
+	if (rc == SVC_E_FORBIDDEN) {
+		svc_log_warn("domains: %s resolves to %s, which the outbound policy refuses", domain, x.guard.addr);
 		snprintf(why, whymax, "%s resolves to a %s address, which svc does not connect to", domain,
-			 svc_net_kind_name(guard.kind));
+			 svc_net_kind_name(x.guard.kind));
 		goto done;
 	}
-	if (rc != CURLE_OK) {
+	if (rc < 0) {
 		snprintf(why, whymax, "https://%s%s/ does not answer over HTTPS at %s: %s", domain, port, addr,
-			 curl_easy_strerror(rc));
+			 curl_easy_strerror(x.rc));
 		goto done;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	status = x.status;
 	if (status != 200) {
 		snprintf(why, whymax, "https://%s%s/.well-known/svc-site answers HTTP %ld, not the site's marker", domain,
 			 port, status);
 		goto done;
 	}
-	if (!strstr(svc_buf_str(&body), project_id)) {
+	if (!strstr(svc_buf_str(&x.body), project_id)) {
 		snprintf(why, whymax, "https://%s%s/ serves another site (the marker does not name this project)", domain,
 			 port);
 		goto done;
@@ -574,7 +559,7 @@ done:
 	curl_slist_free_all(resolve);
 	if (c)
 		curl_easy_cleanup(c);
-	svc_buf_dispose(&body);
+	svc_outbound_xfer_dispose(&x);
 	return err;
 }
 
