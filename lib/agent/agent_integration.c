@@ -432,7 +432,6 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 	CURL *c = NULL;
 	int rc;
 	long status = 0, timeout_secs;
-	uint64_t v;
 	int err = 0, allow_http, recorded = 0, read_only = -1;
 	size_t i;
 
@@ -441,13 +440,9 @@ int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_obj
 	memset(&a, 0, sizeof a);
 	svc_buf_init(&full_url, URL_MAX + 65536 + 2);
 	*out = NULL;
-	if (svc_parse_u64(svc_config_get(ig->cfg, "SVC_INTEG_MAX_RESPONSE_BYTES", "1048576"), 64u * 1024 * 1024, &v) < 0)
-		v = 1048576;
-	max_body = (size_t)v;
-	if (svc_parse_u64(svc_config_get(ig->cfg, "SVC_INTEG_TIMEOUT_SECS", "20"), 600, &v) < 0 || v == 0)
-		v = 20;
-	timeout_secs = (long)v;
-	allow_http = strcmp(svc_config_get(ig->cfg, "SVC_INTEG_ALLOW_HTTP", "0"), "1") == 0;
+	max_body = (size_t)ig->cfg->integ_max_response_bytes;
+	timeout_secs = (long)ig->cfg->integ_timeout_secs;
+	allow_http = ig->cfg->integ_allow_http;
 	if (!method)
 		method = "GET";
 	for (i = 0; methods[i] && strcmp(methods[i], method) != 0; i++)

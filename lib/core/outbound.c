@@ -191,10 +191,9 @@ int svc_outbound_policy_parse(int allow_private, const char *nets, struct svc_ou
 
 int svc_outbound_policy_load(const struct svc_config *cfg, struct svc_outbound_policy *out)
 {
-	const char *priv = svc_config_get(cfg, "SVC_OUTBOUND_ALLOW_PRIVATE", "0");
-	const char *nets = svc_config_get(cfg, "SVC_OUTBOUND_ALLOW_NETS", "");
+	const char *nets = cfg->outbound_allow_nets ? cfg->outbound_allow_nets : "";
 
-	if (svc_outbound_policy_parse(strcmp(priv, "1") == 0, nets, out) < 0)
+	if (svc_outbound_policy_parse(cfg->outbound_allow_private, nets, out) < 0)
 		svc_log_error("SVC_OUTBOUND_ALLOW_NETS: \"%s\" holds a network that does not parse (or more than %d); "
 			      "using the %zu that parsed", nets, SVC_OUTBOUND_MAX_NETS, out->nnets);
 	return 0;

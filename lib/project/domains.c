@@ -35,53 +35,38 @@ extern char **environ;
 
 /* ---- settings ---- */
 
-/* A whole number setting within [min, max], `def` when unset or malformed (logged). */
-static uint64_t num_setting(const struct svc_config *cfg, const char *key, uint64_t def, uint64_t max)
-{
-	const char *v = svc_config_get(cfg, key, NULL);
-	uint64_t n;
-
-	if (!v || !*v)
-		return def;
-	if (svc_parse_u64(v, max, &n) < 0) {
-		svc_log_warn("domains: %s=%s is not a number up to %llu; using %llu", key, v, (unsigned long long)max,
-			     (unsigned long long)def);
-		return def;
-	}
-	return n;
-}
-
 void svc_domain_settings_load(const struct svc_config *cfg, struct svc_domain_settings *out)
 {
 	const char *dir;
 
 	memset(out, 0, sizeof *out);
 	out->domain = cfg->domain;
-	out->cname_target = svc_config_get(cfg, "SVC_CNAME_TARGET", "");
+	/* bounds and defaults: the settings table (lib/core/config_table.c) */
+	out->cname_target = cfg->cname_target;
 	if (!*out->cname_target)
 		out->cname_target = cfg->domain;
-	out->public_ipv4 = svc_config_get(cfg, "SVC_PUBLIC_IPV4", "");
-	out->dns_server = svc_config_get(cfg, "SVC_DNS_SERVER", "");
-	out->https_port = (unsigned)num_setting(cfg, "SVC_DOMAIN_HTTPS_PORT", 443, 65535);
-	out->check_ca = svc_config_get(cfg, "SVC_DOMAIN_CHECK_CA", "");
-	out->timeout_ms = (int64_t)num_setting(cfg, "SVC_DOMAIN_CHECK_TIMEOUT", 10, 600) * 1000;
-	out->retry_base_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_RECHECK_BASE", 60, 86400);
-	out->retry_max_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_RECHECK_MAX", 3600, 7 * 86400);
-	out->attempts = (unsigned)num_setting(cfg, "SVC_DOMAIN_CHECK_ATTEMPTS", 48, 10000);
+	out->public_ipv4 = cfg->public_ipv4;
+	out->dns_server = cfg->dns_server;
+	out->https_port = (unsigned)cfg->domain_https_port;
+	out->check_ca = cfg->domain_check_ca;
+	out->timeout_ms = (int64_t)cfg->domain_check_timeout * 1000;
+	out->retry_base_secs = (int64_t)cfg->domain_recheck_base;
+	out->retry_max_secs = (int64_t)cfg->domain_recheck_max;
+	out->attempts = (unsigned)cfg->domain_check_attempts;
 	if (out->attempts == 0)
 		out->attempts = 1;
 	if (out->timeout_ms == 0)
 		out->timeout_ms = 1000;
-	dir = svc_config_get(cfg, "SVC_SITES_DIR", "");
+	dir = cfg->sites_dir;
 	if (*dir)
 		snprintf(out->sites_dir, sizeof out->sites_dir, "%s", dir);
 	else
 		snprintf(out->sites_dir, sizeof out->sites_dir, "%s/sites", cfg->data_dir);
-	out->reload_cmd = svc_config_get(cfg, "SVC_SITES_RELOAD_CMD", "");
-	out->reserved = svc_config_get(cfg, "SVC_RESERVED_DOMAINS", "");
-	out->hold_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_HOLD_DAYS", 7, 3650) * 86400;
-	out->txt_proof = num_setting(cfg, "SVC_DOMAIN_TXT_PROOF", 0, 1) == 1;
-	out->verify_cooldown_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_VERIFY_COOLDOWN_SECS", 15, 86400);
+	out->reload_cmd = cfg->sites_reload_cmd;
+	out->reserved = cfg->reserved_domains;
+	out->hold_secs = (int64_t)cfg->domain_hold_days * 86400;
+	out->txt_proof = cfg->domain_txt_proof == 1;
+	out->verify_cooldown_secs = (int64_t)cfg->domain_verify_cooldown_secs;
 	svc_outbound_policy_load(cfg, &out->outbound);
 }
 
@@ -97,10 +82,10 @@ uint64_t svc_plan_domain_limit(const struct svc_config *cfg, const char *plan)
 	if (!svc_plan_valid(plan))
 		return 0;
 	if (strcmp(plan, "pro") == 0)
-		return num_setting(cfg, "SVC_PLAN_DOMAINS_PRO", 1, 100000);
+		return cfg->plan_domains_pro;
 	if (strcmp(plan, "business") == 0)
-		return num_setting(cfg, "SVC_PLAN_DOMAINS_BUSINESS", 5, 100000);
-	return num_setting(cfg, "SVC_PLAN_DOMAINS_FREE", 0, 100000);
+		return cfg->plan_domains_business;
+	return cfg->plan_domains_free;
 }
 
 /* ---- the name rules ---- */
@@ -277,7 +262,7 @@ int svc_domain_reserved(const struct svc_config *cfg, const char *name, char *wh
 					    "the address of the API (SVC_BASE_URL)",
 					    "the address of the collaboration socket (SVC_WS_URL)" };
 	const char *url_of[3] = { cfg->app_url, cfg->base_url, cfg->ws_url };
-	const char *target = svc_config_get(cfg, "SVC_CNAME_TARGET", ""), *list, *p;
+	const char *target = cfg->cname_target, *list, *p;
 	char host[256], entry[256], preview[300];
 	size_t i;
 
@@ -305,7 +290,7 @@ int svc_domain_reserved(const struct svc_config *cfg, const char *name, char *wh
 			 "(SVC_CNAME_TARGET): a custom domain cannot take it", name);
 		return 1;
 	}
-	list = svc_config_get(cfg, "SVC_RESERVED_DOMAINS", "");
+	list = cfg->reserved_domains;
 	for (p = list; *p;) {
 		size_t len = strcspn(p, ", \t");
 		if (len > 0 && len < sizeof entry) {

@@ -256,7 +256,7 @@ int svc_project_mkdirs(const char *path)
 /* The group SVC_WEB_GROUP names, or (gid_t)-1 for none (empty, or unknown: logged). */
 static gid_t web_gid(const struct svc_config *cfg)
 {
-	const char *name = svc_config_get(cfg, "SVC_WEB_GROUP", "www-data");
+	const char *name = cfg->web_group;
 	struct group g, *found = NULL;
 	char buf[4096];
 
