@@ -217,6 +217,94 @@ static int load_text(const char *text, struct svc_config *cfg, char *errbuf, siz
 	return err;
 }
 
+static void test_config_durations(void)
+{
+	int64_t s = 0;
+
+	CU_ASSERT_EQUAL(svc_config_parse_duration("15m", &s), 0);
+	CU_ASSERT_EQUAL(s, 900);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("7d", &s), 0);
+	CU_ASSERT_EQUAL(s, 604800);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("90", &s), 0);
+	CU_ASSERT_EQUAL(s, 90);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("12h", &s), 0);
+	CU_ASSERT_EQUAL(s, 43200);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("0m", &s), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("m", &s), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("15w", &s), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("-5m", &s), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_config_parse_duration("99999d", &s), SVC_E_VALIDATION);
+}
+
+/* SVC_SECRETS_FILE: a second file, read after SVC_CONFIG, whose settings win; a missing one is an error. */
+static void test_config_secrets_file(void)
+{
+	struct svc_config cfg;
+	char errbuf[256], secrets[] = "/tmp/svc-secrets-XXXXXX", text[512];
+	int fd = mkstemp(secrets);
+	FILE *f;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("JWT_SECRET=fedcba9876543210fedcba9876543210\nSVC_DB_PASSWORD=from-secrets\n", f);
+	fclose(f);
+	snprintf(text, sizeof text, "SVC_DATA_DIR=/tmp/x\nSVC_DB_PASSWORD=from-main\nSVC_SECRETS_FILE=%s\n", secrets);
+	CU_ASSERT_EQUAL(load_text(text, &cfg, errbuf, sizeof errbuf), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.jwt_secret, "fedcba9876543210fedcba9876543210");
+	CU_ASSERT_STRING_EQUAL(cfg.db_password, "from-secrets");
+	CU_ASSERT_STRING_EQUAL(cfg.data_dir, "/tmp/x");
+	svc_config_dispose(&cfg);
+	unlink(secrets);
+	CU_ASSERT_EQUAL(load_text(text, &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, secrets));
+}
+
+static void test_config_file_and_required(void)
+{
+	struct svc_config cfg;
+	char errbuf[256];
+
+	CU_ASSERT_EQUAL(load_text("# comment\n\nJWT_SECRET=\"0123456789abcdef0123456789abcdef\"\n"
+				       "SVC_DATA_DIR = /tmp/x\nJWT_ACCESS_TOKEN_EXPIRES_IN=5m\n",
+				       &cfg, errbuf, sizeof errbuf), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.jwt_issuer, "svc");
+	CU_ASSERT_EQUAL(cfg.access_ttl_secs, 300);
+	CU_ASSERT_EQUAL(cfg.refresh_ttl_secs, 7 * 86400);
+	CU_ASSERT_STRING_EQUAL(cfg.data_dir, "/tmp/x");
+	CU_ASSERT_STRING_EQUAL(cfg.domain, "localhost");
+	CU_ASSERT_STRING_EQUAL(cfg.ai_base_url, "");
+	CU_ASSERT_EQUAL(cfg.secure_cookies, 0);
+	CU_ASSERT_EQUAL(cfg.db_connect_timeout, 3);
+	CU_ASSERT_EQUAL(cfg.db_timeout, 5);
+	svc_config_dispose(&cfg);
+
+	/* the database timeouts: whole seconds, never 0 (which would mean "wait for ever") */
+	CU_ASSERT_EQUAL(load_text("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=/x\n"
+				       "SVC_DB_TIMEOUT=7\nSVC_DB_CONNECT_TIMEOUT=2\n", &cfg, errbuf, sizeof errbuf), 0);
+	CU_ASSERT_EQUAL(cfg.db_timeout, 7);
+	CU_ASSERT_EQUAL(cfg.db_connect_timeout, 2);
+	svc_config_dispose(&cfg);
+	CU_ASSERT_EQUAL(load_text("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=/x\n"
+				       "SVC_DB_TIMEOUT=0\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "SVC_DB_TIMEOUT"));
+	CU_ASSERT_EQUAL(load_text("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=/x\n"
+				       "SVC_DB_CONNECT_TIMEOUT=3s\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "SVC_DB_CONNECT_TIMEOUT"));
+
+	CU_ASSERT_EQUAL(load_text("SVC_DATA_DIR=/tmp/x\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "JWT_SECRET"));
+	CU_ASSERT_EQUAL(load_text("JWT_SECRET=short\nSVC_DATA_DIR=/tmp/x\n", &cfg, errbuf, sizeof errbuf),
+			SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "JWT_SECRET"));
+	CU_ASSERT_EQUAL(load_text("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=relative\n",
+				       &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "SVC_DATA_DIR"));
+	CU_ASSERT_EQUAL(load_text("JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=/x\n"
+				       "SVC_AI_PROTOCOL=grpc\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "SVC_AI_PROTOCOL"));
+	CU_ASSERT_EQUAL(load_text("no equals sign\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
+}
+
 #define BASE "JWT_SECRET=0123456789abcdef0123456789abcdef\nSVC_DATA_DIR=/x\n"
 
 /* With nothing but the required settings, every row takes its default, and the defaults are within bounds. */
@@ -291,4 +379,7 @@ SVC_TEST_SUITE(config_suite)
 	CU_add_test(s, "test_config_table_rows", test_config_table_rows);
 	CU_add_test(s, "test_config_defaults_load", test_config_defaults_load);
 	CU_add_test(s, "test_config_lenient_and_strict", test_config_lenient_and_strict);
+	CU_add_test(s, "test_config_durations", test_config_durations);
+	CU_add_test(s, "test_config_file_and_required", test_config_file_and_required);
+	CU_add_test(s, "test_config_secrets_file", test_config_secrets_file);
 }
