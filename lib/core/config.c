@@ -484,6 +484,13 @@ static void warn(struct storage *st, const char *fmt, ...)
 	svc_log_warn("configuration: %s", w);
 }
 
+/* 1 when a setting of `type` is held as its text (const char *), else 0. */
+static int is_text(enum svc_setting_type type)
+{
+	return type == SVC_SET_STR || type == SVC_SET_PATH || type == SVC_SET_CHOICE || type == SVC_SET_PRICE_TABLE ||
+	       type == SVC_SET_TOKEN_TABLE;
+}
+
 /* Reads row `i` of the table into `c`. Returns 0, or SVC_E_INTERNAL with a message naming the setting. */
 static int load_row(struct storage *st, size_t i, struct svc_config *c, char *errbuf, size_t errmax)
 {
@@ -492,8 +499,7 @@ static int load_row(struct storage *st, size_t i, struct svc_config *c, char *er
 	const struct svc_setting *from = s->def_from ? svc_config_setting(s->def_from) : NULL;
 	union value val;
 	char want[160];
-	int text = s->type == SVC_SET_STR || s->type == SVC_SET_PATH || s->type == SVC_SET_CHOICE ||
-		   s->type == SVC_SET_PRICE_TABLE || s->type == SVC_SET_TOKEN_TABLE;
+	int text = is_text(s->type);
 
 	if (from)
 		memcpy(&def, (const char *)c + from->offset, sizeof def);
@@ -563,6 +569,30 @@ int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax)
 done:
 	storage_free(st);
 	return err;
+}
+
+void svc_config_defaults(struct svc_config *out)
+{
+	const struct svc_setting *rows, *from;
+	const char *def;
+	union value val;
+	size_t i, n;
+
+	memset(out, 0, sizeof *out);
+	rows = svc_config_settings(&n);
+	for (i = 0; i < n; i++) {
+		def = rows[i].def;
+		if (rows[i].def_from && (from = svc_config_setting(rows[i].def_from)))
+			memcpy(&def, (const char *)out + from->offset, sizeof def);
+		if (parse_value(&rows[i], def, &val) == 0) { /* tests/unit/test_config.c: every default does */
+			store(out, &rows[i], &val);
+		} else if (is_text(rows[i].type)) { /* a required one: "" */
+			val.str = def;
+			store(out, &rows[i], &val);
+		}
+	}
+	out->jwt_secret_len = strlen(out->jwt_secret);
+	out->secure_cookies = strncmp(out->base_url, "https:", 6) == 0;
 }
 
 int svc_config_is_set(const struct svc_config *cfg, const char *name)

@@ -199,6 +199,14 @@ void svc_config_format(const struct svc_config *cfg, const struct svc_setting *s
  */
 int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax);
 
+/*
+ * Fills `out` with every setting's default from the table, reading neither
+ * the environment nor a file (the required ones are then ""): for tests and
+ * tools that build a configuration by hand. Allocates nothing; needs no
+ * svc_config_dispose().
+ */
+void svc_config_defaults(struct svc_config *out);
+
 /* Frees what svc_config_load() allocated. */
 void svc_config_dispose(struct svc_config *cfg);
 

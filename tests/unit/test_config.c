@@ -338,6 +338,14 @@ static void test_config_defaults_load(void)
 	svc_config_format(&cfg, svc_config_setting("SVC_BUILD_PROCS"), value, sizeof value);
 	CU_ASSERT_STRING_EQUAL(value, "256");
 	svc_config_dispose(&cfg);
+	/* the same defaults without loading anything (a configuration built by hand) */
+	svc_config_defaults(&cfg);
+	CU_ASSERT_STRING_EQUAL(cfg.jwt_secret, "");
+	CU_ASSERT_EQUAL(cfg.build_procs, 256);
+	CU_ASSERT_EQUAL(cfg.quota[0][1], -1);
+	CU_ASSERT_STRING_EQUAL(cfg.cors_origins, "http://127.0.0.1:8080");
+	CU_ASSERT_EQUAL(cfg.access_ttl_secs, 900);
+	CU_ASSERT_PTR_NULL(cfg.storage);
 }
 
 /* A malformed lenient setting is a warning and its default; a malformed strict one stops the load, naming it. */
@@ -347,7 +355,8 @@ static void test_config_lenient_and_strict(void)
 	char errbuf[256];
 
 	CU_ASSERT_EQUAL_FATAL(load_text(BASE "SVC_BUILD_PROCS=lots\nSVC_QUOTA_PROJECTS_PRO=x\nSVC_QUOTA_SITE_BYTES_FREE=7\n"
-					    "SVC_CORS_ORIGINS=\nSVC_WS_URL=ws://h\n", &cfg, errbuf, sizeof errbuf), 0);
+					    "SVC_CORS_ORIGINS=\nSVC_WS_URL=ws://h\nSVC_DEPLOYMENTS_GRACE_SECS=86401\n",
+					    &cfg, errbuf, sizeof errbuf), 0);
 	CU_ASSERT_EQUAL(cfg.build_procs, 256);
 	CU_ASSERT_EQUAL(cfg.quota[0][2], -1);
 	CU_ASSERT_EQUAL(cfg.quota[2][1], 7);
@@ -356,7 +365,9 @@ static void test_config_lenient_and_strict(void)
 	CU_ASSERT_PTR_NOT_NULL(svc_config_warning(&cfg, 0));
 	CU_ASSERT_PTR_NOT_NULL(strstr(svc_config_warning(&cfg, 0), "SVC_BUILD_PROCS=lots"));
 	CU_ASSERT_PTR_NOT_NULL(svc_config_warning(&cfg, 1));
-	CU_ASSERT_PTR_NULL(svc_config_warning(&cfg, 2));
+	CU_ASSERT_PTR_NOT_NULL(svc_config_warning(&cfg, 2));
+	CU_ASSERT_PTR_NULL(svc_config_warning(&cfg, 3));
+	CU_ASSERT_EQUAL(cfg.deployments_grace_secs, 60);
 	svc_config_dispose(&cfg);
 	CU_ASSERT_EQUAL(load_text(BASE "SVC_SIGNUP_VERIFY=maybe\n", &cfg, errbuf, sizeof errbuf), SVC_E_INTERNAL);
 	CU_ASSERT_STRING_EQUAL(errbuf, "SVC_SIGNUP_VERIFY must be auto, on or off");
