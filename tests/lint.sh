@@ -110,6 +110,10 @@ tx_check() {
 	fi
 }
 tx_check
+# Every libcurl handle comes from svc_outbound_handle() (lib/core/outbound.h): the shared timeouts and
+# user agent, the SSRF guard, the one write callback with its body cap (issue 26). Tests included.
+files=$(git ls-files '*.c' 2>/dev/null | sort -u) rule "curl_easy_init only in lib/core/outbound.c" \
+	'(^|[^a-z_])curl_easy_init\s*\(' '^lib/core/outbound\.c$'
 
 # No circle of files in a folder (issue 26): file A uses a function of B and B, directly or through
 # others, one of A. Read from the built objects: each file's undefined symbols against the functions

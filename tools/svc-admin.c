@@ -17,7 +17,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: svc-admin check\n"
+	fprintf(stderr, "usage: svc-admin check [--settings]\n"
 			"       svc-admin grant-platform-admin EMAIL\n"
 			"       svc-admin revoke-platform-admin EMAIL\n"
 			"       svc-admin set-plan WORKSPACE_ID free|pro|business\n"
@@ -169,19 +169,41 @@ done:
 	return rc;
 }
 
+/* Prints every row of the settings table: "NAME=value" (secrets as "(set)"), then its unit and doc. */
+static void print_settings(const struct svc_config *cfg)
+{
+	const struct svc_setting *rows;
+	size_t i, n;
+	char value[512];
+
+	rows = svc_config_settings(&n);
+	for (i = 0; i < n; i++) {
+		svc_config_format(cfg, &rows[i], value, sizeof value);
+		printf("%s=%s%s  # %s%s%s%s\n", rows[i].name, value, svc_config_is_set(cfg, rows[i].name) ? "" : " (default)",
+		       rows[i].doc, rows[i].unit && rows[i].type != SVC_SET_CHOICE ? " [" : "",
+		       rows[i].unit && rows[i].type != SVC_SET_CHOICE ? rows[i].unit : "",
+		       rows[i].unit && rows[i].type != SVC_SET_CHOICE ? "]" : "");
+	}
+}
+
 /*
- * svc-admin check: the settings load (as the responders read them), the database answers, and
- * what is allowed but unwise is said, one "warning: ..." line each: app_url and SVC_DOMAIN sharing
- * a registrable domain (cookie tossing; issue 17, finding 5). Prints "ok: ..." lines and a count.
+ * svc-admin check [--settings]: the settings load (as the responders read them, through the
+ * settings table), the database answers, and what is allowed but unwise is said, one
+ * "warning: ..." line each: a malformed setting that falls back to its default (the table's
+ * lenient rows), app_url and SVC_DOMAIN sharing a registrable domain (cookie tossing; issue 17,
+ * finding 5). Prints "ok: ..." lines and a count; --settings first prints every setting's value.
  * Returns 0 (warnings or none) or 1 (an error: the settings or the database).
  */
-static int check(void)
+static int check(int show)
 {
 	struct svc_config cfg;
 	struct svc_auth_config auth;
 	struct svc_db *db = NULL;
+	const struct svc_setting *rows;
+	const char *w;
 	char errbuf[256], warning[1024];
 	int warnings = 0;
+	size_t i, n, set = 0;
 
 	if (svc_config_load(&cfg, errbuf, sizeof errbuf) < 0) {
 		printf("error: settings: %s\n", errbuf);
@@ -193,6 +215,16 @@ static int check(void)
 		return 1;
 	}
 	printf("ok: settings load (SVC_APP_URL %s, SVC_DOMAIN %s)\n", cfg.app_url, cfg.domain);
+	if (show)
+		print_settings(&cfg);
+	rows = svc_config_settings(&n);
+	for (i = 0; i < n; i++)
+		set += (size_t)svc_config_is_set(&cfg, rows[i].name);
+	printf("ok: %zu settings known, %zu set\n", n, set);
+	for (i = 0; (w = svc_config_warning(&cfg, i)); i++) {
+		printf("warning: %s\n", w);
+		warnings++;
+	}
 	if (svc_psl_shared_site_warning(cfg.app_url, cfg.domain, warning, sizeof warning)) {
 		printf("warning: %s\n", warning);
 		warnings++;
@@ -294,7 +326,9 @@ int main(int argc, char **argv)
 
 	svc_log_init("svc-admin");
 	if (argc == 2 && strcmp(argv[1], "check") == 0)
-		return check();
+		return check(0);
+	if (argc == 3 && strcmp(argv[1], "check") == 0 && strcmp(argv[2], "--settings") == 0)
+		return check(1);
 	if (argc == 4 && strcmp(argv[1], "set-plan") == 0)
 		return set_plan(argv[2], argv[3]);
 	if (argc == 2 && strcmp(argv[1], "write-sites") == 0)

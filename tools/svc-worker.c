@@ -54,12 +54,7 @@ static volatile sig_atomic_t stopping;
 /* SVC_DOMAIN_POLL_INTERVAL: seconds between two looks for custom domains due for a check (default 10). */
 static int64_t domain_poll_ms(const struct svc_config *cfg)
 {
-	uint64_t secs = 10;
-	const char *v = svc_config_get(cfg, "SVC_DOMAIN_POLL_INTERVAL", "10");
-
-	if (svc_parse_u64(v, 86400, &secs) < 0 || secs == 0)
-		secs = 10;
-	return (int64_t)secs * 1000;
+	return (int64_t)cfg->domain_poll_interval * 1000; /* 1 to 86400 (the settings table) */
 }
 
 static void on_signal(int sig)

@@ -99,10 +99,11 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
+/* The sink of the answer (lib/core/outbound.h): the SSE stream, or a non-2xx answer's body for its message. */
+static int on_body(void *ud, const char *ptr, size_t n)
 {
 	struct xfer *x = ud;
-	size_t n = size * nmemb, room;
+	size_t room;
 	long code = 0;
 	int error;
 
@@ -111,18 +112,18 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 		room = x->errbody.max - x->errbody.len;
 		if (svc_buf_add(&x->errbody, ptr, n < room ? n : room) < 0 || n >= room) {
 			x->err = SVC_E_TOO_LARGE; /* enough for the message: stop reading */
-			return 0;
+			return x->err;
 		}
-		return n;
+		return 0;
 	}
 	error = svc_agent__sse_feed(&x->sse, ptr, n);
 	if (error < 0) {
 		if (error == SVC_E_TOO_LARGE)
 			error = svc_agent__step_fail(x->st, "a line of the model provider's stream is longer than %d bytes", MAX_LINE);
 		x->err = error;
-		return 0; /* CURLE_WRITE_ERROR: the transfer ends at once */
+		return error; /* the transfer ends at once */
 	}
-	return n;
+	return 0;
 }
 
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
@@ -317,34 +318,32 @@ static int request_headers(const struct svc_agent_provider *p, int anthropic, st
 
 /* Sets up `curl` for one streamed POST of `body` to `url`, its answer going to `x`. Returns 0 or an error. */
 static int transfer_options(CURL *curl, struct xfer *x, const char *url, struct curl_slist *headers, const char *body,
-			    char *errbuf, struct svc_outbound_guard *guard)
+			    char *errbuf, struct svc_outbound_xfer *ox)
 {
 	const struct svc_agent_turn *turn = x->turn;
 	long timeout = turn->timeout_secs > 0 ? turn->timeout_secs : DEFAULT_TIMEOUT;
-	int error;
+	struct svc_outbound_req rq;
 
-	curl_easy_reset(curl);
-	if (turn->provider.outbound && (error = svc_outbound_curl(curl, turn->provider.outbound, guard)) < 0)
-		return error;
-	if (curl_easy_setopt(curl, CURLOPT_URL, url) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body)) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_WRITEDATA, x) != CURLE_OK ||
+	/* a workspace's provider is a name its admin chose (guarded); the instance's is the operator's */
+	memset(&rq, 0, sizeof(rq));
+	rq.url = url;
+	rq.body = body;
+	rq.body_len = strlen(body);
+	rq.headers = headers;
+	rq.reach = turn->provider.outbound ? SVC_OUTBOUND_GUARDED : SVC_OUTBOUND_OPERATOR;
+	rq.policy = turn->provider.outbound;
+	rq.connect_timeout_ms = (long)CONNECT_TIMEOUT * 1000;
+	rq.timeout_ms = timeout * 1000;
+	rq.low_speed_secs = turn->idle_secs > 0 ? turn->idle_secs : DEFAULT_IDLE;
+	rq.max_body = (size_t)1 << 30; /* one streamed answer; its lines and texts have their own bounds */
+	rq.sink = on_body;
+	rq.sink_ctx = x;
+	if (svc_outbound_setup(curl, &rq, ox) < 0 ||
 	    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_HEADERDATA, x) != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress) != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, x) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK ||
-	    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, turn->idle_secs > 0 ? turn->idle_secs : DEFAULT_IDLE) != CURLE_OK ||
 	    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK)
 		return SVC_E_INTERNAL;
 	return 0;
@@ -414,14 +413,14 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 	const struct svc_agent_provider *p = &turn->provider;
 	struct curl_slist *headers = NULL;
 	struct xfer x;
-	struct svc_outbound_guard guard;
+	struct svc_outbound_xfer ox;
 	char url[MAX_URL], errbuf[CURL_ERROR_SIZE], *auth = NULL;
 	long code = 0;
 	CURLcode res;
 	int error = 0;
 
 	memset(&x, 0, sizeof(x));
-	memset(&guard, 0, sizeof(guard));
+	memset(&ox, 0, sizeof(ox));
 	x.curl = curl;
 	x.turn = turn;
 	x.st = st;
@@ -436,12 +435,13 @@ static int call_provider(CURL *curl, const struct svc_agent_turn *turn, int anth
 		goto done;
 	}
 	if ((error = request_headers(p, anthropic, &headers, &auth, out)) < 0 ||
-	    (error = transfer_options(curl, &x, url, headers, body, errbuf, &guard)) < 0)
+	    (error = transfer_options(curl, &x, url, headers, body, errbuf, &ox)) < 0)
 		goto done;
-	res = curl_easy_perform(curl);
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+	svc_outbound_perform(&ox);
+	res = ox.rc;
+	code = ox.status;
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL);
-	error = transfer_outcome(&x, res, code, errbuf, &guard, out);
+	error = transfer_outcome(&x, res, code, errbuf, &ox.guard, out);
 done:
 	curl_slist_free_all(headers);
 	if (auth) {
@@ -839,7 +839,7 @@ static int loop_begin(struct loop *l)
 	if ((error = system_prompt(turn, &l->tools, &l->system, l->ro, sizeof(l->ro))) < 0)
 		return error;
 	if (!(l->conv = start_conversation(turn, 0)) || !(l->defs = svc_agent__tools_json(l->tools.read_only, l->anthropic)) ||
-	    (l->tools.integ && svc_agent__integration_def(l->defs, l->anthropic) < 0) || !(l->curl = curl_easy_init()))
+	    (l->tools.integ && svc_agent__integration_def(l->defs, l->anthropic) < 0) || !(l->curl = svc_outbound_handle()))
 		return SVC_E_INTERNAL;
 	return 0;
 }
@@ -997,7 +997,7 @@ int svc_agent_summarize(const struct svc_agent_turn *turn, char **out_text, stru
 	}
 	t.user_text = summary_request;
 	t.images = NULL;
-	if (!(conv = start_conversation(&t, 1)) || !(curl = curl_easy_init())) {
+	if (!(conv = start_conversation(&t, 1)) || !(curl = svc_outbound_handle())) {
 		error = SVC_E_INTERNAL;
 		goto done;
 	}

@@ -90,24 +90,6 @@ static char *textf(const char *fmt, ...)
 	return svc_buf_detach(&b, NULL);
 }
 
-struct answer {
-	struct svc_buf body;
-	char content_type[128];
-	int too_large;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct answer *a = userdata;
-	size_t n = size * nmemb;
-
-	if (svc_buf_add(&a->body, ptr, n) < 0) {
-		a->too_large = 1;
-		return 0;
-	}
-	return n;
-}
-
 /* Whether header name `h` is one the model may not set (credentials, hop-by-hop, framing). */
 static int forbidden_header(const char *h)
 {
@@ -443,7 +425,8 @@ struct icall {
 	struct svc_agent_integ_inject inj;     /* what the credential adds */
 	struct svc_buf full_url;               /* the URL with the credential's query */
 	struct curl_slist *list;               /* the request's headers */
-	struct answer a;
+	struct svc_outbound_xfer a;           /* the transfer and its answer */
+	size_t max_body;                       /* SVC_INTEG_MAX_RESPONSE_BYTES */
 	CURL *c;
 	char call_id[37];
 	int recorded;                          /* the call is in integration_calls */
@@ -454,7 +437,6 @@ struct icall {
 /* The call's settings and arguments; the method defaults to GET. */
 static void icall_init(struct icall *ic, const struct svc_agent_integ *ig, struct json_object *args)
 {
-	uint64_t v;
 
 	memset(ic, 0, sizeof *ic);
 	ic->ig = ig;
@@ -465,13 +447,10 @@ static void icall_init(struct icall *ic, const struct svc_agent_integ *ig, struc
 	ic->headers = json_object_object_get(args, "headers");
 	ic->read_only = -1;
 	svc_buf_init(&ic->full_url, URL_MAX + 65536 + 2);
-	if (svc_parse_u64(svc_config_get(ig->cfg, "SVC_INTEG_MAX_RESPONSE_BYTES", "1048576"), 64u * 1024 * 1024, &v) < 0)
-		v = 1048576;
-	svc_buf_init(&ic->a.body, (size_t)v);
-	if (svc_parse_u64(svc_config_get(ig->cfg, "SVC_INTEG_TIMEOUT_SECS", "20"), 600, &v) < 0 || v == 0)
-		v = 20;
-	ic->timeout_secs = (long)v;
-	ic->allow_http = strcmp(svc_config_get(ig->cfg, "SVC_INTEG_ALLOW_HTTP", "0"), "1") == 0;
+	/* bounds and defaults: the settings table (lib/core/config_table.c) */
+	ic->max_body = (size_t)ig->cfg->integ_max_response_bytes;
+	ic->timeout_secs = (long)ig->cfg->integ_timeout_secs;
+	ic->allow_http = ig->cfg->integ_allow_http;
 	if (!ic->method)
 		ic->method = "GET";
 }
@@ -645,57 +624,49 @@ static int icall_record(struct icall *ic)
 static int icall_perform(struct icall *ic, char **out)
 {
 	struct svc_outbound_policy policy;
-	struct svc_outbound_guard guard;
-	CURL *c;
-	CURLcode rc;
-	int err;
+	struct svc_outbound_req req;
+	int rc;
 
-	c = ic->c = curl_easy_init();
-	if (!c)
+	if (!(ic->c = svc_outbound_handle()))
 		return SVC_E_INTERNAL;
 	svc_outbound_policy_load(ic->ig->cfg, &policy);
-	if ((err = svc_outbound_curl(c, &policy, &guard)) < 0)
-		return err;
-	curl_easy_setopt(c, CURLOPT_URL, svc_buf_str(&ic->full_url));
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, ic->allow_http ? "http,https" : "https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, ic->timeout_secs);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "svc-integration");
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, ic->method);
-	if (ic->body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, ic->body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(ic->body));
-	} else if (strcmp(ic->method, "GET") == 0) {
-		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-	} else if (strcmp(ic->method, "HEAD") == 0) {
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, ic->list);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ic->a);
-	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ic->status);
-	if (rc == CURLE_OK)
+	memset(&req, 0, sizeof req);
+	req.url = svc_buf_str(&ic->full_url);
+	req.method = ic->method;
+	req.body = ic->body;
+	req.body_len = ic->body ? strlen(ic->body) : 0;
+	req.headers = ic->list;
+	req.protocols = ic->allow_http ? "http,https" : "https";
+	req.reach = SVC_OUTBOUND_GUARDED;
+	req.policy = &policy;
+	req.connect_timeout_ms = 10000;
+	req.timeout_ms = ic->timeout_secs * 1000;
+	req.max_body = ic->max_body;
+	req.user_agent = "svc-integration";
+	if (svc_outbound_setup(ic->c, &req, &ic->a) < 0)
+		return SVC_E_INTERNAL;
+	rc = svc_outbound_perform(&ic->a);
+	ic->status = ic->a.status;
+	if (rc == 0)
 		return 0;
-	if (guard.refused) {
+	if (rc == SVC_E_FORBIDDEN) {
 		ic->error = "refused";
-		*out = textf("denied: %.253s is a %s address, which svc does not call", ic->host, svc_net_kind_name(guard.kind));
+		*out = textf("denied: %.253s is a %s address, which svc does not call", ic->host,
+			     svc_net_kind_name(ic->a.guard.kind));
 		return SVC_E_FORBIDDEN;
 	}
 	if (ic->a.too_large) {
 		ic->error = "too_large";
-		*out = textf("the answer of %.253s is larger than %zu bytes; ask for less", ic->host, ic->a.body.max);
+		*out = textf("the answer of %.253s is larger than %zu bytes; ask for less", ic->host, ic->a.max_body);
 		return SVC_E_TOO_LARGE;
 	}
-	if (rc == CURLE_OPERATION_TIMEDOUT) {
+	if (ic->a.rc == CURLE_OPERATION_TIMEDOUT) {
 		ic->error = "timeout";
 		*out = textf("%.253s did not answer within %ld s", ic->host, ic->timeout_secs);
 		return SVC_E_UNAVAILABLE;
 	}
 	ic->error = "network";
-	*out = textf("the call to %.253s failed: %s", ic->host, curl_easy_strerror(rc));
+	*out = textf("the call to %.253s failed: %s", ic->host, curl_easy_strerror(ic->a.rc));
 	return SVC_E_UNAVAILABLE;
 }
 
@@ -703,11 +674,10 @@ static int icall_perform(struct icall *ic, char **out)
 static int icall_answer(struct icall *ic, char **out)
 {
 	struct svc_buf res;
-	char *ct = NULL;
 	int err;
 
-	curl_easy_getinfo(ic->c, CURLINFO_CONTENT_TYPE, &ct);
-	snprintf(ic->a.content_type, sizeof ic->a.content_type, "%s", ct ? ct : "none");
+	if (!ic->a.content_type[0])
+		snprintf(ic->a.content_type, sizeof ic->a.content_type, "none");
 	if (svc_buf_add(&ic->a.body, "", 0) < 0)
 		return SVC_E_INTERNAL;
 	if ((err = svc_agent_integ_scrub(&ic->inj, &ic->a.body)) < 0)
@@ -727,7 +697,7 @@ static void icall_dispose(struct icall *ic, int err)
 {
 	if (ic->recorded)
 		call_end(ic->ig->db, ic->call_id, ic->status, ic->error ? ic->error : (err < 0 ? "failed" : NULL));
-	svc_buf_wipe(&ic->a.body);
+	svc_outbound_xfer_dispose(&ic->a);
 	svc_integ_cred_dispose(&ic->cred);
 	svc_agent_integ_inject_dispose(&ic->inj);
 	svc_buf_wipe(&ic->full_url);

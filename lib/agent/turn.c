@@ -223,7 +223,7 @@ static void apply_mode(const struct svc_config *cfg, const char *mode, struct sv
 	FILE *f;
 
 	*out_extra = NULL;
-	if (svc_agent_mode_lookup(svc_config_get(cfg, "SVC_AI_MODES", ""), mode, &m, msg, sizeof msg) < 0) {
+	if (svc_agent_mode_lookup(cfg->ai_modes, mode, &m, msg, sizeof msg) < 0) {
 		svc_log_error("chat: %s; mode %s runs as chat", msg, mode ? mode : "(none)");
 		return;
 	}

@@ -653,9 +653,7 @@ enum svc_err svc_api_auth_logout(struct svc_req *req, struct svc_resp *resp)
  */
 static int collaboration_offered(const struct svc_config *cfg)
 {
-	const char *url = svc_config_get(cfg, "SVC_WS_URL", NULL), *port = svc_config_get(cfg, "SVC_WS_PORT", NULL);
-
-	return (url && *url) || (port && *port);
+	return svc_config_is_set(cfg, "SVC_WS_URL") || svc_config_is_set(cfg, "SVC_WS_PORT");
 }
 
 /*

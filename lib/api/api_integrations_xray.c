@@ -171,11 +171,7 @@ enum svc_err svc_api_xray_active(struct svc_req *req, struct svc_resp *resp)
 /* GET /xray/stuck: 200 {items: [call], thresholdSeconds}: running longer than SVC_XRAY_STUCK_SECONDS (30); 401; 403. */
 enum svc_err svc_api_xray_stuck(struct svc_req *req, struct svc_resp *resp)
 {
-	uint64_t secs = 30;
-
-	if (svc_parse_u64(svc_config_get(&req->ctx->cfg, "SVC_XRAY_STUCK_SECONDS", "30"), 86400, &secs) < 0)
-		secs = 30;
-	return running(req, resp, secs);
+	return running(req, resp, req->ctx->cfg.xray_stuck_secs);
 }
 
 /* GET /xray/history?cursor&limit: 200 {items: [call], nextCursor}, newest first; 400 (cursor, limit); 401; 403. */

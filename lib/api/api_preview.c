@@ -13,9 +13,6 @@
 #include "project/preview_build.h"
 
 #define PREVIEW_FILE_MAX (16u * 1024 * 1024) /* bytes of one served file */
-#define PREVIEW_TTL_DEFAULT 1800             /* seconds a preview URL works: SVC_PREVIEW_TTL */
-#define PREVIEW_TTL_MIN 60
-#define PREVIEW_TTL_MAX (24 * 3600)
 #define PREVIEW_LABEL "preview"              /* <token>.preview.<SVC_DOMAIN> */
 
 /* The preview origin's script (lib/api/preview_script.js: visual editing and design comments), a C
@@ -54,14 +51,7 @@ int svc_api_site_url(const struct svc_config *cfg, const char *label, char *out,
 /* The lifetime of a preview URL in seconds: SVC_PREVIEW_TTL (a duration, 60 s to 24 h), default 30 minutes. */
 static int preview_ttl(const struct svc_config *cfg, int64_t *out)
 {
-	const char *v = svc_config_get(cfg, "SVC_PREVIEW_TTL", NULL);
-	int64_t secs = PREVIEW_TTL_DEFAULT;
-
-	if (v && *v && (svc_config_parse_duration(v, &secs) < 0 || secs < PREVIEW_TTL_MIN || secs > PREVIEW_TTL_MAX)) {
-		svc_log_error("SVC_PREVIEW_TTL: \"%.32s\" is not a duration from 60s to 24h", v);
-		return SVC_E_INTERNAL;
-	}
-	*out = secs;
+	*out = cfg->preview_ttl_secs; /* 60 s to 24 h (the settings table) */
 	return 0;
 }
 

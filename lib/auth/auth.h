@@ -190,8 +190,8 @@ struct svc_auth_config {
 };
 
 /*
- * Reads the settings above from `cfg` (environment first, then the
- * SVC_CONFIG file: svc_config_get()). Rate limits are "N/DURATION" ("10/1m",
+ * Reads the settings above from the fields of `cfg` (the settings table,
+ * lib/core/config_table.c, has their names and defaults). Rate limits are "N/DURATION" ("10/1m",
  * "5/15m") or "0" (off); durations as svc_config_parse_duration(). Strings
  * point into `cfg`'s storage and live as long as it. On a malformed value
  * returns SVC_E_INTERNAL with a message naming the setting in errbuf.

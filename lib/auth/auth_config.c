@@ -38,25 +38,30 @@ int svc_rate_rule_parse(const char *s, struct svc_rate_rule *out)
 	return 0;
 }
 
-/* The limits, their setting names and defaults (docs/configuration.md "Rate limits"). */
+/* The limits: the setting's field (its name and default are in the settings table) and the rule's field. */
+#define RULE(name, cfgf, f) { name, offsetof(struct svc_config, cfgf), offsetof(struct svc_auth_config, f) }
 static const struct {
 	const char *name;
+	size_t cfg_off;
 	size_t off;
-	const char *def;
 } rules[] = {
-	{ "SVC_RATE_LIMIT_GLOBAL", offsetof(struct svc_auth_config, rl_global), "600/1m" },
-	{ "SVC_RATE_LIMIT_LOGIN_IP", offsetof(struct svc_auth_config, rl_login_ip), "10/1m" },
-	{ "SVC_RATE_LIMIT_LOGIN_ACCOUNT", offsetof(struct svc_auth_config, rl_login_account), "5/15m" },
-	{ "SVC_RATE_LIMIT_LOGIN_ACCOUNT_MAX", offsetof(struct svc_auth_config, rl_login_account_max), "20/15m" },
-	{ "SVC_RATE_LIMIT_LOGIN_SLOW", offsetof(struct svc_auth_config, rl_login_slow), "1/10s" },
-	{ "SVC_RATE_LIMIT_SIGNUP_IP", offsetof(struct svc_auth_config, rl_signup_ip), "10/1h" },
-	{ "SVC_RATE_LIMIT_SIGNUP_ACCOUNT", offsetof(struct svc_auth_config, rl_signup_account), "5/1h" },
-	{ "SVC_RATE_LIMIT_VERIFY_IP", offsetof(struct svc_auth_config, rl_verify_ip), "10/15m" },
-	{ "SVC_RATE_LIMIT_REFRESH_IP", offsetof(struct svc_auth_config, rl_refresh_ip), "60/1m" },
-	{ "SVC_RATE_LIMIT_RESET_IP", offsetof(struct svc_auth_config, rl_reset_ip), "5/15m" },
-	{ "SVC_RATE_LIMIT_RESET_ACCOUNT", offsetof(struct svc_auth_config, rl_reset_account), "3/1h" },
-	{ "SVC_RATE_LIMIT_OAUTH_IP", offsetof(struct svc_auth_config, rl_oauth_ip), "30/1m" },
+	RULE("SVC_RATE_LIMIT_GLOBAL", rate_global, rl_global),
+	RULE("SVC_RATE_LIMIT_LOGIN_IP", rate_login_ip, rl_login_ip),
+	RULE("SVC_RATE_LIMIT_LOGIN_ACCOUNT", rate_login_account, rl_login_account),
+	RULE("SVC_RATE_LIMIT_LOGIN_ACCOUNT_MAX", rate_login_account_max, rl_login_account_max),
+	RULE("SVC_RATE_LIMIT_LOGIN_SLOW", rate_login_slow, rl_login_slow),
+	RULE("SVC_RATE_LIMIT_SIGNUP_IP", rate_signup_ip, rl_signup_ip),
+	RULE("SVC_RATE_LIMIT_SIGNUP_ACCOUNT", rate_signup_account, rl_signup_account),
+	RULE("SVC_RATE_LIMIT_VERIFY_IP", rate_verify_ip, rl_verify_ip),
+	RULE("SVC_RATE_LIMIT_REFRESH_IP", rate_refresh_ip, rl_refresh_ip),
+	RULE("SVC_RATE_LIMIT_RESET_IP", rate_reset_ip, rl_reset_ip),
+	RULE("SVC_RATE_LIMIT_RESET_ACCOUNT", rate_reset_account, rl_reset_account),
+	RULE("SVC_RATE_LIMIT_OAUTH_IP", rate_oauth_ip, rl_oauth_ip),
 };
+#undef RULE
+
+_Static_assert(SVC_OAUTH__MAX == SVC_CONFIG_OAUTH_PROVIDERS && SVC_OAUTH_GITHUB == 0 && SVC_OAUTH_GOOGLE == 1,
+	       "cfg->oauth[] is indexed by enum svc_oauth_id (lib/core/config_table.c: GITHUB, then GOOGLE)");
 
 /* Upper-case name of provider `p` for setting names: "GITHUB". */
 static void upper(const char *in, char *out, size_t max)
@@ -73,8 +78,9 @@ static int load_provider(const struct svc_config *cfg, struct svc_auth_config *o
 			 char *errbuf, size_t errmax)
 {
 	const struct svc_oauth_provider *p = svc_oauth_provider_get(id);
+	const struct svc_config_oauth *set = &cfg->oauth[id]; /* the settings table's rows of <PROVIDER>_* */
 	struct svc_oauth_settings *o = &out->oauth[id];
-	char up[16], key[96];
+	char up[16];
 	char *def_signin = out->buf[2 * id], *def_assist = out->buf[2 * id + 1];
 	int n;
 
@@ -85,20 +91,16 @@ static int load_provider(const struct svc_config *cfg, struct svc_auth_config *o
 	n = snprintf(def_assist, sizeof out->buf[0], "%s/auth/%s/assistant/callback", cfg->base_url, p->name);
 	if (n < 0 || (size_t)n >= sizeof out->buf[0])
 		goto too_long;
-#define GET(field, fmt, def)                                          \
-	do {                                                          \
-		snprintf(key, sizeof key, fmt, up);                   \
-		o->field = svc_config_get(cfg, key, def);             \
-	} while (0)
-	GET(client_id, "%s_CLIENT_ID", "");
-	GET(client_secret, "%s_CLIENT_SECRET", "");
-	GET(redirect_uri, "%s_REDIRECT_URI", def_signin);
-	GET(authorize_url, "SVC_OAUTH_%s_AUTHORIZE_URL", p->authorize_url);
-	GET(token_url, "SVC_OAUTH_%s_TOKEN_URL", p->token_url);
-	GET(userinfo_url, "SVC_OAUTH_%s_USERINFO_URL", p->userinfo_url);
-	GET(assistant_client_id, "%s_ASSISTANT_CLIENT_ID", o->client_id);
-	GET(assistant_client_secret, "%s_ASSISTANT_CLIENT_SECRET", o->client_secret);
-	GET(assistant_redirect_uri, "%s_ASSISTANT_REDIRECT_URI", def_assist);
+#define GET(field, def) (o->field = set->field && *set->field ? set->field : (def))
+	GET(client_id, "");
+	GET(client_secret, "");
+	GET(redirect_uri, def_signin);
+	GET(authorize_url, p->authorize_url);
+	GET(token_url, p->token_url);
+	GET(userinfo_url, p->userinfo_url);
+	GET(assistant_client_id, o->client_id);
+	GET(assistant_client_secret, o->client_secret);
+	GET(assistant_redirect_uri, def_assist);
 #undef GET
 	if (o->client_id[0] && !o->client_secret[0]) {
 		snprintf(errbuf, errmax, "%s_CLIENT_ID is set but %s_CLIENT_SECRET is not", up, up);
@@ -124,72 +126,43 @@ int svc_auth_config_load(const struct svc_config *cfg, struct svc_auth_config *o
 	int id;
 
 	memset(&c, 0, sizeof c);
+	/* names, defaults and the plain checks (numbers, durations, choices): the settings table */
 	for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-		v = svc_config_get(cfg, rules[i].name, rules[i].def);
+		memcpy(&v, (const char *)cfg + rules[i].cfg_off, sizeof v);
 		if (svc_rate_rule_parse(v, (struct svc_rate_rule *)((char *)&c + rules[i].off)) < 0) {
 			snprintf(errbuf, errmax, "%s must look like 10/1m (hits per duration) or 0", rules[i].name);
 			return SVC_E_INTERNAL;
 		}
 	}
-	c.rate_limit_exempt = svc_config_get(cfg, "SVC_RATE_LIMIT_EXEMPT", "");
-	c.trusted_proxies = svc_config_get(cfg, "SVC_TRUSTED_PROXIES", "");
+	c.rate_limit_exempt = cfg->rate_limit_exempt;
+	c.trusted_proxies = cfg->trusted_proxies;
 	if (!svc_auth_addr_list_valid(c.rate_limit_exempt) || !svc_auth_addr_list_valid(c.trusted_proxies)) {
 		snprintf(errbuf, errmax, "SVC_RATE_LIMIT_EXEMPT and SVC_TRUSTED_PROXIES must list IP addresses or CIDR blocks");
 		return SVC_E_INTERNAL;
 	}
-	c.auth_log = svc_config_get(cfg, "SVC_AUTH_LOG", "");
-	if (c.auth_log[0] && c.auth_log[0] != '/') {
-		snprintf(errbuf, errmax, "SVC_AUTH_LOG must be an absolute path");
-		return SVC_E_INTERNAL;
-	}
-	c.smtp_url = svc_config_get(cfg, "SVC_SMTP_URL", "");
+	c.auth_log = cfg->auth_log;
+	c.smtp_url = cfg->smtp_url;
 	if (c.smtp_url[0] && strncmp(c.smtp_url, "smtp://", 7) != 0 && strncmp(c.smtp_url, "smtps://", 8) != 0) {
 		snprintf(errbuf, errmax, "SVC_SMTP_URL must start with smtp:// or smtps://");
 		return SVC_E_INTERNAL;
 	}
-	c.smtp_user = svc_config_get(cfg, "SVC_SMTP_USER", "");
-	c.smtp_password = svc_config_get(cfg, "SVC_SMTP_PASSWORD", "");
-	v = svc_config_get(cfg, "SVC_SMTP_STARTTLS", "1");
-	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-		snprintf(errbuf, errmax, "SVC_SMTP_STARTTLS must be 0 or 1");
-		return SVC_E_INTERNAL;
-	}
-	c.smtp_starttls = strcmp(v, "1") == 0;
-	c.mail_from = svc_config_get(cfg, "SVC_MAIL_FROM", "");
-	if (svc_config_parse_duration(svc_config_get(cfg, "SVC_PASSWORD_RESET_TTL", "1h"), &c.reset_ttl_secs) < 0 ||
-	    c.reset_ttl_secs > 7 * 86400) {
-		snprintf(errbuf, errmax, "SVC_PASSWORD_RESET_TTL must be a duration like 1h (at most 7d)");
-		return SVC_E_INTERNAL;
-	}
+	c.smtp_user = cfg->smtp_user;
+	c.smtp_password = cfg->smtp_password;
+	c.smtp_starttls = cfg->smtp_starttls;
+	c.mail_from = cfg->mail_from;
+	c.reset_ttl_secs = cfg->password_reset_ttl_secs;
 	/* sign-up verification (docs/api.md "POST /auth/signup"): auto = on when mail can be sent */
-	v = svc_config_get(cfg, "SVC_SIGNUP_VERIFY", "auto");
-	if (strcmp(v, "auto") == 0) {
+	if (strcmp(cfg->signup_verify, "auto") == 0)
 		c.signup_verify = c.smtp_url[0] != '\0';
-	} else if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
-		c.signup_verify = strcmp(v, "on") == 0;
-	} else {
-		snprintf(errbuf, errmax, "SVC_SIGNUP_VERIFY must be auto, on or off");
-		return SVC_E_INTERNAL;
-	}
+	else
+		c.signup_verify = strcmp(cfg->signup_verify, "on") == 0;
 	if (c.signup_verify && !c.smtp_url[0]) {
 		snprintf(errbuf, errmax, "SVC_SIGNUP_VERIFY=on needs SVC_SMTP_URL (the verification link is mailed)");
 		return SVC_E_INTERNAL;
 	}
-	if (svc_config_parse_duration(svc_config_get(cfg, "SVC_SIGNUP_VERIFY_TTL", "24h"), &c.signup_verify_ttl_secs) < 0 ||
-	    c.signup_verify_ttl_secs == 0 || c.signup_verify_ttl_secs > 7 * 86400) {
-		snprintf(errbuf, errmax, "SVC_SIGNUP_VERIFY_TTL must be a duration like 24h (at most 7d)");
-		return SVC_E_INTERNAL;
-	}
-	if (svc_config_parse_duration(svc_config_get(cfg, "SVC_OAUTH_STATE_TTL", "10m"), &c.oauth_state_ttl_secs) < 0 ||
-	    c.oauth_state_ttl_secs > 3600) {
-		snprintf(errbuf, errmax, "SVC_OAUTH_STATE_TTL must be a duration like 10m (at most 1h)");
-		return SVC_E_INTERNAL;
-	}
-	if (svc_parse_u64(svc_config_get(cfg, "SVC_API_TOKENS_MAX", "50"), 100000, &c.max_tokens_per_user) < 0 ||
-	    c.max_tokens_per_user == 0) {
-		snprintf(errbuf, errmax, "SVC_API_TOKENS_MAX must be a number from 1 to 100000");
-		return SVC_E_INTERNAL;
-	}
+	c.signup_verify_ttl_secs = cfg->signup_verify_ttl_secs;
+	c.oauth_state_ttl_secs = cfg->oauth_state_ttl_secs;
+	c.max_tokens_per_user = cfg->api_tokens_max;
 	for (id = 0; id < SVC_OAUTH__MAX; id++)
 		if (load_provider(cfg, &c, (enum svc_oauth_id)id, errbuf, errmax) < 0)
 			return SVC_E_INTERNAL;

@@ -13,6 +13,7 @@
 #include "auth/auth.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/outbound.h"
 #include "core/util.h"
 
 #define NONCE_BYTES 16
@@ -368,67 +369,50 @@ done:
 	return err;
 }
 
-/* ---- HTTP with libcurl ---- */
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct svc_buf *b = userdata;
-	size_t n = size * nmemb;
-
-	if (svc_buf_add(b, ptr, n) < 0)
-		return 0;   /* too large: libcurl stops with CURLE_WRITE_ERROR */
-	return n;
-}
+/* ---- HTTP (lib/core/outbound.h) ---- */
 
 /*
  * One request: GET `url`, or POST `form` (application/x-www-form-urlencoded)
  * when form is set; `bearer` adds Authorization. The answer goes into `out`
- * (HTTP_ANSWER_MAX bytes at most), the status into *status.
+ * (HTTP_ANSWER_MAX bytes at most), the status into *status. The endpoints are
+ * the operator's settings (SVC_OAUTH_<PROVIDER>_*_URL), so not address-checked.
  */
 static int http_call(const char *url, const char *form, const char *bearer, struct svc_buf *out, long *status)
 {
-	CURL *c = curl_easy_init();
-	struct curl_slist *h = NULL;
+	struct svc_outbound_req req = {
+		.url = url, .body = form, .body_len = form ? strlen(form) : 0, .reach = SVC_OUTBOUND_OPERATOR,
+		.connect_timeout_ms = 5000, .timeout_ms = HTTP_TIMEOUT_SECS * 1000, .max_body = HTTP_ANSWER_MAX,
+	};
+	struct svc_outbound_xfer x;
+	struct curl_slist *h = NULL, *n;
 	char auth[4200];
-	CURLcode rc;
 	int err = SVC_E_UNAVAILABLE;
 
-	if (!c)
+	memset(&x, 0, sizeof x);
+	auth[0] = '\0';
+	if (!(h = curl_slist_append(NULL, "Accept: application/json")))
 		return SVC_E_INTERNAL;
-	h = curl_slist_append(h, "Accept: application/json");
 	if (bearer) {
-		int n = snprintf(auth, sizeof auth, "Authorization: Bearer %s", bearer);
-		if (n < 0 || (size_t)n >= sizeof auth) {
+		int len = snprintf(auth, sizeof auth, "Authorization: Bearer %s", bearer);
+		if (len < 0 || (size_t)len >= sizeof auth || !(n = curl_slist_append(h, auth))) {
 			err = SVC_E_INTERNAL;
 			goto done;
 		}
-		h = curl_slist_append(h, auth);
+		h = n;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, HTTP_TIMEOUT_SECS);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "svc");
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	if (form) {
-		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, form);
-	}
-	rc = curl_easy_perform(c);
-	if (rc != CURLE_OK)
+	req.headers = h;
+	if (svc_outbound_request(&req, &x) < 0)
 		goto done;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-	if (svc_buf_add(out, "", 0) < 0)   /* make sure data is NUL-terminated */
+	*status = x.status;
+	if (svc_buf_add(out, svc_buf_str(&x.body), x.body.len) < 0)   /* NUL-terminated */
 		goto done;
 	err = 0;
 done:
 	OPENSSL_cleanse(auth, sizeof auth);
+	for (n = h; n; n = n->next)
+		OPENSSL_cleanse(n->data, strlen(n->data));
 	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
+	svc_outbound_xfer_dispose(&x);
 	return err;
 }
 

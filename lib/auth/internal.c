@@ -11,6 +11,7 @@
 #include "auth/internal.h"
 #include "db/db.h"
 #include "core/log.h"
+#include "core/outbound.h"
 #include "core/util.h"
 
 #define PATH_MAX_LEN 2048
@@ -119,21 +120,6 @@ void svc_nonce_cache_dispose(struct svc_nonce_cache *c)
 	memset(c, 0, sizeof *c);
 }
 
-struct answer {
-	struct svc_buf buf;
-	int keep;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
-{
-	struct answer *a = arg;
-	size_t n = size * nmemb;
-
-	if (a->keep && svc_buf_add(&a->buf, ptr, n) < 0)
-		return 0;
-	return n;
-}
-
 /* The path part of `url` ("http://h:p/api" -> "/api"; no path -> ""). */
 static const char *url_path(const char *url)
 {
@@ -150,15 +136,12 @@ int svc_internal_call(const struct svc_config *cfg, const char *base, const char
 	char url[PATH_MAX_LEN + 512], full_path[PATH_MAX_LEN + 1], sig[SVC_INTERNAL_SIG_MAX];
 	char h_ts[64], h_sig[SVC_INTERNAL_SIG_MAX + 32], nonce[SVC_INTERNAL_NONCE_LEN + 1], h_nonce[64];
 	struct curl_slist *hdrs = NULL;
-	struct answer a;
-	CURL *c = NULL;
-	CURLcode rc;
+	struct svc_outbound_xfer x;
+	struct svc_outbound_req req;
 	int64_t ts = svc_now_ms() / 1000;
-	long status = 0;
 	int n, err = SVC_E_INTERNAL;
 
-	svc_buf_init(&a.buf, ANSWER_MAX);
-	a.keep = out_body != NULL;
+	memset(&x, 0, sizeof x);
 	if (!cfg || !base || !path || !method)
 		goto done;
 	n = snprintf(url, sizeof url, "%s%s", base, path);
@@ -174,9 +157,6 @@ int svc_internal_call(const struct svc_config *cfg, const char *base, const char
 	snprintf(h_ts, sizeof h_ts, "X-Svc-Timestamp: %lld", (long long)ts);
 	snprintf(h_nonce, sizeof h_nonce, "X-Svc-Nonce: %s", nonce);
 	snprintf(h_sig, sizeof h_sig, "X-Svc-Signature: %s", sig);
-	c = curl_easy_init();
-	if (!c)
-		goto done;
 	hdrs = curl_slist_append(hdrs, h_ts);
 	hdrs = curl_slist_append(hdrs, h_nonce);
 	hdrs = curl_slist_append(hdrs, h_sig);
@@ -184,42 +164,33 @@ int svc_internal_call(const struct svc_config *cfg, const char *base, const char
 	hdrs = curl_slist_append(hdrs, "Expect:");
 	if (!hdrs)
 		goto done;
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
-	if (body && len) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	} else if (strcmp(method, "POST") == 0) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
-	}
-	rc = curl_easy_perform(c);
-	if (rc != CURLE_OK) {
-		err = SVC_E_UNAVAILABLE;
+	/* svc's own daemon (SVC_WSD_INTERNAL_URL, usually loopback): deliberately not address-checked */
+	memset(&req, 0, sizeof req);
+	req.url = url;
+	req.method = method;
+	req.body = body && len ? body : NULL;
+	req.body_len = body ? len : 0;
+	req.headers = hdrs;
+	req.reach = SVC_OUTBOUND_INTERNAL;
+	req.connect_timeout_ms = timeout_ms;
+	req.timeout_ms = timeout_ms;
+	req.max_body = ANSWER_MAX;
+	if ((err = svc_outbound_request(&req, &x)) < 0) {
+		err = err == SVC_E_INTERNAL ? err : SVC_E_UNAVAILABLE;
 		goto done;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	*out_status = status;
+	err = SVC_E_INTERNAL;
+	*out_status = x.status;
 	if (out_body) {
 		size_t l;
-		*out_body = svc_buf_detach(&a.buf, &l);
+		*out_body = svc_buf_detach(&x.body, &l);
 		if (!*out_body)
 			goto done;
 	}
 	err = 0;
 done:
-	if (c)
-		curl_easy_cleanup(c);
 	curl_slist_free_all(hdrs);
-	svc_buf_dispose(&a.buf);
+	svc_outbound_xfer_dispose(&x);
 	OPENSSL_cleanse(sig, sizeof sig);
 	return err;
 }

@@ -5,6 +5,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define SVC_CONFIG_QUOTA_KINDS 4     /* PROJECTS, REPO_BYTES, SITE_BYTES, WORKSPACE_BYTES */
+#define SVC_CONFIG_PLANS 3           /* FREE, PRO, BUSINESS */
+#define SVC_CONFIG_OAUTH_PROVIDERS 2 /* GITHUB, GOOGLE (lib/auth's enum svc_oauth_id) */
+
+/* One sign-in provider's settings, <PROVIDER>_* ("" = unset: lib/auth applies its defaults). */
+struct svc_config_oauth {
+	const char *client_id, *client_secret, *redirect_uri;
+	const char *authorize_url, *token_url, *userinfo_url; /* SVC_OAUTH_<PROVIDER>_*_URL */
+	const char *assistant_client_id, *assistant_client_secret, *assistant_redirect_uri;
+};
+
 /*
  * The settings every process of the suite reads (docs/configuration.md lists
  * them all). Strings point into storage owned by the config and stay valid
@@ -80,8 +91,99 @@ struct svc_config {
 	uint64_t wsd_recheck_secs;     /* SVC_WSD_RECHECK_SECONDS: an open socket's session and access are checked again this often, default 30 */
 	uint64_t wsd_lease_secs;       /* SVC_WSD_LEASE_SECONDS: a room's lease (room_leases) lasts this long unrenewed, default 15 */
 	uint64_t wsd_pack_min_bytes;   /* SVC_WSD_PACK_MIN_BYTES: cold text pieces this big are kept zstd-compressed, 0 = never, default 4096 */
+	/* the rest, one field per row of the settings table (lib/core/config_table.c has each one's doc) */
+	const char *secrets_file;      /* SVC_SECRETS_FILE */
+	int64_t preview_ttl_secs;      /* SVC_PREVIEW_TTL */
+	const char *web_group;         /* SVC_WEB_GROUP */
+	const char *ai_modes;          /* SVC_AI_MODES */
+	int outbound_allow_private;    /* SVC_OUTBOUND_ALLOW_PRIVATE */
+	const char *outbound_allow_nets; /* SVC_OUTBOUND_ALLOW_NETS */
+	unsigned build_network, build_wall_secs, build_cpu_secs, build_memory_mb, build_procs, build_tmp_mb;
+	unsigned build_uid, thumb_uid; /* SVC_BUILD_UID, SVC_THUMB_UID */
+	const char *build_bwrap, *build_npm;
+	unsigned deployments_kept, deployments_grace_secs;
+	uint64_t integ_timeout_secs, integ_max_response_bytes, xray_stuck_secs;
+	int integ_allow_http;
+	uint64_t plan_domains_free, plan_domains_pro, plan_domains_business;
+	const char *cname_target, *reserved_domains, *public_ipv4, *dns_server, *domain_check_ca;
+	uint64_t domain_hold_days, domain_txt_proof, domain_verify_cooldown_secs, domain_https_port;
+	uint64_t domain_check_timeout, domain_recheck_base, domain_recheck_max, domain_check_attempts;
+	uint64_t domain_poll_interval;
+	const char *sites_dir, *sites_reload_cmd;
+	/* SVC_QUOTA_<KIND> and SVC_QUOTA_<KIND>_<PLAN>: [kind][0] the default, [kind][1 + plan] a plan's; -1 = unset */
+	int64_t quota[SVC_CONFIG_QUOTA_KINDS][1 + SVC_CONFIG_PLANS];
+	struct svc_config_oauth oauth[SVC_CONFIG_OAUTH_PROVIDERS];
+	int64_t oauth_state_ttl_secs;  /* SVC_OAUTH_STATE_TTL */
+	const char *smtp_url, *smtp_user, *smtp_password, *mail_from;
+	int smtp_starttls;
+	int64_t password_reset_ttl_secs, signup_verify_ttl_secs;
+	const char *signup_verify;     /* SVC_SIGNUP_VERIFY: auto, on or off */
+	uint64_t api_tokens_max;
+	const char *auth_log, *trusted_proxies, *rate_limit_exempt;
+	const char *rate_global, *rate_login_ip, *rate_login_account, *rate_login_account_max, *rate_login_slow;
+	const char *rate_signup_ip, *rate_signup_account, *rate_verify_ip, *rate_refresh_ip, *rate_reset_ip;
+	const char *rate_reset_account, *rate_oauth_ip; /* SVC_RATE_LIMIT_*: "N/DURATION" or 0 (lib/auth checks them) */
 	void *storage;                 /* private */
 };
+
+/*
+ * The settings table (lib/core/config_table.c): one row per setting, which
+ * svc_config_load() walks to fill struct svc_config, svc-admin check prints,
+ * and a unit test compares with docs/configuration.md both ways.
+ */
+enum svc_setting_type {
+	SVC_SET_STR,         /* text (const char *); min..max: its length in bytes (max 0: any). Set but empty is "" */
+	SVC_SET_PATH,        /* an absolute path, or "" (const char *) */
+	SVC_SET_CHOICE,      /* one of the words of `unit`, separated by '|' (const char *) */
+	SVC_SET_BOOL,        /* 0 or 1 (int) */
+	SVC_SET_UINT,        /* a whole number min..max (unsigned) */
+	SVC_SET_U64,         /* a whole number min..max (uint64_t) */
+	SVC_SET_I64,         /* a whole number min..max (int64_t); empty or unset with no default: -1 */
+	SVC_SET_DURATION,    /* "900", "900s", "15m", "12h", "7d": seconds min..max (int64_t) */
+	SVC_SET_PRICE,       /* a decimal number 0..max (double) */
+	SVC_SET_PRICE_TABLE, /* "model=in:out,..." of prices (const char *) */
+	SVC_SET_TOKEN_TABLE, /* "model=tokens,..." (const char *) */
+	SVC_SET__MAX
+};
+
+#define SVC_SET_REQUIRED 1u /* unset or empty stops start-up */
+#define SVC_SET_LENIENT 2u  /* a malformed value is logged (svc-admin check: a warning) and the default used */
+#define SVC_SET_SECRET 4u   /* never printed (svc-admin check says "set") */
+
+/* One row of the settings table. */
+struct svc_setting {
+	const char *name;           /* exactly as docs/configuration.md (and the spec) name it */
+	enum svc_setting_type type;
+	size_t offset;              /* of its field in struct svc_config */
+	const char *def;            /* the default, as text; "" = none */
+	const char *def_from;       /* NULL, or the (earlier) setting whose value is the default */
+	uint64_t min, max;          /* bounds of a number; of a text's length */
+	const char *unit;           /* what a number counts, or the choices of SVC_SET_CHOICE ("auto|on|off") */
+	unsigned flags;             /* SVC_SET_* */
+	const char *doc;            /* one line; docs/configuration.md has the whole story */
+};
+
+/* The table: returns its rows and writes their number into *out_count. */
+const struct svc_setting *svc_config_settings(size_t *out_count);
+
+/* The row of setting `name`, or NULL when there is none. */
+const struct svc_setting *svc_config_setting(const char *name);
+
+/* Returns 1 when setting `name` was given (environment or file) with a non-empty value, else 0. */
+int svc_config_is_set(const struct svc_config *cfg, const char *name);
+
+/*
+ * The `i`-th complaint about a malformed SVC_SET_LENIENT setting of the last
+ * load ("SVC_BUILD_PROCS=lots is not a whole number from 4 to 1000000; using
+ * 256"), or NULL past the last. svc_config_load() logs them too.
+ */
+const char *svc_config_warning(const struct svc_config *cfg, size_t i);
+
+/*
+ * Writes the value setting `s` has in `cfg` as text into `out` (`max`
+ * bytes): a number, a string, or "(set)"/"(not set)" for a secret.
+ */
+void svc_config_format(const struct svc_config *cfg, const struct svc_setting *s, char *out, size_t max);
 
 /*
  * Loads the settings: each name from the environment first, then from the
@@ -96,6 +198,14 @@ struct svc_config {
  * local accounts (docs/operations.md "Files and their modes").
  */
 int svc_config_load(struct svc_config *out, char *errbuf, size_t errmax);
+
+/*
+ * Fills `out` with every setting's default from the table, reading neither
+ * the environment nor a file (the required ones are then ""): for tests and
+ * tools that build a configuration by hand. Allocates nothing; needs no
+ * svc_config_dispose().
+ */
+void svc_config_defaults(struct svc_config *out);
 
 /* Frees what svc_config_load() allocated. */
 void svc_config_dispose(struct svc_config *cfg);
@@ -126,12 +236,5 @@ int svc_config_list_has(const char *list, const char *item);
  */
 int svc_config_parse_duration(const char *s, int64_t *out_secs);
 
-/*
- * Returns setting `key` as svc_config_load() reads it (the environment first,
- * then the SVC_CONFIG file), or `def` when it is set in neither. For modules
- * with their own settings (lib/auth/auth_config.c). The string lives as long as
- * `cfg` (or the environment).
- */
-const char *svc_config_get(const struct svc_config *cfg, const char *key, const char *def);
 
 #endif

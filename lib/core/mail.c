@@ -1,4 +1,5 @@
-/* mail.c: plain-text e-mail through SMTP with libcurl: message building (no header injection) and sending. */
+/* mail.c: plain-text e-mail through SMTP with libcurl (a handle of lib/core/outbound.h): message building (no header
+ * injection) and sending. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +9,7 @@
 #include "core/err.h"
 #include "core/log.h"
 #include "core/mail.h"
+#include "core/outbound.h"
 
 #define MAIL_MAX (256 * 1024)
 
@@ -97,7 +99,7 @@ int svc_mail_send(const struct svc_mail_server *server, const char *to, const ch
 	err = SVC_E_INTERNAL;
 	if (snprintf(from, sizeof from, "<%s>", server->from) >= (int)sizeof from)
 		goto done;
-	c = curl_easy_init();
+	c = svc_outbound_handle(); /* the SMTP server is the operator's setting: not address-checked */
 	if (!c)
 		goto done;
 	rcpt = curl_slist_append(NULL, to);
@@ -108,7 +110,6 @@ int svc_mail_send(const struct svc_mail_server *server, const char *to, const ch
 	rd.off = 0;
 	curl_easy_setopt(c, CURLOPT_URL, server->url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(c, CURLOPT_MAIL_FROM, from);

@@ -1,4 +1,5 @@
-/* outbound.c: the SSRF guard: address classification, allowed networks, and libcurl's socket callback. */
+/* outbound.c: every outward libcurl transfer: the one handle constructor, the one write callback with the body cap,
+ * and the SSRF guard (address classification, allowed networks, libcurl's socket callback). */
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -190,10 +191,9 @@ int svc_outbound_policy_parse(int allow_private, const char *nets, struct svc_ou
 
 int svc_outbound_policy_load(const struct svc_config *cfg, struct svc_outbound_policy *out)
 {
-	const char *priv = svc_config_get(cfg, "SVC_OUTBOUND_ALLOW_PRIVATE", "0");
-	const char *nets = svc_config_get(cfg, "SVC_OUTBOUND_ALLOW_NETS", "");
+	const char *nets = cfg->outbound_allow_nets ? cfg->outbound_allow_nets : "";
 
-	if (svc_outbound_policy_parse(strcmp(priv, "1") == 0, nets, out) < 0)
+	if (svc_outbound_policy_parse(cfg->outbound_allow_private, nets, out) < 0)
 		svc_log_error("SVC_OUTBOUND_ALLOW_NETS: \"%s\" holds a network that does not parse (or more than %d); "
 			      "using the %zu that parsed", nets, SVC_OUTBOUND_MAX_NETS, out->nnets);
 	return 0;
@@ -295,4 +295,147 @@ done:
 	curl_free(host);
 	curl_url_cleanup(u);
 	return error;
+}
+
+/* ---- the one HTTP client ---- */
+
+/* Sets the options every handle shares (after curl_easy_init() or curl_easy_reset()). */
+static int common_options(CURL *c)
+{
+	if (curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, SVC_OUTBOUND_CONNECT_TIMEOUT_MS) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, SVC_OUTBOUND_TIMEOUT_MS) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_USERAGENT, SVC_OUTBOUND_USER_AGENT) != CURLE_OK)
+		return SVC_E_INTERNAL;
+	return 0;
+}
+
+CURL *svc_outbound_handle(void)
+{
+	CURL *c = curl_easy_init();
+
+	if (c && common_options(c) < 0) {
+		curl_easy_cleanup(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* libcurl's CURLOPT_WRITEFUNCTION of every svc transfer: the body cap, then the sink or the buffer. */
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *data)
+{
+	struct svc_outbound_xfer *x = data;
+	size_t n = size * nmemb;
+	int error;
+
+	if (n > x->max_body - x->received) {
+		x->too_large = 1;
+		return 0; /* CURLE_WRITE_ERROR: the transfer ends at once */
+	}
+	x->received += n;
+	if (x->sink) {
+		if ((error = x->sink(x->sink_ctx, ptr, n)) < 0) {
+			x->sink_error = error;
+			return 0;
+		}
+		return n;
+	}
+	if ((error = svc_buf_add(&x->body, ptr, n)) < 0) {
+		if (error == SVC_E_TOO_LARGE)
+			x->too_large = 1;
+		else
+			x->sink_error = error;
+		return 0;
+	}
+	return n;
+}
+
+int svc_outbound_setup(CURL *curl, const struct svc_outbound_req *req, struct svc_outbound_xfer *x)
+{
+	const char *method = req->method ? req->method : req->body ? "POST" : "GET";
+	unsigned e = CURLE_OK; /* the OR of every option's CURLcode: 0 when all were set */
+
+	memset(x, 0, sizeof *x);
+	x->curl = curl;
+	x->max_body = req->max_body;
+	x->sink = req->sink;
+	x->sink_ctx = req->sink_ctx;
+	svc_buf_init(&x->body, req->max_body);
+	if (!curl || !req->url || req->max_body == 0 || (req->reach == SVC_OUTBOUND_GUARDED && !req->policy))
+		return SVC_E_INTERNAL;
+	curl_easy_reset(curl);
+	if (common_options(curl) < 0)
+		return SVC_E_INTERNAL;
+	if (req->reach == SVC_OUTBOUND_GUARDED && svc_outbound_curl(curl, req->policy, &x->guard) < 0)
+		return SVC_E_INTERNAL;
+	if (req->connect_timeout_ms > 0)
+		e |= curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
+	if (req->timeout_ms > 0)
+		e |= curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, req->timeout_ms);
+	if (req->low_speed_secs > 0) {
+		e |= curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		e |= curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, req->low_speed_secs);
+	}
+	if (req->user_agent)
+		e |= curl_easy_setopt(curl, CURLOPT_USERAGENT, req->user_agent);
+	e |= curl_easy_setopt(curl, CURLOPT_URL, req->url);
+	e |= curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, req->protocols ? req->protocols : "http,https");
+	e |= curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+	e |= curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, x->error);
+	if (req->headers)
+		e |= curl_easy_setopt(curl, CURLOPT_HTTPHEADER, req->headers);
+	if (req->body) {
+		e |= curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+		e |= curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req->body);
+		if (strcmp(method, "POST") != 0)
+			e |= curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+	} else if (strcmp(method, "HEAD") == 0) {
+		e |= curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+	} else if (strcmp(method, "POST") == 0) {
+		e |= curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+		e |= curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+	} else if (strcmp(method, "GET") != 0) {
+		e |= curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+	}
+	e |= curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
+	e |= curl_easy_setopt(curl, CURLOPT_WRITEDATA, x);
+	return e == CURLE_OK ? 0 : SVC_E_INTERNAL;
+}
+
+int svc_outbound_perform(struct svc_outbound_xfer *x)
+{
+	char *ct = NULL;
+
+	x->rc = curl_easy_perform(x->curl);
+	curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &x->status);
+	if (curl_easy_getinfo(x->curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
+		snprintf(x->content_type, sizeof x->content_type, "%s", ct);
+	curl_easy_setopt(x->curl, CURLOPT_ERRORBUFFER, NULL); /* x may move or go once this returns */
+	if (x->rc == CURLE_OK)
+		return 0;
+	if (x->sink_error < 0)
+		return x->sink_error;
+	if (x->too_large)
+		return SVC_E_TOO_LARGE;
+	if (x->guard.refused)
+		return SVC_E_FORBIDDEN;
+	return SVC_E_UNAVAILABLE;
+}
+
+int svc_outbound_request(const struct svc_outbound_req *req, struct svc_outbound_xfer *x)
+{
+	CURL *c = svc_outbound_handle();
+	int error;
+
+	if ((error = svc_outbound_setup(c, req, x)) == 0)
+		error = svc_outbound_perform(x);
+	if (c)
+		curl_easy_cleanup(c);
+	x->curl = NULL;
+	return error;
+}
+
+void svc_outbound_xfer_dispose(struct svc_outbound_xfer *x)
+{
+	svc_buf_wipe(&x->body);
 }

@@ -1,4 +1,5 @@
-/* outbound.h: the SSRF guard of outward requests to names users choose (which addresses may be reached). */
+/* outbound.h: every outward libcurl transfer (HTTP and SMTP): the one handle constructor, timeouts, the user agent,
+ * the capped answer with its one write callback, and the SSRF guard of requests to names users choose. */
 #ifndef SVC_OUTBOUND_H
 #define SVC_OUTBOUND_H
 
@@ -8,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "core/config.h"
+#include "core/util.h"
 
 /*
  * What an address is, as far as reaching it from svc goes. Only
@@ -123,5 +125,121 @@ int svc_outbound_curl(CURL *curl, const struct svc_outbound_policy *policy, stru
  * Returns 0, SVC_E_FORBIDDEN or SVC_E_INTERNAL.
  */
 int svc_outbound_check_url(const struct svc_outbound_policy *policy, const char *url, char *why, size_t why_size);
+
+/* ---- the one HTTP client ---- */
+
+/*
+ * Whose address a transfer goes to, which decides whether the SSRF guard
+ * checks its connections. Every request says it (the zero value is the
+ * guarded one, so a forgotten field fails closed: no policy, no transfer).
+ */
+enum svc_outbound_reach {
+	SVC_OUTBOUND_GUARDED = 0, /* a name a user chose (a workspace's provider, an integration host, a custom
+				   * domain, an integration's token endpoint): every connection is checked
+				   * against `policy` (svc_outbound_curl()), and proxies from the environment
+				   * are not used */
+	SVC_OUTBOUND_OPERATOR,    /* an address from the instance's settings (sign-in OAuth endpoints, the
+				   * instance's model provider, the SMTP server): the operator's choice, which
+				   * may well be on the LAN or loopback; not checked */
+	SVC_OUTBOUND_INTERNAL,    /* svc's own daemon (svc-wsd's /internal/ endpoints, usually on loopback,
+				   * SVC_WSD_INTERNAL_URL): deliberately not checked */
+};
+
+/*
+ * A sink for a streamed answer: gets each piece of the body as it arrives
+ * (`len` bytes at `data`, not NUL-terminated), after the body cap was
+ * checked. Returns 0 to go on, or a negative svc_err that ends the transfer
+ * at once (svc_outbound_perform() returns it).
+ */
+typedef int (*svc_outbound_sink_fn)(void *ctx, const char *data, size_t len);
+
+#define SVC_OUTBOUND_USER_AGENT "svc"
+#define SVC_OUTBOUND_CONNECT_TIMEOUT_MS 10000L /* when a request gives none */
+#define SVC_OUTBOUND_TIMEOUT_MS 30000L         /* when a request gives none */
+
+/* One outward HTTP request (svc_outbound_setup()). Everything is borrowed for the transfer's time. */
+struct svc_outbound_req {
+	const char *url;                          /* http:// or https:// */
+	const char *method;                       /* NULL: POST when `body` is set, else GET; "HEAD" sends no body back */
+	const char *body;                         /* NULL: none */
+	size_t body_len;                          /* bytes of `body` */
+	const struct curl_slist *headers;         /* extra request headers, or NULL */
+	const char *protocols;                    /* libcurl's list: NULL = "http,https"; "https" for https only */
+	enum svc_outbound_reach reach;            /* whose address it is */
+	const struct svc_outbound_policy *policy; /* SVC_OUTBOUND_GUARDED: required; else ignored */
+	long connect_timeout_ms;                  /* 0: SVC_OUTBOUND_CONNECT_TIMEOUT_MS */
+	long timeout_ms;                          /* the whole transfer; 0: SVC_OUTBOUND_TIMEOUT_MS */
+	long low_speed_secs;                      /* > 0: ends a transfer that receives nothing for this long */
+	size_t max_body;                          /* bytes of answer body accepted (required, > 0); more ends the
+						   * transfer with SVC_E_TOO_LARGE */
+	svc_outbound_sink_fn sink;                /* NULL: the body is collected into the transfer's `body` */
+	void *sink_ctx;                           /* passed to `sink` */
+	const char *user_agent;                   /* NULL: SVC_OUTBOUND_USER_AGENT */
+};
+
+/*
+ * One transfer's state and outcome, owned by the caller; it must stay where
+ * it is from svc_outbound_setup() until the transfer ends (libcurl holds
+ * pointers into it), and be disposed with svc_outbound_xfer_dispose().
+ */
+struct svc_outbound_xfer {
+	CURL *curl;                        /* the handle (borrowed; owned by svc_outbound_request() itself) */
+	struct svc_outbound_guard guard;   /* what the SSRF guard refused (guarded requests) */
+	struct svc_buf body;               /* the answer, NUL-terminated, when no sink was given */
+	size_t received;                   /* body bytes received */
+	size_t max_body;
+	svc_outbound_sink_fn sink;
+	void *sink_ctx;
+	int too_large;                     /* 1: the body passed max_body */
+	int sink_error;                    /* what the sink returned when it stopped the transfer */
+	CURLcode rc;                       /* libcurl's answer, for messages (curl_easy_strerror) */
+	long status;                       /* the HTTP status; 0 when none arrived */
+	char content_type[128];            /* the answer's Content-Type, "" when none */
+	char error[CURL_ERROR_SIZE];       /* libcurl's message of a failure, "" when none */
+};
+
+/*
+ * Returns a new libcurl handle with the options every svc transfer shares
+ * (no signals, the default timeouts, the user agent), or NULL when out of
+ * memory. The one curl_easy_init() of the tree (tests/lint.sh): HTTP
+ * requests go on through svc_outbound_setup(); the SMTP sender (mail.c) adds
+ * its own options. Free it with curl_easy_cleanup().
+ */
+CURL *svc_outbound_handle(void);
+
+/*
+ * Prepares `curl` (from svc_outbound_handle(); reset first, so a handle may
+ * serve several requests and keep its connections) for `req`: the URL,
+ * method, body and headers, the protocols (redirects are never followed),
+ * the timeouts, the user agent, the SSRF guard when `req->reach` is
+ * SVC_OUTBOUND_GUARDED, and the one write callback, which caps the body at
+ * `req->max_body` and collects it into `x->body` or passes it to
+ * `req->sink`. `x` is reset. The caller may set more options afterwards
+ * (header and progress callbacks) and then calls svc_outbound_perform().
+ * Returns 0, or SVC_E_INTERNAL (a guarded request without a policy, no URL,
+ * no body cap, or a libcurl option failed).
+ */
+int svc_outbound_setup(CURL *curl, const struct svc_outbound_req *req, struct svc_outbound_xfer *x);
+
+/*
+ * Runs the transfer prepared by svc_outbound_setup() and fills x->rc,
+ * x->status, x->content_type and x->error. Returns 0 when an answer arrived
+ * whole (whatever its HTTP status), else: the sink's error; SVC_E_TOO_LARGE
+ * (the body passed its cap); SVC_E_FORBIDDEN (the guard refused an address
+ * and no connection was made: x->guard says which); SVC_E_UNAVAILABLE (timeout, no connection,
+ * TLS or protocol failure: x->rc and x->error say which).
+ */
+int svc_outbound_perform(struct svc_outbound_xfer *x);
+
+/*
+ * svc_outbound_handle(), svc_outbound_setup() and svc_outbound_perform() of
+ * one request on a handle of its own, which is freed before it returns
+ * (x->curl is then NULL). Returns as svc_outbound_perform(), or
+ * SVC_E_INTERNAL. Dispose `x` afterwards either way.
+ */
+int svc_outbound_request(const struct svc_outbound_req *req, struct svc_outbound_xfer *x);
+
+/* Frees the collected body of `x`, cleansing its bytes (an answer may hold tokens). Does not free x->curl. */
+void svc_outbound_xfer_dispose(struct svc_outbound_xfer *x);
 
 #endif

@@ -11,6 +11,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/outbound.h"
 #include "core/util.h"
 #include "integ/integ.h"
 #include "integ/integ_oauth.h"
@@ -64,14 +65,6 @@ void svc_integ_cred_dispose(struct svc_integ_cred *cred)
 	cred->kind = SVC_INTEG_CRED_NONE;
 }
 
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct svc_buf *b = userdata;
-	size_t n = size * nmemb;
-
-	return svc_buf_add(b, ptr, n) < 0 ? 0 : n;
-}
-
 /* Appends "&name=value" (the first without "&"), value percent-encoded. */
 static int add_param(CURL *c, struct svc_buf *b, const char *name, const char *value)
 {
@@ -86,32 +79,32 @@ static int add_param(CURL *c, struct svc_buf *b, const char *name, const char *v
 	return err;
 }
 
-/* POSTs `form` to `url` (no redirects, 15 s); the answer into `out`, the status into *status. */
+/*
+ * POSTs `form` to `url` (no redirects, 15 s); the answer into `out`, the status into *status. The token
+ * endpoint is the catalogue's, which the operator imports (svc-admin import-catalog): not address-checked.
+ */
 static int post_form(CURL *c, const char *url, const char *form, struct svc_buf *out, long *status)
 {
 	struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
-	CURLcode rc;
+	struct svc_outbound_req req = {
+		.url = url, .body = form, .body_len = strlen(form), .headers = h, .reach = SVC_OUTBOUND_OPERATOR,
+		.connect_timeout_ms = 5000, .timeout_ms = TOKEN_TIMEOUT_SECS * 1000, .max_body = out->max,
+	};
+	struct svc_outbound_xfer x;
+	int err;
 
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, TOKEN_TIMEOUT_SECS);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "svc");
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, form);
-	rc = curl_easy_perform(c);
+	if ((err = svc_outbound_setup(c, &req, &x)) == 0)
+		err = svc_outbound_perform(&x);
 	curl_slist_free_all(h);
-	if (rc != CURLE_OK) {
-		svc_log_warn("integrations: the token endpoint %s failed: %s", url, curl_easy_strerror(rc));
+	if (err < 0) {
+		svc_log_warn("integrations: the token endpoint %s failed: %s", url, curl_easy_strerror(x.rc));
+		svc_outbound_xfer_dispose(&x);
 		return SVC_E_UNAVAILABLE;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-	return svc_buf_add(out, "", 0) < 0 ? SVC_E_UNAVAILABLE : 0;
+	*status = x.status;
+	err = svc_buf_add(out, svc_buf_str(&x.body), x.body.len) < 0 ? SVC_E_UNAVAILABLE : 0;
+	svc_outbound_xfer_dispose(&x);
+	return err;
 }
 
 /* Stores the token answer `o` as the user's connection, sealed. */
@@ -155,7 +148,7 @@ int svc_integ_token_grant(struct svc_db *db, const struct svc_config *cfg, const
 			  const struct svc_integ_app *app, const char *user_id, const char *wid, const char *integration_id,
 			  const char *code, const char *verifier, const char *refresh_token)
 {
-	CURL *c = curl_easy_init();
+	CURL *c = svc_outbound_handle();
 	struct svc_buf form, answer;
 	struct json_object *o = NULL;
 	char redirect[1100];

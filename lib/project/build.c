@@ -22,32 +22,19 @@
 
 #define BUILD_ARGS_MAX 96
 
-static unsigned setting_u(const struct svc_config *cfg, const char *key, unsigned def, unsigned min, unsigned max)
-{
-	const char *v = svc_config_get(cfg, key, "");
-	uint64_t n;
-
-	if (!v[0])
-		return def;
-	if (svc_parse_u64(v, max, &n) < 0 || n < min) {
-		svc_log_warn("build: %s=%s is not a number from %u to %u; using %u", key, v, min, max, def);
-		return def;
-	}
-	return (unsigned)n;
-}
-
 void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_build_opts *out)
 {
-	out->bwrap = svc_config_get(cfg, "SVC_BUILD_BWRAP", "/usr/bin/bwrap");
-	out->npm = svc_config_get(cfg, "SVC_BUILD_NPM", "/usr/bin/npm");
-	out->cpu_secs = setting_u(cfg, "SVC_BUILD_CPU_SECS", 300, 1, 86400);
-	out->memory_mb = setting_u(cfg, "SVC_BUILD_MEMORY_MB", 4096, 64, 1048576);
-	out->procs = setting_u(cfg, "SVC_BUILD_PROCS", 256, 4, 1000000);
-	out->wall_secs = setting_u(cfg, "SVC_BUILD_WALL_SECS", 600, 1, 86400);
-	out->tmp_mb = setting_u(cfg, "SVC_BUILD_TMP_MB", 256, 1, 1048576);
-	out->uid = setting_u(cfg, "SVC_BUILD_UID", 65534, 1, 4294967294u);
-	out->thumb_uid = setting_u(cfg, "SVC_THUMB_UID", 65533, 1, 4294967294u);
-	out->network = setting_u(cfg, "SVC_BUILD_NETWORK", 1, 0, 1);
+	/* bounds and defaults: the settings table (lib/core/config_table.c) */
+	out->bwrap = cfg->build_bwrap;
+	out->npm = cfg->build_npm;
+	out->cpu_secs = cfg->build_cpu_secs;
+	out->memory_mb = cfg->build_memory_mb;
+	out->procs = cfg->build_procs;
+	out->wall_secs = cfg->build_wall_secs;
+	out->tmp_mb = cfg->build_tmp_mb;
+	out->uid = cfg->build_uid;
+	out->thumb_uid = cfg->thumb_uid;
+	out->network = cfg->build_network;
 	out->scripts = scripts;
 }
 

@@ -34,47 +34,32 @@ extern char **environ;
 
 /* ---- settings ---- */
 
-/* A whole number setting within [min, max], `def` when unset or malformed (logged). */
-static uint64_t num_setting(const struct svc_config *cfg, const char *key, uint64_t def, uint64_t max)
-{
-	const char *v = svc_config_get(cfg, key, NULL);
-	uint64_t n;
-
-	if (!v || !*v)
-		return def;
-	if (svc_parse_u64(v, max, &n) < 0) {
-		svc_log_warn("domains: %s=%s is not a number up to %llu; using %llu", key, v, (unsigned long long)max,
-			     (unsigned long long)def);
-		return def;
-	}
-	return n;
-}
-
 void svc_domain_settings_load(const struct svc_config *cfg, struct svc_domain_settings *out)
 {
 	memset(out, 0, sizeof *out);
 	out->domain = cfg->domain;
-	out->cname_target = svc_config_get(cfg, "SVC_CNAME_TARGET", "");
+	/* bounds and defaults: the settings table (lib/core/config_table.c) */
+	out->cname_target = cfg->cname_target;
 	if (!*out->cname_target)
 		out->cname_target = cfg->domain;
-	out->public_ipv4 = svc_config_get(cfg, "SVC_PUBLIC_IPV4", "");
-	out->dns_server = svc_config_get(cfg, "SVC_DNS_SERVER", "");
-	out->https_port = (unsigned)num_setting(cfg, "SVC_DOMAIN_HTTPS_PORT", 443, 65535);
-	out->check_ca = svc_config_get(cfg, "SVC_DOMAIN_CHECK_CA", "");
-	out->timeout_ms = (int64_t)num_setting(cfg, "SVC_DOMAIN_CHECK_TIMEOUT", 10, 600) * 1000;
-	out->retry_base_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_RECHECK_BASE", 60, 86400);
-	out->retry_max_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_RECHECK_MAX", 3600, 7 * 86400);
-	out->attempts = (unsigned)num_setting(cfg, "SVC_DOMAIN_CHECK_ATTEMPTS", 48, 10000);
+	out->public_ipv4 = cfg->public_ipv4;
+	out->dns_server = cfg->dns_server;
+	out->https_port = (unsigned)cfg->domain_https_port;
+	out->check_ca = cfg->domain_check_ca;
+	out->timeout_ms = (int64_t)cfg->domain_check_timeout * 1000;
+	out->retry_base_secs = (int64_t)cfg->domain_recheck_base;
+	out->retry_max_secs = (int64_t)cfg->domain_recheck_max;
+	out->attempts = (unsigned)cfg->domain_check_attempts;
 	if (out->attempts == 0)
 		out->attempts = 1;
 	if (out->timeout_ms == 0)
 		out->timeout_ms = 1000;
 	svc_sites_dir(cfg, out->sites_dir, sizeof out->sites_dir); /* cut to fit when too long */
-	out->reload_cmd = svc_config_get(cfg, "SVC_SITES_RELOAD_CMD", "");
-	out->reserved = svc_config_get(cfg, "SVC_RESERVED_DOMAINS", "");
-	out->hold_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_HOLD_DAYS", 7, 3650) * 86400;
-	out->txt_proof = num_setting(cfg, "SVC_DOMAIN_TXT_PROOF", 0, 1) == 1;
-	out->verify_cooldown_secs = (int64_t)num_setting(cfg, "SVC_DOMAIN_VERIFY_COOLDOWN_SECS", 15, 86400);
+	out->reload_cmd = cfg->sites_reload_cmd;
+	out->reserved = cfg->reserved_domains;
+	out->hold_secs = (int64_t)cfg->domain_hold_days * 86400;
+	out->txt_proof = cfg->domain_txt_proof == 1;
+	out->verify_cooldown_secs = (int64_t)cfg->domain_verify_cooldown_secs;
 	svc_outbound_policy_load(cfg, &out->outbound);
 }
 
@@ -90,10 +75,10 @@ uint64_t svc_plan_domain_limit(const struct svc_config *cfg, const char *plan)
 	if (!svc_plan_valid(plan))
 		return 0;
 	if (strcmp(plan, "pro") == 0)
-		return num_setting(cfg, "SVC_PLAN_DOMAINS_PRO", 1, 100000);
+		return cfg->plan_domains_pro;
 	if (strcmp(plan, "business") == 0)
-		return num_setting(cfg, "SVC_PLAN_DOMAINS_BUSINESS", 5, 100000);
-	return num_setting(cfg, "SVC_PLAN_DOMAINS_FREE", 0, 100000);
+		return cfg->plan_domains_business;
+	return cfg->plan_domains_free;
 }
 
 /* ---- the name rules ---- */
@@ -270,7 +255,7 @@ int svc_domain_reserved(const struct svc_config *cfg, const char *name, char *wh
 					    "the address of the API (SVC_BASE_URL)",
 					    "the address of the collaboration socket (SVC_WS_URL)" };
 	const char *url_of[3] = { cfg->app_url, cfg->base_url, cfg->ws_url };
-	const char *target = svc_config_get(cfg, "SVC_CNAME_TARGET", ""), *list, *p;
+	const char *target = cfg->cname_target, *list, *p;
 	char host[256], entry[256], preview[300];
 	size_t i;
 
@@ -298,7 +283,7 @@ int svc_domain_reserved(const struct svc_config *cfg, const char *name, char *wh
 			 "(SVC_CNAME_TARGET): a custom domain cannot take it", name);
 		return 1;
 	}
-	list = svc_config_get(cfg, "SVC_RESERVED_DOMAINS", "");
+	list = cfg->reserved_domains;
 	for (p = list; *p;) {
 		size_t len = strcspn(p, ", \t");
 		if (len > 0 && len < sizeof entry) {
@@ -491,73 +476,58 @@ int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain
 #define MARKER_MAX 4096
 #define SITES_MAX (64u << 20) /* bytes of one include */
 
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct svc_buf *b = userdata;
-	size_t n = size * nmemb;
-
-	return svc_buf_add(b, ptr, n) < 0 ? 0 : n; /* over MARKER_MAX: CURLE_WRITE_ERROR */
-}
-
 int svc_domain_https_check(const struct svc_domain_settings *s, const char *domain, const char *addr,
 			   const char *project_id, char *why, size_t whymax)
 {
-	struct svc_outbound_guard guard;
+	struct svc_outbound_xfer x;
+	struct svc_outbound_req req;
 	char url[400], pin[400], port[16] = "";
 	struct curl_slist *resolve = NULL;
-	struct svc_buf body;
 	CURL *c = NULL;
-	CURLcode rc;
 	long status = 0;
-	int err = SVC_E_NOT_FOUND;
+	int err = SVC_E_NOT_FOUND, rc;
 
-	svc_buf_init(&body, MARKER_MAX);
+	memset(&x, 0, sizeof x);
 	if (s->https_port != 443)
 		snprintf(port, sizeof port, ":%u", s->https_port);
 	snprintf(url, sizeof url, "https://%s%s/.well-known/svc-site", domain, port);
 	snprintf(pin, sizeof pin, "%s:%u:%s", domain, s->https_port, addr);
-	if (!(c = curl_easy_init()) || !(resolve = curl_slist_append(NULL, pin))) {
-		snprintf(why, whymax, "the HTTPS check could not start");
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
 	/* the name is the user's: only addresses the SSRF guard allows (issue 17, lib/core/outbound.h) */
-	if (svc_outbound_curl(c, &s->outbound, &guard) < 0) {
+	memset(&req, 0, sizeof req);
+	req.url = url;
+	req.protocols = "https";
+	req.reach = SVC_OUTBOUND_GUARDED;
+	req.policy = &s->outbound;
+	req.connect_timeout_ms = (long)(s->timeout_ms / 2 > 0 ? s->timeout_ms / 2 : 1);
+	req.timeout_ms = (long)s->timeout_ms;
+	req.max_body = MARKER_MAX;
+	req.user_agent = "svc-domain-check";
+	if (!(c = svc_outbound_handle()) || !(resolve = curl_slist_append(NULL, pin)) ||
+	    svc_outbound_setup(c, &req, &x) < 0 || curl_easy_setopt(c, CURLOPT_RESOLVE, resolve) != CURLE_OK ||
+	    (*s->check_ca && curl_easy_setopt(c, CURLOPT_CAINFO, s->check_ca) != CURLE_OK)) {
 		snprintf(why, whymax, "the HTTPS check could not start");
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_RESOLVE, resolve);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(s->timeout_ms / 2 > 0 ? s->timeout_ms / 2 : 1));
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)s->timeout_ms);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "svc-domain-check");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-	if (*s->check_ca)
-		curl_easy_setopt(c, CURLOPT_CAINFO, s->check_ca);
-	rc = curl_easy_perform(c);
-	if (rc != CURLE_OK && guard.refused) {
-		svc_log_warn("domains: %s resolves to %s, which the outbound policy refuses", domain, guard.addr);
+	rc = svc_outbound_perform(&x);
+	if (rc == SVC_E_FORBIDDEN) {
+		svc_log_warn("domains: %s resolves to %s, which the outbound policy refuses", domain, x.guard.addr);
 		snprintf(why, whymax, "%s resolves to a %s address, which svc does not connect to", domain,
-			 svc_net_kind_name(guard.kind));
+			 svc_net_kind_name(x.guard.kind));
 		goto done;
 	}
-	if (rc != CURLE_OK) {
+	if (rc < 0) {
 		snprintf(why, whymax, "https://%s%s/ does not answer over HTTPS at %s: %s", domain, port, addr,
-			 curl_easy_strerror(rc));
+			 curl_easy_strerror(x.rc));
 		goto done;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	status = x.status;
 	if (status != 200) {
 		snprintf(why, whymax, "https://%s%s/.well-known/svc-site answers HTTP %ld, not the site's marker", domain,
 			 port, status);
 		goto done;
 	}
-	if (!strstr(svc_buf_str(&body), project_id)) {
+	if (!strstr(svc_buf_str(&x.body), project_id)) {
 		snprintf(why, whymax, "https://%s%s/ serves another site (the marker does not name this project)", domain,
 			 port);
 		goto done;
@@ -567,7 +537,7 @@ done:
 	curl_slist_free_all(resolve);
 	if (c)
 		curl_easy_cleanup(c);
-	svc_buf_dispose(&body);
+	svc_outbound_xfer_dispose(&x);
 	return err;
 }
 

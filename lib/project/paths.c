@@ -38,7 +38,7 @@ int svc_project_published_dir(const struct svc_config *cfg, const char *slug, ch
 
 int svc_sites_dir(const struct svc_config *cfg, char *out, size_t max)
 {
-	const char *dir = svc_config_get(cfg, "SVC_SITES_DIR", "");
+	const char *dir = cfg->sites_dir;
 	int n = *dir ? snprintf(out, max, "%s", dir) : snprintf(out, max, "%s/sites", cfg->data_dir);
 
 	return (n < 0 || (size_t)n >= max) ? SVC_E_INTERNAL : 0;
@@ -80,7 +80,7 @@ int svc_project_lock(const char *dir)
 /* The group SVC_WEB_GROUP names, or (gid_t)-1 for none (empty, or unknown: logged). */
 static gid_t web_gid(const struct svc_config *cfg)
 {
-	const char *name = svc_config_get(cfg, "SVC_WEB_GROUP", "www-data");
+	const char *name = cfg->web_group;
 	struct group g, *found = NULL;
 	char buf[4096];
 

@@ -57,16 +57,7 @@ int svc_publish_swap(const char *next, const char *live)
 
 unsigned svc_publish_kept(const struct svc_config *cfg)
 {
-	const char *v = svc_config_get(cfg, "SVC_DEPLOYMENTS_KEPT", "");
-	uint64_t n;
-
-	if (!v[0])
-		return 5;
-	if (svc_parse_u64(v, 100, &n) < 0 || n < 1) {
-		svc_log_warn("publish: SVC_DEPLOYMENTS_KEPT=%s is not a number from 1 to 100; using 5", v);
-		return 5;
-	}
-	return (unsigned)n;
+	return cfg->deployments_kept; /* 1 to 100, default 5 (the settings table) */
 }
 
 struct json_object *svc_deployment_json(const struct svc_rows *rows, size_t r)
@@ -430,16 +421,7 @@ static int record_live(struct svc_db *db, const char *project_id, const char *id
 
 unsigned svc_publish_grace_secs(const struct svc_config *cfg)
 {
-	const char *v = svc_config_get(cfg, "SVC_DEPLOYMENTS_GRACE_SECS", "");
-	uint64_t n;
-
-	if (!v[0])
-		return 60;
-	if (svc_parse_u64(v, 86400, &n) < 0) {
-		svc_log_warn("publish: SVC_DEPLOYMENTS_GRACE_SECS=%s is not a number from 0 to 86400; using 60", v);
-		return 60;
-	}
-	return (unsigned)n;
+	return cfg->deployments_grace_secs; /* 0 to 86400, default 60 (the settings table) */
 }
 
 /* Whether `id` is in column `col` of `rows` at a row whose flag in `only` is set (every row when only is NULL). */

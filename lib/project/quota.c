@@ -12,16 +12,16 @@
 #include "core/util.h"
 #include "project/quota.h"
 
+/* Which row of the settings' quota table each kind reads (a preview is bounded by the site quota), for messages. */
 static const struct {
-	const char *key;  /* the setting; SVC_QUOTA_<KIND>_<PLAN> overrides it for a plan */
-	uint64_t def;
+	unsigned row;     /* cfg->quota[row]: SVC_QUOTA_<KIND>, then its plans' (lib/core/config_table.c) */
 	const char *what; /* for messages */
 } kinds[SVC_QUOTA__MAX] = {
-	[SVC_QUOTA_PROJECTS] = { "SVC_QUOTA_PROJECTS", 100, "projects" },
-	[SVC_QUOTA_REPO_BYTES] = { "SVC_QUOTA_REPO_BYTES", 512ull << 20, "bytes of files and history" },
-	[SVC_QUOTA_SITE_BYTES] = { "SVC_QUOTA_SITE_BYTES", 256ull << 20, "bytes of published site" },
-	[SVC_QUOTA_PREVIEW_BYTES] = { "SVC_QUOTA_SITE_BYTES", 256ull << 20, "bytes of built preview" },
-	[SVC_QUOTA_WORKSPACE_BYTES] = { "SVC_QUOTA_WORKSPACE_BYTES", 2048ull << 20, "bytes" },
+	[SVC_QUOTA_PROJECTS] = { 0, "projects" },
+	[SVC_QUOTA_REPO_BYTES] = { 1, "bytes of files and history" },
+	[SVC_QUOTA_SITE_BYTES] = { 2, "bytes of published site" },
+	[SVC_QUOTA_PREVIEW_BYTES] = { 2, "bytes of built preview" },
+	[SVC_QUOTA_WORKSPACE_BYTES] = { 3, "bytes" },
 };
 
 /* The area of project_usage a byte quota's directory is counted in (schema/020_workspace_usage.sql). */
@@ -30,37 +30,16 @@ static const char *area_of(enum svc_quota_kind kind)
 	return kind == SVC_QUOTA_SITE_BYTES ? "site" : kind == SVC_QUOTA_PREVIEW_BYTES ? "preview" : "repo";
 }
 
-/* The number in setting `key`, or -1 when it is not set (or not a number: logged). */
-static int64_t setting(const struct svc_config *cfg, const char *key)
-{
-	const char *v = svc_config_get(cfg, key, "");
-	uint64_t n;
-
-	if (!v[0])
-		return -1;
-	if (svc_parse_u64(v, (uint64_t)INT64_MAX, &n) < 0) {
-		svc_log_warn("quota: %s=%s is not a number; ignored", key, v);
-		return -1;
-	}
-	return (int64_t)n;
-}
-
 uint64_t svc_quota_limit(const struct svc_config *cfg, const char *plan, enum svc_quota_kind kind)
 {
-	char key[96], up[16];
-	int64_t n;
+	static const char *const plans[SVC_CONFIG_PLANS] = { "free", "pro", "business" };
+	const int64_t *q = cfg->quota[kinds[kind].row];
 	size_t i;
 
-	if (plan && strlen(plan) < sizeof up) {
-		for (i = 0; plan[i]; i++)
-			up[i] = (char)(plan[i] >= 'a' && plan[i] <= 'z' ? plan[i] - 'a' + 'A' : plan[i]);
-		up[i] = '\0';
-		snprintf(key, sizeof key, "%s_%s", kinds[kind].key, up);
-		if ((n = setting(cfg, key)) >= 0)
-			return (uint64_t)n;
-	}
-	n = setting(cfg, kinds[kind].key);
-	return n >= 0 ? (uint64_t)n : kinds[kind].def;
+	for (i = 0; plan && i < SVC_CONFIG_PLANS; i++)
+		if (strcmp(plan, plans[i]) == 0 && q[1 + i] >= 0)
+			return (uint64_t)q[1 + i];
+	return (uint64_t)q[0]; /* SVC_QUOTA_<KIND>, with its default */
 }
 
 /* The plan of workspace `id` (into plan, 16 bytes), its row locked when `lock`. */

@@ -51,6 +51,19 @@ def test_check():
     rc, out, err = admin_check(SVC_SIGNUP_VERIFY="maybe")
     check("test_admin_check_bad_setting_is_an_error_exit_1",
           rc == 1 and "error: settings: SVC_SIGNUP_VERIFY must be auto, on or off" in out, (rc, out, err))
+    # the settings table (lib/core/config_table.c): a lenient row's malformed value is a warning and its default
+    rc, out, err = admin_check(SVC_BUILD_PROCS="lots")
+    w = warnings_of(out)
+    check("test_admin_check_lenient_setting_is_a_warning",
+          rc == 0 and len(w) == 1 and "SVC_BUILD_PROCS=lots" in w[0] and "using 256" in w[0]
+          and out.rstrip().endswith("1 warning"), (rc, out, err))
+    p = subprocess.run([ADMIN_TOOL, "check", "--settings"], env=env_with(SVC_BUILD_PROCS="300"), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    lines = p.stdout.splitlines()
+    check("test_admin_check_settings_prints_every_setting_secrets_hidden",
+          p.returncode == 0 and "JWT_SECRET=(set)  # " in p.stdout and "SVC_BUILD_PROCS=300  # " in p.stdout
+          and any(line.startswith("SVC_BUILD_CPU_SECS=300 (default)") for line in lines)
+          and not any(line.startswith("JWT_SECRET=") and "(set)" not in line for line in lines), p.stdout[-2000:])
     rc, out, err = admin_check(SVC_DB_SOCKET="/nonexistent/mysqld.sock", SVC_DB_CONNECT_TIMEOUT="2")
     check("test_admin_check_database_down_is_an_error_exit_1", rc == 1 and "error: database" in out, (rc, out, err))
     p = subprocess.run([ADMIN_TOOL, "check", "extra"], env=env_with(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

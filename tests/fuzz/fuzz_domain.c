@@ -32,6 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = size - 1 < sizeof in - 1 ? size - 1 : sizeof in - 1;
 	memcpy(in, data + 1, n);
 	in[n] = '\0';
+	if (!cfg.cname_target)
+		svc_config_defaults(&cfg);
 	cfg.app_url = "https://app.example.com";
 	cfg.base_url = "https://app.example.com/api";
 	cfg.ws_url = "wss://live.example.com";

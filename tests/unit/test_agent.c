@@ -17,6 +17,7 @@
 #include "agent/turn.h"
 #include "core/err.h"
 #include "core/fsx.h"
+#include "core/outbound.h"
 #include "core/util.h"
 #include "db/db.h"
 #include "unit.h"
@@ -909,32 +910,23 @@ static int agent_suite_cleanup(void)
 	return 0;
 }
 
-static size_t grab(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-	struct svc_buf *b = ud;
-
-	return svc_buf_add(b, ptr, size * nmemb) == 0 ? size * nmemb : 0;
-}
-
 /* GET or POST `path` of the double; returns the parsed JSON answer (caller puts) or NULL. */
 static struct json_object *double_http(const char *method, const char *path)
 {
-	struct svc_buf b;
+	struct svc_outbound_req req;
+	struct svc_outbound_xfer x;
 	struct json_object *doc = NULL;
 	char url[256];
-	CURL *c = curl_easy_init();
 
-	svc_buf_init(&b, 8 * 1024 * 1024);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", double_port_no, path);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	if (strcmp(method, "POST") == 0)
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, grab);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	if (curl_easy_perform(c) == CURLE_OK)
-		svc_agent__json_parse(svc_buf_str(&b), b.len, &doc);
-	curl_easy_cleanup(c);
-	svc_buf_dispose(&b);
+	memset(&req, 0, sizeof(req));
+	req.url = url;
+	req.method = method;
+	req.reach = SVC_OUTBOUND_INTERNAL; /* the test's own double on loopback */
+	req.max_body = 8 * 1024 * 1024;
+	if (svc_outbound_request(&req, &x) == 0)
+		svc_agent__json_parse(svc_buf_str(&x.body), x.body.len, &doc);
+	svc_outbound_xfer_dispose(&x);
 	return doc;
 }
 

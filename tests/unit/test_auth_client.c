@@ -105,11 +105,34 @@ static void test_auth_config_rate_rule_syntax(void)
 	CU_ASSERT_EQUAL(svc_rate_rule_parse(NULL, &r), SVC_E_VALIDATION);
 }
 
-/* A config with only what svc_auth_config_load reads from it: base_url and settings from the environment. */
-static void fake_config(struct svc_config *c)
+/*
+ * Loads the settings (svc_config_load, then svc_auth_config_load) from the environment alone, with
+ * base_url https://svc.example/api. Returns the first error, its message in err.
+ */
+static int load_both(struct svc_auth_config *a, char *err, size_t errmax)
 {
-	memset(c, 0, sizeof *c);
-	c->base_url = "https://svc.example/api";
+	struct svc_config c;
+	char *saved = getenv("SVC_CONFIG") ? strdup(getenv("SVC_CONFIG")) : NULL;
+	int rc, had_secret = getenv("JWT_SECRET") != NULL, had_dir = getenv("SVC_DATA_DIR") != NULL;
+
+	unsetenv("SVC_CONFIG");
+	setenv("JWT_SECRET", "0123456789abcdef0123456789abcdef", 0);
+	setenv("SVC_DATA_DIR", "/tmp", 0);
+	setenv("SVC_BASE_URL", "https://svc.example/api", 1);
+	rc = svc_config_load(&c, err, errmax);
+	if (rc == 0) {
+		rc = svc_auth_config_load(&c, a, err, errmax);
+		svc_config_dispose(&c); /* what the tests below read are the defaults' copies and literal strings */
+	}
+	unsetenv("SVC_BASE_URL");
+	if (!had_secret)
+		unsetenv("JWT_SECRET");
+	if (!had_dir)
+		unsetenv("SVC_DATA_DIR");
+	if (saved)
+		setenv("SVC_CONFIG", saved, 1);
+	free(saved);
+	return rc;
 }
 
 static void unset_all(void)
@@ -130,15 +153,13 @@ static void unset_all(void)
 
 static void test_auth_config_defaults_and_errors(void)
 {
-	struct svc_config c;
 	struct svc_auth_config *a = malloc(sizeof *a);
 	char err[256];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-	fake_config(&c);
 	unset_all();
-	/* the fake config has no settings file: only the environment (cleared above) and the defaults count */
-	CU_ASSERT_EQUAL_FATAL(svc_auth_config_load(&c, a, err, sizeof err), 0);
+	/* no settings file: only the environment (cleared above) and the defaults count */
+	CU_ASSERT_EQUAL_FATAL(load_both(a, err, sizeof err), 0);
 	CU_ASSERT_EQUAL(a->rl_login_ip.limit, 10);
 	CU_ASSERT_EQUAL(a->rl_login_ip.window_secs, 60);
 	CU_ASSERT_EQUAL(a->rl_login_account.limit, 5);
@@ -152,31 +173,33 @@ static void test_auth_config_defaults_and_errors(void)
 	setenv("SVC_OAUTH_GOOGLE_TOKEN_URL", "http://127.0.0.1:9/token", 1);
 	setenv("GITHUB_CLIENT_ID", "id", 1);
 	setenv("GITHUB_CLIENT_SECRET", "secret", 1);
-	CU_ASSERT_EQUAL(svc_auth_config_load(&c, a, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(load_both(a, err, sizeof err), 0);
 	CU_ASSERT_STRING_EQUAL(a->oauth[SVC_OAUTH_GOOGLE].token_url, "http://127.0.0.1:9/token");
 	CU_ASSERT_STRING_EQUAL(a->oauth[SVC_OAUTH_GITHUB].assistant_client_id, "id");
 
 	unsetenv("GITHUB_CLIENT_SECRET");
-	CU_ASSERT_EQUAL(svc_auth_config_load(&c, a, err, sizeof err), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(load_both(a, err, sizeof err), SVC_E_INTERNAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "GITHUB_CLIENT_SECRET"));
 	unset_all();
 	setenv("SVC_RATE_LIMIT_LOGIN_IP", "ten a minute", 1);
-	CU_ASSERT_EQUAL(svc_auth_config_load(&c, a, err, sizeof err), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(load_both(a, err, sizeof err), SVC_E_INTERNAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "SVC_RATE_LIMIT_LOGIN_IP"));
 	unset_all();
 	setenv("SVC_TRUSTED_PROXIES", "proxy.example", 1);
-	CU_ASSERT_EQUAL(svc_auth_config_load(&c, a, err, sizeof err), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(load_both(a, err, sizeof err), SVC_E_INTERNAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "SVC_TRUSTED_PROXIES"));
 	unset_all();
 	setenv("SVC_SMTP_URL", "http://mail.example", 1);
-	CU_ASSERT_EQUAL(svc_auth_config_load(&c, a, err, sizeof err), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(load_both(a, err, sizeof err), SVC_E_INTERNAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "SVC_SMTP_URL"));
 	unset_all();
 	setenv("SVC_PASSWORD_RESET_TTL", "30d", 1);
-	CU_ASSERT_EQUAL(svc_auth_config_load(&c, a, err, sizeof err), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(load_both(a, err, sizeof err), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "SVC_PASSWORD_RESET_TTL"));
 	unset_all();
 	setenv("SVC_AUTH_LOG", "relative/auth.log", 1);
-	CU_ASSERT_EQUAL(svc_auth_config_load(&c, a, err, sizeof err), SVC_E_INTERNAL);
+	CU_ASSERT_EQUAL(load_both(a, err, sizeof err), SVC_E_INTERNAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "SVC_AUTH_LOG"));
 	unset_all();
 	free(a);
 }

@@ -107,25 +107,19 @@ static void test_domains_plans(void)
 {
 	struct svc_config cfg;
 
-	memset(&cfg, 0, sizeof cfg);
+	svc_config_defaults(&cfg);
 	CU_ASSERT(svc_plan_valid("free"));
 	CU_ASSERT(svc_plan_valid("pro"));
 	CU_ASSERT(svc_plan_valid("business"));
 	CU_ASSERT(!svc_plan_valid("Pro"));
 	CU_ASSERT(!svc_plan_valid("enterprise"));
 	CU_ASSERT(!svc_plan_valid(NULL));
-	unsetenv("SVC_PLAN_DOMAINS_PRO");
-	unsetenv("SVC_PLAN_DOMAINS_BUSINESS");
-	unsetenv("SVC_PLAN_DOMAINS_FREE");
 	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "free"), 0);
 	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "pro"), 1);
 	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "business"), 5);
 	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "nope"), 0);
-	setenv("SVC_PLAN_DOMAINS_PRO", "3", 1);
+	cfg.plan_domains_pro = 3; /* SVC_PLAN_DOMAINS_PRO=3; a malformed value is the table's (test_config) */
 	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "pro"), 3);
-	setenv("SVC_PLAN_DOMAINS_PRO", "lots", 1);
-	CU_ASSERT_EQUAL(svc_plan_domain_limit(&cfg, "pro"), 1);
-	unsetenv("SVC_PLAN_DOMAINS_PRO");
 }
 
 /* The platform's own names (issue 25, item 1): app, API and socket hosts, SVC_DOMAIN, preview, CNAME target, SVC_RESERVED_DOMAINS. */
@@ -134,13 +128,13 @@ static void test_domains_reserved_names(void)
 	struct svc_config cfg;
 	char why[512] = "";
 
-	memset(&cfg, 0, sizeof cfg);
+	svc_config_defaults(&cfg);
 	cfg.app_url = "https://App.Example.com";
 	cfg.base_url = "https://api.example.com:8443/api";
 	cfg.ws_url = "wss://live.example.org";
 	cfg.domain = "sites.example.net";
-	setenv("SVC_CNAME_TARGET", "edge.example.io", 1);
-	setenv("SVC_RESERVED_DOMAINS", "blog.example.com, *.corp.example.org", 1);
+	cfg.cname_target = "edge.example.io";
+	cfg.reserved_domains = "blog.example.com, *.corp.example.org";
 	CU_ASSERT(svc_domain_reserved(&cfg, "app.example.com", why, sizeof why));
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "SVC_APP_URL"));
 	CU_ASSERT(svc_domain_reserved(&cfg, "app.example.com.", why, sizeof why));
@@ -162,8 +156,6 @@ static void test_domains_reserved_names(void)
 	CU_ASSERT(!svc_domain_reserved(&cfg, "xapp.example.com", why, sizeof why));
 	CU_ASSERT(!svc_domain_reserved(&cfg, "example.com", why, sizeof why));
 	CU_ASSERT(!svc_domain_reserved(&cfg, "blog.example.com.evil.org", why, sizeof why));
-	unsetenv("SVC_CNAME_TARGET");
-	unsetenv("SVC_RESERVED_DOMAINS");
 }
 
 /*
@@ -296,21 +288,19 @@ static void test_quota_limits_and_plan_overrides(void)
 {
 	struct svc_config cfg;
 
-	memset(&cfg, 0, sizeof cfg);
-	unsetenv("SVC_QUOTA_PROJECTS");
-	unsetenv("SVC_QUOTA_PROJECTS_PRO");
-	unsetenv("SVC_QUOTA_SITE_BYTES");
+	svc_config_defaults(&cfg);
 	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "free", SVC_QUOTA_PROJECTS), 100);
 	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, NULL, SVC_QUOTA_REPO_BYTES), 512ull << 20);
 	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "pro", SVC_QUOTA_SITE_BYTES), 256ull << 20);
-	setenv("SVC_QUOTA_PROJECTS", "7", 1);
-	setenv("SVC_QUOTA_PROJECTS_PRO", "0", 1);
+	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "pro", SVC_QUOTA_PREVIEW_BYTES), 256ull << 20);
+	cfg.quota[0][0] = 7; /* SVC_QUOTA_PROJECTS=7 */
+	cfg.quota[0][2] = 0; /* SVC_QUOTA_PROJECTS_PRO=0 */
 	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "free", SVC_QUOTA_PROJECTS), 7);
 	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "pro", SVC_QUOTA_PROJECTS), 0); /* no limit on pro */
-	setenv("SVC_QUOTA_PROJECTS_PRO", "many", 1);
-	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "pro", SVC_QUOTA_PROJECTS), 7); /* ignored: the instance's */
-	unsetenv("SVC_QUOTA_PROJECTS");
-	unsetenv("SVC_QUOTA_PROJECTS_PRO");
+	cfg.quota[0][2] = -1; /* unset, or malformed (logged at load, tests/unit/test_config.c) */
+	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "pro", SVC_QUOTA_PROJECTS), 7); /* the instance's */
+	cfg.quota[2][3] = 9; /* SVC_QUOTA_SITE_BYTES_BUSINESS: previews too */
+	CU_ASSERT_EQUAL(svc_quota_limit(&cfg, "business", SVC_QUOTA_PREVIEW_BYTES), 9);
 }
 
 /* Writes `text` into dir/name. */

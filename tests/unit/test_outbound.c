@@ -1,7 +1,13 @@
-/* test_outbound.c: the SSRF guard: every address range, IPv4 and IPv6, mapped forms, networks, the policy. */
+/* test_outbound.c: the SSRF guard (every address range, IPv4 and IPv6, mapped forms, networks, the policy) and the
+ * one HTTP client (body cap, sink, timeouts, the guard on a transfer) against a small HTTP server of its own. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <CUnit/CUnit.h>
 
@@ -262,21 +268,266 @@ static void test_outbound_check_url(void)
 static void test_outbound_curl_refuses_at_connect(void)
 {
 	struct svc_outbound_policy p;
-	struct svc_outbound_guard g;
-	CURL *c = curl_easy_init();
-	CURLcode res;
+	struct svc_outbound_req req;
+	struct svc_outbound_xfer x;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	svc_outbound_policy_parse(0, "", &p);
-	CU_ASSERT_EQUAL(svc_outbound_curl(c, &p, &g), 0);
-	curl_easy_setopt(c, CURLOPT_URL, "http://2130706433:9/");
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	res = curl_easy_perform(c);
-	CU_ASSERT_EQUAL(res, CURLE_COULDNT_CONNECT);
-	CU_ASSERT_EQUAL(g.refused, 1);
-	CU_ASSERT_EQUAL(g.kind, SVC_NET_LOOPBACK);
-	CU_ASSERT_STRING_EQUAL(g.addr, "127.0.0.1");
-	curl_easy_cleanup(c);
+	memset(&req, 0, sizeof req);
+	req.url = "http://2130706433:9/";
+	req.policy = &p;
+	req.max_body = 1024;
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(x.rc, CURLE_COULDNT_CONNECT);
+	CU_ASSERT_EQUAL(x.guard.refused, 1);
+	CU_ASSERT_EQUAL(x.guard.kind, SVC_NET_LOOPBACK);
+	CU_ASSERT_STRING_EQUAL(x.guard.addr, "127.0.0.1");
+	svc_outbound_xfer_dispose(&x);
+}
+
+/* ---- the HTTP client against a server of the test's own ---- */
+
+static pid_t server_pid;
+static int server_port;
+
+/*
+ * Serves HTTP/1.0 on 127.0.0.1 (a child process) until server_stop(): GET /small answers "hello",
+ * /big 10000 bytes of 'x', /slow nothing for 10 s. Returns 0, or -1 when no socket could be had.
+ */
+static int server_start(void)
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 8) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0)
+		return -1;
+	server_port = ntohs(a.sin_port);
+	server_pid = fork();
+	if (server_pid < 0)
+		return -1;
+	if (server_pid > 0) {
+		close(fd);
+		return 0;
+	}
+	for (;;) {
+		char req[2048], big[10000];
+		size_t got = 0;
+		ssize_t n;
+		int c = accept(fd, NULL, NULL);
+
+		if (c < 0)
+			continue;
+		while (got < sizeof req - 1 && (n = read(c, req + got, sizeof req - 1 - got)) > 0) {
+			got += (size_t)n;
+			req[got] = '\0';
+			if (strstr(req, "\r\n\r\n"))
+				break;
+		}
+		req[got] = '\0';
+		if (strncmp(req, "GET /slow ", 10) == 0) {
+			sleep(10);
+		} else if (strncmp(req, "GET /big ", 9) == 0) {
+			static const char head[] = "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n";
+			memset(big, 'x', sizeof big);
+			if (write(c, head, sizeof head - 1) < 0 || write(c, big, sizeof big) < 0)
+				_exit(1);
+		} else {
+			static const char small[] = "HTTP/1.0 201 Created\r\nContent-Type: text/plain\r\n\r\nhello";
+			if (write(c, small, sizeof small - 1) < 0)
+				_exit(1);
+		}
+		close(c);
+	}
+}
+
+static void server_stop(void)
+{
+	if (server_pid > 0) {
+		kill(server_pid, SIGKILL);
+		waitpid(server_pid, NULL, 0);
+		server_pid = 0;
+	}
+}
+
+/* A request to svc's own service on loopback (SVC_OUTBOUND_INTERNAL) for `path` of the test server. */
+static void own_request(struct svc_outbound_req *req, char *url, size_t urlmax, const char *path, size_t max_body)
+{
+	snprintf(url, urlmax, "http://127.0.0.1:%d%s", server_port, path);
+	memset(req, 0, sizeof *req);
+	req->url = url;
+	req->reach = SVC_OUTBOUND_INTERNAL;
+	req->max_body = max_body;
+	req->timeout_ms = 5000;
+}
+
+/* An answer is collected whole, NUL-terminated, with its status and content type. */
+static void test_outbound_request_collects_the_answer(void)
+{
+	struct svc_outbound_req req;
+	struct svc_outbound_xfer x;
+	char url[128];
+
+	CU_ASSERT_EQUAL_FATAL(server_start(), 0);
+	own_request(&req, url, sizeof url, "/small", 1024);
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), 0);
+	CU_ASSERT_EQUAL(x.status, 201);
+	CU_ASSERT_STRING_EQUAL(svc_buf_str(&x.body), "hello");
+	CU_ASSERT_STRING_EQUAL(x.content_type, "text/plain");
+	CU_ASSERT_PTR_NULL(x.curl);
+	svc_outbound_xfer_dispose(&x);
+	server_stop();
+}
+
+/* One byte over the cap ends the transfer with SVC_E_TOO_LARGE; exactly the cap is accepted. */
+static void test_outbound_body_cap(void)
+{
+	struct svc_outbound_req req;
+	struct svc_outbound_xfer x;
+	char url[128];
+
+	CU_ASSERT_EQUAL_FATAL(server_start(), 0);
+	own_request(&req, url, sizeof url, "/big", 9999);
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_TOO_LARGE);
+	CU_ASSERT_EQUAL(x.too_large, 1);
+	CU_ASSERT(x.received <= 9999);
+	svc_outbound_xfer_dispose(&x);
+	own_request(&req, url, sizeof url, "/big", 10000);
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), 0);
+	CU_ASSERT_EQUAL(x.body.len, 10000);
+	svc_outbound_xfer_dispose(&x);
+	/* no cap is no request */
+	own_request(&req, url, sizeof url, "/big", 0);
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_INTERNAL);
+	svc_outbound_xfer_dispose(&x);
+	server_stop();
+}
+
+struct sink_seen {
+	size_t bytes, calls;
+	int stop_after; /* > 0: answer SVC_E_VALIDATION on this call */
+};
+
+static int sink(void *ctx, const char *data, size_t len)
+{
+	struct sink_seen *s = ctx;
+
+	(void)data;
+	s->bytes += len;
+	if (++s->calls == (size_t)s->stop_after)
+		return SVC_E_VALIDATION;
+	return 0;
+}
+
+/* A sink gets every piece under the cap and nothing is collected; its error ends the transfer and is returned. */
+static void test_outbound_sink(void)
+{
+	struct svc_outbound_req req;
+	struct svc_outbound_xfer x;
+	struct sink_seen seen = { 0, 0, 0 };
+	char url[128];
+
+	CU_ASSERT_EQUAL_FATAL(server_start(), 0);
+	own_request(&req, url, sizeof url, "/big", 10000);
+	req.sink = sink;
+	req.sink_ctx = &seen;
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), 0);
+	CU_ASSERT_EQUAL(seen.bytes, 10000);
+	CU_ASSERT_EQUAL(x.body.len, 0);
+	svc_outbound_xfer_dispose(&x);
+	seen.bytes = seen.calls = 0;
+	seen.stop_after = 1;
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(seen.calls, 1);
+	svc_outbound_xfer_dispose(&x);
+	/* the cap comes before the sink */
+	seen.bytes = seen.calls = 0;
+	seen.stop_after = 0;
+	req.max_body = 100;
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_TOO_LARGE);
+	CU_ASSERT(seen.bytes <= 100);
+	svc_outbound_xfer_dispose(&x);
+	server_stop();
+}
+
+/* A server that answers nothing costs the request's timeout, not more: SVC_E_UNAVAILABLE, CURLE_OPERATION_TIMEDOUT. */
+static void test_outbound_timeout(void)
+{
+	struct svc_outbound_req req;
+	struct svc_outbound_xfer x;
+	struct timespec t0, t1;
+	char url[128];
+	long ms;
+
+	CU_ASSERT_EQUAL_FATAL(server_start(), 0);
+	own_request(&req, url, sizeof url, "/slow", 1024);
+	req.timeout_ms = 300;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_UNAVAILABLE);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	CU_ASSERT_EQUAL(x.rc, CURLE_OPERATION_TIMEDOUT);
+	CU_ASSERT(ms >= 250 && ms < 5000);
+	svc_outbound_xfer_dispose(&x);
+	/* idle: nothing received for low_speed_secs */
+	req.timeout_ms = 0;
+	req.low_speed_secs = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_UNAVAILABLE);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	CU_ASSERT_EQUAL(x.rc, CURLE_OPERATION_TIMEDOUT);
+	CU_ASSERT(ms >= 900 && ms < 8000);
+	svc_outbound_xfer_dispose(&x);
+	server_stop();
+}
+
+/*
+ * A guarded request never reaches a private or loopback address (the server is up and would answer),
+ * needs a policy (fails closed without one), and reaches it once SVC_OUTBOUND_ALLOW_NETS names it.
+ */
+static void test_outbound_guard_refuses_private(void)
+{
+	struct svc_outbound_policy strict, lan, nets;
+	struct svc_outbound_req req;
+	struct svc_outbound_xfer x;
+	char url[128];
+
+	svc_outbound_policy_parse(0, "", &strict);
+	svc_outbound_policy_parse(1, "", &lan);
+	svc_outbound_policy_parse(0, "127.0.0.1/32", &nets);
+	CU_ASSERT_EQUAL_FATAL(server_start(), 0);
+	own_request(&req, url, sizeof url, "/small", 1024);
+	req.reach = SVC_OUTBOUND_GUARDED;
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_INTERNAL); /* no policy */
+	svc_outbound_xfer_dispose(&x);
+	req.policy = &strict;
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(x.guard.kind, SVC_NET_LOOPBACK);
+	CU_ASSERT_EQUAL(x.status, 0);
+	svc_outbound_xfer_dispose(&x);
+	req.policy = &lan; /* private ranges, not loopback */
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_FORBIDDEN);
+	svc_outbound_xfer_dispose(&x);
+	req.policy = &nets;
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), 0);
+	CU_ASSERT_EQUAL(x.status, 201);
+	svc_outbound_xfer_dispose(&x);
+	server_stop();
+	/* a private address: refused before any packet (10.0.0.1 need not exist) */
+	memset(&req, 0, sizeof req);
+	req.url = "http://10.0.0.1:9/";
+	req.policy = &strict;
+	req.max_body = 1024;
+	req.connect_timeout_ms = 2000;
+	CU_ASSERT_EQUAL(svc_outbound_request(&req, &x), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(x.guard.kind, SVC_NET_PRIVATE);
+	CU_ASSERT_STRING_EQUAL(x.guard.addr, "10.0.0.1");
+	svc_outbound_xfer_dispose(&x);
 }
 
 SVC_TEST_SUITE(outbound_suite)
@@ -291,4 +542,9 @@ SVC_TEST_SUITE(outbound_suite)
 	CU_add_test(s, "test_outbound_policy_caps_nets", test_outbound_policy_caps_nets);
 	CU_add_test(s, "test_outbound_check_url", test_outbound_check_url);
 	CU_add_test(s, "test_outbound_curl_refuses_at_connect", test_outbound_curl_refuses_at_connect);
+	CU_add_test(s, "test_outbound_request_collects_the_answer", test_outbound_request_collects_the_answer);
+	CU_add_test(s, "test_outbound_body_cap", test_outbound_body_cap);
+	CU_add_test(s, "test_outbound_sink", test_outbound_sink);
+	CU_add_test(s, "test_outbound_timeout", test_outbound_timeout);
+	CU_add_test(s, "test_outbound_guard_refuses_private", test_outbound_guard_refuses_private);
 }

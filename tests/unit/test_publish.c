@@ -110,9 +110,8 @@ static void test_publish_map_of_live_pointers(void)
 	long long t1, t2;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
-	memset(&cfg, 0, sizeof cfg);
+	svc_config_defaults(&cfg);
 	cfg.data_dir = dir;
-	unsetenv("SVC_SITES_DIR");
 	snprintf(pub, sizeof pub, "%s/published", dir);
 	snprintf(map, sizeof map, "%s/sites/" SVC_PUBLISH_MAP, dir);
 	CU_ASSERT_EQUAL(svc_publish_map_write(&cfg), 0); /* nothing published yet: a map with no site */
@@ -160,16 +159,11 @@ static void test_publish_grace_setting(void)
 {
 	struct svc_config cfg;
 
-	memset(&cfg, 0, sizeof cfg);
-	unsetenv("SVC_DEPLOYMENTS_GRACE_SECS");
+	svc_config_defaults(&cfg);
 	CU_ASSERT_EQUAL(svc_publish_grace_secs(&cfg), 60);
-	setenv("SVC_DEPLOYMENTS_GRACE_SECS", "0", 1);
+	CU_ASSERT_EQUAL(svc_publish_kept(&cfg), 5);
+	cfg.deployments_grace_secs = 0; /* out of bounds or malformed: the table's default (test_config) */
 	CU_ASSERT_EQUAL(svc_publish_grace_secs(&cfg), 0);
-	setenv("SVC_DEPLOYMENTS_GRACE_SECS", "86401", 1);
-	CU_ASSERT_EQUAL(svc_publish_grace_secs(&cfg), 60);
-	setenv("SVC_DEPLOYMENTS_GRACE_SECS", "soon", 1);
-	CU_ASSERT_EQUAL(svc_publish_grace_secs(&cfg), 60);
-	unsetenv("SVC_DEPLOYMENTS_GRACE_SECS");
 }
 
 static void test_build_without_bwrap_is_internal(void)
