@@ -9,7 +9,7 @@
 #include <mysql.h>
 
 #include "agent/turn.h"
-#include "api/api_auth.h"
+#include "auth/auth.h"
 #include "core/config.h"
 #include "db/db.h"
 #include "core/err.h"
@@ -30,6 +30,9 @@
 /* What lib/project's jobs run with: the database and settings of the worker's context (set in main()). */
 static struct svc_job_ctx project_jobs;
 
+/* What lib/auth's mail jobs run with: the database, settings and auth settings of the worker's context (set in main()). */
+static struct svc_auth_job_ctx auth_jobs;
+
 /* SVC_JOB_FIRST_PROMPT: a queued chat turn, run by lib/agent as a chat message would be. */
 static int first_prompt_job(void *vctx, const struct svc_job *job, char *errmsg, size_t errmax)
 {
@@ -45,8 +48,8 @@ static const struct svc_job_handler handlers[] = {
 	{ SVC_JOB_PREVIEW_BUILD, svc_preview_build_job, &project_jobs },
 	{ SVC_JOB_SITES_WRITE, svc_sites_job, &project_jobs },
 	{ SVC_JOB_DOMAIN_VERIFY, svc_domain_verify_job, &project_jobs },
-	{ SVC_JOB_RESET_MAIL, svc_api_auth_job_reset_mail, NULL },
-	{ SVC_JOB_SIGNUP_MAIL, svc_api_auth_job_signup_mail, NULL },
+	{ SVC_JOB_RESET_MAIL, svc_auth_job_reset_mail, &auth_jobs },
+	{ SVC_JOB_SIGNUP_MAIL, svc_auth_job_signup_mail, &auth_jobs },
 };
 
 static volatile sig_atomic_t stopping;
@@ -93,7 +96,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "svc-worker: %s\n", errbuf);
 		return 1;
 	}
-	/* the mail settings of the auth jobs (SVC_JOB_RESET_MAIL) */
+	/* the mail settings of the auth jobs (SVC_JOB_RESET_MAIL, SVC_JOB_SIGNUP_MAIL) */
 	if (svc_auth_config_load(&ctx.cfg, &ctx.auth, errbuf, sizeof errbuf) < 0) {
 		fprintf(stderr, "svc-worker: %s\n", errbuf);
 		svc_config_dispose(&ctx.cfg);
@@ -139,6 +142,9 @@ int main(int argc, char **argv)
 		}
 		project_jobs.db = ctx.db;
 		project_jobs.cfg = &ctx.cfg;
+		auth_jobs.db = ctx.db;
+		auth_jobs.cfg = &ctx.cfg;
+		auth_jobs.auth = &ctx.auth;
 		r = svc_jobs_run_once(ctx.db, handlers, sizeof handlers / sizeof handlers[0], &ctx, LEASE_SECS);
 		svc_mem_release(&mem, 1024 * 1024); /* a job's high-water mark goes back to the kernel (core/mem.h) */
 		if (r < 0) {

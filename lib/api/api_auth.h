@@ -23,31 +23,6 @@
 int svc_api__auth_limit(struct svc_req *req, struct svc_resp *resp, const char *rule, const char *key,
 			const struct svc_rate_rule *r);
 
-/* The job kind that sends a password-reset link (svc-worker), payload {"email": "<normalised address>"}. */
-#define SVC_JOB_RESET_MAIL "auth.reset_mail"
-
-/*
- * The svc_job_fn of SVC_JOB_RESET_MAIL; `ctx` is a struct svc_ctx with cfg, auth and db. Looks the
- * address up: no account, nothing (0); an account, a reset token is stored and its link mailed.
- * Returns 0, SVC_E_VALIDATION (a payload without email: not retried usefully), SVC_E_UNAVAILABLE
- * (the mail was not sent: retried), DB errors. Running twice sends a second link.
- */
-struct svc_job;
-int svc_api_auth_job_reset_mail(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
-
-/* The job kind that mails a pending sign-up's link (svc-worker), payload {"pending": "<signup_pending id>"}. */
-#define SVC_JOB_SIGNUP_MAIL "auth.signup_mail"
-
-/*
- * The svc_job_fn of SVC_JOB_SIGNUP_MAIL; `ctx` is a struct svc_ctx with cfg, auth and db. The
- * pending sign-up gone or expired: nothing (0). Its address has an account: the row is deleted and
- * the owner gets "someone tried to sign up with your address" (no link). Else a token (256 bits,
- * stored as its SHA-256 in signup_pending.token_hash) and the link {app_url}/verify?token=<64 hex>
- * are mailed. Returns 0, SVC_E_VALIDATION (a payload without "pending"), SVC_E_UNAVAILABLE (the
- * mail was not sent: retried), DB errors. Running twice mails a new link; the first stops working.
- */
-int svc_api_auth_job_signup_mail(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
-
 /*
  * Failed logins (review finding 8 of issue 17; docs/api.md "Rate limits"), for POST /auth/login
  * and the current password of POST /auth/password. `email` is the normalised address, `uid` the

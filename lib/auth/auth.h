@@ -1,4 +1,4 @@
-/* auth.h: session tokens (HS256 JWTs, libjwt 1.10), password hashes (Argon2id), API tokens, OAuth, rate limits, the auth log. */
+/* auth.h: session tokens (HS256 JWTs, libjwt 1.10), password hashes (Argon2id), API tokens, OAuth, rate limits, the auth log, the mailed links' jobs. */
 #ifndef SVC_AUTH_H
 #define SVC_AUTH_H
 
@@ -7,6 +7,7 @@
 
 struct svc_config;   /* config.h */
 struct svc_db;       /* db.h */
+struct svc_job;      /* db/jobs.h */
 
 #define SVC_AUTH_TOKEN_MAX 4096  /* longest token accepted, in bytes */
 #define SVC_AUTH_HASH_MAX 128    /* size of a buffer for a PHC hash string (crypto_pwhash_STRBYTES) */
@@ -502,5 +503,48 @@ int svc_session_revoke(struct svc_db *db, const char *user_id, const char *sessi
  * a moment ago). Returns 0, SVC_E_UNAUTHORIZED or DB errors.
  */
 int svc_session_check(struct svc_db *db, const struct svc_auth_claims *c);
+
+
+/* ---- mailed links (lib/auth/auth_mail.c; docs/api.md "Password reset", "POST /auth/signup") ---- */
+
+/* Random bytes of a mailed link's token (a password reset, a sign-up); the link carries them as 2 * this lowercase hex digits. */
+#define SVC_AUTH_LINK_TOKEN_BYTES 32
+
+/*
+ * What the mail jobs below run with, borrowed from svc-worker for the job's run (its main() fills
+ * it and names it in its job table): the database connection, the settings (SVC_APP_URL,
+ * SVC_DOMAIN) and the auth settings (SMTP, SVC_MAIL_FROM, the links' lifetimes).
+ */
+struct svc_auth_job_ctx {
+	struct svc_db *db;
+	const struct svc_config *cfg;
+	const struct svc_auth_config *auth;
+};
+
+/* The job kind that sends a password-reset link (svc-worker), payload {"email": "<normalised address>"}. */
+#define SVC_JOB_RESET_MAIL "auth.reset_mail"
+
+/*
+ * The svc_job_fn (db/jobs.h) of SVC_JOB_RESET_MAIL; `ctx` is a struct svc_auth_job_ctx. Looks the
+ * address up: no account, nothing (0); an account, a reset token is stored (its SHA-256, with
+ * SVC_PASSWORD_RESET_TTL) and the link {app_url}/reset-password?token=<64 hex> is mailed through
+ * SVC_SMTP_URL (no SVC_SMTP_URL: a warning, nothing sent, 0). Returns 0, SVC_E_VALIDATION (a payload
+ * without email: not retried usefully), SVC_E_UNAVAILABLE (the mail was not sent: retried), DB
+ * errors; `errmsg` (`errmax` bytes) says which. Running twice sends a second link.
+ */
+int svc_auth_job_reset_mail(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
+
+/* The job kind that mails a pending sign-up's link (svc-worker), payload {"pending": "<signup_pending id>"}. */
+#define SVC_JOB_SIGNUP_MAIL "auth.signup_mail"
+
+/*
+ * The svc_job_fn (db/jobs.h) of SVC_JOB_SIGNUP_MAIL; `ctx` is a struct svc_auth_job_ctx. The
+ * pending sign-up gone or expired: nothing (0). Its address has an account: the row is deleted and
+ * the owner gets "someone tried to sign up with your address" (no link). Else a token (256 bits,
+ * stored as its SHA-256 in signup_pending.token_hash) and the link {app_url}/verify?token=<64 hex>
+ * are mailed. Returns 0, SVC_E_VALIDATION (a payload without "pending"), SVC_E_UNAVAILABLE (the
+ * mail was not sent: retried), DB errors. Running twice mails a new link; the first stops working.
+ */
+int svc_auth_job_signup_mail(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
 
 #endif
