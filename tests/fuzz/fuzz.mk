@@ -57,7 +57,7 @@ tests_fuzz_fuzz_wsd_CFLAGS = $(AM_CFLAGS) $(LWS_CFLAGS)
 tests_fuzz_fuzz_wsd_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_wsd_LDADD = $(SVC_LIBS) $(LWS_LIBS) -lpthread
 
-# the integration credential templating and the scrubber (lib/agent/agent_integ.h)
+# the integration credential templating and the scrubber (lib/integ/inject.h)
 EXTRA_PROGRAMS += tests/fuzz/integ-replay tests/fuzz/fuzz-integ
 tests_fuzz_integ_replay_SOURCES = tests/fuzz/fuzz_integ.c tests/fuzz/replay.c
 tests_fuzz_integ_replay_LDADD = $(SVC_LIBS)

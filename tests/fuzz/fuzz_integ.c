@@ -1,10 +1,10 @@
 /*
  * fuzz_integ.c: libFuzzer target for the integration credential templating and
- * the scrubber of the agent's integration_request (lib/agent/agent_integ.h):
+ * the scrubber of the agent's integration_request (lib/integ/inject.h):
  * a stored credential (a token, or the JSON of basic_auth or custom_auth, which
  * a platform admin typed) turned into headers and query parameters by
- * svc_agent_integ_inject(), then an API's answer scrubbed of it by
- * svc_agent_integ_scrub().
+ * svc_integ_inject(), then an API's answer scrubbed of it by
+ * svc_integ_scrub().
  *
  * The first input byte picks the credential kind (svc_integ_cred's enum, mod
  * 5); the rest is "SECRET\nANSWER". Checked: no header holds CR or LF or lacks
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent_integ.h"
+#include "integ/inject.h"
 #include "core/err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,8 +29,8 @@ static int query_char(char c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char mark[] = SVC_AGENT_INTEG_MARK;
-	struct svc_agent_integ_inject in;
+	static const char mark[] = SVC_INTEG_MARK;
+	struct svc_integ_inject in;
 	struct svc_integ_cred cred;
 	const uint8_t *nl;
 	struct svc_buf b;
@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(cred.secret, data, slen);
 	cred.secret[slen] = '\0';
 	cred.secret_len = slen;
-	err = svc_agent_integ_inject(&cred, &in);
+	err = svc_integ_inject(&cred, &in);
 	if (err == 0) {
 		for (i = 0; i < in.nheaders; i++)
 			if (strpbrk(in.headers[i], "\r\n") || !strstr(in.headers[i], ": "))
@@ -61,11 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 		svc_buf_init(&b, nl ? 2 * (size - slen) + 64 : 64);
 		if (nl && svc_buf_add(&b, nl + 1, size - slen - 1) == 0) {
-			err = svc_agent_integ_scrub(&in, &b);
+			err = svc_integ_scrub(&in, &b);
 			if (err == 0) {
 				for (i = 0; i < in.nsecrets; i++) {
 					const char *s = in.secrets[i];
-					if (strlen(s) < SVC_AGENT_INTEG_SCRUB_MIN && strlen(s) > 0)
+					if (strlen(s) < SVC_INTEG_SCRUB_MIN && strlen(s) > 0)
 						continue; /* a form shorter than its value cannot be: Base64 and escapes only grow */
 					if (!strpbrk(s, "[]") && !strstr(mark, s) && b.len &&
 					    memmem(b.data, b.len, s, strlen(s)))
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (err != SVC_E_VALIDATION && err != SVC_E_INTERNAL && err != SVC_E_TOO_LARGE) {
 		__builtin_trap();
 	}
-	svc_agent_integ_inject_dispose(&in);
+	svc_integ_inject_dispose(&in);
 	free(cred.secret);
 	return 0;
 }

@@ -1,11 +1,11 @@
-/* test_integ.c: unit tests of lib/integ/integ.c (integration ids, the stored comma lists, URL hosts, the client id hint, URL parameters) and of the agent's credential templating and scrubbing (lib/agent/agent_integ.h). */
+/* test_integ.c: unit tests of lib/integ/integ.c (integration ids, the stored comma lists, URL hosts, the client id hint, URL parameters) and of the agent's credential templating and scrubbing (lib/integ/inject.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <CUnit/CUnit.h>
 
-#include "agent/agent_integ.h"
+#include "integ/inject.h"
 #include "core/err.h"
 #include "integ/integ.h"
 #include "unit.h"
@@ -107,7 +107,7 @@ static struct svc_integ_cred cred_of(int kind, const char *secret)
 }
 
 /* Scrubs `text` with `in` and compares with `want`. */
-static int scrubbed_is(const struct svc_agent_integ_inject *in, const char *text, size_t max, const char *want)
+static int scrubbed_is(const struct svc_integ_inject *in, const char *text, size_t max, const char *want)
 {
 	struct svc_buf b;
 	int ok;
@@ -115,7 +115,7 @@ static int scrubbed_is(const struct svc_agent_integ_inject *in, const char *text
 	svc_buf_init(&b, max);
 	if (svc_buf_adds(&b, text) < 0)
 		return 0;
-	ok = svc_agent_integ_scrub(in, &b) == 0 && strcmp(svc_buf_str(&b), want) == 0;
+	ok = svc_integ_scrub(in, &b) == 0 && strcmp(svc_buf_str(&b), want) == 0;
 	if (!ok)
 		fprintf(stderr, "scrubbed: %s\n", svc_buf_str(&b));
 	svc_buf_dispose(&b);
@@ -125,10 +125,10 @@ static int scrubbed_is(const struct svc_agent_integ_inject *in, const char *text
 static void test_integ_inject_basic(void)
 {
 	struct svc_integ_cred c = cred_of(SVC_INTEG_CRED_BASIC, "{\"username\":\"alice-user\",\"password\":\"p@ss/w rd\"}");
-	struct svc_agent_integ_inject in;
+	struct svc_integ_inject in;
 
 	/* base64("alice-user:p@ss/w rd") = YWxpY2UtdXNlcjpwQHNzL3cgcmQ= */
-	CU_ASSERT_FATAL(svc_agent_integ_inject(&c, &in) == 0);
+	CU_ASSERT_FATAL(svc_integ_inject(&c, &in) == 0);
 	CU_ASSERT_EQUAL(in.nheaders, 1);
 	CU_ASSERT_STRING_EQUAL(in.headers[0], "Authorization: Basic YWxpY2UtdXNlcjpwQHNzL3cgcmQ=");
 	CU_ASSERT_EQUAL(in.query.len, 0);
@@ -139,13 +139,13 @@ static void test_integ_inject_basic(void)
 			      "pw=[credential]&e=[credential]&l=[credential]&f=[credential]"));
 	CU_ASSERT(scrubbed_is(&in, "\"p@ss\\/w rd\" cEBzcy93IHJk alice-user", 1024, "\"[credential]\" [credential] [credential]"));
 	CU_ASSERT(scrubbed_is(&in, "nothing here", 1024, "nothing here"));
-	svc_agent_integ_inject_dispose(&in);
+	svc_integ_inject_dispose(&in);
 	c = cred_of(SVC_INTEG_CRED_BASIC, "{\"username\":\"a:b\",\"password\":\"x\"}");
-	CU_ASSERT(svc_agent_integ_inject(&c, &in) == SVC_E_VALIDATION);
-	svc_agent_integ_inject_dispose(&in);
+	CU_ASSERT(svc_integ_inject(&c, &in) == SVC_E_VALIDATION);
+	svc_integ_inject_dispose(&in);
 	c = cred_of(SVC_INTEG_CRED_BASIC, "not json");
-	CU_ASSERT(svc_agent_integ_inject(&c, &in) == SVC_E_INTERNAL);
-	svc_agent_integ_inject_dispose(&in);
+	CU_ASSERT(svc_integ_inject(&c, &in) == SVC_E_INTERNAL);
+	svc_integ_inject_dispose(&in);
 }
 
 static void test_integ_inject_custom(void)
@@ -153,11 +153,11 @@ static void test_integ_inject_custom(void)
 	struct svc_integ_cred c = cred_of(SVC_INTEG_CRED_CUSTOM,
 					  "{\"header:X-Api-Token\":\"hdr-secret-1\",\"query:api_key\":\"q y&z/secret\","
 					  "\"token\":\"tok-secret-2\",\"note\":\"not-sent-value\",\"header:bad name\":\"x\"}");
-	struct svc_agent_integ_inject in;
+	struct svc_integ_inject in;
 	size_t i;
 	int h = 0, a = 0;
 
-	CU_ASSERT_FATAL(svc_agent_integ_inject(&c, &in) == 0);
+	CU_ASSERT_FATAL(svc_integ_inject(&c, &in) == 0);
 	CU_ASSERT_EQUAL(in.nheaders, 2);
 	for (i = 0; i < in.nheaders; i++) {
 		h += strcmp(in.headers[i], "X-Api-Token: hdr-secret-1") == 0;
@@ -167,40 +167,40 @@ static void test_integ_inject_custom(void)
 	CU_ASSERT_STRING_EQUAL(svc_buf_str(&in.query), "api_key=q%20y%26z%2Fsecret");
 	CU_ASSERT(scrubbed_is(&in, "hdr-secret-1|q%20y%26z%2Fsecret|q+y%26z%2Fsecret|dG9rLXNlY3JldC0y|not-sent-value", 1024,
 			      "[credential]|[credential]|[credential]|[credential]|not-sent-value"));
-	svc_agent_integ_inject_dispose(&in);
+	svc_integ_inject_dispose(&in);
 	c = cred_of(SVC_INTEG_CRED_CUSTOM, "{\"header:X-K\":\"a\\r\\nHost: evil\"}");
-	CU_ASSERT(svc_agent_integ_inject(&c, &in) == SVC_E_VALIDATION);
-	svc_agent_integ_inject_dispose(&in);
+	CU_ASSERT(svc_integ_inject(&c, &in) == SVC_E_VALIDATION);
+	svc_integ_inject_dispose(&in);
 	c = cred_of(SVC_INTEG_CRED_CUSTOM, "{\"query:k\":\"a\\u0000b-secret-x\"}");
-	CU_ASSERT(svc_agent_integ_inject(&c, &in) == SVC_E_VALIDATION);
-	svc_agent_integ_inject_dispose(&in);
+	CU_ASSERT(svc_integ_inject(&c, &in) == SVC_E_VALIDATION);
+	svc_integ_inject_dispose(&in);
 }
 
 static void test_integ_scrub_short_and_bounded(void)
 {
 	struct svc_integ_cred c = cred_of(SVC_INTEG_CRED_SECRET, "nine-char");
-	struct svc_agent_integ_inject in;
+	struct svc_integ_inject in;
 	struct svc_buf b;
 
 	/* a secret shorter than the mark: the answer grows, within its maximum (the old in-place scrub wrote past it) */
-	CU_ASSERT_FATAL(svc_agent_integ_inject(&c, &in) == 0);
+	CU_ASSERT_FATAL(svc_integ_inject(&c, &in) == 0);
 	CU_ASSERT_STRING_EQUAL(in.headers[0], "Authorization: Bearer nine-char");
 	CU_ASSERT(scrubbed_is(&in, "nine-charnine-char", 64, "[credential][credential]"));
 	svc_buf_init(&b, 20);
 	CU_ASSERT_FATAL(svc_buf_adds(&b, "nine-charnine-char") == 0);
-	CU_ASSERT(svc_agent_integ_scrub(&in, &b) == SVC_E_TOO_LARGE);
+	CU_ASSERT(svc_integ_scrub(&in, &b) == SVC_E_TOO_LARGE);
 	CU_ASSERT_EQUAL(b.len, 0); /* nothing unscrubbed is left */
 	svc_buf_dispose(&b);
-	svc_agent_integ_inject_dispose(&in);
-	/* shorter than SVC_AGENT_INTEG_SCRUB_MIN: sent, not scrubbed */
+	svc_integ_inject_dispose(&in);
+	/* shorter than SVC_INTEG_SCRUB_MIN: sent, not scrubbed */
 	c = cred_of(SVC_INTEG_CRED_USER, "short");
-	CU_ASSERT_FATAL(svc_agent_integ_inject(&c, &in) == 0);
+	CU_ASSERT_FATAL(svc_integ_inject(&c, &in) == 0);
 	CU_ASSERT_EQUAL(in.nsecrets, 0);
 	CU_ASSERT(scrubbed_is(&in, "short", 64, "short"));
-	svc_agent_integ_inject_dispose(&in);
+	svc_integ_inject_dispose(&in);
 	c = cred_of(SVC_INTEG_CRED_NONE, "");
-	CU_ASSERT(svc_agent_integ_inject(&c, &in) == 0 && in.nheaders == 0 && in.nsecrets == 0);
-	svc_agent_integ_inject_dispose(&in);
+	CU_ASSERT(svc_integ_inject(&c, &in) == 0 && in.nheaders == 0 && in.nsecrets == 0);
+	svc_integ_inject_dispose(&in);
 }
 
 SVC_TEST_SUITE(integ_suite)
