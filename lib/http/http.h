@@ -45,6 +45,7 @@ struct svc_ctx {
 	struct svc_config cfg;
 	struct svc_auth_config auth; /* sign-in, rate-limit and auth-log settings (lib/auth/auth.h) */
 	struct svc_db *db;
+	struct svc_session_cache sessions; /* session checks that passed in the last second (svc_session_check_cached) */
 	void (*after)(struct svc_ctx *ctx, void *arg); /* work queued by svc_resp_after() */
 	void *after_arg;
 };
@@ -136,8 +137,9 @@ struct svc_route {
  * server's; default the process's group), pre-forks N workers that share it,
  * replaces workers that die and stops them all on SIGTERM or SIGINT (Apache
  * mod_proxy_fcgi, systemd). The router answers, before any handler and in
- * this order: two cookies of one of svc's names 400, over the
- * global rate limit 429 (SVC_RATE_LIMIT_GLOBAL, per client address), unknown
+ * this order (dispatch_steps in http.c): two cookies of one of svc's names 400, over the
+ * global rate limit 429 (SVC_RATE_LIMIT_GLOBAL, per client address, counted
+ * in the host's shared memory: svc_ratelimit_hit_host), unknown
  * path 404, wrong method 405 with Allow, a cross-site unsafe request 403
  * (POST/PUT/PATCH/DELETE without a Bearer token that carries a session
  * cookie or an Origin, whose Origin or Referer is not app_url's or
@@ -242,8 +244,10 @@ int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
  * req->token_id and req->token_scopes for an API token (the router then
  * checks them against the route and sets req->scopes:
  * svc_pat_route_scopes()). An access token is also checked against its
- * session and the user's generation (svc_session_check(): one read by
- * primary keys) when the process has a database. Returns 0,
+ * session and the user's generation when the process has a database
+ * (svc_session_check_cached(): one read by primary keys, or none when the
+ * same session passed in this process in the last SVC_SESSION_CACHE_MS and
+ * nothing was revoked on this host since). Returns 0,
  * SVC_E_UNAUTHORIZED, or a DB error.
  */
 int svc_req_authenticate(struct svc_req *req, char *out_user_id);
