@@ -114,7 +114,9 @@ int svc_shm_attach(const struct svc_config *cfg)
 done:
 	if (map != MAP_FAILED)
 		munmap(map, sizeof *seg);
-	close(fd); /* also releases the flock; the mapping stays */
+	/* unlocked by hand: the mapping holds the open file, so closing the descriptor would not release the flock */
+	flock(fd, LOCK_UN);
+	close(fd);
 	return err;
 }
 
