@@ -10,12 +10,13 @@
 #   --conns C     wrk's keep-alive connections (default 4); --procs P  processes of each backend (default 2)
 #   --port PORT   ./svc-dev up's port (default 28480); the four backends listen on PORT+10..PORT+13 (lighttpd's own: PORT+14)
 #   --var DIR     state (default var-bench-http/): ./svc-dev up's stack, the builds, lighttpd, php-fpm
+#   --check       set everything up, check that each backend answers 200, and stop (no load)
 # The rate limit is on (loopback is not exempt, SVC_RATE_LIMIT_GLOBAL far above the load) and the
 # session check too, as in production. The PHP peer runs only when php-fpm and php-mysql are
 # installed (apt-get install php-fpm php-mysql). Results: DIR/results-<time>.txt, also on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BEFORE=e46012a SECS=10 ROUNDS=5 CONNS=4 PROCS=2 PORT=28480 VAR=$ROOT/var-bench-http
+BEFORE=e46012a SECS=10 ROUNDS=5 CONNS=4 PROCS=2 PORT=28480 VAR=$ROOT/var-bench-http CHECK=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--before) BEFORE=$2; shift 2 ;;
@@ -25,7 +26,8 @@ while [ $# -gt 0 ]; do
 	--procs) PROCS=$2; shift 2 ;;
 	--port) PORT=$2; shift 2 ;;
 	--var) VAR=$(realpath -m "$2"); shift 2 ;;
-	-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--check) CHECK=1; shift ;;
+	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -52,12 +54,12 @@ SVC_HTTP_PORT=$PORT SVC_WS_PORT=$((PORT + 1)) SVC_RATE_LIMIT_EXEMPT=192.0.2.1 \
 CONF=$VAR/svc.conf
 conf() { sed -n "s/^$1=//p" "$CONF" | tail -n 1; }
 
-# 2. The earlier commit, built apart (a git worktree of its own).
+# 2. The earlier commit, built apart (its tree from git archive).
 if [ ! -x "$B/before/build/cgi-bin/svc-projects.fcgi" ]; then
 	log "building $BEFORE into $B/before"
 	rm -rf "$B/before"
-	git -C "$ROOT" worktree add --detach "$B/before/src" "$BEFORE" >/dev/null 2>&1 ||
-		git -C "$ROOT" worktree add --force --detach "$B/before/src" "$BEFORE" >/dev/null
+	mkdir -p "$B/before/src"
+	git -C "$ROOT" archive "$BEFORE" | tar -x -C "$B/before/src"
 	(cd "$B/before/src" && autoreconf -fi >/dev/null 2>&1)
 	mkdir -p "$B/before/build"
 	(cd "$B/before/build" && "$B/before/src/configure" -q CFLAGS='-O2 -g' >/dev/null &&
@@ -154,7 +156,9 @@ for i in "${!NAMES[@]}"; do
 	code=$(curl -s -o "$B/check-${NAMES[$i]}.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
 		"http://127.0.0.1:$((PORT + 10 + i))/api/projects/$PID")
 	[ "$code" = 200 ] || { log "${NAMES[$i]} answered $code: $(head -c 300 "$B/check-${NAMES[$i]}.json")"; exit 1; }
+	log "${NAMES[$i]}: 200 $(head -c 120 "$B/check-${NAMES[$i]}.json")"
 done
+[ "$CHECK" = 0 ] || exit 0
 OUT=$VAR/results-$(date -u +%Y%m%dT%H%M%SZ).txt
 {
 	echo "# bench/http/run.sh $(date -u +%FT%TZ): GET /api/projects/:id, wrk -c$CONNS -d${SECS}s x $ROUNDS rounds, $PROCS processes each"
