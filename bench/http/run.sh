@@ -72,7 +72,7 @@ cc -O2 -g -o "$B/floor" "$ROOT/bench/http/floor.c" $(mariadb_config --cflags --l
 
 # 4. PHP-FPM, when installed.
 FPM=$(ls /usr/sbin/php-fpm* 2>/dev/null | head -n 1 || true)
-if [ -n "$FPM" ] && php -m 2>/dev/null | grep -qx mysqli; then
+if [ -n "$FPM" ] && php -m 2>/dev/null | grep -x mysqli >/dev/null; then
 	cat >"$B/php-fpm.conf" <<EOF
 [global]
 pid = $B/php-fpm.pid
