@@ -62,6 +62,7 @@ struct svc_auth_claims {
 	char user_id[37];                   /* sub */
 	int64_t gen;                        /* gen, 0 when absent */
 	int64_t iat;                        /* iat, 0 when absent */
+	int64_t exp;                        /* exp, s since the epoch (always present in a verified token) */
 	char jti[SVC_AUTH_ID_LEN + 1];      /* "" when absent (not one of svc's ids: refused) */
 	char family[SVC_AUTH_ID_LEN + 1];   /* fam, "" when absent (a token from before sessions were stored) */
 };
@@ -560,7 +561,7 @@ int svc_session_check_cached(struct svc_db *db, struct svc_session_cache *cache,
 /*
  * Maps this host's segment of shared memory for the svc instance of `cfg`
  * (POSIX shm "/svc-<version>-<uid>-<hash of the database settings>", mode 0600,
- * about 260 KiB), creating it when it is the first process: the revocation
+ * about 460 KiB), creating it when it is the first process: the revocation
  * epoch and the rate-limit counters of svc_ratelimit_hit_host(). Once per
  * process (again is a no-op); a forked child may attach itself or inherit
  * its parent's mapping. A segment of another user or readable by others is
@@ -592,15 +593,16 @@ struct svc_auth__shm_count {
 
 /*
  * lib/auth internal (svc_ratelimit_hit_host): counts one hit of bucket
- * `key` (non-zero) in the window starting at `window` (s) of `window_secs`,
- * and hands the caller the host's unflushed hits when `flush_ms` passed
- * since they last went to MariaDB. SVC_E_UNAVAILABLE when not attached or
- * no slot is free near the key's.
+ * `bucket` ("<rule>\n<key>", under 64 bytes) in the window starting at
+ * `window` (s) of `window_secs`, and hands the caller the host's unflushed
+ * hits when `flush_ms` passed since they last went to MariaDB.
+ * SVC_E_UNAVAILABLE when not attached, the text is too long or no slot is
+ * free near the bucket's.
  */
-int svc_auth__shm_hit(uint64_t key, int64_t window, int64_t window_secs, int64_t now_ms, int64_t flush_ms,
+int svc_auth__shm_hit(const char *bucket, int64_t window, int64_t window_secs, int64_t now_ms, int64_t flush_ms,
 		      struct svc_auth__shm_count *out);
 
-/* lib/auth internal: records the other hosts' hits of bucket `key` in window `window`, read from MariaDB. */
-void svc_auth__shm_others(uint64_t key, int64_t window, uint32_t others);
+/* lib/auth internal: records the other hosts' hits of `bucket` in window `window`, read from MariaDB. */
+void svc_auth__shm_others(const char *bucket, int64_t window, uint32_t others);
 
 #endif

@@ -96,35 +96,32 @@ int svc_ratelimit_hit(struct svc_db *db, const char *rule, const char *key, cons
 int svc_ratelimit_hit_host(struct svc_db *db, const char *rule, const char *key, const struct svc_rate_rule *r,
 			   int64_t now_ms, int64_t *out_retry_after)
 {
-	char bucket[65];
-	unsigned char k[8];
-	uint64_t slot_key = 0, total;
+	char text[256], bucket[65];
 	struct svc_auth__shm_count c;
 	int64_t now = now_ms / 1000, start;
-	size_t i;
-	int err;
+	uint64_t total;
+	int n, err;
 
 	if (!r || r->limit == 0 || r->window_secs <= 0)
 		return 0;
-	if ((err = bucket_of(rule, key, bucket)) < 0 || (err = svc_hex_decode(bucket, 16, k)) < 0)
-		return err < 0 ? err : SVC_E_INTERNAL;
-	for (i = 0; i < sizeof k; i++)
-		slot_key = slot_key << 8 | k[i];
-	if (!slot_key) /* 0 marks a slot never used */
-		slot_key = 1;
+	/* the host's slot is found by the bucket's text; its hash (bucket_of) is made only for MariaDB */
+	n = snprintf(text, sizeof text, "%s\n%s", rule, key ? key : "");
+	if (n < 0 || (size_t)n >= sizeof text)
+		return SVC_E_INTERNAL;
 	start = window_of(r, now);
-	err = svc_auth__shm_hit(slot_key, start, r->window_secs, now_ms, HOST_FLUSH_MS, &c);
+	err = svc_auth__shm_hit(text, start, r->window_secs, now_ms, HOST_FLUSH_MS, &c);
 	if (err == SVC_E_UNAVAILABLE) /* no segment, or no slot free near this bucket's: MariaDB alone */
 		return svc_ratelimit_hit(db, rule, key, r, now, out_retry_after);
 	if (err < 0)
 		return err;
 	if (c.unflushed) {
-		if ((err = add_hits(db, bucket, start, r, c.unflushed, now, &total)) < 0)
+		if ((err = bucket_of(rule, key, bucket)) < 0 ||
+		    (err = add_hits(db, bucket, start, r, c.unflushed, now, &total)) < 0)
 			return err;
 		/* what MariaDB holds beyond this host's part came from the other hosts */
 		total = total > c.flushed ? total - c.flushed : 0;
 		c.others = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
-		svc_auth__shm_others(slot_key, start, c.others);
+		svc_auth__shm_others(text, start, c.others);
 	}
 	return verdict(r, (uint64_t)c.hits + c.others, start, now, out_retry_after);
 }

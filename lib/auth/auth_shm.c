@@ -15,13 +15,15 @@
 #include "core/err.h"
 #include "core/util.h"
 
-#define SHM_MAGIC 0x73766331u /* "svc1" */
+#define SHM_MAGIC 0x73766332u /* "svc2": the layout's version, in the name too */
 #define SHM_SLOTS 4096        /* counters: distinct (rule, address) buckets live in one window on one host */
 #define SHM_PROBES 32         /* slots looked at for a bucket before it is counted in MariaDB alone */
 
+#define SHM_TEXT_MAX 64        /* "<rule>\n<key>" of a bucket, with its NUL: an address key fits */
+
 /* One bucket's count on this host in its current window (svc_ratelimit_hit_host()). */
 struct shm_slot {
-	uint64_t key;        /* the bucket's first 8 bytes of SHA-256; 0 = never used */
+	char text[SHM_TEXT_MAX]; /* the bucket, "<rule>\n<key>"; "" = never used */
 	int64_t window_end;  /* s since the epoch; a slot whose window ended may be taken by another bucket */
 	int64_t window;      /* the window's start, s */
 	uint32_t hits;       /* this host's hits in the window */
@@ -34,6 +36,7 @@ struct shm_slot {
 struct shm_seg {
 	uint32_t magic;
 	uint32_t slots;
+	uint64_t seed;          /* random, of the segment: where a bucket's slot is cannot be chosen from outside */
 	pthread_mutex_t lock;   /* process-shared and robust: a responder killed while holding it does not stop the others */
 	_Atomic uint64_t epoch; /* raised by every revocation on this host (svc_shm_epoch_bump) */
 	struct shm_slot slot[SHM_SLOTS];
@@ -69,8 +72,10 @@ static int seg_init(struct shm_seg *s)
 	    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST) == 0 && pthread_mutex_init(&s->lock, &a) == 0) {
 		s->slots = SHM_SLOTS;
 		atomic_store(&s->epoch, 1);
-		s->magic = SHM_MAGIC;
-		err = 0;
+		if (svc_random(&s->seed, sizeof s->seed) == 0) {
+			s->magic = SHM_MAGIC;
+			err = 0;
+		}
 	}
 	pthread_mutexattr_destroy(&a);
 	return err;
@@ -147,39 +152,53 @@ static int seg_lock(void)
 	return r == 0 ? 0 : SVC_E_INTERNAL;
 }
 
-/* The slot of `key`, or a free one (never used, or its window over) taken for it; NULL when none is near. */
-static struct shm_slot *slot_of(uint64_t key, int64_t now)
+/* Where bucket `text` starts looking for its slot: FNV-1a over the segment's seed and the text. */
+static size_t home_of(const char *text)
 {
-	struct shm_slot *free_slot = NULL;
+	uint64_t h = 14695981039346656037ull;
+	const unsigned char *p = (const unsigned char *)&seg->seed;
 	size_t i;
 
+	for (i = 0; i < sizeof seg->seed; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	for (p = (const unsigned char *)text; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return (size_t)(h % SHM_SLOTS);
+}
+
+/* The slot of bucket `text` (with the lock held), or when `take` a free one (never used, or its window over) taken for it; NULL when none is near. */
+static struct shm_slot *slot_of(const char *text, int64_t now, int take)
+{
+	struct shm_slot *free_slot = NULL;
+	size_t home = home_of(text), i;
+
 	for (i = 0; i < SHM_PROBES; i++) {
-		struct shm_slot *s = &seg->slot[(key + i) % SHM_SLOTS];
-		if (s->key == key)
+		struct shm_slot *s = &seg->slot[(home + i) % SHM_SLOTS];
+		if (strcmp(s->text, text) == 0)
 			return s;
-		if (!free_slot && (s->key == 0 || s->window_end <= now))
+		if (!free_slot && (!s->text[0] || s->window_end <= now))
 			free_slot = s;
-		if (s->key == 0)
+		if (!s->text[0])
 			break;
 	}
-	if (free_slot) {
-		memset(free_slot, 0, sizeof *free_slot);
-		free_slot->key = key;
-	}
+	if (!take || !free_slot)
+		return NULL;
+	memset(free_slot, 0, sizeof *free_slot);
+	memcpy(free_slot->text, text, strlen(text) + 1);
 	return free_slot;
 }
 
-int svc_auth__shm_hit(uint64_t key, int64_t window, int64_t window_secs, int64_t now_ms, int64_t flush_ms,
+int svc_auth__shm_hit(const char *bucket, int64_t window, int64_t window_secs, int64_t now_ms, int64_t flush_ms,
 		      struct svc_auth__shm_count *out)
 {
 	struct shm_slot *s;
 	int err;
 
-	if (!seg || key == 0)
+	if (!seg || !bucket[0] || strlen(bucket) >= SHM_TEXT_MAX)
 		return SVC_E_UNAVAILABLE;
 	if ((err = seg_lock()) < 0)
 		return err;
-	s = slot_of(key, now_ms / 1000);
+	s = slot_of(bucket, now_ms / 1000, 1);
 	if (!s) {
 		pthread_mutex_unlock(&seg->lock);
 		return SVC_E_UNAVAILABLE;
@@ -207,21 +226,14 @@ int svc_auth__shm_hit(uint64_t key, int64_t window, int64_t window_secs, int64_t
 	return 0;
 }
 
-void svc_auth__shm_others(uint64_t key, int64_t window, uint32_t others)
+void svc_auth__shm_others(const char *bucket, int64_t window, uint32_t others)
 {
-	size_t i;
+	struct shm_slot *s;
 
 	if (!seg || seg_lock() < 0)
 		return;
-	for (i = 0; i < SHM_PROBES; i++) {
-		struct shm_slot *s = &seg->slot[(key + i) % SHM_SLOTS];
-		if (s->key == key) {
-			if (s->window == window)
-				s->others = others;
-			break;
-		}
-		if (s->key == 0)
-			break;
-	}
+	s = slot_of(bucket, 0, 0);
+	if (s && s->window == window)
+		s->others = others;
 	pthread_mutex_unlock(&seg->lock);
 }

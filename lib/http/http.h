@@ -39,6 +39,23 @@ enum svc_method {
 
 #define SVC_MAX_PARAMS 6
 
+/*
+ * Access tokens this process verified lately (svc_req_authenticate): a
+ * client sends the same token with every request until it refreshes, so its
+ * signature and claims are checked once, and a later request with the very
+ * same bytes (compared in constant time) takes the claims again while the
+ * token's exp is ahead. The session check still runs on every request.
+ */
+#define SVC_TOKEN_CACHE_SLOTS 32
+#define SVC_TOKEN_CACHE_LEN 1024 /* longer tokens are verified every time */
+struct svc_token_cache {
+	struct {
+		size_t len;                      /* 0 = empty */
+		char token[SVC_TOKEN_CACHE_LEN];
+		struct svc_auth_claims claims;
+	} e[SVC_TOKEN_CACHE_SLOTS];
+};
+
 /* Per-process state: settings and the database connection, created once by svc_fcgi_main(). */
 struct svc_ctx {
 	const char *name;        /* responder name, "svc-auth" */
@@ -46,6 +63,7 @@ struct svc_ctx {
 	struct svc_auth_config auth; /* sign-in, rate-limit and auth-log settings (lib/auth/auth.h) */
 	struct svc_db *db;
 	struct svc_session_cache sessions; /* session checks that passed in the last second (svc_session_check_cached) */
+	struct svc_token_cache tokens;     /* access tokens verified lately (svc_req_authenticate) */
 	void (*after)(struct svc_ctx *ctx, void *arg); /* work queued by svc_resp_after() */
 	void *after_arg;
 };
