@@ -257,7 +257,8 @@ int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
 /*
  * Reads the caller's credential from "Authorization: Bearer" (an access
  * token, or a per-user API token "svc_pat_...") or the svc_access_token
- * cookie and verifies it. Writes the user id into out_user_id (37 bytes);
+ * cookie and verifies it (an access token's signature and claims once per
+ * process: struct svc_token_cache). Writes the user id into out_user_id (37 bytes);
  * sets req->scopes to SVC_SCOPE_ALL and req->session_id for a session, or
  * req->token_id and req->token_scopes for an API token (the router then
  * checks them against the route and sets req->scopes:
