@@ -165,7 +165,9 @@ OUT=$VAR/results-$(date -u +%Y%m%dT%H%M%SZ).txt
 	echo "# svc at $(git -C "$ROOT" rev-parse --short HEAD) (after) and $BEFORE (before); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT"
 for r in $(seq "$ROUNDS"); do
-	for i in "${!NAMES[@]}"; do
+	# each round starts with the next backend, so none always runs first (or beside the same neighbour)
+	for k in "${!NAMES[@]}"; do
+		i=$(((k + r - 1) % ${#NAMES[@]}))
 		rps=$(wrk -t1 -c"$CONNS" -d"${SECS}s" -H "Authorization: Bearer $TOKEN" \
 			"http://127.0.0.1:$((PORT + 10 + i))/api/projects/$PID" | awk '
 			/Non-2xx/ { bad = 1 } /^Requests\/sec/ { rps = $2 } END { print (bad ? "bad" : rps) }')
@@ -191,6 +193,6 @@ for a in ("after", "before"):
     for b in ("floor", "php"):
         if a in runs and b in runs and len(runs[a]) == len(runs[b]):
             rs = sorted(x / y for x, y in zip(runs[a], runs[b]))
-            print("%s / %s per round: %s" % (a, b, " ".join("%.2f" % x for x in rs)))
+            print("%s / %s per round: %s (median %.2f)" % (a, b, " ".join("%.2f" % x for x in rs), statistics.median(rs)))
 print("# load average at the end: %s" % open("/proc/loadavg").read().split()[:3])
 EOF
