@@ -171,4 +171,23 @@ cycle_check() {
 	fi
 }
 cycle_check
+# No function of lib/ over 120 lines (issue 26): a long function is a list of steps waiting for names.
+# A function's body runs from its "{" alone at the start of a line to the "}" that closes it there.
+fn_length_check() {
+	local long
+	long=$(git ls-files 'lib/*.c' 'lib/**/*.c' | sort -u | xargs awk '
+		FNR == 1 { start = 0 }
+		prev ~ /^[a-z_].*\(/ && $0 !~ /^\{$/ { name = prev }
+		/^\{$/ { start = FNR; fn = name }
+		/^\}$/ && start { if (FNR - start - 1 > 120) printf "    %s: %d lines: %s\n", FILENAME, FNR - start - 1, substr(fn, 1, 80); start = 0 }
+		{ prev = $0 }')
+	if [ -n "$long" ]; then
+		echo "not ok - lint: no function of lib/ over 120 lines"
+		echo "$long"
+		status=1
+	else
+		echo "ok - lint: no function of lib/ over 120 lines"
+	fi
+}
+fn_length_check
 exit $status

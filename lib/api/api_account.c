@@ -146,6 +146,7 @@ enum svc_err svc_api_auth_password(struct svc_req *req, struct svc_resp *resp)
 	pw.user_id = req->user_id;
 	if ((err = svc_db_tx(db, password_tx, &pw)) < 0)
 		goto done;
+	svc_shm_epoch_bump(); /* the old generation's cached session checks on this host end now */
 	gen = pw.gen;
 	SVC_API_AUTH_LOG(req, "password_changed", "user=%s", req->user_id);
 	err = send_user(req, resp, gen, 1);

@@ -1003,6 +1003,7 @@ enum svc_err svc_api_auth_reset(struct svc_req *req, struct svc_resp *resp)
 			return invalid_token(req, resp, "reset_failed", RESET_INVALID);
 		return err;
 	}
+	svc_shm_epoch_bump(); /* the old generation's cached session checks on this host end now */
 	AUTH_LOG(req, "reset_ok", "user=%s", r.uid);
 	body = json_object_new_object();
 	json_object_object_add(body, "ok", json_object_new_boolean(1));

@@ -63,6 +63,7 @@ struct svc_auth_claims {
 	char user_id[37];                   /* sub */
 	int64_t gen;                        /* gen, 0 when absent */
 	int64_t iat;                        /* iat, 0 when absent */
+	int64_t exp;                        /* exp, s since the epoch (always present in a verified token) */
 	char jti[SVC_AUTH_ID_LEN + 1];      /* "" when absent (not one of svc's ids: refused) */
 	char family[SVC_AUTH_ID_LEN + 1];   /* fam, "" when absent (a token from before sessions were stored) */
 };
@@ -258,7 +259,7 @@ void svc_auth_log(const char *path, const char *ident, const char *event, const 
 /* Copies `in` into out (max bytes) with quotes, backslashes, spaces-in-runs and control bytes replaced by '?'. */
 void svc_auth_log_escape(const char *in, char *out, size_t max);
 
-/* ---- rate limits (lib/auth/auth_ratelimit.c): MariaDB counters shared by every process and host ---- */
+/* ---- rate limits (lib/auth/auth_ratelimit.c): MariaDB counters shared by every process and host, or per host in shared memory ---- */
 
 /*
  * Counts one hit on bucket (`rule`, `key`) in the fixed window of `r` that
@@ -270,6 +271,22 @@ void svc_auth_log_escape(const char *in, char *out, size_t max);
  */
 int svc_ratelimit_hit(struct svc_db *db, const char *rule, const char *key, const struct svc_rate_rule *r,
 		      int64_t now, int64_t *out_retry_after);
+
+/*
+ * svc_ratelimit_hit() counted in this host's shared memory (svc_shm_attach)
+ * at `now_ms` (ms since the epoch): the decision is this host's hits plus
+ * the other hosts' as last read from MariaDB, so one host answers at the
+ * same thresholds as svc_ratelimit_hit(). At most once a second per bucket
+ * (on the first hit of a window at once) one process adds the host's new
+ * hits to MariaDB and reads the sum of all hosts back; the other requests
+ * make no database round trip. With several hosts a client may get past the
+ * limit by what the other hosts let through in the last two seconds, and
+ * never past hosts x limit (docs/scaling.md "Rate limits"). Without a
+ * segment, or with no slot free for the bucket, it is svc_ratelimit_hit().
+ * Returns as svc_ratelimit_hit().
+ */
+int svc_ratelimit_hit_host(struct svc_db *db, const char *rule, const char *key, const struct svc_rate_rule *r,
+			   int64_t now_ms, int64_t *out_retry_after);
 
 /* As svc_ratelimit_hit() without counting: SVC_E_RATE_LIMITED when the window already holds r->limit hits. */
 int svc_ratelimit_check(struct svc_db *db, const char *rule, const char *key, const struct svc_rate_rule *r,
@@ -487,8 +504,10 @@ int svc_session_rotate(struct svc_db *db, const struct svc_auth_claims *c, int64
 /*
  * Ends session `session` of `user_id` (its refresh tokens and the access
  * tokens issued with them stop at once), noting `why` ("logout", "reuse";
- * at most 16 ASCII characters). Ending one that is unknown or already ended
- * is not an error. Returns 0 or DB errors.
+ * at most 16 ASCII characters), then raises this host's revocation epoch
+ * (svc_shm_epoch_bump), so no process here keeps a cached check of it.
+ * Ending one that is unknown or already ended is not an error. Returns 0 or
+ * DB errors.
  */
 int svc_session_revoke(struct svc_db *db, const char *user_id, const char *session, const char *why, int64_t now_ms);
 
@@ -546,5 +565,88 @@ int svc_auth_job_reset_mail(void *ctx, const struct svc_job *job, char *errmsg, 
  * mail was not sent: retried), DB errors. Running twice mails a new link; the first stops working.
  */
 int svc_auth_job_signup_mail(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
+
+/*
+ * How long, in ms, a process may answer from its memory of a session check
+ * that passed: the bound on how late a logout or a password change on
+ * another host is seen (docs/security.md "Sessions"). On the host where it
+ * happened it is seen at once (the revocation epoch).
+ */
+#define SVC_SESSION_CACHE_MS 1000
+#define SVC_SESSION_CACHE_SLOTS 64 /* sessions one process remembers (direct-mapped by session id) */
+
+/* One session check that passed (svc_session_check_cached()). */
+struct svc_session_cache_entry {
+	char family[SVC_AUTH_ID_LEN + 1]; /* the claims it passed for: session, user, generation */
+	char user_id[37];
+	int64_t gen;
+	int64_t checked_ms;               /* monotonic ms (svc_mono_ms) when the check began; 0 = empty */
+	uint64_t epoch;                   /* svc_shm_epoch() when the check began */
+};
+
+/* A responder process's memory of recent session checks; all zero is empty. Lives in its per-process context. */
+struct svc_session_cache {
+	struct svc_session_cache_entry e[SVC_SESSION_CACHE_SLOTS];
+};
+
+/*
+ * svc_session_check() without the database when the same claims passed it
+ * in this process less than SVC_SESSION_CACHE_MS before `now_ms` (a
+ * monotonic clock, svc_mono_ms) and no revocation on this host came after
+ * (svc_shm_epoch() unchanged). Otherwise checks in the database and, when
+ * the check passes, remembers it in `cache`. A refusal is never remembered.
+ * Returns as svc_session_check().
+ */
+int svc_session_check_cached(struct svc_db *db, struct svc_session_cache *cache, const struct svc_auth_claims *c,
+			     int64_t now_ms);
+
+/* ---- the host's shared memory (lib/auth/auth_shm.c) ---- */
+
+/*
+ * Maps this host's segment of shared memory for the svc instance of `cfg`
+ * (POSIX shm "/svc-<version>-<uid>-<hash of the database settings>", mode 0600,
+ * about 460 KiB), creating it when it is the first process: the revocation
+ * epoch and the rate-limit counters of svc_ratelimit_hit_host(). Once per
+ * process (again is a no-op); a forked child may attach itself or inherit
+ * its parent's mapping. A segment of another user or readable by others is
+ * refused. Returns 0, SVC_E_UNAVAILABLE (no shared memory: callers fall
+ * back to MariaDB alone) or SVC_E_INTERNAL.
+ */
+int svc_shm_attach(const struct svc_config *cfg);
+
+/* Unmaps the segment (the segment itself stays for the other processes). */
+void svc_shm_detach(void);
+
+/* The host's revocation epoch: it changes after every revocation made on this host; 0 when not attached. */
+uint64_t svc_shm_epoch(void);
+
+/*
+ * Raises the revocation epoch, after a session ended or a user's generation
+ * rose (a password change) has been written, so that every process on this
+ * host checks sessions in the database again. No-op when not attached.
+ */
+void svc_shm_epoch_bump(void);
+
+/* What svc_auth__shm_hit() counted: lib/auth internal. */
+struct svc_auth__shm_count {
+	uint32_t hits;      /* this host's hits in the window, this one included */
+	uint32_t others;    /* the other hosts', as MariaDB said at the last flush */
+	uint32_t flushed;   /* this host's hits that MariaDB has, once the caller adds `unflushed` */
+	uint32_t unflushed; /* hits the caller is to add to MariaDB now (0: another process did lately) */
+};
+
+/*
+ * lib/auth internal (svc_ratelimit_hit_host): counts one hit of bucket
+ * `bucket` ("<rule>\n<key>", under 64 bytes) in the window starting at
+ * `window` (s) of `window_secs`, and hands the caller the host's unflushed
+ * hits when `flush_ms` passed since they last went to MariaDB.
+ * SVC_E_UNAVAILABLE when not attached, the text is too long or no slot is
+ * free near the bucket's.
+ */
+int svc_auth__shm_hit(const char *bucket, int64_t window, int64_t window_secs, int64_t now_ms, int64_t flush_ms,
+		      struct svc_auth__shm_count *out);
+
+/* lib/auth internal: records the other hosts' hits of `bucket` in window `window`, read from MariaDB. */
+void svc_auth__shm_others(const char *bucket, int64_t window, uint32_t others);
 
 #endif

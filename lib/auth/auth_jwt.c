@@ -274,7 +274,7 @@ int svc_auth_jwt_verify_claims(const char *secret, size_t secret_len, const char
 	char *hdr_text = NULL, *claims_text = NULL;
 	json_object *hdr = NULL, *claims = NULL, *v;
 	const char *s;
-	int64_t gen;
+	int64_t gen, exp;
 	size_t len;
 	int error = SVC_E_UNAUTHORIZED;
 
@@ -310,7 +310,7 @@ int svc_auth_jwt_verify_claims(const char *secret, size_t secret_len, const char
 	if (!json_object_object_get_ex(claims, "exp", &v) ||
 	    !json_object_is_type(v, json_type_int))
 		goto done;
-	if (json_object_get_int64(v) <= now)
+	if ((exp = json_object_get_int64(v)) <= now)
 		goto done;
 	s = get_string(claims, "iss");
 	if (!s || strcmp(s, issuer) != 0)
@@ -335,6 +335,7 @@ int svc_auth_jwt_verify_claims(const char *secret, size_t secret_len, const char
 		goto done;
 	memcpy(c.user_id, s, UUID_LEN + 1);
 	c.gen = gen;
+	c.exp = exp;
 	*out = c;
 	error = 0;
 done:

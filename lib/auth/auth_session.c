@@ -1,4 +1,4 @@
-/* auth_session.c: sign-in sessions: refresh tokens stored by jti, rotation with reuse detection, logout, the per-request check. */
+/* auth_session.c: sign-in sessions: refresh tokens stored by jti, rotation with reuse detection, logout, the per-request check and its per-process cache. */
 #include <stdio.h>
 #include <string.h>
 
@@ -134,12 +134,17 @@ done:
 int svc_session_revoke(struct svc_db *db, const char *user_id, const char *session, const char *why, int64_t now_ms)
 {
 	struct svc_dbv p[4];
+	int err;
 
 	p[0] = svc_dbv_i64(now_ms);
 	p[1] = svc_dbv_str(why);
 	p[2] = svc_dbv_str(session);
 	p[3] = svc_dbv_str(user_id);
-	return svc_db_run(db, STMT_SESSION_REVOKE, p, 4, NULL, NULL);
+	if ((err = svc_db_run(db, STMT_SESSION_REVOKE, p, 4, NULL, NULL)) < 0)
+		return err;
+	/* after the write: a check that began before it is not kept by any process on this host */
+	svc_shm_epoch_bump();
+	return 0;
 }
 
 int svc_session_check(struct svc_db *db, const struct svc_auth_claims *c)
@@ -172,4 +177,38 @@ int svc_session_check(struct svc_db *db, const struct svc_auth_claims *c)
 done:
 	svc_rows_free(rows);
 	return err;
+}
+
+/* The cache slot of a token's session (of its user for a token without one). */
+static size_t cache_slot(const struct svc_auth_claims *c)
+{
+	const char *k = c->family[0] ? c->family : c->user_id;
+	uint32_t h = 2166136261u; /* FNV-1a: the ids are random already */
+
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 16777619u;
+	return h % SVC_SESSION_CACHE_SLOTS;
+}
+
+int svc_session_check_cached(struct svc_db *db, struct svc_session_cache *cache, const struct svc_auth_claims *c,
+			     int64_t now_ms)
+{
+	struct svc_session_cache_entry *e = &cache->e[cache_slot(c)];
+	uint64_t epoch = svc_shm_epoch();
+	int err;
+
+	if (e->checked_ms && now_ms >= e->checked_ms && now_ms - e->checked_ms < SVC_SESSION_CACHE_MS &&
+	    e->epoch == epoch && e->gen == c->gen && strcmp(e->family, c->family) == 0 &&
+	    strcmp(e->user_id, c->user_id) == 0)
+		return 0;
+	/* the epoch and the time are taken before the read: a revocation after them drops or outlives the entry */
+	e->checked_ms = 0;
+	if ((err = svc_session_check(db, c)) < 0)
+		return err;
+	memcpy(e->family, c->family, sizeof e->family);
+	memcpy(e->user_id, c->user_id, sizeof e->user_id);
+	e->gen = c->gen;
+	e->epoch = epoch;
+	e->checked_ms = now_ms;
+	return 0;
 }

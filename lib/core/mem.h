@@ -7,6 +7,8 @@
 /* What svc_mem_release() remembers between calls: zero it before the first call. */
 struct svc_mem_watch {
 	size_t base_kb; /* the process's resident size (kB) after the last release, 0 before the first */
+	int statm_fd;   /* /proc/self/statm kept open for the next call (read again with pread), when statm_pid */
+	int statm_pid;  /* the process that opened statm_fd (a forked child opens its own); 0 = none open */
 };
 
 /*

@@ -1,9 +1,10 @@
 /* db_stmts_auth.h: statements of OAuth, password reset, API tokens and rate limits (issue 7). Included by db_stmts.h only. */
 
 /* rate limits (lib/auth/auth_ratelimit.c): one fixed window per bucket; the IF reads the old window_start. */
+/* adds hits: 1 per request, or a host's hits since it last added them (svc_ratelimit_hit_host) */
 SVC_STMT(STMT_RATE_HIT,
-	"INSERT INTO auth_rate_limits (bucket, window_start, hits, expires_at) VALUES (?, ?, 1, ?) "
-	"ON DUPLICATE KEY UPDATE hits = IF(window_start = VALUES(window_start), hits + 1, 1), "
+	"INSERT INTO auth_rate_limits (bucket, window_start, hits, expires_at) VALUES (?, ?, ?, ?) "
+	"ON DUPLICATE KEY UPDATE hits = IF(window_start = VALUES(window_start), hits + VALUES(hits), VALUES(hits)), "
 	"expires_at = VALUES(expires_at), window_start = VALUES(window_start)")
 SVC_STMT(STMT_RATE_GET,
 	"SELECT window_start, hits FROM auth_rate_limits WHERE bucket = ?")

@@ -12,6 +12,7 @@
 
 #include <curl/curl.h>
 #include <mysql.h>
+#include <openssl/crypto.h>
 
 #include "auth/auth.h"
 #include "auth/internal.h"
@@ -139,9 +140,38 @@ int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_
 	return svc_cookie_get(svc_req_header(req, "Cookie"), name, out, max);
 }
 
+/*
+ * svc_auth_jwt_verify_claims() for an access token `t` (len bytes), through
+ * ctx->tokens: the same bytes verified before take their claims again while
+ * exp is ahead of `now` (s). Returns 0 or SVC_E_UNAUTHORIZED.
+ */
+static int verify_access(struct svc_ctx *ctx, const char *t, size_t len, int64_t now, struct svc_auth_claims *out)
+{
+	const struct svc_config *c = &ctx->cfg;
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	/* the slot from the signature's end, which the client chose no more than the token */
+	for (i = len > 16 ? len - 16 : 0; i < len; i++)
+		h = (h ^ (unsigned char)t[i]) * 16777619u;
+	i = h % SVC_TOKEN_CACHE_SLOTS;
+	if (ctx->tokens.e[i].len == len && len && CRYPTO_memcmp(ctx->tokens.e[i].token, t, len) == 0 &&
+	    ctx->tokens.e[i].claims.exp > now) {
+		*out = ctx->tokens.e[i].claims;
+		return 0;
+	}
+	if (svc_auth_jwt_verify_claims(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS, t, now, out) < 0)
+		return SVC_E_UNAUTHORIZED;
+	if (len < SVC_TOKEN_CACHE_LEN) {
+		memcpy(ctx->tokens.e[i].token, t, len);
+		ctx->tokens.e[i].len = len;
+		ctx->tokens.e[i].claims = *out;
+	}
+	return 0;
+}
+
 int svc_req_authenticate(struct svc_req *req, char *out_user_id)
 {
-	const struct svc_config *c = &req->ctx->cfg;
 	const char *auth = svc_req_header(req, "Authorization");
 	char token[SVC_AUTH_TOKEN_MAX + 1];
 	struct svc_auth_claims claims;
@@ -167,11 +197,10 @@ int svc_req_authenticate(struct svc_req *req, char *out_user_id)
 			return SVC_E_UNAVAILABLE;
 		return svc_pat_authenticate(req->ctx->db, t, out_user_id, req->token_id, &req->token_scopes);
 	}
-	if (svc_auth_jwt_verify_claims(c->jwt_secret, c->jwt_secret_len, c->jwt_issuer, SVC_TOKEN_ACCESS,
-				       t, svc_now_ms() / 1000, &claims) < 0)
+	if (verify_access(req->ctx, t, strnlen(t, SVC_AUTH_TOKEN_MAX + 1), svc_now_ms() / 1000, &claims) < 0)
 		return SVC_E_UNAUTHORIZED;
 	/* the session is not ended (logout, reuse) and no password change came after the token */
-	if (req->ctx->db && (err = svc_session_check(req->ctx->db, &claims)) < 0)
+	if (req->ctx->db && (err = svc_session_check_cached(req->ctx->db, &req->ctx->sessions, &claims, svc_mono_ms())) < 0)
 		return err;
 	memcpy(out_user_id, claims.user_id, sizeof claims.user_id);
 	memcpy(req->session_id, claims.family, sizeof claims.family);
@@ -723,149 +752,249 @@ static int body_check(struct svc_req *req, struct svc_resp *resp, const struct s
 /* The cookies svc sets (lib/api/api_auth.c): at most one of each per request. */
 static const char *const svc_cookie_names[] = { "svc_access_token", "svc_refresh_token", "svc_oauth" };
 
-static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc_route *routes,
-		    size_t nroutes)
-{
-	const char *uri = FCGX_GetParam("REQUEST_URI", req->fcgi->envp);
-	const char *qmark;
-	const struct svc_route *route = NULL;
-	unsigned allowed = 0;
-	int bad_id = 0, err, preflight;
-	size_t i, max;
-	char allow[64];
+/* What the router's steps learn about one request and hand on to the next (dispatch()). */
+struct dispatch {
+	const struct svc_route *routes;
+	size_t nroutes;
+	const char *uri;               /* REQUEST_URI, NULL when none */
+	const struct svc_route *route; /* the route of the path and method, NULL when none */
+	unsigned allowed;              /* the methods of the routes whose pattern matched the path */
+	int bad_id;                    /* a pattern matched but an id parameter was not a UUID */
+};
 
+/* A step's answer besides 0 (go on) and an error: the response is ready, the handler does not run. */
+#define STEP_ANSWERED 1
+
+/* The method and who the client is: the address after X-Forwarded-For from SVC_TRUSTED_PROXIES, and its rate-limit key. */
+static int step_client(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	(void)resp;
+	d->uri = FCGX_GetParam("REQUEST_URI", req->fcgi->envp);
 	req->method = parse_method(FCGX_GetParam("REQUEST_METHOD", req->fcgi->envp));
 	svc_auth_client_addr(FCGX_GetParam("REMOTE_ADDR", req->fcgi->envp), svc_req_header(req, "X-Forwarded-For"),
 			     req->ctx->auth.trusted_proxies, req->client_addr, sizeof req->client_addr);
 	req->remote_addr = req->client_addr;
-	if (svc_auth_addr_key(req->client_addr, req->limit_addr, sizeof req->limit_addr) < 0)
-		return SVC_E_INTERNAL;
-	/* Cookie tossing (docs/api.md "Cross-site requests"): a site under a shared parent domain can
-	 * plant a second cookie of one of svc's names; which one is real cannot be known, so refuse. */
+	return svc_auth_addr_key(req->client_addr, req->limit_addr, sizeof req->limit_addr) < 0 ? SVC_E_INTERNAL : 0;
+}
+
+/* Cookie tossing (docs/api.md "Cross-site requests"): a site under a shared parent domain can
+ * plant a second cookie of one of svc's names; which one is real cannot be known, so 400. */
+static int step_cookies(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	size_t i;
+
+	(void)d;
 	for (i = 0; i < sizeof svc_cookie_names / sizeof svc_cookie_names[0]; i++)
 		if (svc_cookie_count(svc_req_header(req, "Cookie"), svc_cookie_names[i]) > 1)
 			return svc_resp_error(resp, SVC_E_VALIDATION, NULL,
 					      "The request carries two %s cookies; clear this site's cookies and sign in again.",
 					      svc_cookie_names[i]);
-	/* the global limit; internal calls (HMAC-signed, from svc-wsd and svc-worker) are not counted */
-	if (req->ctx->auth.rl_global.limit && req->ctx->db && uri && strncmp(uri, "/api/internal/", 14) != 0 &&
-	    !svc_auth_addr_in_list(req->client_addr, req->ctx->auth.rate_limit_exempt)) {
-		int64_t retry = 0;
-		err = svc_ratelimit_hit(req->ctx->db, "global", req->limit_addr, &req->ctx->auth.rl_global,
-					svc_now_ms() / 1000, &retry);
-		if (err == SVC_E_RATE_LIMITED) {
-			svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "rate_limited", req->client_addr,
-				     "limit=global");
-			return svc_resp_rate_limited(resp, retry);
-		}
-		if (err < 0)
-			return err;
-	}
-	if (!uri || strlen(uri) > PATH_MAX_LEN)
-		return SVC_E_NOT_FOUND;
-	qmark = strchr(uri, '?');
-	req->query = qmark ? qmark + 1 : "";
-	req->path = pct_decode(uri, qmark ? (size_t)(qmark - uri) : strlen(uri), 0);
-	if (!req->path)
-		return SVC_E_NOT_FOUND;
-	preflight = req->method == SVC_OPTIONS;
+	return 0;
+}
 
-	for (i = 0; i < nroutes; i++) {
-		int m = match(req, routes[i].pattern, req->path);
-		if (m == 0) {
-			free_param_names(req);
-			clear_params(req);
-			continue;
+/* The global limit per client address (429); internal calls (HMAC-signed, from svc-wsd and svc-worker)
+ * and SVC_RATE_LIMIT_EXEMPT are not counted. Counted in this host's shared memory (svc_ratelimit_hit_host). */
+static int step_rate_limit(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	const struct svc_auth_config *a = &req->ctx->auth;
+	int64_t retry = 0;
+	int err;
+
+	if (!a->rl_global.limit || !req->ctx->db || !d->uri || strncmp(d->uri, "/api/internal/", 14) == 0 ||
+	    svc_auth_addr_in_list(req->client_addr, a->rate_limit_exempt))
+		return 0;
+	err = svc_ratelimit_hit_host(req->ctx->db, "global", req->limit_addr, &a->rl_global, svc_now_ms(), &retry);
+	if (err != SVC_E_RATE_LIMITED)
+		return err;
+	svc_auth_log(a->auth_log, req->ctx->name, "rate_limited", req->client_addr, "limit=global");
+	return svc_resp_rate_limited(resp, retry);
+}
+
+/* The percent-decoded path and the raw query: 404 when missing, too long or badly escaped. */
+static int step_path(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	const char *qmark;
+
+	(void)resp;
+	if (!d->uri || strlen(d->uri) > PATH_MAX_LEN)
+		return SVC_E_NOT_FOUND;
+	qmark = strchr(d->uri, '?');
+	req->query = qmark ? qmark + 1 : "";
+	req->path = pct_decode(d->uri, qmark ? (size_t)(qmark - d->uri) : strlen(d->uri), 0);
+	return req->path ? 0 : SVC_E_NOT_FOUND;
+}
+
+/* The first route whose pattern and method match (its parameters stay in req); the methods of the others. */
+static int step_route(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	size_t i;
+
+	(void)resp;
+	for (i = 0; i < d->nroutes; i++) {
+		int m = match(req, d->routes[i].pattern, req->path);
+		if (m > 0)
+			d->allowed |= d->routes[i].methods;
+		if (m > 0 && (d->routes[i].methods & req->method)) {
+			d->route = &d->routes[i];
+			return 0;
 		}
-		if (m < 0) {
-			bad_id = 1;
-			free_param_names(req);
-			clear_params(req);
-			continue;
-		}
-		allowed |= routes[i].methods;
-		if (!route && (routes[i].methods & req->method)) {
-			route = &routes[i];
-			break;
-		}
+		if (m < 0)
+			d->bad_id = 1;
 		free_param_names(req);
 		clear_params(req);
 	}
-	if (route && (route->flags & SVC_R_LOCAL) && !client_is_local(req))
-		return SVC_E_NOT_FOUND;
-	if (route && (route->flags & SVC_R_SITE))
+	return 0;
+}
+
+/* SVC_R_LOCAL routes do not exist for clients beyond this host and the trusted proxies: 404. */
+static int step_local(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	(void)resp;
+	return d->route && (d->route->flags & SVC_R_LOCAL) && !client_is_local(req) ? SVC_E_NOT_FOUND : 0;
+}
+
+/* CORS headers for SVC_CORS_ORIGINS, except on a site (SVC_R_SITE), whose own policy replaces the API's. */
+static int step_cors(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	if (d->route && (d->route->flags & SVC_R_SITE))
 		resp->own_csp = 1;
 	else
 		cors(req, resp);
-	if (!route) {
-		if (allowed && preflight) {
-			svc_resp_header(resp, "Access-Control-Allow-Methods", methods_allowed(allowed, allow, sizeof allow));
-			svc_resp_header(resp, "Access-Control-Allow-Headers", "Content-Type, Authorization");
-			svc_resp_header(resp, "Access-Control-Max-Age", "600");
-			resp->status = 204;
-			return 0;
-		}
-		if (allowed && !bad_id) {
-			svc_resp_header(resp, "Allow", methods_allowed(allowed, allow, sizeof allow));
-			return SVC_E_METHOD;
-		}
-		return SVC_E_NOT_FOUND;
+	return 0;
+}
+
+/* No route for the path and method: a CORS preflight 204, 405 with Allow, or 404. */
+static int step_unrouted(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	char allow[64];
+
+	if (d->route)
+		return 0;
+	if (d->allowed && req->method == SVC_OPTIONS) {
+		svc_resp_header(resp, "Access-Control-Allow-Methods", methods_allowed(d->allowed, allow, sizeof allow));
+		svc_resp_header(resp, "Access-Control-Allow-Headers", "Content-Type, Authorization");
+		svc_resp_header(resp, "Access-Control-Max-Age", "600");
+		resp->status = 204;
+		return STEP_ANSWERED;
 	}
-	if (csrf_check(req) < 0) {
-		svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "csrf_refused", req->client_addr, NULL);
-		return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL,
-				      "Cross-site request refused: the Origin is not this site's.");
+	if (d->allowed && !d->bad_id) {
+		svc_resp_header(resp, "Allow", methods_allowed(d->allowed, allow, sizeof allow));
+		return SVC_E_METHOD;
 	}
-	if (route->flags & (SVC_R_AUTH | SVC_R_OPTAUTH)) {
-		char cookie[SVC_AUTH_TOKEN_MAX + 1];
-		int presented = svc_req_header(req, "Authorization") != NULL ||
-				svc_req_cookie(req, "svc_access_token", cookie, sizeof cookie) == 1;
-		err = svc_req_authenticate(req, req->user_id);
-		if (err < 0 && err != SVC_E_UNAUTHORIZED)
-			return err;
-		if (err < 0) {
-			req->user_id[0] = '\0';
-			req->token_id[0] = '\0';
-			req->scopes = 0;
-			if (presented)
-				svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "token_rejected", req->client_addr,
-					     "route=%s", route->pattern);
-			/* anonymous is fine on SVC_R_OPTAUTH routes; a token that fails never is */
-			if ((route->flags & SVC_R_AUTH) || presented) {
-				svc_resp_header(resp, "WWW-Authenticate", "Bearer");
-				return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL,
-						      "A valid access token is required.");
-			}
-		} else if (req->token_id[0]) {
-			const char *needed = NULL;
-			if (svc_pat_route_scopes(req->token_scopes, req->method == SVC_GET, route->pattern,
-						 &req->scopes, &needed) < 0)
-				return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL,
-						      "This API token cannot do this: it needs %s.", needed);
-		}
-	}
-	max = route->max_body ? route->max_body : DEFAULT_MAX_BODY;
-	if (req->method == SVC_POST || req->method == SVC_PUT || req->method == SVC_PATCH ||
-	    req->method == SVC_DELETE) {
-		if ((err = read_body(req, max)) < 0)
-			return err == SVC_E_VALIDATION ? svc_resp_error(resp, SVC_E_INVALID_JSON, NULL,
-									 "The request body is incomplete.") : err;
-		if (route->flags & SVC_R_JSON) {
-			if (req->body_len == 0 && req->method == SVC_DELETE) {
-				/* a DELETE without a body is fine */
-			} else {
-				if (!is_json_type(svc_req_header(req, "Content-Type")))
-					return SVC_E_MEDIA_TYPE;
-				if ((err = svc_json_parse_object(req->body, req->body_len, &req->json)) < 0)
-					return err;
-			}
-		}
-	}
-	if ((route->flags & SVC_R_INTERNAL) && (err = internal_check(req, resp)) < 0)
+	return SVC_E_NOT_FOUND;
+}
+
+/* A cross-site unsafe request: 403 (csrf_check()). */
+static int step_csrf(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	(void)d;
+	if (csrf_check(req) == 0)
+		return 0;
+	svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "csrf_refused", req->client_addr, NULL);
+	return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL, "Cross-site request refused: the Origin is not this site's.");
+}
+
+/* A credential that failed (or none on an SVC_R_AUTH route): 401, logged when one was presented. */
+static int auth_refused(struct dispatch *d, struct svc_req *req, struct svc_resp *resp, int presented)
+{
+	req->user_id[0] = '\0';
+	req->token_id[0] = '\0';
+	req->scopes = 0;
+	if (presented)
+		svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "token_rejected", req->client_addr, "route=%s",
+			     d->route->pattern);
+	/* anonymous is fine on SVC_R_OPTAUTH routes; a token that fails never is */
+	if (!(d->route->flags & SVC_R_AUTH) && !presented)
+		return 0;
+	svc_resp_header(resp, "WWW-Authenticate", "Bearer");
+	return svc_resp_error(resp, SVC_E_UNAUTHORIZED, NULL, "A valid access token is required.");
+}
+
+/* SVC_R_AUTH and SVC_R_OPTAUTH: the caller's credential (svc_req_authenticate), 401; an API token without the route's scope 403. */
+static int step_auth(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	char cookie[SVC_AUTH_TOKEN_MAX + 1];
+	const char *needed = NULL;
+	int presented, err;
+
+	if (!(d->route->flags & (SVC_R_AUTH | SVC_R_OPTAUTH)))
+		return 0;
+	presented = svc_req_header(req, "Authorization") != NULL ||
+		    svc_req_cookie(req, "svc_access_token", cookie, sizeof cookie) == 1;
+	err = svc_req_authenticate(req, req->user_id);
+	if (err == SVC_E_UNAUTHORIZED)
+		return auth_refused(d, req, resp, presented);
+	if (err < 0 || !req->token_id[0])
 		return err;
-	if (route->body && (err = body_check(req, resp, route->body)) < 0)
-		return err;
-	return route->handler(req, resp);
+	if (svc_pat_route_scopes(req->token_scopes, req->method == SVC_GET, d->route->pattern, &req->scopes, &needed) < 0)
+		return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL, "This API token cannot do this: it needs %s.", needed);
+	return 0;
+}
+
+/* The body of POST, PUT, PATCH and DELETE: over the route's cap 413, cut short 400; on SVC_R_JSON routes
+ * a content type other than JSON 415 and a body that is not a JSON object 400 (a DELETE may have none). */
+static int step_body(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	int err;
+
+	if (req->method != SVC_POST && req->method != SVC_PUT && req->method != SVC_PATCH && req->method != SVC_DELETE)
+		return 0;
+	if ((err = read_body(req, d->route->max_body ? d->route->max_body : DEFAULT_MAX_BODY)) < 0)
+		return err == SVC_E_VALIDATION
+			       ? svc_resp_error(resp, SVC_E_INVALID_JSON, NULL, "The request body is incomplete.")
+			       : err;
+	if (!(d->route->flags & SVC_R_JSON) || (req->body_len == 0 && req->method == SVC_DELETE))
+		return 0;
+	if (!is_json_type(svc_req_header(req, "Content-Type")))
+		return SVC_E_MEDIA_TYPE;
+	return svc_json_parse_object(req->body, req->body_len, &req->json);
+}
+
+/* SVC_R_INTERNAL: the signature, the nonce and a JSON object body (internal_check()). */
+static int step_internal(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	return d->route->flags & SVC_R_INTERNAL ? internal_check(req, resp) : 0;
+}
+
+/* The route's fields: 400 validation_failed naming the first that fails (body_check()). */
+static int step_fields(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
+{
+	return d->route->body ? body_check(req, resp, d->route->body) : 0;
+}
+
+/*
+ * What the router does before any handler, in this order (http.h's
+ * svc_fcgi_main() lists the answers): like cgit's process_request, each
+ * step checks one thing and either lets the request go on (0), answers it
+ * (STEP_ANSWERED) or refuses it (an svc_err).
+ */
+static int (*const dispatch_steps[])(struct dispatch *, struct svc_req *, struct svc_resp *) = {
+	step_client,     /* method, client address */
+	step_cookies,    /* two cookies of one name 400 */
+	step_rate_limit, /* the global limit 429 */
+	step_path,       /* the path 404 */
+	step_route,      /* the route of the path and method */
+	step_local,      /* SVC_R_LOCAL from elsewhere 404 */
+	step_cors,       /* CORS headers */
+	step_unrouted,   /* no route: preflight 204, 405, 404 */
+	step_csrf,       /* cross-site unsafe request 403 */
+	step_auth,       /* credential 401, API token scope 403 */
+	step_body,       /* body 413, 415, 400 invalid_json */
+	step_internal,   /* SVC_R_INTERNAL signature 401 */
+	step_fields,     /* the route's fields 400 validation_failed */
+};
+
+static int dispatch(struct svc_req *req, struct svc_resp *resp, const struct svc_route *routes,
+		    size_t nroutes)
+{
+	struct dispatch d = { routes, nroutes, NULL, NULL, 0, 0 };
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof dispatch_steps / sizeof dispatch_steps[0]; i++)
+		if ((err = dispatch_steps[i](&d, req, resp)) != 0)
+			return err == STEP_ANSWERED ? 0 : err;
+	return d.route->handler(req, resp);
 }
 
 static void handle(struct svc_ctx *ctx, FCGX_Request *r, const struct svc_route *routes, size_t nroutes)
@@ -930,6 +1059,9 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 
 	if (FCGX_InitRequest(&r, listen_fd, 0) != 0)
 		return 1;
+	/* the host's rate-limit counters and revocation epoch; without them MariaDB alone keeps both */
+	if (svc_shm_attach(&ctx->cfg) < 0)
+		svc_log_warn("no shared memory for this host's rate limits and session checks: MariaDB alone keeps them");
 	while (!stopping && FCGX_Accept_r(&r) >= 0) {
 		if (!ctx->db && svc_db_open(&ctx->cfg, &ctx->db) < 0) {
 			/* Answer 503 and try again with the next request. */

@@ -40,12 +40,31 @@ enum svc_method {
 
 #define SVC_MAX_PARAMS 6
 
+/*
+ * Access tokens this process verified lately (svc_req_authenticate): a
+ * client sends the same token with every request until it refreshes, so its
+ * signature and claims are checked once, and a later request with the very
+ * same bytes (compared in constant time) takes the claims again while the
+ * token's exp is ahead. The session check still runs on every request.
+ */
+#define SVC_TOKEN_CACHE_SLOTS 32
+#define SVC_TOKEN_CACHE_LEN 1024 /* longer tokens are verified every time */
+struct svc_token_cache {
+	struct {
+		size_t len;                      /* 0 = empty */
+		char token[SVC_TOKEN_CACHE_LEN];
+		struct svc_auth_claims claims;
+	} e[SVC_TOKEN_CACHE_SLOTS];
+};
+
 /* Per-process state: settings and the database connection, created once by svc_fcgi_main(). */
 struct svc_ctx {
 	const char *name;        /* responder name, "svc-auth" */
 	struct svc_config cfg;
 	struct svc_auth_config auth; /* sign-in, rate-limit and auth-log settings (lib/auth/auth.h) */
 	struct svc_db *db;
+	struct svc_session_cache sessions; /* session checks that passed in the last second (svc_session_check_cached) */
+	struct svc_token_cache tokens;     /* access tokens verified lately (svc_req_authenticate) */
 	void (*after)(struct svc_ctx *ctx, void *arg); /* work queued by svc_resp_after() */
 	void *after_arg;
 };
@@ -138,8 +157,9 @@ struct svc_route {
  * server's; default the process's group), pre-forks N workers that share it,
  * replaces workers that die and stops them all on SIGTERM or SIGINT (Apache
  * mod_proxy_fcgi, systemd). The router answers, before any handler and in
- * this order: two cookies of one of svc's names 400, over the
- * global rate limit 429 (SVC_RATE_LIMIT_GLOBAL, per client address), unknown
+ * this order (dispatch_steps in http.c): two cookies of one of svc's names 400, over the
+ * global rate limit 429 (SVC_RATE_LIMIT_GLOBAL, per client address, counted
+ * in the host's shared memory: svc_ratelimit_hit_host), unknown
  * path 404, wrong method 405 with Allow, a cross-site unsafe request 403
  * (POST/PUT/PATCH/DELETE without a Bearer token that carries a session
  * cookie or an Origin, whose Origin or Referer is not app_url's or
@@ -248,13 +268,16 @@ int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
 /*
  * Reads the caller's credential from "Authorization: Bearer" (an access
  * token, or a per-user API token "svc_pat_...") or the svc_access_token
- * cookie and verifies it. Writes the user id into out_user_id (37 bytes);
+ * cookie and verifies it (an access token's signature and claims once per
+ * process: struct svc_token_cache). Writes the user id into out_user_id (37 bytes);
  * sets req->scopes to SVC_SCOPE_ALL and req->session_id for a session, or
  * req->token_id and req->token_scopes for an API token (the router then
  * checks them against the route and sets req->scopes:
  * svc_pat_route_scopes()). An access token is also checked against its
- * session and the user's generation (svc_session_check(): one read by
- * primary keys) when the process has a database. Returns 0,
+ * session and the user's generation when the process has a database
+ * (svc_session_check_cached(): one read by primary keys, or none when the
+ * same session passed in this process in the last SVC_SESSION_CACHE_MS and
+ * nothing was revoked on this host since). Returns 0,
  * SVC_E_UNAUTHORIZED, or a DB error.
  */
 int svc_req_authenticate(struct svc_req *req, char *out_user_id);

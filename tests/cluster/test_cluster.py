@@ -84,10 +84,14 @@ def test_hosts_share_sessions():
     r = api("GET", "/auth/me", token=access, base=A)
     check("the access token refreshed on host B works on host A",
           r.status == 200 and isinstance(r.body, dict) and (r.body.get("user") or {}).get("email") == acct.email, r)
+    r = api("GET", "/auth/me", token=access, base=B)   # host B's processes may remember this check (up to 1 s)
+    check("the access token works on host B", r.status == 200, r)
     r = api("POST", "/auth/logout", token=access, base=A)
     check("log out through host A", r.status == 200, r)
+    # another host sees a logout within SVC_SESSION_CACHE_MS (1 s, docs/security.md "Sessions")
+    time.sleep(1.0)
     r = api("GET", "/auth/me", token=access, base=B)
-    check("host B refuses the session logged out on host A", r.status == 401, r)
+    check("host B refuses the session logged out on host A within 1 s", r.status == 401, r)
 
 
 def test_concurrent_edits():

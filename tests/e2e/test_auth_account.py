@@ -67,6 +67,9 @@ def test_password_change():
     a = signup(tag="acct-pw")
     other = login(a.email, a.password)   # another session of the same account
     check("test_auth_account_password_other_session_signed_in", other.status == 200, other)
+    # both sessions' checks are remembered by the responders (for at most 1 s): the change still ends them at once
+    warm = {api("GET", "/projects", token=t).status for t in (a.token, other.body.get("accessToken")) for _ in range(6)}
+    check("test_auth_account_password_sessions_work_before", warm == {200}, warm)
     new = "pw-new-" + secrets.token_hex(6)
     r = change(a, a.password, new)
     b = r.body if isinstance(r.body, dict) else {}

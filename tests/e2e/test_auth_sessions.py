@@ -167,6 +167,25 @@ def test_forged_and_old_tokens(a):
           me_status(sign(dict(acc, iat=now, exp=now + 600, fam=claims_of(b.token)["fam"]))) == 401, None)
 
 
+def statuses(access, n=6):
+    """The answers to n reads through svc-auth and n through svc-projects: every process of each, likely."""
+    return {api("GET", "/auth/me", token=access).status for _ in range(n)} | \
+        {api("GET", "/projects", token=access).status for _ in range(n)}
+
+
+def test_logout_with_remembered_checks(a):
+    """Each responder process remembers a session check that passed for at most 1 s (docs/security.md "Sessions");
+    a logout on this host drops what every process here remembers at once, and after 1 s nothing anywhere does."""
+    s = login(a)
+    check("test_auth_sessions_remembered_checks_pass", statuses(s.get("accessToken")) == {200}, s)
+    r = api("POST", "/auth/logout", token=s.get("accessToken"))
+    got = statuses(s.get("accessToken"))
+    check("test_auth_sessions_logout_refused_at_once_by_every_process", r.status == 200 and got == {401}, got)
+    time.sleep(1.1)
+    got = statuses(s.get("accessToken"))
+    check("test_auth_sessions_logout_refused_after_the_1s_bound", got == {401}, got)
+
+
 def main():
     a = signup(tag="sess")
     check("test_auth_sessions_signup_tokens_carry_a_session",
@@ -176,6 +195,7 @@ def main():
     test_reuse_ends_the_session(signup(tag="sess-reuse"))
     test_concurrent_refresh(signup(tag="sess-tabs"))
     test_logout(signup(tag="sess-logout"))
+    test_logout_with_remembered_checks(signup(tag="sess-remembered"))
     test_forged_and_old_tokens(signup(tag="sess-forged"))
 
 

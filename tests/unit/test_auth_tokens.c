@@ -1,4 +1,4 @@
-/* test_auth_tokens.c: CUnit suites auth_tokens (API token shape, hashes, scopes per route) and auth_ratelimit (MariaDB counters). */
+/* test_auth_tokens.c: CUnit suites auth_tokens (API token shape, hashes, scopes per route), auth_ratelimit (MariaDB and host counters) and auth_session (the per-process check cache). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +224,121 @@ static void test_auth_ratelimit_limit_zero_is_off(void)
 	CU_ASSERT_EQUAL(svc_ratelimit_check(NULL, "unit", "k", &off, 1900000000, &retry), 0);
 }
 
+/* The host's count (svc_ratelimit_hit_host) refuses at the same hit as MariaDB's, and sends its hits at most once a second. */
+static void test_auth_ratelimit_host_same_thresholds(void)
+{
+	struct svc_config cfg;
+	struct svc_db *db = open_db(&cfg);
+	struct svc_rate_rule r = { 3, 60 }, two = { 2, 60 }, five = { 5, 60 };
+	char key[40];
+	int64_t now_ms = (1900000000 - 1900000000 % 60 + 20) * 1000LL, retry = 0;
+	int i;
+
+	if (!db)
+		return;
+	CU_ASSERT_EQUAL_FATAL(svc_shm_attach(&cfg), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_random_hex(key, 8), 0);
+	for (i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(svc_ratelimit_hit_host(db, "unit", key, &r, now_ms + i * 100, &retry), 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_hit_host(db, "unit", key, &r, now_ms + 300, &retry), SVC_E_RATE_LIMITED);
+	CU_ASSERT_EQUAL(retry, 40);
+	/* MariaDB got the window's first hit at once and the others not yet */
+	CU_ASSERT_EQUAL(svc_ratelimit_check(db, "unit", key, &two, now_ms / 1000, &retry), 0);
+	/* a second later the host's hits go to MariaDB */
+	CU_ASSERT_EQUAL(svc_ratelimit_hit_host(db, "unit", key, &r, now_ms + 1300, &retry), SVC_E_RATE_LIMITED);
+	CU_ASSERT_EQUAL(svc_ratelimit_check(db, "unit", key, &five, now_ms / 1000 + 1, &retry), SVC_E_RATE_LIMITED);
+	/* the next window starts from zero */
+	CU_ASSERT_EQUAL(svc_ratelimit_hit_host(db, "unit", key, &r, now_ms + 40000, &retry), 0);
+	svc_shm_detach();
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+}
+
+/* The other hosts' hits, read from MariaDB when this host sends its own, count toward the limit. */
+static void test_auth_ratelimit_host_adds_other_hosts(void)
+{
+	struct svc_config cfg;
+	struct svc_db *db = open_db(&cfg);
+	struct svc_rate_rule r = { 5, 60 };
+	char key[40];
+	int64_t now_ms = (1900000000 - 1900000000 % 60 + 20) * 1000LL, retry = 0;
+	int i;
+
+	if (!db)
+		return;
+	CU_ASSERT_EQUAL_FATAL(svc_shm_attach(&cfg), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_random_hex(key, 8), 0);
+	for (i = 0; i < 3; i++) /* another host (one without shared memory counts in MariaDB alone) */
+		CU_ASSERT_EQUAL(svc_ratelimit_hit(db, "unit", key, &r, now_ms / 1000, &retry), 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_hit_host(db, "unit", key, &r, now_ms, &retry), 0);        /* 1 + 3 */
+	CU_ASSERT_EQUAL(svc_ratelimit_hit_host(db, "unit", key, &r, now_ms + 100, &retry), 0);  /* 2 + 3 */
+	CU_ASSERT_EQUAL(svc_ratelimit_hit_host(db, "unit", key, &r, now_ms + 200, &retry), SVC_E_RATE_LIMITED);
+	/* without a segment it is svc_ratelimit_hit(): MariaDB has 3 + the first hit here (the next two wait
+	 * for the next second), so 5 passes and 6 does not */
+	svc_shm_detach();
+	CU_ASSERT_EQUAL(svc_ratelimit_hit_host(db, "unit", key, &r, now_ms + 300, &retry), 0);
+	CU_ASSERT_EQUAL(svc_ratelimit_hit_host(db, "unit", key, &r, now_ms + 400, &retry), SVC_E_RATE_LIMITED);
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+}
+
+/* Fills every slot of `cache` with a check of `c` that passed at monotonic `at_ms`. */
+static void cache_fill(struct svc_session_cache *cache, const struct svc_auth_claims *c, int64_t at_ms)
+{
+	size_t i;
+
+	for (i = 0; i < SVC_SESSION_CACHE_SLOTS; i++) {
+		memcpy(cache->e[i].family, c->family, sizeof c->family);
+		memcpy(cache->e[i].user_id, c->user_id, sizeof c->user_id);
+		cache->e[i].gen = c->gen;
+		cache->e[i].checked_ms = at_ms;
+		cache->e[i].epoch = svc_shm_epoch();
+	}
+}
+
+/* A check that passed answers for less than SVC_SESSION_CACHE_MS, never past a revocation on this host or for other claims. */
+static void test_auth_session_cache_bound_and_epoch(void)
+{
+	struct svc_config cfg;
+	struct svc_db *db = open_db(&cfg);
+	struct svc_session_cache cache;
+	struct svc_auth_claims c, other;
+	unsigned char id[16];
+
+	if (!db)
+		return;
+	CU_ASSERT_EQUAL_FATAL(svc_shm_attach(&cfg), 0);
+	memset(&c, 0, sizeof c);
+	CU_ASSERT_EQUAL_FATAL(svc_random(id, sizeof id), 0);
+	svc_uuid_format(id, c.user_id); /* no such user: the database refuses it */
+	CU_ASSERT_EQUAL_FATAL(svc_random_hex(c.family, SVC_AUTH_ID_LEN / 2), 0);
+	cache_fill(&cache, &c, 10000);
+	/* remembered: no database (a NULL handle) */
+	CU_ASSERT_EQUAL(svc_session_check_cached(NULL, &cache, &c, 10000 + SVC_SESSION_CACHE_MS - 1), 0);
+	/* at the bound the database decides, and a refusal is not remembered */
+	CU_ASSERT_EQUAL(svc_session_check_cached(db, &cache, &c, 10000 + SVC_SESSION_CACHE_MS), SVC_E_UNAUTHORIZED);
+	CU_ASSERT_EQUAL(svc_session_check_cached(db, &cache, &c, 10100), SVC_E_UNAUTHORIZED);
+	/* a revocation on this host (a logout, a password change) drops what every process remembers */
+	cache_fill(&cache, &c, 10000);
+	svc_shm_epoch_bump();
+	CU_ASSERT_EQUAL(svc_session_check_cached(db, &cache, &c, 10100), SVC_E_UNAUTHORIZED);
+	/* other claims (another generation, another session) are not the remembered check */
+	cache_fill(&cache, &c, 10000);
+	other = c;
+	other.gen = 1;
+	CU_ASSERT_EQUAL(svc_session_check_cached(db, &cache, &other, 10100), SVC_E_UNAUTHORIZED);
+	cache_fill(&cache, &c, 10000);
+	other = c;
+	other.family[0] = other.family[0] == 'a' ? 'b' : 'a';
+	CU_ASSERT_EQUAL(svc_session_check_cached(db, &cache, &other, 10100), SVC_E_UNAUTHORIZED);
+	/* a monotonic clock does not go back, but an entry from "later" is not trusted either */
+	cache_fill(&cache, &c, 10000);
+	CU_ASSERT_EQUAL(svc_session_check_cached(db, &cache, &c, 9000), SVC_E_UNAUTHORIZED);
+	svc_shm_detach();
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+}
+
 SVC_TEST_SUITE(auth_tokens)
 {
 	CU_pSuite s = CU_add_suite("auth_tokens", NULL, NULL);
@@ -241,4 +356,13 @@ SVC_TEST_SUITE(auth_ratelimit)
 
 	CU_add_test(s, "counts_refuses_and_rolls_over", test_auth_ratelimit_counts_refuses_and_rolls_over);
 	CU_add_test(s, "limit_zero_is_off", test_auth_ratelimit_limit_zero_is_off);
+	CU_add_test(s, "host_same_thresholds", test_auth_ratelimit_host_same_thresholds);
+	CU_add_test(s, "host_adds_other_hosts", test_auth_ratelimit_host_adds_other_hosts);
+}
+
+SVC_TEST_SUITE(auth_session)
+{
+	CU_pSuite s = CU_add_suite("auth_session", NULL, NULL);
+
+	CU_add_test(s, "cache_bound_and_epoch", test_auth_session_cache_bound_and_epoch);
 }

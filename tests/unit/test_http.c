@@ -386,6 +386,48 @@ static void test_http_dispatch_handler_error_is_json(void)
 	CU_ASSERT_STRING_EQUAL(answer_body(out), "{\"error\":\"not_found\",\"message\":\"Not found.\"}");
 }
 
+/* An access token verified once is taken again from its exact bytes while its exp is ahead; never another token's. */
+static void test_http_verified_token_cache(void)
+{
+	static const char secret[] = "0123456789abcdef0123456789abcdef-unit";
+	static struct svc_ctx ctx; /* the caches are large: not on the stack */
+	struct svc_auth_claims claims;
+	char *tok = NULL, *other = NULL;
+	int64_t now = 1900000000;
+	size_t len;
+
+	memset(&ctx, 0, sizeof ctx);
+	ctx.cfg.jwt_secret = secret;
+	ctx.cfg.jwt_secret_len = sizeof secret - 1;
+	ctx.cfg.jwt_issuer = "svc";
+	CU_ASSERT_EQUAL_FATAL(svc_auth_jwt_issue_session(secret, sizeof secret - 1, "svc", SVC_TOKEN_ACCESS,
+							 "0b0f8c44-6a3c-4b7e-9a59-2f3a8f6c1d20", 2, NULL, NULL, now, 900, &tok), 0);
+	len = strlen(tok);
+	CU_ASSERT_EQUAL(verify_access(&ctx, tok, len, now, &claims), 0);
+	CU_ASSERT_EQUAL(claims.gen, 2);
+	CU_ASSERT_EQUAL(claims.exp, now + 900);
+	/* the second time the signature is not checked again: even with another secret it passes */
+	ctx.cfg.jwt_secret = "another-secret-another-secret-another-secret";
+	ctx.cfg.jwt_secret_len = strlen(ctx.cfg.jwt_secret);
+	memset(&claims, 0, sizeof claims);
+	CU_ASSERT_EQUAL(verify_access(&ctx, tok, len, now + 899, &claims), 0);
+	CU_ASSERT_STRING_EQUAL(claims.user_id, "0b0f8c44-6a3c-4b7e-9a59-2f3a8f6c1d20");
+	/* but not once exp is reached, and never for other bytes (one character of the signature changed) */
+	CU_ASSERT_EQUAL(verify_access(&ctx, tok, len, now + 900, &claims), SVC_E_UNAUTHORIZED);
+	other = strdup(tok);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+	other[len - 10] = other[len - 10] == 'A' ? 'B' : 'A';
+	ctx.cfg.jwt_secret = secret;
+	ctx.cfg.jwt_secret_len = sizeof secret - 1;
+	CU_ASSERT_EQUAL(verify_access(&ctx, tok, len, now, &claims), 0);
+	CU_ASSERT_EQUAL(verify_access(&ctx, other, len, now, &claims), SVC_E_UNAUTHORIZED);
+	memcpy(other, tok, len);
+	other[len - 1] = '\0'; /* a prefix of the cached token */
+	CU_ASSERT_EQUAL(verify_access(&ctx, other, len - 1, now, &claims), SVC_E_UNAUTHORIZED);
+	free(other);
+	free(tok);
+}
+
 SVC_TEST_SUITE(http_suite)
 {
 	CU_pSuite s = CU_add_suite("http", NULL, NULL);
@@ -398,4 +440,5 @@ SVC_TEST_SUITE(http_suite)
 	CU_add_test(s, "test_http_dispatch_fields_wrong_type", test_http_dispatch_fields_wrong_type);
 	CU_add_test(s, "test_http_dispatch_internal_signature", test_http_dispatch_internal_signature);
 	CU_add_test(s, "test_http_dispatch_handler_error_is_json", test_http_dispatch_handler_error_is_json);
+	CU_add_test(s, "test_http_verified_token_cache", test_http_verified_token_cache);
 }
