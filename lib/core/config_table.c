@@ -124,6 +124,10 @@ static const struct svc_setting table[] = {
 	     "the user the thumbnails' Chromium runs as under root"),
 	STR("SVC_BUILD_BWRAP", build_bwrap, "/usr/bin/bwrap", "bubblewrap"),
 	STR("SVC_BUILD_NPM", build_npm, "/usr/bin/npm", "npm as the sandbox sees it"),
+	/* deps: node_modules reused, npm's cache shared (lib/project/deps.h) */
+	SOFT("SVC_NPM_MODULES_MAX_MB", SVC_SET_UINT, npm_modules_max_mb, "4096", 0, 16777216, "MiB",
+	     "installed node_modules kept; 0: none"),
+	SOFT("SVC_NPM_CACHE_MAX_MB", SVC_SET_UINT, npm_cache_max_mb, "4096", 16, 16777216, "MiB", "the shared npm cache"),
 	SOFT("SVC_DEPLOYMENTS_KEPT", SVC_SET_UINT, deployments_kept, "5", 1, 100, "sites", "kept sites per project"),
 	SOFT("SVC_DEPLOYMENTS_GRACE_SECS", SVC_SET_UINT, deployments_grace_secs, "60", 0, 86400, "seconds",
 	     "seconds a pruned site stays on disk"),

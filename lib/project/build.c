@@ -19,8 +19,9 @@
 #include "core/netns.h"
 #include "core/util.h"
 #include "project/build.h"
+#include "project/deps.h"
 
-#define BUILD_ARGS_MAX 96
+#define BUILD_ARGS_MAX 128
 
 void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_build_opts *out)
 {
@@ -36,6 +37,10 @@ void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_b
 	out->thumb_uid = cfg->thumb_uid;
 	out->network = cfg->build_network;
 	out->scripts = scripts;
+	out->data_dir = cfg->data_dir; /* deps: node_modules reused (lib/project/deps.h) */
+	out->npm_modules_max_mb = cfg->npm_modules_max_mb;
+	out->npm_cache_max_mb = cfg->npm_cache_max_mb;
+	out->workspace_id = NULL;
 }
 
 static void say(svc_build_log_fn log, void *arg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -83,7 +88,9 @@ static int chown_tree(int dirfd, uid_t uid, gid_t gid, int depth)
 struct step {
 	const char *title;  /* "npm ci", for the log and the reason */
 	int network;        /* the host's network */
-	const char *cmd[8]; /* the command inside the sandbox, NULL-terminated */
+	const char *cmd[16]; /* the command inside the sandbox, NULL-terminated */
+	const char *root;   /* bound as /build instead of the build's directory (deps: an install's own tree), or NULL */
+	const char *const *extra; /* more bubblewrap arguments after the /build bind (deps' mounts), NULL-ended, or NULL */
 };
 
 size_t svc_build_sandbox_base(const char *bwrap, const char *uid, const char **argv)
@@ -135,10 +142,12 @@ static size_t sandbox_args(const struct svc_build_opts *o, const char *dir, cons
 	argv[n++] = "--tmpfs";
 	argv[n++] = "/tmp";
 	argv[n++] = "--bind";
-	argv[n++] = dir;
+	argv[n++] = s->root ? s->root : dir;
 	argv[n++] = "/build";
 	argv[n++] = "--chdir";
 	argv[n++] = "/build";
+	for (i = 0; s->extra && s->extra[i]; i++)
+		argv[n++] = s->extra[i];
 	if (s->network) {
 		for (i = 0; i < sizeof net / sizeof net[0]; i++)
 			argv[n++] = net[i];
@@ -278,18 +287,77 @@ static int run_step(const struct svc_build_opts *o, const char *dir, const struc
 	return 0;
 }
 
+/* The reason a step that ended with `status` (run_step()) failed, in why; 0 when it worked. */
+static int step_result(const struct svc_build_opts *o, const char *title, int status, svc_build_log_fn log, void *arg,
+		       char *why, size_t why_max)
+{
+	if (status == 0)
+		return 0;
+	if (status == -1)
+		snprintf(why, why_max, "the build ran out of time (%u s)", o->wall_secs);
+	else if (status > 128)
+		snprintf(why, why_max, "%s was killed by signal %d (a limit: CPU %u s, memory %u MiB?)", title,
+			 status - 128, o->cpu_secs, o->memory_mb);
+	else
+		snprintf(why, why_max, "%s exited with status %d", title, status);
+	say(log, arg, "%s\n", why);
+	return SVC_E_VALIDATION;
+}
+
+/* deps' steps (lib/project/deps.h svc_deps_run_fn) in this sandbox. */
+struct deps_run_ctx {
+	const struct svc_build_opts *o;
+	const char *dir;
+	int64_t deadline_ms;
+	svc_build_log_fn log;
+	void *arg;
+};
+
+static int deps_run(void *arg, const struct svc_deps_step *ds, char *why, size_t why_max)
+{
+	struct deps_run_ctx *c = arg;
+	struct step s = { ds->title, ds->network, { NULL }, ds->root, ds->extra };
+	size_t i;
+	int status;
+
+	for (i = 0; ds->cmd[i] && i + 1 < sizeof s.cmd / sizeof s.cmd[0]; i++)
+		s.cmd[i] = ds->cmd[i];
+	if (run_step(c->o, c->dir, &s, c->deadline_ms, c->log, c->arg, &status) < 0) {
+		snprintf(why, why_max, "the build sandbox could not be started");
+		return SVC_E_INTERNAL;
+	}
+	return step_result(c->o, s.title, status, c->log, c->arg, why, why_max);
+}
+
+static int build_deps(const struct svc_build_opts *o, const char *dir, int64_t deadline_ms, svc_build_log_fn log,
+		      void *arg, struct svc_deps_lease *out, char *why, size_t why_max)
+{
+	struct deps_run_ctx c = { o, dir, deadline_ms, log, arg };
+	struct svc_deps_opts d = { o->data_dir, o->npm, o->npm_modules_max_mb, o->npm_cache_max_mb, o->uid,
+				   o->network, o->scripts, o->workspace_id };
+
+	return svc_deps_prepare(&d, dir, deps_run, &c, log, arg, out, why, why_max);
+}
+
+int svc_build_deps(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg,
+		   struct svc_deps_lease *out, char *why, size_t why_max)
+{
+	return build_deps(o, dir, svc_mono_ms() + (int64_t)o->wall_secs * 1000, log, arg, out, why, why_max);
+}
+
 int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg, char *why,
 		  size_t why_max)
 {
-	struct step steps[2] = { { 0 } };
-	char lock[2048], dist[2048];
+	struct svc_deps_lease lease;
+	struct step build = { "npm run build", 0, { NULL }, NULL, NULL };
+	const char *mounts[SVC_DEPS_BIND_ARGS + 1] = { NULL };
+	char dist[2048], tmp_size[32], paths[SVC_DEPS_WRITABLE + 1][2200];
 	struct stat st;
 	int64_t deadline = svc_mono_ms() + (int64_t)o->wall_secs * 1000;
-	size_t i, k;
+	size_t k = 0;
 	int dfd, err, status;
 
 	snprintf(why, why_max, "%s", "");
-	snprintf(lock, sizeof lock, "%s/package-lock.json", dir);
 	snprintf(dist, sizeof dist, "%s/dist", dir);
 	/* the project's own dist/ is not its build's output */
 	if (svc_fsx_remove_tree(dist) < 0) {
@@ -307,47 +375,29 @@ int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log
 			return SVC_E_INTERNAL;
 		}
 	}
-	steps[0].title = lstat(lock, &st) == 0 ? "npm ci" : "npm install";
-	steps[0].network = o->network;
-	k = 0;
-	steps[0].cmd[k++] = o->npm;
-	steps[0].cmd[k++] = lstat(lock, &st) == 0 ? "ci" : "install";
-	if (!o->scripts)
-		steps[0].cmd[k++] = "--ignore-scripts";
-	if (!o->network)
-		steps[0].cmd[k++] = "--offline";
-	steps[0].cmd[k++] = "--no-audit";
-	steps[0].cmd[k++] = "--no-fund";
-	steps[1].title = "npm run build";
-	steps[1].network = 0;
-	k = 0;
-	steps[1].cmd[k++] = o->npm;
-	steps[1].cmd[k++] = "run";
-	steps[1].cmd[k++] = "build";
-	if (!o->scripts)
-		steps[1].cmd[k++] = "--ignore-scripts"; /* no prebuild/postbuild either */
-	for (i = 0; i < 2; i++) {
-		say(log, arg, "$ %s%s%s\n", steps[i].title, o->scripts || i == 1 ? "" : " --ignore-scripts",
-		    steps[i].network ? "" : " (no network)");
-		if ((err = run_step(o, dir, &steps[i], deadline, log, arg, &status)) < 0) {
-			snprintf(why, why_max, "the build sandbox could not be started");
-			return SVC_E_INTERNAL;
-		}
-		if (status == -1) {
-			snprintf(why, why_max, "the build ran out of time (%u s)", o->wall_secs);
-			say(log, arg, "%s\n", why);
-			return SVC_E_VALIDATION;
-		}
-		if (status != 0) {
-			if (status > 128)
-				snprintf(why, why_max, "%s was killed by signal %d (a limit: CPU %u s, memory %u MiB?)",
-					 steps[i].title, status - 128, o->cpu_secs, o->memory_mb);
-			else
-				snprintf(why, why_max, "%s exited with status %d", steps[i].title, status);
-			say(log, arg, "%s\n", why);
-			return SVC_E_VALIDATION;
-		}
+	/* node_modules: reused from the store when package.json and the lockfile are as installed before */
+	if ((err = build_deps(o, dir, deadline, log, arg, &lease, why, why_max)) < 0 ||
+	    (lease.lock_made && (err = svc_deps_keep_lock(&lease, dir)) < 0)) {
+		svc_deps_release(&lease);
+		return err;
 	}
+	snprintf(tmp_size, sizeof tmp_size, "%llu", (unsigned long long)o->tmp_mb << 20);
+	svc_deps_bind_args(&lease, "/build", tmp_size, paths, mounts);
+	build.extra = mounts;
+	build.cmd[k++] = o->npm;
+	build.cmd[k++] = "run";
+	build.cmd[k++] = "build";
+	if (!o->scripts)
+		build.cmd[k++] = "--ignore-scripts"; /* no prebuild/postbuild either */
+	say(log, arg, "$ npm run build (no network%s)\n", lease.modules[0] ? ", node_modules read-only" : "");
+	err = run_step(o, dir, &build, deadline, log, arg, &status);
+	svc_deps_release(&lease);
+	if (err < 0) {
+		snprintf(why, why_max, "the build sandbox could not be started");
+		return SVC_E_INTERNAL;
+	}
+	if ((err = step_result(o, build.title, status, log, arg, why, why_max)) < 0)
+		return err;
 	if (lstat(dist, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(why, why_max, "the build made no dist/ directory");
 		say(log, arg, "%s\n", why);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "project/deps.h"
 
 /* What a build may use (docs/operations.md "Builds"): the settings, and the workspace's choice about scripts. */
 struct svc_build_opts {
@@ -20,11 +21,17 @@ struct svc_build_opts {
 			     * (another user than builds': RLIMIT_NPROC counts every process of a user on the host) */
 	int network;        /* SVC_BUILD_NETWORK: 1 (default) the install step has the host's network; 0 none (npm --offline) */
 	int scripts;        /* the workspace allows install scripts (workspaces.build_scripts): no --ignore-scripts */
+	/* node_modules reused (lib/project/deps.h) */
+	const char *data_dir;        /* SVC_DATA_DIR: the store and the shared npm cache are under npm/ (borrowed) */
+	unsigned npm_modules_max_mb; /* SVC_NPM_MODULES_MAX_MB: the store's bound, MiB; 0 no store */
+	unsigned npm_cache_max_mb;   /* SVC_NPM_CACHE_MAX_MB: the shared npm cache's bound, MiB */
+	const char *workspace_id;    /* the project's workspace (set by the caller; the key of a scripted install) */
 };
 
 /*
  * Fills *out from the settings of `cfg` (defaults above) with `scripts` as
- * the workspace's choice. Strings are borrowed from cfg.
+ * the workspace's choice, workspace_id NULL (the caller sets it). Strings
+ * are borrowed from cfg.
  */
 void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_build_opts *out);
 
@@ -38,9 +45,12 @@ typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
 
 /*
  * Builds the project whose files are in `dir` (absolute, trusted: a copy
- * made for this build, which the build may change at will): `npm ci` when
- * it has package-lock.json, `npm install` otherwise (with --ignore-scripts
- * unless o->scripts), then `npm run build`, each in bubblewrap: the system's
+ * made for this build, which the build may change at will): its node_modules
+ * from svc_build_deps() (nothing installed when package.json and
+ * package-lock.json are as installed before; else `npm ci`, or `npm install`
+ * without a lockfile, with --ignore-scripts, and the install scripts in a
+ * step of their own when o->scripts), bound read-only at /build/node_modules,
+ * then `npm run build`, each in bubblewrap: the system's
  * /usr read-only, `dir` as /build (the only writable place besides a small
  * /tmp), no other file of the host (no SVC_DATA_DIR, settings or secrets),
  * an empty environment, its own PID, IPC and UTS namespaces, the network
@@ -52,10 +62,25 @@ typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
  * with the reason for a person in `why` (`why_max` bytes: "npm run build
  * exited with status 1", "the build ran out of time (600 s)", "the build made
  * no dist/ directory"); SVC_E_INTERNAL when the host could not run it
- * (logged, `why` says so too).
+ * (logged, `why` says so too). When the project had no lockfile, the one
+ * its install wrote is in `dir` and kept beside it for
+ * svc_deps_build_done(), which the caller calls after every build.
  */
 int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg, char *why,
 		  size_t why_max);
+
+/*
+ * Makes sure node_modules for the tree `dir` (absolute; package.json in it)
+ * exists and leases it into *out (svc_deps_prepare() of lib/project/deps.h
+ * with this sandbox running its steps, within o->wall_secs): out->modules is
+ * the read-only directory to bind at <tree>/node_modules
+ * (svc_deps_bind_args()), "" when the install went into `dir` itself. For a
+ * dev server: keep the lease while it runs, svc_deps_release() when it
+ * stops. Returns 0, SVC_E_VALIDATION (the install failed: `why`),
+ * SVC_E_INTERNAL; *out is to be released in every case.
+ */
+int svc_build_deps(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg,
+		   struct svc_deps_lease *out, char *why, size_t why_max);
 
 /* ---- the sandbox, shared with the thumbnails' Chromium (lib/project/thumbnail.c) ---- */
 

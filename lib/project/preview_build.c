@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "project/deps.h"
 #include "project/paths.h"
 #include "project/preview_build.h"
 #include "project/publish.h"
@@ -133,7 +134,9 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 		goto done;
 	}
 	svc_build_opts_load(c->cfg, svc_publish__scripts_allowed(c->db, svc_rows_get(rows, 0, DPWCOL_WORKSPACE)), &opts);
+	opts.workspace_id = svc_rows_get(rows, 0, DPWCOL_WORKSPACE);
 	err = svc_build_run(&opts, build, preview_log, log, why, sizeof why);
+	svc_deps_build_done(c->db, c->cfg, id, build); /* a first install's lockfile, committed */
 	if (err == SVC_E_VALIDATION) {
 		/* the project's own failure: the preview says why (the first line) until a build works; not retried */
 		struct svc_buf text;

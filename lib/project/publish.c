@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "project/deps.h"
 #include "project/paths.h"
 #include "project/publish.h"
 #include "project/quota.h"
@@ -639,6 +640,7 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 	}
 	log->ev = ev;
 	svc_build_opts_load(cfg, svc_publish__scripts_allowed(db, t->workspace_id), &o);
+	o.workspace_id = t->workspace_id;
 	if ((err = svc_project_dir(cfg, t->project_id, pdir, sizeof pdir)) < 0)
 		goto done;
 	if (svc_repo_log(pdir, 1, &head, &nhead) == 0 && nhead == 1)
@@ -714,8 +716,10 @@ failed:
 	}
 	svc_fsx_remove_tree(site);
 done:
-	if (id[0] && svc_data_path(cfg, "builds", id, NULL, build, sizeof build) == 0)
+	if (id[0] && svc_data_path(cfg, "builds", id, NULL, build, sizeof build) == 0) {
+		svc_deps_build_done(db, cfg, t->project_id, build); /* a first install's lockfile, committed */
 		svc_fsx_remove_tree(build);
+	}
 	if (lock >= 0)
 		close(lock);
 	svc_repo_log_free(head, nhead);
