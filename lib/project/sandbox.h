@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "core/cgroup.h"
+#include "core/config.h"
 #include "core/egress.h"
 
 /*
@@ -43,7 +44,9 @@
 /* What the run may reach. */
 enum svc_sandbox_net {
 	SVC_SANDBOX_NET_NONE = 0,     /* no network at all (only a `lo` of its own) */
-	SVC_SANDBOX_NET_REGISTRY = 1  /* only the registry (spec->registry), through the proxy on 127.0.0.1:3128 */
+	SVC_SANDBOX_NET_REGISTRY = 1, /* only the registry (spec->registry), through the proxy on 127.0.0.1:3128 */
+	SVC_SANDBOX_NET_LISTENER = 2  /* only 127.0.0.1:SVC_SANDBOX_PROXY_PORT, whose listener the caller serves
+					 (svc_sandbox_listener(); the thumbnails' page server) */
 };
 
 /* The limit that ended a run (svc_sandbox_result.limit). */
@@ -61,6 +64,7 @@ struct svc_sandbox_mount {
 	const char *src;  /* absolute path on the host (trusted: the caller's), borrowed */
 	const char *dest; /* absolute path inside, borrowed */
 	int writable;     /* 0: read-only (--ro-bind), 1: --bind */
+	int optional;     /* 1: skipped when src does not exist (--ro-bind-try / --bind-try) */
 };
 
 /*
@@ -107,7 +111,7 @@ struct svc_sandbox_result {
 	int status;                  /* exit status; 128 + signal when killed; -1 when the deadline killed it */
 	enum svc_sandbox_limit limit; /* the limit that ended it, or NONE */
 	char limit_text[96];         /* "" or what the limit was: "more than 2048 MB of memory", "more than 256
-					processes", "more than 2048 MB of disk", "more than 600 s" (wall),
+					processes", "more than 2048 MB of disk", "more than 600 s of time" (wall),
 					"more than 300 s of CPU", "stopped" */
 	unsigned long long memory_peak; /* the cgroup's peak memory, bytes (0 when unknown) */
 };
@@ -120,7 +124,6 @@ struct svc_sandbox;
  * memory_mb, procs, cpu_percent, cpu_secs, disk_mb, tmp_mb and registry
  * (SVC_NPM_REGISTRY). Leaves the rest alone. Strings are borrowed from cfg.
  */
-struct svc_config;
 void svc_sandbox_spec_defaults(const struct svc_config *cfg, struct svc_sandbox_spec *s);
 
 /*
@@ -169,9 +172,16 @@ const struct svc_cgroup *svc_sandbox_cgroup(const struct svc_sandbox *sb);
 int svc_sandbox_poll(struct svc_sandbox *sb);
 
 /*
- * Stops the run: SIGTERM to its session, then after `grace_ms` SIGKILL to
- * every process of its cgroup. Returns at once after the signals (does not
- * reap: call svc_sandbox_wait()). Returns 0.
+ * With SVC_SANDBOX_NET_LISTENER: the listening socket of the run's
+ * 127.0.0.1:SVC_SANDBOX_PROXY_PORT (in its network namespace), for the
+ * caller to accept on; borrowed (closed by svc_sandbox_wait()). Else -1.
+ */
+int svc_sandbox_listener(const struct svc_sandbox *sb);
+
+/*
+ * Stops the run: SIGTERM to every process of its cgroup, waits at most
+ * `grace_ms` for the run to end, then SIGKILL to every process left in it.
+ * Does not free: call svc_sandbox_wait() after. Returns 0.
  */
 int svc_sandbox_stop(struct svc_sandbox *sb, long grace_ms);
 
