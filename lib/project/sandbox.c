@@ -394,8 +394,9 @@ static void signal_all(struct svc_sandbox *sb, int sig)
 	if (!(f = fopen(path, "re")))
 		return;
 	while (fgets(line, sizeof line, f)) {
-		long pid = strtol(line, NULL, 10);
-		if (pid > 1)
+		uint64_t pid = 0;
+		line[strcspn(line, "\n")] = '\0';
+		if (svc_parse_u64(line, INT32_MAX, &pid) == 0 && pid > 1)
 			kill((pid_t)pid, sig);
 	}
 	fclose(f);
@@ -423,17 +424,20 @@ int svc_sandbox_stop(struct svc_sandbox *sb, long grace_ms)
 static unsigned long long memory_peak(const struct svc_cgroup *cg)
 {
 	char path[4200], buf[32];
-	unsigned long long v = 0;
+	uint64_t v = 0;
 	FILE *f;
 
 	snprintf(path, sizeof path, "%s/%s", svc_cgroup_dir(cg),
 		 svc_cgroup_version(cg) == SVC_CGROUP_V2 ? "memory.peak" : "memory.max_usage_in_bytes");
 	if ((f = fopen(path, "re"))) {
-		if (fgets(buf, sizeof buf, f))
-			v = strtoull(buf, NULL, 10);
+		if (fgets(buf, sizeof buf, f)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			if (svc_parse_u64(buf, UINT64_MAX, &v) < 0)
+				v = 0;
+		}
 		fclose(f);
 	}
-	return v;
+	return (unsigned long long)v;
 }
 
 /* Which limit ended the run whose (failed) exit status is `status` (128 + signal when killed). */
