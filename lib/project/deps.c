@@ -690,6 +690,65 @@ int svc_deps_cache_merge(const char *priv, const char *shared, unsigned *out_add
 	return err;
 }
 
+struct cfile {
+	char rel[8], name[128];
+	time_t mtime;
+	uint64_t bytes;
+};
+
+struct cevict {
+	struct cfile *list;
+	size_t n, cap;
+	uint64_t total;
+};
+
+static int cfile_older(const void *a, const void *b)
+{
+	const struct cfile *x = a, *y = b;
+	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+static int cevict_one(void *arg, int dfd, const char *rel, const char *name, const struct stat *st)
+{
+	struct cevict *c = arg;
+	(void)dfd;
+
+	if (SVC_ARRAY_GROW(c->list, c->cap, c->n + 1) < 0)
+		return SVC_E_INTERNAL;
+	snprintf(c->list[c->n].rel, sizeof c->list[c->n].rel, "%s", rel);
+	snprintf(c->list[c->n].name, sizeof c->list[c->n].name, "%s", name);
+	c->list[c->n].mtime = st->st_mtime;
+	c->list[c->n].bytes = (uint64_t)st->st_blocks * 512;
+	c->total += c->list[c->n].bytes;
+	c->n++;
+	return 0;
+}
+
+int svc_deps_cache_evict(const char *shared, uint64_t max_bytes)
+{
+	struct cevict c = { NULL, 0, 0, 0 };
+	size_t i;
+	int err, removed = 0;
+
+	if ((err = walk_content(shared, cevict_one, &c, NULL)) < 0 || c.total <= max_bytes)
+		goto done;
+	qsort(c.list, c.n, sizeof *c.list, cfile_older);
+	/* to 90 % of the bound, so not every install evicts again */
+	for (i = 0; i < c.n && c.total > max_bytes / 10 * 9; i++) {
+		char path[2600];
+		if (snprintf(path, sizeof path, "%s/content-v2/sha512/%s/%s", shared, c.list[i].rel, c.list[i].name) <
+			    (int)sizeof path &&
+		    unlink(path) == 0) {
+			c.total -= c.list[i].bytes;
+			removed++;
+		}
+	}
+	svc_log_info("deps: %d files of the npm cache evicted", removed);
+done:
+	free(c.list);
+	return err < 0 ? err : removed;
+}
+
 /* ---- an install ---- */
 
 /* The directories under SVC_DATA_DIR/npm, made with their modes. */
@@ -723,40 +782,20 @@ static int uses_workspaces(const char *pkg, size_t len)
 	return r;
 }
 
-/* The install step: npm ci (or install) without scripts, from the private cache bound at /npm-cache. */
-static void install_step(const struct svc_deps_opts *d, const char *root, const char *cache, int has_lock,
-			 struct svc_deps_step *s)
+/* Does package.json have install scripts of its own (they need the whole project, not just package.json)? */
+static int root_scripts(const char *pkg, size_t len)
 {
-	size_t k = 0;
+	static const char *const names[] = { "preinstall", "install", "postinstall", "prepare" };
+	struct json_object *o = NULL, *scripts;
+	size_t i;
+	int r = 0;
 
-	memset(s, 0, sizeof *s);
-	s->title = has_lock ? "npm ci" : "npm install";
-	s->root = root;
-	s->network = d->network;
-	s->extra[0] = "--bind";
-	s->extra[1] = cache;
-	s->extra[2] = "/npm-cache";
-	s->cmd[k++] = d->npm;
-	s->cmd[k++] = has_lock ? "ci" : "install";
-	s->cmd[k++] = "--ignore-scripts";
-	s->cmd[k++] = d->network ? "--prefer-offline" : "--offline";
-	s->cmd[k++] = "--cache";
-	s->cmd[k++] = "/npm-cache";
-	s->cmd[k++] = "--no-audit";
-	s->cmd[k++] = "--no-fund";
-}
-
-/* The install scripts, when the workspace allows them: a step of their own, after the cache was merged. */
-static void scripts_step(const struct svc_deps_opts *d, const char *root, struct svc_deps_step *s)
-{
-	memset(s, 0, sizeof *s);
-	s->title = "npm rebuild";
-	s->root = root;
-	s->network = d->network;
-	s->cmd[0] = d->npm;
-	s->cmd[1] = "rebuild";
-	s->cmd[2] = "--no-audit";
-	s->cmd[3] = "--no-fund";
+	if (svc_json_parse_object(pkg, len, &o) == 0 && json_object_object_get_ex(o, "scripts", &scripts) &&
+	    json_object_is_type(scripts, json_type_object))
+		for (i = 0; i < sizeof names / sizeof names[0]; i++)
+			r |= json_object_object_get_ex(scripts, names[i], NULL);
+	json_object_put(o);
+	return r;
 }
 
 /* What one install works with. */
@@ -772,6 +811,8 @@ struct job {
 	char node[32], npm[32], platform[64];
 	char tmp[2200], cache[2300]; /* the install's private npm cache (bound as /npm-cache) */
 	char cacache[2400];          /* its cacache, where npm keeps content: cache/_cacache */
+	char disk[2300];             /* the tmpfs of SVC_BUILD_DISK_MB the install's tree is in (root), else a directory */
+	int disk_mounted;
 };
 
 static int job_key(const struct job *j, const char *lock, size_t lock_len, char *out)
@@ -781,14 +822,36 @@ static int job_key(const struct job *j, const char *lock, size_t lock_len, char 
 	return svc_deps_key(&in, out);
 }
 
-/* A private directory under npm/tmp and the install's seeded cache in it. */
-static int job_begin(struct job *j)
+/* The install's own tree, bounded as a build's is: a tmpfs of SVC_BUILD_DISK_MB when root (svc_sandbox_disk_mount()). */
+static int job_disk(struct job *j)
+{
+	char dwhy[256];
+
+	if (join(j->disk, sizeof j->disk, j->tmp, "disk") < 0)
+		return SVC_E_INTERNAL;
+	if (geteuid() != 0)
+		return mkdir_mode(j->disk, 0755); /* RLIMIT_FSIZE only (docs/operations.md "The build sandbox") */
+	if (svc_sandbox_disk_mount(j->disk, j->d->disk_mb, j->d->uid, dwhy, sizeof dwhy) < 0) {
+		svc_log_error("deps: %s", dwhy);
+		return SVC_E_INTERNAL;
+	}
+	j->disk_mounted = 1;
+	return 0;
+}
+
+/*
+ * A private directory under npm/tmp, the install's seeded cache in it and,
+ * with `disk`, its bounded tree (job_disk()). The cache stays on the shared
+ * cache's disk, for the hardlinks; npm fills it with what it extracts into
+ * the bounded tree.
+ */
+static int job_begin(struct job *j, int disk)
 {
 	char rnd[17];
 
 	if (svc_random_hex(rnd, 8) < 0 || join(j->tmp, sizeof j->tmp, j->p.tmp, rnd) < 0 ||
 	    join(j->cache, sizeof j->cache, j->tmp, "cache") < 0 || join(j->cacache, sizeof j->cacache, j->cache, "_cacache") < 0 ||
-	    mkdir_mode(j->tmp, 0711) < 0 || mkdir_mode(j->cache, 0755) < 0)
+	    mkdir_mode(j->tmp, 0711) < 0 || mkdir_mode(j->cache, 0755) < 0 || (disk && job_disk(j) < 0))
 		return SVC_E_INTERNAL;
 	/* the directories become the install's, never the seeded files: they are the shared cache's own inodes */
 	if ((geteuid() == 0 && chown(j->cache, j->d->uid, j->d->uid) < 0) ||
@@ -832,7 +895,7 @@ static int cache_has(const char *shared, const char *sri)
 static int fill_resolved(const struct job *j, const char *tree)
 {
 	struct json_object *o = NULL, *pkgs;
-	const char *text;
+	const char *text, *reg = j->d->registry ? j->d->registry : "https://registry.npmjs.org/";
 	int filled = 0;
 
 	if (svc_json_parse_object(j->lock, j->lock_len, &o) < 0 || !json_object_object_get_ex(o, "packages", &pkgs) ||
@@ -851,7 +914,8 @@ static int fill_resolved(const struct job *j, const char *tree)
 			nm = strstr(nm + 13, "node_modules/");
 		name = svc_json_str(e, "name") ? svc_json_str(e, "name") : nm + 13; /* "name" for an alias */
 		base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-		n = snprintf(url, sizeof url, "https://registry.npmjs.org/%s/-/%s-%s.tgz", name, base, ver);
+		n = snprintf(url, sizeof url, "%s%s%s/-/%s-%s.tgz", reg, reg[0] && reg[strlen(reg) - 1] == '/' ? "" : "/",
+			     name, base, ver);
 		if (n > 0 && (size_t)n < sizeof url && !strchr(name, '\\') && !strstr(name, "..")) {
 			json_object_object_add(e, "resolved", json_object_new_string(url));
 			filled++;
@@ -866,15 +930,13 @@ done:
 }
 
 /* Runs the install in `root`, then adds the new content of its cache to the shared one. */
-static int job_install(struct job *j, const char *root, int has_lock, char *why, size_t why_max)
+static int job_install(struct job *j, const char *root, const char *disk_dir, int has_lock, char *why, size_t why_max)
 {
-	struct svc_deps_step s;
+	struct svc_deps_step s = { SVC_DEPS_STEP_INSTALL, has_lock, root, j->cache, disk_dir };
 	unsigned added = 0, refused = 0;
 	int64_t t0 = svc_mono_ms();
 	int err;
 
-	install_step(j->d, root, j->cache, has_lock, &s);
-	say(j->log, j->log_arg, "$ %s --ignore-scripts%s\n", s.title, j->d->network ? "" : " (no network)");
 	err = j->run(j->run_arg, &s, why, why_max);
 	/* no project code has run (--ignore-scripts): what npm fetched may go into the shared cache */
 	if (svc_deps_cache_merge(j->cacache, j->p.cache, &added, &refused) < 0)
@@ -882,20 +944,28 @@ static int job_install(struct job *j, const char *root, int has_lock, char *why,
 	remove_any(j->cache);
 	if (added || refused)
 		say(j->log, j->log_arg, "npm cache: %u new files shared%s\n", added, refused ? ", some left out" : "");
+	if (added && svc_deps_cache_evict(j->p.cache, (uint64_t)j->d->cache_max_mb << 20) < 0)
+		svc_log_warn("deps: eviction in %s failed", j->p.cache);
 	if (err == 0)
 		say(j->log, j->log_arg, "installed in %lld ms\n", (long long)(svc_mono_ms() - t0));
 	return err;
 }
 
-static int job_scripts(struct job *j, const char *root, char *why, size_t why_max)
+static int job_scripts(struct job *j, const char *root, const char *disk_dir, char *why, size_t why_max)
 {
-	struct svc_deps_step s;
+	struct svc_deps_step s = { SVC_DEPS_STEP_SCRIPTS, 0, root, NULL, disk_dir };
 
-	if (!j->d->scripts)
-		return 0;
-	scripts_step(j->d, root, &s);
-	say(j->log, j->log_arg, "$ npm rebuild (install scripts)\n");
-	return j->run(j->run_arg, &s, why, why_max);
+	return j->d->scripts ? j->run(j->run_arg, &s, why, why_max) : 0;
+}
+
+/* Ends the job: its tmpfs unmounted, its directory removed. */
+static void job_end(struct job *j)
+{
+	if (j->disk_mounted)
+		svc_sandbox_disk_remove(j->disk);
+	j->disk_mounted = 0;
+	if (j->tmp[0])
+		remove_any(j->tmp);
 }
 
 /* Copies package.json and package-lock.json from `from` into the new directory `to`. */
@@ -915,50 +985,131 @@ static int copy_pair(const char *from, const char *to)
 	return err < 0 ? SVC_E_INTERNAL : 0;
 }
 
-/* No store (SVC_NPM_MODULES_MAX_MB 0, npm workspaces): the install goes into `dir` itself, as it always did. */
+/* Copies the tree at `sfd` into the directory at `dfd`, keeping symlinks (node_modules/.bin) and modes. */
+static int copy_keep(int sfd, int dfd, int depth)
+{
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
+	char buf[65536];
+	int r, err = 0;
+
+	if (depth > DEPS_DEPTH_MAX || (err = svc_fsx_dir_open(sfd, &d)) < 0)
+		return err < 0 ? err : SVC_E_INTERNAL;
+	while (err == 0 && (r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
+		int in = -1, out = -1;
+		if (S_ISDIR(st.st_mode)) {
+			if (mkdirat(dfd, name, 0755) < 0 ||
+			    (in = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+			    (out = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				err = SVC_E_INTERNAL;
+			else
+				err = copy_keep(in, out, depth + 1);
+		} else if (S_ISLNK(st.st_mode)) {
+			ssize_t n = readlinkat(sfd, name, buf, sizeof buf - 1);
+			if (n < 0 || (buf[n] = '\0', symlinkat(buf, dfd, name)) < 0)
+				err = SVC_E_INTERNAL;
+		} else if (S_ISREG(st.st_mode)) {
+			ssize_t n;
+			if ((in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+			    (out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+					  st.st_mode & 0755)) < 0)
+				err = SVC_E_INTERNAL;
+			while (err == 0 && (n = read(in, buf, sizeof buf)) != 0)
+				if (n < 0 ? errno != EINTR : write(out, buf, (size_t)n) != n)
+					err = SVC_E_INTERNAL;
+		}
+		if (in >= 0)
+			close(in);
+		if (out >= 0 && close(out) < 0)
+			err = SVC_E_INTERNAL;
+	}
+	if (err == 0 && r < 0)
+		err = r;
+	svc_fsx_dir_close(&d);
+	return err;
+}
+
+/* Copies the tree `src` into `dst` (made). */
+static int copy_tree_keep(const char *src, const char *dst)
+{
+	int sfd = -1, dfd = -1, err = SVC_E_INTERNAL;
+
+	if (mkdir_mode(dst, 0755) == 0 && (sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	    (dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+		err = copy_keep(sfd, dfd, 0);
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	return err;
+}
+
+/* No store (SVC_NPM_MODULES_MAX_MB 0, npm workspaces, scripts of the project's own): into `dir` itself, as before. */
 static int install_in_tree(struct job *j, const char *dir, struct svc_deps_lease *out, char *why, size_t why_max)
 {
-	char installed[2300];
+	char installed[2300], lockpath[2300];
 	struct stat st;
 	int err;
 
-	if ((err = job_begin(j)) < 0 || (err = walk_path(dir, WALK_HAND, j->d->uid, NULL)) < 0)
-		goto internal;
-	if (snprintf(out->tmp, sizeof out->tmp, "%s", j->tmp) >= (int)sizeof out->tmp)
-		goto internal;
-	if ((err = job_install(j, dir, j->lock != NULL, why, why_max)) < 0)
-		return err;
-	if (!j->lock) {
-		char lockpath[2300];
-		if (join(lockpath, sizeof lockpath, dir, "package-lock.json") == 0 && lstat(lockpath, &st) == 0 &&
-		    join(installed, sizeof installed, j->tmp, "installed") == 0 && copy_pair(dir, installed) == 0 &&
-		    snprintf(out->installed, sizeof out->installed, "%s", installed) < (int)sizeof out->installed)
-			out->lock_made = 1;
+	if ((err = job_begin(j, 0)) < 0 ||
+	    snprintf(out->tmp, sizeof out->tmp, "%s", j->tmp) >= (int)sizeof out->tmp || /* removed by the release */
+	    (err = walk_path(dir, WALK_HAND, j->d->uid, NULL)) < 0) {
+		job_end(j);
+		out->tmp[0] = '\0';
+		snprintf(why, why_max, "the dependencies could not be prepared");
+		return SVC_E_INTERNAL;
 	}
-	return job_scripts(j, dir, why, why_max);
-internal:
-	snprintf(why, why_max, "the dependencies could not be prepared");
-	return SVC_E_INTERNAL;
+	if ((err = job_install(j, dir, NULL, j->lock != NULL, why, why_max)) < 0)
+		return err;
+	if (!j->lock && join(lockpath, sizeof lockpath, dir, "package-lock.json") == 0 && lstat(lockpath, &st) == 0 &&
+	    join(installed, sizeof installed, j->tmp, "installed") == 0 && copy_pair(dir, installed) == 0 &&
+	    snprintf(out->installed, sizeof out->installed, "%s", installed) < (int)sizeof out->installed)
+		out->lock_made = 1;
+	return job_scripts(j, dir, NULL, why, why_max);
+}
+
+/* The install's tree, done: the lockfile the project has back, the writable folders made, copied out of the tmpfs. */
+static int tree_finish(struct job *j, const char *tree, int filled, char *final, size_t max)
+{
+	char nm[2400], sub[2500];
+	size_t i;
+
+	if (filled && svc_fsx_write(tree, "package-lock.json", j->lock, j->lock_len) < 0)
+		return SVC_E_INTERNAL; /* the entry keeps the lockfile as the project has it */
+	snprintf(sub, sizeof sub, "%s/.svc-home", tree);
+	remove_any(sub);
+	/* what tools write into node_modules gets mounts of its own (svc_deps_mounts()) */
+	if (join(nm, sizeof nm, tree, "node_modules") < 0 || mkdir_mode(nm, 0755) < 0)
+		return SVC_E_INTERNAL;
+	for (i = 0; i < SVC_DEPS_WRITABLE; i++)
+		if (join(sub, sizeof sub, nm, svc_deps_writable[i]) < 0 || mkdir_mode(sub, 0755) < 0)
+			return SVC_E_INTERNAL;
+	if (!j->disk_mounted)
+		return snprintf(final, max, "%s", tree) >= (int)max ? SVC_E_INTERNAL : 0;
+	if (join(final, max, j->tmp, "tree") < 0 || copy_tree_keep(tree, final) < 0) {
+		svc_log_error("deps: cannot copy %s to %s", tree, final);
+		return SVC_E_INTERNAL;
+	}
+	return 0;
 }
 
 /* Installs into a new tree of its own and stores it under its key. */
 static int install_stored(struct job *j, char *key, struct svc_deps_lease *out, char *why, size_t why_max)
 {
-	char tree[2300], nm[2400], sub[2500], *newlock = NULL;
-	size_t newlock_len = 0, i;
+	char tree[2400], final[2400], *newlock = NULL;
+	size_t newlock_len = 0;
 	int err, fd = -1, filled;
 
-	if ((err = job_begin(j)) < 0 || (err = join(tree, sizeof tree, j->tmp, "tree")) < 0 ||
+	if ((err = job_begin(j, 1)) < 0 || (err = join(tree, sizeof tree, j->disk, "tree")) < 0 ||
 	    (err = mkdir_mode(tree, 0755)) < 0 || (err = svc_fsx_write(tree, "package.json", j->pkg, j->pkg_len)) < 0 ||
 	    (j->lock && (err = svc_fsx_write(tree, "package-lock.json", j->lock, j->lock_len)) < 0))
 		goto internal;
 	filled = j->lock ? fill_resolved(j, tree) : 0;
 	if ((err = walk_path(tree, WALK_HAND, j->d->uid, NULL)) < 0)
 		goto internal;
-	if ((err = job_install(j, tree, j->lock != NULL, why, why_max)) < 0)
+	if ((err = job_install(j, tree, j->disk_mounted ? j->disk : NULL, j->lock != NULL, why, why_max)) < 0)
 		goto done;
-	if (filled && (err = svc_fsx_write(tree, "package-lock.json", j->lock, j->lock_len)) < 0)
-		goto internal; /* the entry keeps the lockfile as the project has it */
 	if (!j->lock) {
 		/* the key of what the project will have once the lockfile npm wrote is committed */
 		if (svc_fsx_read(tree, "package-lock.json", DEPS_LOCK_MAX, &newlock, &newlock_len) < 0) {
@@ -970,18 +1121,10 @@ static int install_stored(struct job *j, char *key, struct svc_deps_lease *out, 
 			goto internal;
 		out->lock_made = 1;
 	}
-	if ((err = job_scripts(j, tree, why, why_max)) < 0)
+	if ((err = job_scripts(j, tree, j->disk_mounted ? j->disk : NULL, why, why_max)) < 0)
 		goto done;
-	/* what tools write into node_modules gets mounts of its own (svc_deps_bind_args) */
-	snprintf(sub, sizeof sub, "%s/.svc-home", tree);
-	remove_any(sub);
-	if ((err = join(nm, sizeof nm, tree, "node_modules")) < 0 || (err = mkdir_mode(nm, 0755)) < 0)
-		goto internal;
-	for (i = 0; i < SVC_DEPS_WRITABLE; i++)
-		if ((err = join(sub, sizeof sub, nm, svc_deps_writable[i])) < 0 || (err = mkdir_mode(sub, 0755)) < 0)
-			goto internal;
-	if ((fd = lock_key(j->p.locks, key, LOCK_SH)) < 0 || (err = svc_deps_store_publish(j->p.modules, tree, key)) < 0 ||
-	    (err = lease_fill(j->p.modules, key, fd, out)) != 1)
+	if ((err = tree_finish(j, tree, filled, final, sizeof final)) < 0 || (fd = lock_key(j->p.locks, key, LOCK_SH)) < 0 ||
+	    (err = svc_deps_store_publish(j->p.modules, final, key)) < 0 || (err = lease_fill(j->p.modules, key, fd, out)) != 1)
 		goto internal;
 	fd = -1; /* the lease's */
 	if (out->lock_made)
@@ -1000,7 +1143,7 @@ done:
 	if (err < 0)
 		out->lock_made = 0;
 	free(newlock);
-	remove_any(j->tmp);
+	job_end(j);
 	return err;
 }
 
@@ -1032,7 +1175,9 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	if (d->modules_max_mb == 0 || (d->scripts && !d->workspace_id) || uses_workspaces(j.pkg, j.pkg_len)) {
+	/* npm workspaces and a project's own install scripts need the whole tree, not package.json alone */
+	if (d->modules_max_mb == 0 || (d->scripts && (!d->workspace_id || root_scripts(j.pkg, j.pkg_len))) ||
+	    uses_workspaces(j.pkg, j.pkg_len)) {
 		err = install_in_tree(&j, dir, out, why, why_max);
 		goto done;
 	}
@@ -1054,23 +1199,25 @@ done:
 	return err;
 }
 
-size_t svc_deps_bind_args(const struct svc_deps_lease *l, const char *at, const char *tmp_size,
-			  char paths[SVC_DEPS_WRITABLE + 1][2200], const char **argv)
+int svc_deps_mounts(const struct svc_deps_lease *l, const char *at, const char *scratch, unsigned uid,
+		    char paths[2 * SVC_DEPS_MOUNTS][2300], struct svc_sandbox_mount *out)
 {
-	size_t n = 0, i;
+	size_t i;
+	int n = 0;
 
 	if (!l->modules[0])
 		return 0;
-	snprintf(paths[0], 2200, "%s/node_modules", at);
-	argv[n++] = "--ro-bind";
-	argv[n++] = l->modules;
-	argv[n++] = paths[0];
+	if (mkdir_mode(scratch, 0755) < 0 || (geteuid() == 0 && chown(scratch, uid, uid) < 0) ||
+	    snprintf(paths[0], 2300, "%s/node_modules", at) >= 2300)
+		return SVC_E_INTERNAL;
+	out[n++] = (struct svc_sandbox_mount){ l->modules, paths[0], 0, 0 };
 	for (i = 0; i < SVC_DEPS_WRITABLE; i++) {
-		snprintf(paths[i + 1], 2200, "%s/node_modules/%s", at, svc_deps_writable[i]);
-		argv[n++] = "--size";
-		argv[n++] = tmp_size;
-		argv[n++] = "--tmpfs";
-		argv[n++] = paths[i + 1];
+		char *src = paths[1 + 2 * i], *dest = paths[2 + 2 * i];
+		if (join(src, 2300, scratch, svc_deps_writable[i]) < 0 || mkdir_mode(src, 0755) < 0 ||
+		    (geteuid() == 0 && chown(src, uid, uid) < 0) ||
+		    snprintf(dest, 2300, "%s/node_modules/%s", at, svc_deps_writable[i]) >= 2300)
+			return SVC_E_INTERNAL;
+		out[n++] = (struct svc_sandbox_mount){ src, dest, 1, 0 };
 	}
 	return n;
 }

@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "db/db.h"
+#include "project/sandbox.h"
 
 /*
  * The layout under SVC_DATA_DIR/npm/ (0711, root's or svc's):
@@ -62,20 +63,25 @@ int svc_deps_host(const char *npm_path, char *node_version, char *npm_version, c
 
 /* ---- running a step: the caller's sandbox ---- */
 
-/* One sandboxed step deps needs run; strings borrowed for the call. */
+/* One sandboxed step deps needs run (the runner makes its command line); strings borrowed for the call. */
+enum svc_deps_kind {
+	SVC_DEPS_STEP_INSTALL, /* npm ci (or install) --ignore-scripts --prefer-offline --cache /npm-cache */
+	SVC_DEPS_STEP_SCRIPTS, /* the install scripts a platform admin allowed (npm rebuild, ...) */
+};
+
 struct svc_deps_step {
-	const char *title;     /* "npm ci", for the log and the reason */
-	const char *root;      /* absolute: the directory bound writable as /build (the working directory) */
-	int network;           /* 1: the install step's network (the registry only) */
-	const char *extra[8];  /* more bubblewrap arguments after the /build bind (the cache's bind), NULL-ended */
-	const char *cmd[16];   /* the command, NULL-ended */
+	enum svc_deps_kind kind;
+	int ci;               /* install: `npm ci` (there is a lockfile), else `npm install` */
+	const char *root;     /* absolute: the directory bound writable as /build (the working directory) */
+	const char *cache;    /* install: the private npm cache, to bind writable at /npm-cache; else NULL */
+	const char *disk_dir; /* the tmpfs bounding `root` (svc_sandbox_disk_mount()), or NULL */
 };
 
 /*
  * Runs `s` in the build sandbox; `arg` is the caller's. Returns 0 when it
  * exited 0, SVC_E_VALIDATION when it failed (the reason for a person in
- * `why`, why_max bytes: "npm ci exited with status 1", a limit), SVC_E_INTERNAL
- * when it could not be run.
+ * `why`, why_max bytes: "npm ci exited with status 1", a limit),
+ * SVC_E_UNAVAILABLE or SVC_E_INTERNAL when it could not be run (`why` too).
  */
 typedef int (*svc_deps_run_fn)(void *arg, const struct svc_deps_step *s, char *why, size_t why_max);
 
@@ -89,6 +95,8 @@ struct svc_deps_opts {
 	unsigned modules_max_mb;  /* SVC_NPM_MODULES_MAX_MB: the store's bound; 0: no store (install into the tree) */
 	unsigned cache_max_mb;    /* SVC_NPM_CACHE_MAX_MB: the shared cache's bound */
 	unsigned uid;             /* SVC_BUILD_UID: owner of an install in progress when svc runs as root */
+	unsigned disk_mb;         /* SVC_BUILD_DISK_MB: an install's own tree is a tmpfs of this size (root) */
+	const char *registry;     /* SVC_NPM_REGISTRY: the tarball URLs filled into a lockfile without them */
 	int network;              /* SVC_BUILD_NETWORK: 0 installs with --offline */
 	int scripts;              /* the workspace allows install scripts */
 	const char *workspace_id; /* the workspace (keys of scripted installs); NULL: never stored */
@@ -145,18 +153,20 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 extern const char *const svc_deps_writable[SVC_DEPS_WRITABLE];
 
 /*
- * Writes into argv the bubblewrap arguments that give lease `l` to a
- * sandbox whose tree is at `at` (e.g. "/build"; borrowed, as are the
- * pointers written): `--ro-bind <modules> <at>/node_modules`, then a tmpfs
- * of `tmp_size` (bytes, decimal text) over each of svc_deps_writable. The
- * paths are kept in `paths` (the caller's). Writes nothing when the lease
- * has no store entry. Returns the number of entries written (at most
- * SVC_DEPS_BIND_ARGS). A dev server that wants Vite's cache to outlive it
- * binds a writable directory of its own at <at>/node_modules/.vite instead.
+ * Writes into `out` (SVC_DEPS_MOUNTS entries) the mounts that give lease
+ * `l` to a sandbox whose tree is at `at` (e.g. "/build"): node_modules
+ * read-only at <at>/node_modules, and over each of svc_deps_writable a
+ * writable directory made empty in `scratch` (absolute, made when missing,
+ * handed to `uid` when root; best in the build's own bounded tree, never
+ * inside the tree the sandbox sees). The mount paths are kept in `paths`
+ * (the caller's, which the mounts borrow, with `l`). Writes nothing when
+ * the lease has no store entry (node_modules is the tree's own). Returns
+ * the number of mounts, or SVC_E_INTERNAL. A dev server that wants Vite's
+ * cache to outlive it uses a scratch directory of its own that it keeps.
  */
-#define SVC_DEPS_BIND_ARGS (3 + 4 * SVC_DEPS_WRITABLE)
-size_t svc_deps_bind_args(const struct svc_deps_lease *l, const char *at, const char *tmp_size,
-			  char paths[SVC_DEPS_WRITABLE + 1][2200], const char **argv);
+#define SVC_DEPS_MOUNTS (1 + SVC_DEPS_WRITABLE)
+int svc_deps_mounts(const struct svc_deps_lease *l, const char *at, const char *scratch, unsigned uid,
+		    char paths[2 * SVC_DEPS_MOUNTS][2300], struct svc_sandbox_mount *out);
 
 /* Lets go of lease `l` (closes its lock; the entry may be evicted from then on). Safe to call twice. */
 void svc_deps_release(struct svc_deps_lease *l);
@@ -234,6 +244,14 @@ int svc_deps_store_lease(const char *modules_dir, const char *locks_dir, const c
  * Returns 0 or SVC_E_INTERNAL.
  */
 int svc_deps_cache_merge(const char *priv, const char *shared, unsigned *out_added, unsigned *out_refused);
+
+/*
+ * Removes the content files of the shared cache `shared` added longest ago
+ * (by mtime) while it holds more than `max_bytes`, down to 90 % of it (an
+ * install that needs one again fetches it). Returns the number removed, or
+ * SVC_E_INTERNAL.
+ */
+int svc_deps_cache_evict(const char *shared, uint64_t max_bytes);
 
 /*
  * Fills the private cache `priv` (made) with hardlinks of every content file
