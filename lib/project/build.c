@@ -237,8 +237,8 @@ size_t svc_build_npm_args(const struct svc_build_opts *o, const char *npmrc, int
 	argv[n++] = o->registry;
 	argv[n++] = "--userconfig";
 	argv[n++] = npmrc;
-	argv[n++] = "--globalconfig";
-	argv[n++] = npmrc;
+	argv[n++] = "--globalconfig"; /* not /usr/etc/npmrc: nothing but svc's */
+	argv[n++] = "/dev/null";
 	if (network) {
 		argv[n++] = "--proxy";
 		argv[n++] = proxy;

@@ -103,9 +103,9 @@ int svc_build_check_deps(const char *dir, const char *registry, char *why, size_
 /*
  * Writes the npm flags of a step into argv (at most SVC_BUILD_NPM_ARGS
  * entries, NULL not added; strings borrowed from `o` and `npmrc`): the
- * registry (--registry), svc's own npmrc as user and global config
- * (`npmrc`, its path inside the sandbox; written by svc_build_run() at
- * /build/.svc-home/npmrc), the proxy (--proxy/--https-proxy
+ * registry (--registry), svc's own npmrc as the user config (`npmrc`, its
+ * path inside the sandbox; written by svc_build_run() at
+ * /build/.svc-home/npmrc) and none as the global one, the proxy (--proxy/--https-proxy
  * http://127.0.0.1:3128) when `network`, else --offline, and no audit, fund
  * or update notice. Returns the number of entries.
  */
