@@ -52,9 +52,9 @@ typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
  * step in the sandbox of lib/project/sandbox.h, a cgroup of its own per step:
  * `npm ci` (with package-lock.json) or `npm install`, always with
  * --ignore-scripts, reaching only the registry (o->network; else
- * --offline and no network); when o->scripts, `npm rebuild` and the
- * project's own install scripts as a step of their own with the same
- * network; then `npm run build` without any network. `dir` is /build inside,
+ * --offline and no network); when o->scripts, `npm rebuild` (the
+ * dependencies' and the project's install scripts) as a step of their own
+ * with the same network; then `npm run build` without any network. `dir` is /build inside,
  * the only writable place besides a small /tmp. When svc runs as root the
  * steps run as o->uid and `dir` is handed to that user. Lines about each step
  * ("$ npm ci ...") and the output go to `log`. Returns 0 when the build made
