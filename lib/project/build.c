@@ -242,8 +242,8 @@ size_t svc_build_npm_args(const struct svc_build_opts *o, const char *npmrc, int
 	argv[n++] = o->registry;
 	argv[n++] = "--userconfig";
 	argv[n++] = npmrc;
-	argv[n++] = "--globalconfig";
-	argv[n++] = npmrc;
+	argv[n++] = "--globalconfig"; /* not /usr/etc/npmrc: nothing but svc's */
+	argv[n++] = "/dev/null";
 	if (network) {
 		argv[n++] = "--proxy";
 		argv[n++] = proxy;
@@ -266,15 +266,19 @@ size_t svc_build_npm_args(const struct svc_build_opts *o, const char *npmrc, int
  */
 static int npm_config(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg)
 {
+	static const char ca[] = "/etc/ssl/certs/ca-certificates.crt";
 	char rc[1024];
 	int n;
 
 	if (svc_fsx_delete(dir, ".npmrc") == 0)
 		say(log, arg, "(the project's .npmrc is not used: svc sets the registry)\n");
+	/* the host's CA store (bound into the install steps with /etc/ssl), not only Node's own: a registry
+	 * mirror or a TLS-inspecting gateway is trusted as the host trusts it */
 	n = snprintf(rc, sizeof rc,
 		     "; written by svc for this build: the registry and proxy are svc's (docs/operations.md)\n"
-		     "registry=%s\nstrict-ssl=true\naudit=false\nfund=false\nupdate-notifier=false\n",
-		     o->registry);
+		     "registry=%s\nstrict-ssl=true\naudit=false\nfund=false\nupdate-notifier=false\n%s%s%s",
+		     o->registry, access(ca, R_OK) == 0 ? "cafile=" : "", access(ca, R_OK) == 0 ? ca : "",
+		     access(ca, R_OK) == 0 ? "\n" : "");
 	if (n < 0 || (size_t)n >= sizeof rc || svc_fsx_write(dir, ".svc-home/npmrc", rc, (size_t)n) < 0)
 		return SVC_E_INTERNAL;
 	return 0;
@@ -312,16 +316,14 @@ static size_t plan(const struct svc_build_opts *o, const char *dir, struct step 
 	k += svc_build_npm_args(o, NPMRC, o->network, steps[n].cmd + k);
 	steps[n++].cmd[k] = NULL;
 	if (o->scripts) {
-		/* the dependencies' install scripts, then the project's own (npm rebuild runs only the former) */
+		/* the dependencies' install scripts and the project's own (npm 7+ rebuild runs the root's too) */
 		steps[n].title = "npm rebuild (install scripts, allowed for this workspace)";
 		steps[n].tag = "scripts";
 		steps[n].network = o->network;
 		k = 0;
-		steps[n].cmd[k++] = "/bin/sh";
-		steps[n].cmd[k++] = "-c";
-		steps[n].cmd[k++] = "\"$0\" rebuild --foreground-scripts \"$@\" && for s in preinstall install "
-				    "postinstall prepare; do \"$0\" run --if-present \"$s\" \"$@\" || exit; done";
 		steps[n].cmd[k++] = o->npm;
+		steps[n].cmd[k++] = "rebuild";
+		steps[n].cmd[k++] = "--foreground-scripts";
 		k += svc_build_npm_args(o, NPMRC, o->network, steps[n].cmd + k);
 		steps[n++].cmd[k] = NULL;
 	}

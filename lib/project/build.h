@@ -62,9 +62,9 @@ typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
  * bound read-only at /build/node_modules for the build step. They are
  * `npm ci` (with package-lock.json) or `npm install`, always with
  * --ignore-scripts, reaching only the registry (o->network; else
- * --offline and no network); when o->scripts, `npm rebuild` and the
- * project's own install scripts as a step of their own with the same
- * network; then `npm run build` without any network. `dir` is /build inside,
+ * --offline and no network); when o->scripts, `npm rebuild` (the
+ * dependencies' and the project's install scripts) as a step of their own
+ * with the same network; then `npm run build` without any network. `dir` is /build inside,
  * the only writable place besides a small /tmp. When svc runs as root the
  * steps run as o->uid and `dir` is handed to that user. Lines about each step
  * ("$ npm ci ...") and the output go to `log`. Returns 0 when the build made
@@ -129,9 +129,9 @@ int svc_build_check_deps(const char *dir, const char *registry, char *why, size_
 /*
  * Writes the npm flags of a step into argv (at most SVC_BUILD_NPM_ARGS
  * entries, NULL not added; strings borrowed from `o` and `npmrc`): the
- * registry (--registry), svc's own npmrc as user and global config
- * (`npmrc`, its path inside the sandbox; written by svc_build_run() at
- * /build/.svc-home/npmrc), the proxy (--proxy/--https-proxy
+ * registry (--registry), svc's own npmrc as the user config (`npmrc`, its
+ * path inside the sandbox; written by svc_build_run() at
+ * /build/.svc-home/npmrc) and none as the global one, the proxy (--proxy/--https-proxy
  * http://127.0.0.1:3128) when `network`, else --offline, and no audit, fund
  * or update notice. Returns the number of entries.
  */
