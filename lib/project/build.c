@@ -458,11 +458,13 @@ static int deps_run(void *arg, const struct svc_deps_step *ds, char *why, size_t
 			;
 		if (c->o->network)
 			s->cmd[k++] = "--prefer-offline";
-		s->cmd[k++] = "--cache";
-		s->cmd[k++] = "/npm-cache";
+		if (ds->cache) {
+			s->cmd[k++] = "--cache";
+			s->cmd[k++] = "/npm-cache";
+			s->more = &cache;
+			s->nmore = 1;
+		}
 		s->cmd[k] = NULL;
-		s->more = &cache;
-		s->nmore = 1;
 	}
 	return run_one(c->o, c->dir, ds->disk_dir ? ds->disk_dir : strcmp(ds->root, c->dir) == 0 ? c->top : NULL, s,
 		       c->deadline_ms, c->log, c->arg, why, why_max);

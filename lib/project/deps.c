@@ -1168,6 +1168,15 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 		err = SVC_E_VALIDATION;
 		goto done;
 	}
+	if (!d->data_dir) {
+		/* no SVC_DATA_DIR (a caller that set the options by hand): npm in the tree as it always did */
+		struct svc_deps_step s = { SVC_DEPS_STEP_INSTALL, j.lock != NULL, dir, NULL, NULL };
+		if ((err = run(run_arg, &s, why, why_max)) == 0 && d->scripts) {
+			s.kind = SVC_DEPS_STEP_SCRIPTS;
+			err = run(run_arg, &s, why, why_max);
+		}
+		goto done;
+	}
 	/* the project's own node_modules is never used: the store's is bound over it, or npm makes it anew */
 	if ((err = join(nm, sizeof nm, dir, "node_modules")) < 0 || (err = remove_any(nm)) < 0 ||
 	    (err = npm_dirs(d->data_dir, &j.p)) < 0 || (err = svc_deps_host(d->npm, j.node, j.npm, j.platform)) < 0) {

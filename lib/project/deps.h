@@ -135,9 +135,10 @@ struct svc_deps_lease {
  * the tree had no lockfile, out->lock_made is 1 and out->installed holds
  * the pair npm used and wrote (write it into the project with
  * svc_deps_lock_writeback() while the lease is held). A package.json with
- * "workspaces", or d->modules_max_mb 0, installs into `dir` itself as before
- * (out->modules ""). `log` (may be NULL) gets a line for each step. Returns
- * 0; SVC_E_VALIDATION when the install failed (reason in `why`, why_max
+ * "workspaces", install scripts of its own (when allowed), or
+ * d->modules_max_mb 0, installs into `dir` itself as before (out->modules
+ * ""), still with the shared cache; without d->data_dir, with no cache.
+ * `log` (may be NULL) gets a line for each step. Returns 0; SVC_E_VALIDATION when the install failed (reason in `why`, why_max
  * bytes); SVC_E_INTERNAL (logged; `why` says so). *out is set in every case
  * (fd -1 after an error) and must be released.
  */

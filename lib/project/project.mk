@@ -12,4 +12,4 @@ lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/
 	lib/project/domains.c lib/project/domains.h \
 	lib/project/quota.c lib/project/quota.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_save.c tests/unit/test_thumbnail.c \
-	tests/unit/test_publish.c tests/unit/test_domains.c tests/unit/test_sandbox.c tests/unit/test_build.c
+	tests/unit/test_publish.c tests/unit/test_domains.c tests/unit/test_sandbox.c tests/unit/test_build.c tests/unit/test_deps.c

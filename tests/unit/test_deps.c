@@ -1,0 +1,368 @@
+/* test_deps.c: unit tests of lib/project/deps.c: the key, the store's atomic publish, leases and eviction, the shared npm cache's seed and its merge refusing content whose hash is not its name. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+#include <openssl/evp.h>
+
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/util.h"
+#include "project/deps.h"
+#include "unit.h"
+
+/* A fresh directory under /tmp for one test; the caller removes it. */
+static void scratch(char *out, size_t max, const char *what)
+{
+	char rnd[9];
+
+	CU_ASSERT_EQUAL(svc_random_hex(rnd, 4), 0);
+	snprintf(out, max, "/tmp/svc-test-deps-%s-%s", what, rnd);
+	CU_ASSERT_EQUAL(mkdir(out, 0755), 0);
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	CU_ASSERT_EQUAL(svc_fsx_write(root, rel, text, strlen(text)), 0);
+}
+
+static void mkdirs(const char *base, const char *rel)
+{
+	char path[1024], *p;
+
+	snprintf(path, sizeof path, "%s/%s", base, rel);
+	for (p = path + strlen(base) + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(path, 0755);
+			*p = '/';
+		}
+	mkdir(path, 0755);
+}
+
+static void test_deps_key(void)
+{
+	struct svc_deps_key_in in = { "v20.20.2", "11.19.1", "Linux x86_64", 0, "w1", "{\"a\":1}", 7, "{}", 2 };
+	char base[SVC_DEPS_KEY_HEX + 1], k[SVC_DEPS_KEY_HEX + 1], again[SVC_DEPS_KEY_HEX + 1];
+	struct svc_deps_key_in v;
+
+	CU_ASSERT_EQUAL(svc_deps_key(&in, base), 0);
+	CU_ASSERT_EQUAL(strlen(base), SVC_DEPS_KEY_HEX);
+	CU_ASSERT_EQUAL(svc_deps_key(&in, again), 0);
+	CU_ASSERT_STRING_EQUAL(base, again); /* the same inputs, the same key */
+	/* every input is part of it */
+	v = in, v.node_version = "v22.0.0";
+	CU_ASSERT_EQUAL(svc_deps_key(&v, k), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(k, base);
+	v = in, v.npm_version = "11.19.2";
+	CU_ASSERT_EQUAL(svc_deps_key(&v, k), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(k, base);
+	v = in, v.platform = "Linux aarch64";
+	CU_ASSERT_EQUAL(svc_deps_key(&v, k), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(k, base);
+	v = in, v.package_json = "{\"a\":2}";
+	CU_ASSERT_EQUAL(svc_deps_key(&v, k), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(k, base);
+	v = in, v.lock = "{ }", v.lock_len = 3;
+	CU_ASSERT_EQUAL(svc_deps_key(&v, k), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(k, base);
+	v = in, v.lock = NULL, v.lock_len = 0;
+	CU_ASSERT_EQUAL(svc_deps_key(&v, k), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(k, base);
+	/* without install scripts the workspace does not matter: the install is shared */
+	v = in, v.workspace_id = "w2";
+	CU_ASSERT_EQUAL(svc_deps_key(&v, k), 0);
+	CU_ASSERT_STRING_EQUAL(k, base);
+	/* with them it is never another workspace's, nor a scriptless install's */
+	v = in, v.scripts = 1;
+	CU_ASSERT_EQUAL(svc_deps_key(&v, again), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(again, base);
+	v.workspace_id = "w2";
+	CU_ASSERT_EQUAL(svc_deps_key(&v, k), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(k, again);
+	CU_ASSERT_STRING_NOT_EQUAL(k, base);
+}
+
+static void test_deps_host(void)
+{
+	char node[32], npm[32], platform[64];
+
+	if (access("/usr/bin/npm", X_OK) != 0) {
+		fprintf(stderr, "test_deps_host: no /usr/bin/npm; not checked\n");
+		return;
+	}
+	CU_ASSERT_EQUAL(svc_deps_host("/usr/bin/npm", node, npm, platform), 0);
+	CU_ASSERT_EQUAL(node[0], 'v');
+	CU_ASSERT(strchr(npm, '.') != NULL);
+	CU_ASSERT(strstr(platform, "Linux") == platform);
+	CU_ASSERT_EQUAL(svc_deps_host("/nonexistent/npm", node, npm, platform), SVC_E_INTERNAL);
+}
+
+/* A finished install's tree at base/name: package.json, a file of node_modules, a bin symlink. */
+static void make_tree(const char *base, const char *name, const char *version, char *out, size_t max)
+{
+	char nm[1024];
+
+	snprintf(out, max, "%s/%s", base, name);
+	mkdirs(base, name);
+	put(out, "package.json", version);
+	snprintf(nm, sizeof nm, "%s/node_modules/react", out);
+	mkdirs(out, "node_modules/react");
+	mkdirs(out, "node_modules/.bin");
+	put(nm, "index.js", version);
+	snprintf(nm, sizeof nm, "%s/node_modules/.bin/react", out);
+	CU_ASSERT_EQUAL(symlink("../react/index.js", nm), 0);
+}
+
+static void test_deps_store_publish(void)
+{
+	char base[256], modules[512], tree[1024], tree2[1024], entry[1024], path[1200], buf[64];
+	const char *key = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	struct stat st;
+	char *text = NULL;
+	size_t len;
+	ssize_t n;
+
+	scratch(base, sizeof base, "publish");
+	snprintf(modules, sizeof modules, "%s/modules", base);
+	mkdir(modules, 0711);
+	make_tree(base, "t1", "first", tree, sizeof tree);
+	CU_ASSERT_EQUAL(svc_deps_store_publish(modules, tree, key), 0);
+	/* one rename: the tree is gone, the entry whole */
+	CU_ASSERT(lstat(tree, &st) < 0);
+	snprintf(entry, sizeof entry, "%s/%s", modules, key);
+	CU_ASSERT_EQUAL(svc_fsx_read(entry, "node_modules/react/index.js", 64, &text, &len), 0);
+	CU_ASSERT(text && strcmp(text, "first") == 0);
+	free(text);
+	text = NULL;
+	/* read-only: no write bit anywhere, root's when run as root; the symlink kept */
+	CU_ASSERT(lstat(entry, &st) == 0 && (st.st_mode & 0222) == 0);
+	snprintf(path, sizeof path, "%s/node_modules/react", entry);
+	CU_ASSERT(lstat(path, &st) == 0 && (st.st_mode & 0777) == 0555);
+	snprintf(path, sizeof path, "%s/node_modules/react/index.js", entry);
+	CU_ASSERT(lstat(path, &st) == 0 && (st.st_mode & 0777) == 0444);
+	if (geteuid() == 0)
+		CU_ASSERT(st.st_uid == 0);
+	snprintf(path, sizeof path, "%s/node_modules/.bin/react", entry);
+	n = readlink(path, buf, sizeof buf - 1);
+	CU_ASSERT(n > 0 && (buf[n] = '\0', strcmp(buf, "../react/index.js") == 0));
+	/* its size is recorded for eviction */
+	CU_ASSERT_EQUAL(svc_fsx_read(entry, ".svc-bytes", 64, &text, &len), 0);
+	{
+		uint64_t bytes = 0;
+		CU_ASSERT(text && (text[strcspn(text, "\n")] = '\0', svc_parse_u64(text, UINT64_MAX, &bytes)) == 0 && bytes > 0);
+	}
+	free(text);
+	text = NULL;
+	/* a second install of the same key loses the race: the first stays, the second is removed */
+	make_tree(base, "t2", "second", tree2, sizeof tree2);
+	CU_ASSERT_EQUAL(svc_deps_store_publish(modules, tree2, key), 1);
+	CU_ASSERT(lstat(tree2, &st) < 0);
+	CU_ASSERT_EQUAL(svc_fsx_read(entry, "node_modules/react/index.js", 64, &text, &len), 0);
+	CU_ASSERT(text && strcmp(text, "first") == 0);
+	free(text);
+	chmod(entry, 0755);
+	snprintf(path, sizeof path, "%s/node_modules", entry);
+	chmod(path, 0755);
+	snprintf(path, sizeof path, "%s/node_modules/react", entry);
+	chmod(path, 0755);
+	snprintf(path, sizeof path, "%s/node_modules/.bin", entry);
+	chmod(path, 0755);
+	CU_ASSERT_EQUAL(svc_fsx_remove_tree(base), 0);
+}
+
+static void test_deps_store_evict(void)
+{
+	static const char *const keys[4] = {
+		"1111111111111111111111111111111111111111111111111111111111111111",
+		"2222222222222222222222222222222222222222222222222222222222222222",
+		"3333333333333333333333333333333333333333333333333333333333333333",
+		"4444444444444444444444444444444444444444444444444444444444444444",
+	};
+	char base[256], modules[512], locks[512], tree[1024], entry[1024];
+	struct svc_deps_lease lease;
+	struct stat st;
+	uint64_t one = 0;
+	int i, r;
+
+	scratch(base, sizeof base, "evict");
+	snprintf(modules, sizeof modules, "%s/modules", base);
+	snprintf(locks, sizeof locks, "%s/locks", base);
+	mkdir(modules, 0711);
+	mkdir(locks, 0700);
+	for (i = 0; i < 4; i++) {
+		struct timespec t[2] = { { 1000000 + i * 1000, 0 }, { 1000000 + i * 1000, 0 } };
+		char name[16];
+		snprintf(name, sizeof name, "t%d", i);
+		make_tree(base, name, keys[i], tree, sizeof tree);
+		CU_ASSERT_EQUAL(svc_deps_store_publish(modules, tree, keys[i]), 0);
+		snprintf(entry, sizeof entry, "%s/%s", modules, keys[i]);
+		CU_ASSERT_EQUAL(utimensat(AT_FDCWD, entry, t, 0), 0); /* 0 used longest ago, 3 last */
+	}
+	/* the size of one entry */
+	{
+		char *text = NULL;
+		size_t len;
+		snprintf(entry, sizeof entry, "%s/%s", modules, keys[0]);
+		CU_ASSERT_EQUAL(svc_fsx_read(entry, ".svc-bytes", 64, &text, &len), 0);
+		if (text) {
+			text[strcspn(text, "\n")] = '\0';
+			CU_ASSERT_EQUAL(svc_parse_u64(text, UINT64_MAX, &one), 0);
+		}
+		free(text);
+	}
+	CU_ASSERT(one > 0);
+	/* entry 0 is in use by a build: a lease marks it used now, so hand-age it again */
+	CU_ASSERT_EQUAL(svc_deps_store_lease(modules, locks, keys[0], &lease), 1);
+	CU_ASSERT(lease.fd >= 0);
+	CU_ASSERT(strstr(lease.modules, keys[0]) && strstr(lease.modules, "/node_modules"));
+	{
+		struct timespec t[2] = { { 1000000, 0 }, { 1000000, 0 } };
+		CU_ASSERT_EQUAL(utimensat(AT_FDCWD, lease.entry, t, 0), 0);
+	}
+	{
+		struct svc_deps_lease none;
+		CU_ASSERT_EQUAL(svc_deps_store_lease(modules, locks,
+						     "5555555555555555555555555555555555555555555555555555555555555555", &none), 0);
+	}
+	/* room for two: 0 is leased, 3 is kept (the one just made), so 1 and 2 go, oldest first */
+	r = svc_deps_store_evict(modules, locks, one * 2, keys[3]);
+	CU_ASSERT_EQUAL(r, 2);
+	for (i = 0; i < 4; i++) {
+		snprintf(entry, sizeof entry, "%s/%s", modules, keys[i]);
+		CU_ASSERT_EQUAL(lstat(entry, &st) == 0, i == 0 || i == 3);
+	}
+	/* released, 0 may go too */
+	svc_deps_release(&lease);
+	CU_ASSERT_EQUAL(lease.fd, -1);
+	CU_ASSERT_EQUAL(svc_deps_store_evict(modules, locks, one, keys[3]), 1);
+	snprintf(entry, sizeof entry, "%s/%s", modules, keys[0]);
+	CU_ASSERT(lstat(entry, &st) < 0);
+	/* under the bound nothing goes */
+	CU_ASSERT_EQUAL(svc_deps_store_evict(modules, locks, one * 10, NULL), 0);
+	/* eviction never takes a leased entry, even past the bound */
+	CU_ASSERT_EQUAL(svc_deps_store_lease(modules, locks, keys[3], &lease), 1);
+	CU_ASSERT_EQUAL(svc_deps_store_evict(modules, locks, 0, NULL), 0);
+	svc_deps_release(&lease);
+	CU_ASSERT_EQUAL(svc_deps_store_evict(modules, locks, 0, NULL), 1);
+	CU_ASSERT_EQUAL(svc_fsx_remove_tree(base), 0);
+}
+
+/* Writes `text` into the cacache `root` at the content path of its own sha512 (or of `as`, when given). */
+static void put_content(const char *root, const char *text, const char *as, char *out_hex)
+{
+	unsigned char md[64];
+	unsigned mdlen = 0;
+	char hex[129], dir[1024], rel[200];
+
+	EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha512(), NULL);
+	svc_hex_encode(md, 64, hex);
+	if (as)
+		snprintf(hex, sizeof hex, "%s", as);
+	snprintf(rel, sizeof rel, "content-v2/sha512/%.2s/%.2s", hex, hex + 2);
+	mkdirs(root, rel);
+	snprintf(dir, sizeof dir, "%s/%s", root, rel);
+	snprintf(rel, sizeof rel, "%s", hex + 4);
+	put(dir, rel, text);
+	if (out_hex)
+		snprintf(out_hex, 129, "%s", hex);
+}
+
+static int has_content(const char *root, const char *hex, struct stat *st)
+{
+	char path[1200];
+
+	snprintf(path, sizeof path, "%s/content-v2/sha512/%.2s/%.2s/%s", root, hex, hex + 2, hex + 4);
+	return lstat(path, st) == 0;
+}
+
+static void test_deps_cache_merge(void)
+{
+	char base[256], shared[512], priv[512], good[129], bad[129], old[129], seeded[512];
+	const char *liar = "0000000000000000000000000000000000000000000000000000000000000000"
+			   "0000000000000000000000000000000000000000000000000000000000000000";
+	unsigned added = 9, refused = 9;
+	struct stat st, st2;
+
+	scratch(base, sizeof base, "merge");
+	snprintf(shared, sizeof shared, "%s/shared", base);
+	snprintf(priv, sizeof priv, "%s/priv", base);
+	snprintf(seeded, sizeof seeded, "%s/seeded", base);
+	mkdir(shared, 0700);
+	mkdir(priv, 0755);
+	put_content(shared, "already shared", NULL, old);
+	{
+		char path[1200]; /* as a merge leaves it */
+		snprintf(path, sizeof path, "%s/content-v2/sha512/%.2s/%.2s/%s", shared, old, old + 2, old + 4);
+		CU_ASSERT_EQUAL(chmod(path, 0444), 0);
+	}
+	/* the private cache: a new tarball, one whose name is not its hash (a poisoned file), an index entry */
+	put_content(priv, "a new tarball", NULL, good);
+	put_content(priv, "evil bytes", liar, bad);
+	mkdirs(priv, "index-v5/ab/cd");
+	{
+		char idx[600];
+		snprintf(idx, sizeof idx, "%s/index-v5/ab/cd", priv);
+		put(idx, "packument", "{\"key\":\"make-fetch-happen:request-cache:https://registry.npmjs.org/react\"}");
+	}
+	CU_ASSERT_EQUAL(svc_deps_cache_merge(priv, shared, &added, &refused), 0);
+	CU_ASSERT_EQUAL(added, 1);
+	CU_ASSERT_EQUAL(refused, 1);
+	CU_ASSERT(has_content(shared, good, &st));
+	CU_ASSERT((st.st_mode & 0777) == 0444);
+	if (geteuid() == 0)
+		CU_ASSERT(st.st_uid == 0);
+	/* a copy, never the private inode the sandbox's user could still write */
+	CU_ASSERT(has_content(priv, good, &st2) && st2.st_ino != st.st_ino);
+	CU_ASSERT(!has_content(shared, bad, &st));
+	{
+		char idx[600];
+		snprintf(idx, sizeof idx, "%s/index-v5", shared);
+		CU_ASSERT(lstat(idx, &st) < 0); /* index entries are never merged */
+	}
+	/* merging again adds nothing: it is all there */
+	CU_ASSERT_EQUAL(svc_deps_cache_merge(priv, shared, &added, &refused), 0);
+	CU_ASSERT_EQUAL(added, 0);
+	/* a seed hands out hardlinks of the shared files: the same inodes, still 0444 */
+	CU_ASSERT_EQUAL(svc_deps_cache_seed(shared, seeded, geteuid() == 0 ? 65534 : 0), 0);
+	CU_ASSERT(has_content(seeded, old, &st) && has_content(shared, old, &st2));
+	CU_ASSERT_EQUAL(st.st_ino, st2.st_ino);
+	CU_ASSERT(st.st_uid == st2.st_uid && (st.st_mode & 0222) == 0);
+	CU_ASSERT(has_content(seeded, good, &st));
+	if (geteuid() == 0) {
+		char dir[700];
+		snprintf(dir, sizeof dir, "%s/content-v2/sha512/%.2s", seeded, old);
+		CU_ASSERT(lstat(dir, &st) == 0 && st.st_uid == 65534); /* the install writes its own directories */
+	}
+	/* the seed's files are not new: merging the seeded cache back adds nothing */
+	CU_ASSERT_EQUAL(svc_deps_cache_merge(seeded, shared, &added, &refused), 0);
+	CU_ASSERT_EQUAL(added, 0);
+	/* bounded: past the bound the oldest go first */
+	{
+		struct timespec t[2] = { { 1000, 0 }, { 1000, 0 } };
+		char path[1200];
+		snprintf(path, sizeof path, "%s/content-v2/sha512/%.2s/%.2s/%s", shared, old, old + 2, old + 4);
+		CU_ASSERT_EQUAL(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+	}
+	CU_ASSERT_EQUAL(svc_deps_cache_evict(shared, 1 << 30), 0);
+	CU_ASSERT_EQUAL(svc_deps_cache_evict(shared, 4096 + 1024), 1);
+	CU_ASSERT(!has_content(shared, old, &st));
+	CU_ASSERT(has_content(shared, good, &st));
+	CU_ASSERT_EQUAL(svc_fsx_remove_tree(base), 0);
+}
+
+SVC_TEST_SUITE(deps_suite)
+{
+	CU_pSuite s = CU_add_suite("deps", NULL, NULL);
+
+	CU_add_test(s, "test_deps_key", test_deps_key);
+	CU_add_test(s, "test_deps_host", test_deps_host);
+	CU_add_test(s, "test_deps_store_publish", test_deps_store_publish);
+	CU_add_test(s, "test_deps_store_evict", test_deps_store_evict);
+	CU_add_test(s, "test_deps_cache_merge", test_deps_cache_merge);
+}
