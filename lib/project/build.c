@@ -1,5 +1,7 @@
 /* build.c: a package.json project's build (npm ci or install, then npm run build) inside bubblewrap, with limits. */
 #include <assert.h>
+#include <dirent.h>
+#include <time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -497,4 +499,29 @@ int svc_build_dir_make(const struct svc_build_opts *o, const char *top, char *pr
 int svc_build_dir_remove(const char *top)
 {
 	return svc_sandbox_disk_remove(top);
+}
+
+int svc_build_sweep(const char *builds, unsigned older_secs)
+{
+	struct dirent *e;
+	struct stat st;
+	char path[4200];
+	time_t now = time(NULL);
+	int n = 0;
+	DIR *d = opendir(builds);
+
+	if (!d)
+		return errno == ENOENT ? 0 : SVC_E_INTERNAL;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)older_secs)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", builds, e->d_name);
+		if (svc_build_dir_remove(path) == 0) {
+			svc_log_info("build: removed %s, left by a build that ended without it", path);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
 }
