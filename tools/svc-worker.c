@@ -121,6 +121,7 @@ int main(int argc, char **argv)
 		char builds[2048];
 		if (svc_data_path(&ctx.cfg, "builds", NULL, NULL, builds, sizeof builds) == 0)
 			svc_build_sweep(builds, ctx.cfg.build_wall_secs + 300);
+		svc_deps_sweep(ctx.cfg.data_dir, ctx.cfg.build_wall_secs + 300); /* and installs' (lib/project/deps.h) */
 	}
 	poll_ms = domain_poll_ms(&ctx.cfg);
 	while (!stopping) {

@@ -210,7 +210,8 @@ enum walk_op {
 
 struct walk {
 	enum walk_op op;
-	uid_t uid;
+	uid_t uid;      /* WALK_HAND: the new owner */
+	gid_t gid;      /* WALK_SEAL: the group that may read (the build's user's), when root */
 	uint64_t bytes;
 };
 
@@ -240,24 +241,24 @@ static int walk_tree(int dfd, struct walk *w, int depth)
 		}
 		if (w->op == WALK_HAND && root && fchownat(dfd, name, w->uid, w->uid, AT_SYMLINK_NOFOLLOW) < 0)
 			err = SVC_E_INTERNAL;
-		if (w->op == WALK_SEAL && root && fchownat(dfd, name, 0, 0, AT_SYMLINK_NOFOLLOW) < 0)
+		if (w->op == WALK_SEAL && root && fchownat(dfd, name, 0, w->gid, AT_SYMLINK_NOFOLLOW) < 0)
 			err = SVC_E_INTERNAL;
 		if (w->op == WALK_SEAL && S_ISREG(st.st_mode) &&
-		    fchmodat(dfd, name, (st.st_mode & 0100) ? 0555 : 0444, 0) < 0)
+		    fchmodat(dfd, name, (st.st_mode & 0100) ? 0550 : 0440, 0) < 0)
 			err = SVC_E_INTERNAL;
 	}
 	if (err == 0 && r < 0)
 		err = r;
 	svc_fsx_dir_close(&d);
-	if (err == 0 && w->op == WALK_SEAL && ((root && fchown(dfd, 0, 0) < 0) || fchmod(dfd, 0555) < 0))
+	if (err == 0 && w->op == WALK_SEAL && ((root && fchown(dfd, 0, w->gid) < 0) || fchmod(dfd, 0550) < 0))
 		err = SVC_E_INTERNAL;
 	return err;
 }
 
-/* Walks the tree at `path` with `op`; *out_bytes (may be NULL) its size. */
-static int walk_path(const char *path, enum walk_op op, uid_t uid, uint64_t *out_bytes)
+/* Walks the tree at `path` with `op` (`id` the uid of WALK_HAND, the gid of WALK_SEAL); *out_bytes (may be NULL) its size. */
+static int walk_path(const char *path, enum walk_op op, unsigned id, uint64_t *out_bytes)
 {
-	struct walk w = { op, uid, 0 };
+	struct walk w = { op, (uid_t)id, (gid_t)id, 0 };
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), err;
 
 	if (fd < 0)
@@ -336,18 +337,20 @@ int svc_deps_store_publish(const char *modules_dir, const char *tree, const char
 {
 	char entry[2200], size[32];
 	uint64_t bytes = 0;
+	struct stat mst;
 	int err;
 
-	if (join(entry, sizeof entry, modules_dir, key) < 0)
+	/* read by the group of the store's directory (the build's user's: docs/operations.md "Files and their modes") */
+	if (join(entry, sizeof entry, modules_dir, key) < 0 || stat(modules_dir, &mst) < 0)
 		return SVC_E_INTERNAL;
-	if ((err = walk_path(tree, WALK_SEAL, 0, &bytes)) < 0) {
+	if ((err = walk_path(tree, WALK_SEAL, (unsigned)mst.st_gid, &bytes)) < 0) {
 		svc_log_error("deps: cannot make %s read-only", tree);
 		return err;
 	}
 	/* the size, for eviction: written into the sealed top directory by its owner */
 	snprintf(size, sizeof size, "%llu\n", (unsigned long long)bytes);
-	if (chmod(tree, 0755) < 0 || svc_fsx_write(tree, DEPS_SIZE_FILE, size, strlen(size)) < 0 ||
-	    chmod(tree, 0555) < 0) {
+	if (chmod(tree, 0750) < 0 || svc_fsx_write(tree, DEPS_SIZE_FILE, size, strlen(size)) < 0 ||
+	    chmod(tree, 0550) < 0) {
 		svc_log_error("deps: cannot record the size of %s", tree);
 		return SVC_E_INTERNAL;
 	}
@@ -567,7 +570,7 @@ static int seed_one(void *arg, int dfd, const char *rel, const char *name, const
 	(void)st;
 
 	if (strcmp(s->last, rel) != 0) {
-		if (content_dirs(s->priv, rel, s->uid, 0755, s->dir, sizeof s->dir) < 0)
+		if (content_dirs(s->priv, rel, s->uid, 0750, s->dir, sizeof s->dir) < 0)
 			return SVC_E_INTERNAL;
 		snprintf(s->last, sizeof s->last, "%s", rel);
 	}
@@ -585,23 +588,24 @@ int svc_deps_cache_seed(const char *shared, const char *priv, unsigned uid)
 	struct seed s = { priv, uid, "", "" };
 	char path[2300];
 
-	if (mkdir_mode(shared, 0700) < 0 || mkdir_mode(priv, 0755) < 0 ||
+	if (mkdir_mode(shared, 0700) < 0 || mkdir_mode(priv, 0750) < 0 ||
 	    (uid && geteuid() == 0 && chown(priv, uid, uid) < 0))
 		return SVC_E_INTERNAL;
-	if (content_dirs(priv, NULL, uid, 0755, path, sizeof path) < 0)
+	if (content_dirs(priv, NULL, uid, 0750, path, sizeof path) < 0)
 		return SVC_E_INTERNAL;
 	return walk_content(shared, seed_one, &s, NULL);
 }
 
 struct merge {
 	const char *shared;
+	gid_t gid; /* the group of `shared`, which its files get */
 	unsigned added, refused;
 	char last[8];
 	char dir[2300];
 };
 
 /* Copies the file `name` at dfd to `tmp` while hashing it; the hex sha512 into hex (129 bytes). */
-static int copy_hashing(int dfd, const char *name, const char *tmp, char *hex)
+static int copy_hashing(int dfd, const char *name, const char *tmp, gid_t gid, char *hex)
 {
 	unsigned char md[EVP_MAX_MD_SIZE], buf[65536];
 	unsigned mdlen = 0;
@@ -624,8 +628,8 @@ static int copy_hashing(int dfd, const char *name, const char *tmp, char *hex)
 		if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1 || write(out, buf, (size_t)n) != n)
 			goto done;
 	}
-	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 64 || fchmod(out, 0444) < 0 ||
-	    (geteuid() == 0 && fchown(out, 0, 0) < 0))
+	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 64 || fchmod(out, 0440) < 0 ||
+	    (geteuid() == 0 && fchown(out, 0, gid) < 0))
 		goto done;
 	svc_hex_encode(md, mdlen, hex);
 	err = 0;
@@ -658,7 +662,7 @@ static int merge_one(void *arg, int dfd, const char *rel, const char *name, cons
 	if (svc_random_hex(rnd, 8) < 0 || snprintf(tmp, sizeof tmp, "%s/.tmp-%s", m->dir, rnd) >= (int)sizeof tmp)
 		return SVC_E_INTERNAL;
 	snprintf(want, sizeof want, "%.2s%.2s%s", rel, rel + 3, name);
-	if (st->st_size < 0 || (uint64_t)st->st_size > DEPS_CONTENT_MAX || copy_hashing(dfd, name, tmp, hex) < 0 ||
+	if (st->st_size < 0 || (uint64_t)st->st_size > DEPS_CONTENT_MAX || copy_hashing(dfd, name, tmp, m->gid, hex) < 0 ||
 	    strcmp(hex, want) != 0) {
 		unlink(tmp);
 		m->refused++;
@@ -676,12 +680,14 @@ static int merge_one(void *arg, int dfd, const char *rel, const char *name, cons
 
 int svc_deps_cache_merge(const char *priv, const char *shared, unsigned *out_added, unsigned *out_refused)
 {
-	struct merge m = { shared, 0, 0, "", "" };
+	struct merge m = { shared, 0, 0, 0, "", "" };
 	unsigned odd = 0;
+	struct stat st;
 	int err;
 
-	if (mkdir_mode(shared, 0700) < 0)
+	if (mkdir_mode(shared, 0700) < 0 || stat(shared, &st) < 0)
 		return SVC_E_INTERNAL;
+	m.gid = st.st_gid;
 	err = walk_content(priv, merge_one, &m, &odd);
 	if (out_added)
 		*out_added = m.added;
@@ -756,16 +762,19 @@ struct npm_dirs {
 	char root[2048], modules[2100], locks[2100], tmp[2100], cache_top[2100], cache[2200];
 };
 
-static int npm_dirs(const char *data_dir, struct npm_dirs *p)
+static int npm_dirs(const char *data_dir, gid_t gid, struct npm_dirs *p)
 {
 	if (join(p->root, sizeof p->root, data_dir, "npm") < 0 || join(p->modules, sizeof p->modules, p->root, "modules") < 0 ||
 	    join(p->locks, sizeof p->locks, p->root, "locks") < 0 || join(p->tmp, sizeof p->tmp, p->root, "tmp") < 0 ||
 	    join(p->cache_top, sizeof p->cache_top, p->root, "cache") < 0 ||
 	    join(p->cache, sizeof p->cache, p->cache_top, "_cacache") < 0)
 		return SVC_E_INTERNAL;
-	/* 0711: the sandbox's user passes through to its own install and to the entries it is given */
-	if (mkdir_mode(p->root, 0711) < 0 || mkdir_mode(p->modules, 0711) < 0 || mkdir_mode(p->locks, 0700) < 0 ||
-	    mkdir_mode(p->tmp, 0711) < 0 || mkdir_mode(p->cache_top, 0700) < 0 || mkdir_mode(p->cache, 0700) < 0) {
+	/* 0710 of the build's user's group: it passes through to its own install and to the entries it is given;
+	 * what is stored is read by that group (the shared cache's files take the group of its directory) */
+	if (mkdir_mode(p->root, 0710) < 0 || mkdir_mode(p->modules, 0710) < 0 || mkdir_mode(p->locks, 0700) < 0 ||
+	    mkdir_mode(p->tmp, 0710) < 0 || mkdir_mode(p->cache_top, 0700) < 0 || mkdir_mode(p->cache, 0700) < 0 ||
+	    (geteuid() == 0 && (chown(p->root, 0, gid) < 0 || chown(p->modules, 0, gid) < 0 || chown(p->tmp, 0, gid) < 0 ||
+				chown(p->cache, 0, gid) < 0))) {
 		svc_log_error("deps: cannot make the directories of %s: %s", p->root, strerror(errno));
 		return SVC_E_INTERNAL;
 	}
@@ -827,10 +836,11 @@ static int job_disk(struct job *j)
 {
 	char dwhy[256];
 
-	if (join(j->disk, sizeof j->disk, j->tmp, "disk") < 0)
+	/* beside the job's directory, not in it: what svc_deps_sweep() finds after a killed install is one mount */
+	if (snprintf(j->disk, sizeof j->disk, "%s.disk", j->tmp) >= (int)sizeof j->disk)
 		return SVC_E_INTERNAL;
 	if (geteuid() != 0)
-		return mkdir_mode(j->disk, 0755); /* RLIMIT_FSIZE only (docs/operations.md "The build sandbox") */
+		return mkdir_mode(j->disk, 0750); /* RLIMIT_FSIZE only (docs/operations.md "The build sandbox") */
 	if (svc_sandbox_disk_mount(j->disk, j->d->disk_mb, j->d->uid, dwhy, sizeof dwhy) < 0) {
 		svc_log_error("deps: %s", dwhy);
 		return SVC_E_INTERNAL;
@@ -851,7 +861,8 @@ static int job_begin(struct job *j, int disk)
 
 	if (svc_random_hex(rnd, 8) < 0 || join(j->tmp, sizeof j->tmp, j->p.tmp, rnd) < 0 ||
 	    join(j->cache, sizeof j->cache, j->tmp, "cache") < 0 || join(j->cacache, sizeof j->cacache, j->cache, "_cacache") < 0 ||
-	    mkdir_mode(j->tmp, 0711) < 0 || mkdir_mode(j->cache, 0755) < 0 || (disk && job_disk(j) < 0))
+	    mkdir_mode(j->tmp, 0710) < 0 || (geteuid() == 0 && chown(j->tmp, 0, j->d->uid) < 0) ||
+	    mkdir_mode(j->cache, 0750) < 0 || (disk && job_disk(j) < 0))
 		return SVC_E_INTERNAL;
 	/* the directories become the install's, never the seeded files: they are the shared cache's own inodes */
 	if ((geteuid() == 0 && chown(j->cache, j->d->uid, j->d->uid) < 0) ||
@@ -961,8 +972,9 @@ static int job_scripts(struct job *j, const char *root, const char *disk_dir, ch
 /* Ends the job: its tmpfs unmounted, its directory removed. */
 static void job_end(struct job *j)
 {
-	if (j->disk_mounted)
-		svc_sandbox_disk_remove(j->disk);
+	if (j->disk[0])
+		svc_sandbox_disk_remove(j->disk); /* unmounted (when root), removed */
+	j->disk[0] = '\0';
 	j->disk_mounted = 0;
 	if (j->tmp[0])
 		remove_any(j->tmp);
@@ -999,7 +1011,7 @@ static int copy_keep(int sfd, int dfd, int depth)
 	while (err == 0 && (r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
 		int in = -1, out = -1;
 		if (S_ISDIR(st.st_mode)) {
-			if (mkdirat(dfd, name, 0755) < 0 ||
+			if (mkdirat(dfd, name, 0750) < 0 ||
 			    (in = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 			    (out = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 				err = SVC_E_INTERNAL;
@@ -1035,7 +1047,7 @@ static int copy_tree_keep(const char *src, const char *dst)
 {
 	int sfd = -1, dfd = -1, err = SVC_E_INTERNAL;
 
-	if (mkdir_mode(dst, 0755) == 0 && (sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	if (mkdir_mode(dst, 0750) == 0 && (sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
 	    (dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
 		err = copy_keep(sfd, dfd, 0);
 	if (sfd >= 0)
@@ -1080,10 +1092,10 @@ static int tree_finish(struct job *j, const char *tree, int filled, char *final,
 	snprintf(sub, sizeof sub, "%s/.svc-home", tree);
 	remove_any(sub);
 	/* what tools write into node_modules gets mounts of its own (svc_deps_mounts()) */
-	if (join(nm, sizeof nm, tree, "node_modules") < 0 || mkdir_mode(nm, 0755) < 0)
+	if (join(nm, sizeof nm, tree, "node_modules") < 0 || mkdir_mode(nm, 0750) < 0)
 		return SVC_E_INTERNAL;
 	for (i = 0; i < SVC_DEPS_WRITABLE; i++)
-		if (join(sub, sizeof sub, nm, svc_deps_writable[i]) < 0 || mkdir_mode(sub, 0755) < 0)
+		if (join(sub, sizeof sub, nm, svc_deps_writable[i]) < 0 || mkdir_mode(sub, 0750) < 0)
 			return SVC_E_INTERNAL;
 	if (!j->disk_mounted)
 		return snprintf(final, max, "%s", tree) >= (int)max ? SVC_E_INTERNAL : 0;
@@ -1102,7 +1114,7 @@ static int install_stored(struct job *j, char *key, struct svc_deps_lease *out, 
 	int err, fd = -1, filled;
 
 	if ((err = job_begin(j, 1)) < 0 || (err = join(tree, sizeof tree, j->disk, "tree")) < 0 ||
-	    (err = mkdir_mode(tree, 0755)) < 0 || (err = svc_fsx_write(tree, "package.json", j->pkg, j->pkg_len)) < 0 ||
+	    (err = mkdir_mode(tree, 0750)) < 0 || (err = svc_fsx_write(tree, "package.json", j->pkg, j->pkg_len)) < 0 ||
 	    (j->lock && (err = svc_fsx_write(tree, "package-lock.json", j->lock, j->lock_len)) < 0))
 		goto internal;
 	filled = j->lock ? fill_resolved(j, tree) : 0;
@@ -1179,7 +1191,7 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 	}
 	/* the project's own node_modules is never used: the store's is bound over it, or npm makes it anew */
 	if ((err = join(nm, sizeof nm, dir, "node_modules")) < 0 || (err = remove_any(nm)) < 0 ||
-	    (err = npm_dirs(d->data_dir, &j.p)) < 0 || (err = svc_deps_host(d->npm, j.node, j.npm, j.platform)) < 0) {
+	    (err = npm_dirs(d->data_dir, (gid_t)d->uid, &j.p)) < 0 || (err = svc_deps_host(d->npm, j.node, j.npm, j.platform)) < 0) {
 		snprintf(why, why_max, "the dependencies could not be prepared");
 		err = SVC_E_INTERNAL;
 		goto done;
@@ -1216,13 +1228,13 @@ int svc_deps_mounts(const struct svc_deps_lease *l, const char *at, const char *
 
 	if (!l->modules[0])
 		return 0;
-	if (mkdir_mode(scratch, 0755) < 0 || (geteuid() == 0 && chown(scratch, uid, uid) < 0) ||
+	if (mkdir_mode(scratch, 0750) < 0 || (geteuid() == 0 && chown(scratch, uid, uid) < 0) ||
 	    snprintf(paths[0], 2300, "%s/node_modules", at) >= 2300)
 		return SVC_E_INTERNAL;
 	out[n++] = (struct svc_sandbox_mount){ l->modules, paths[0], 0, 0 };
 	for (i = 0; i < SVC_DEPS_WRITABLE; i++) {
 		char *src = paths[1 + 2 * i], *dest = paths[2 + 2 * i];
-		if (join(src, 2300, scratch, svc_deps_writable[i]) < 0 || mkdir_mode(src, 0755) < 0 ||
+		if (join(src, 2300, scratch, svc_deps_writable[i]) < 0 || mkdir_mode(src, 0750) < 0 ||
 		    (geteuid() == 0 && chown(src, uid, uid) < 0) ||
 		    snprintf(dest, 2300, "%s/node_modules/%s", at, svc_deps_writable[i]) >= 2300)
 			return SVC_E_INTERNAL;
@@ -1319,4 +1331,43 @@ void svc_deps_build_done(struct svc_db *db, const struct svc_config *cfg, const 
 	if (svc_deps_lock_writeback(db, cfg, project_id, keep) < 0)
 		svc_log_warn("deps: the lockfile of project %s was not written back", project_id);
 	remove_any(keep);
+}
+
+int svc_deps_sweep(const char *data_dir, unsigned older_secs)
+{
+	static const char *const areas[] = { "npm/tmp", "npm/modules" };
+	time_t now = time(NULL);
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < 2; i++) {
+		char dir[2100], path[2400];
+		struct svc_fsx_dir d;
+		const char *name;
+		struct stat st;
+		int fd, r;
+
+		if (join(dir, sizeof dir, data_dir, areas[i]) < 0 ||
+		    (fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		if (svc_fsx_dir_open(fd, &d) < 0) {
+			close(fd);
+			continue;
+		}
+		while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
+			size_t len = strlen(name);
+			/* in tmp/ every entry is an install's; in modules/ only what an eviction renamed away */
+			if (!S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)older_secs ||
+			    (i == 1 && strncmp(name, ".gone-", 6) != 0) || join(path, sizeof path, dir, name) < 0)
+				continue;
+			if (i == 0 && len > 5 && strcmp(name + len - 5, ".disk") == 0 ? svc_sandbox_disk_remove(path) == 0
+										       : remove_any(path) == 0) {
+				svc_log_info("deps: removed %s, left by an install that ended without it", path);
+				n++;
+			}
+		}
+		svc_fsx_dir_close(&d);
+		close(fd);
+	}
+	return n;
 }

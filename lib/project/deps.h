@@ -10,7 +10,7 @@
 #include "project/sandbox.h"
 
 /*
- * The layout under SVC_DATA_DIR/npm/ (0711, root's or svc's):
+ * The layout under SVC_DATA_DIR/npm/ (0710, root's or svc's, of the build user's group):
  *
  *	modules/<key>/          one installed tree, renamed into place whole, then read-only:
  *	                        package.json, package-lock.json (as npm left them), node_modules/
@@ -18,7 +18,7 @@
  *	                        .svc-bytes (its size); its mtime is its last use
  *	locks/<key>             a shared flock held by every build or dev server using modules/<key>
  *	cache/_cacache/content-v2/sha512/xx/yy/<rest>
- *	                        the shared npm cache: content files only, root-owned 0444, each one's
+ *	                        the shared npm cache: content files only, root's 0440, each one's
  *	                        sha512 checked against its path before it was added (0700: the
  *	                        sandbox sees hardlinks of them, never the directory)
  *	tmp/<random>/           an install in progress: tree/ (bound as /build) and cache/ (the
@@ -205,12 +205,24 @@ int svc_deps_keep_lock(const struct svc_deps_lease *l, const char *dir);
  */
 void svc_deps_build_done(struct svc_db *db, const struct svc_config *cfg, const char *project_id, const char *dir);
 
+/*
+ * Removes what installs and evictions whose process was killed left under
+ * `data_dir`/npm: each entry of npm/tmp (an install's directory, its tmpfs
+ * `<id>.disk` unmounted first) and each npm/modules/.gone-* older than
+ * `older_secs` (give SVC_BUILD_WALL_SECS plus a margin, so no running
+ * install's is taken). For svc-worker's start, beside svc_build_sweep().
+ * Returns how many were removed.
+ */
+int svc_deps_sweep(const char *data_dir, unsigned older_secs);
+
 /* ---- the store and the cache, for svc_deps_prepare() and the unit tests ---- */
 
 /*
  * Renames the finished tree `tree` (absolute) into `modules_dir`/`key` in
- * one rename, after giving it (when svc runs as root) to root and taking
- * every write bit off, and recording its size. When the entry exists
+ * one rename, after giving it (when svc runs as root) to root and the group
+ * of `modules_dir` (the build's user's), modes 0550 and 0440 (0550 for an
+ * executable: no write bit, nothing for other accounts), and recording its
+ * size. When the entry exists
  * already (another build published the same key first) `tree` is removed
  * and the existing entry stays. Returns 0 when `tree` became the entry, 1
  * when one was there, or SVC_E_INTERNAL.
@@ -238,7 +250,8 @@ int svc_deps_store_lease(const char *modules_dir, const char *locks_dir, const c
  * every content file of the private cache `priv` (likewise) that `shared`
  * lacks: only files at content-v2/sha512/<2 hex>/<2 hex>/<124 hex>, regular,
  * not hardlinks of `shared`'s own, at most 1 GiB; each is copied while its
- * sha512 is computed and goes in (root-owned when root, 0444, by link(2) so
+ * sha512 is computed and goes in (root's when root, 0440 of the group of
+ * `shared`, by link(2) so
  * an existing file is never replaced) only when that hash is its path;
  * anything else (a mismatch, an index entry, another algorithm) is left out
  * and counted. *out_added and *out_refused (may be NULL) get the counts.
@@ -257,7 +270,7 @@ int svc_deps_cache_evict(const char *shared, uint64_t max_bytes);
 /*
  * Fills the private cache `priv` (made) with hardlinks of every content file
  * of `shared` (made when missing), its directories handed to `uid` when svc
- * runs as root (the files stay root's 0444). Returns 0 or SVC_E_INTERNAL.
+ * runs as root (the files stay root's 0440). Returns 0 or SVC_E_INTERNAL.
  */
 int svc_deps_cache_seed(const char *shared, const char *priv, unsigned uid);
 

@@ -101,7 +101,7 @@ int svc_data_modes(const struct svc_config *cfg, int trees)
 		int tree;   /* its contents get modes too (with `trees`) */
 		int served; /* read by the web server: its group's */
 	} areas[] = {
-		{ "projects", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 }, { "builds", 0711, 0, 0 }, { "npm", 0711, 0, 0 },
+		{ "projects", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 }, { "builds", 0711, 0, 0 }, { "npm", 0710, 0, 0 },
 		{ "previews", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 }, { "thumbnails", SVC_FSX_PRIVATE_DIR_MODE, 1, 0 },
 		{ "deployments", SVC_FSX_DIR_MODE, 1, 1 },      { "published", SVC_FSX_DIR_MODE, 1, 1 },
 	};

@@ -50,8 +50,8 @@ int svc_project_lock(const char *dir);
 /*
  * Gives SVC_DATA_DIR and its areas their modes (docs/operations.md "Files and
  * their modes"), making the missing ones: SVC_DATA_DIR 0711 (the web server
- * and the sandbox users pass through it); `npm/` 0711 (lib/project/deps.h;
- * only its top); `projects/`, `previews/` (read by
+ * and the sandbox users pass through it); `npm/` 0710 (its group the build's user's,
+ * lib/project/deps.h; only its top); `projects/`, `previews/` (read by
  * svc-preview, not the web server), `thumbnails/` 0700; `builds/` 0711 (each
  * build's directory belongs to SVC_BUILD_UID, 0750); `deployments/`,
  * `published/` and SVC_SITES_DIR, which the web server reads, 2750 with

@@ -140,14 +140,17 @@ static void test_deps_store_publish(void)
 	CU_ASSERT(text && strcmp(text, "first") == 0);
 	free(text);
 	text = NULL;
-	/* read-only: no write bit anywhere, root's when run as root; the symlink kept */
+	/* read-only: no write bit anywhere, nothing for other accounts, root's and the store's group when run as
+	 * root; the symlink kept */
 	CU_ASSERT(lstat(entry, &st) == 0 && (st.st_mode & 0222) == 0);
 	snprintf(path, sizeof path, "%s/node_modules/react", entry);
-	CU_ASSERT(lstat(path, &st) == 0 && (st.st_mode & 0777) == 0555);
+	CU_ASSERT(lstat(path, &st) == 0 && (st.st_mode & 0777) == 0550);
 	snprintf(path, sizeof path, "%s/node_modules/react/index.js", entry);
-	CU_ASSERT(lstat(path, &st) == 0 && (st.st_mode & 0777) == 0444);
-	if (geteuid() == 0)
-		CU_ASSERT(st.st_uid == 0);
+	CU_ASSERT(lstat(path, &st) == 0 && (st.st_mode & 0777) == 0440);
+	if (geteuid() == 0) {
+		struct stat mst;
+		CU_ASSERT(st.st_uid == 0 && stat(modules, &mst) == 0 && st.st_gid == mst.st_gid);
+	}
 	snprintf(path, sizeof path, "%s/node_modules/.bin/react", entry);
 	n = readlink(path, buf, sizeof buf - 1);
 	CU_ASSERT(n > 0 && (buf[n] = '\0', strcmp(buf, "../react/index.js") == 0));
@@ -299,7 +302,7 @@ static void test_deps_cache_merge(void)
 	{
 		char path[1200]; /* as a merge leaves it */
 		snprintf(path, sizeof path, "%s/content-v2/sha512/%.2s/%.2s/%s", shared, old, old + 2, old + 4);
-		CU_ASSERT_EQUAL(chmod(path, 0444), 0);
+		CU_ASSERT_EQUAL(chmod(path, 0440), 0);
 	}
 	/* the private cache: a new tarball, one whose name is not its hash (a poisoned file), an index entry */
 	put_content(priv, "a new tarball", NULL, good);
@@ -314,9 +317,11 @@ static void test_deps_cache_merge(void)
 	CU_ASSERT_EQUAL(added, 1);
 	CU_ASSERT_EQUAL(refused, 1);
 	CU_ASSERT(has_content(shared, good, &st));
-	CU_ASSERT((st.st_mode & 0777) == 0444);
-	if (geteuid() == 0)
-		CU_ASSERT(st.st_uid == 0);
+	CU_ASSERT((st.st_mode & 0777) == 0440);
+	if (geteuid() == 0) {
+		struct stat sst;
+		CU_ASSERT(st.st_uid == 0 && stat(shared, &sst) == 0 && st.st_gid == sst.st_gid); /* shared's group */
+	}
 	/* a copy, never the private inode the sandbox's user could still write */
 	CU_ASSERT(has_content(priv, good, &st2) && st2.st_ino != st.st_ino);
 	CU_ASSERT(!has_content(shared, bad, &st));
@@ -328,7 +333,7 @@ static void test_deps_cache_merge(void)
 	/* merging again adds nothing: it is all there */
 	CU_ASSERT_EQUAL(svc_deps_cache_merge(priv, shared, &added, &refused), 0);
 	CU_ASSERT_EQUAL(added, 0);
-	/* a seed hands out hardlinks of the shared files: the same inodes, still 0444 */
+	/* a seed hands out hardlinks of the shared files: the same inodes, still read-only */
 	CU_ASSERT_EQUAL(svc_deps_cache_seed(shared, seeded, geteuid() == 0 ? 65534 : 0), 0);
 	CU_ASSERT(has_content(seeded, old, &st) && has_content(shared, old, &st2));
 	CU_ASSERT_EQUAL(st.st_ino, st2.st_ino);
