@@ -76,8 +76,8 @@ typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
  * SVC_E_UNAVAILABLE when this host cannot contain builds ("svc refuses to
  * build: no cgroup hierarchy ..."); SVC_E_INTERNAL when the host could not
  * run it (logged, `why` says so too). When the project had no lockfile,
- * the one its install wrote is in `dir` and kept beside it for
- * svc_deps_build_done(), which the caller calls after every build.
+ * the one its install wrote is kept beside `dir` for svc_deps_build_done(),
+ * which the caller calls after every build.
  */
 int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg, char *why,
 		  size_t why_max);

@@ -1205,6 +1205,8 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 	if ((err = job_key(&j, j.lock, j.lock_len, key)) < 0)
 		goto done;
 	if (j.lock && (err = svc_deps_store_lease(j.p.modules, j.p.locks, key, out)) != 0) {
+		if (err < 0)
+			snprintf(why, why_max, "the dependencies could not be prepared");
 		if (err == 1) {
 			out->reused = 1;
 			say(log, log_arg, "$ %s: skipped, node_modules reused (package.json and package-lock.json as "
@@ -1306,19 +1308,14 @@ done:
 
 int svc_deps_keep_lock(const struct svc_deps_lease *l, const char *dir)
 {
-	char keep[2100], *text = NULL;
-	size_t len;
+	char keep[2100];
 	int err;
 
 	if (snprintf(keep, sizeof keep, "%s.deps", dir) >= (int)sizeof keep)
 		return SVC_E_INTERNAL;
 	remove_any(keep);
-	if ((err = copy_pair(l->installed, keep)) < 0 ||
-	    (err = svc_fsx_read(keep, "package-lock.json", DEPS_LOCK_MAX, &text, &len)) < 0 ||
-	    (err = svc_fsx_write(dir, "package-lock.json", text, len)) < 0)
-		err = SVC_E_INTERNAL;
-	free(text);
-	return err;
+	err = copy_pair(l->installed, keep);
+	return err < 0 ? SVC_E_INTERNAL : 0;
 }
 
 void svc_deps_build_done(struct svc_db *db, const struct svc_config *cfg, const char *project_id, const char *dir)

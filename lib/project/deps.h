@@ -190,9 +190,9 @@ int svc_deps_lock_writeback(struct svc_db *db, const struct svc_config *cfg, con
 			    const char *installed);
 
 /*
- * For a build whose install wrote the lockfile (l->lock_made): writes it
- * into the build's tree `dir` and keeps the installed package.json and
- * package-lock.json in `dir`.deps (a sibling the sandbox does not see) for
+ * For a build whose install wrote the lockfile (l->lock_made): keeps the
+ * installed package.json and package-lock.json in `dir`.deps (a sibling of
+ * the build's tree `dir`, which the sandbox does not see) for
  * svc_deps_build_done(). Returns 0 or SVC_E_INTERNAL.
  */
 int svc_deps_keep_lock(const struct svc_deps_lease *l, const char *dir);
