@@ -4,7 +4,7 @@
 # the deployment's error and the preview's failure page, and leaves no cgroup, mount or file behind; the install
 # reaches the real npm registry through svc's proxy and nothing else (a loopback listener of this test, a private
 # address, 169.254.169.254, the registry a project's .npmrc names); a dependency outside the registry is refused.
-# The stack's bounds (tests/stack.env): SVC_BUILD_MEMORY_MB=1024, SVC_BUILD_DISK_MB=256, SVC_BUILD_PROCS=256.
+# The stack's bounds (tests/stack.env): SVC_BUILD_MEMORY_MB=768, SVC_BUILD_DISK_MB=128, SVC_BUILD_PROCS=256.
 import json
 import os
 import socket
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import DATA_DIR, HTTP_PORT, api, check, finish, is_error, request, site_get  # noqa: E402
 from wslib import Team, create_in, platform_admin  # noqa: E402
 
-MEMORY_MB, DISK_MB, PROCS = 1024, 256, 256
+MEMORY_MB, DISK_MB, PROCS = 768, 128, 256
 
 
 class Listener:
