@@ -657,7 +657,7 @@ int svc_sandbox_disk_mount(const char *dir, unsigned disk_mb, unsigned uid, char
 		return SVC_E_INTERNAL;
 	}
 	/* nr_inodes: one per 4 KiB of the bound, so a build cannot fill the host's memory with empty files either */
-	snprintf(data, sizeof data, "size=%llum,nr_inodes=%llu,mode=0755,uid=%u,gid=%u", (unsigned long long)disk_mb,
+	snprintf(data, sizeof data, "size=%llum,nr_inodes=%llu,mode=0700,uid=%u,gid=%u", (unsigned long long)disk_mb,
 		 (unsigned long long)disk_mb * 256, uid, uid);
 	if (mount("svc-build", dir, "tmpfs", MS_NOSUID | MS_NODEV, data) < 0) {
 		snprintf(why, why_max, "cannot mount a tmpfs at %s: %s", dir, strerror(errno));
