@@ -137,14 +137,21 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 		snprintf(errmsg, errmax, "%s", why);
 		goto done;
 	}
-	if (snprintf(dist, sizeof dist, "%s/dist", proj) >= (int)sizeof dist ||
-	    (err = svc_publish__copy_sources(c->cfg, id, proj)) < 0) {
-		snprintf(errmsg, errmax, "cannot copy the project");
-		err = err < 0 ? err : SVC_E_INTERNAL;
+	if (snprintf(dist, sizeof dist, "%s/dist", proj) >= (int)sizeof dist) {
+		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	err = svc_build_run(&opts, proj, preview_log, log, why, sizeof why);
-	svc_deps_build_done(c->db, c->cfg, id, proj); /* a first install's lockfile, committed */
+	err = svc_publish__copy_sources(c->cfg, id, proj);
+	if (err == SVC_E_TOO_LARGE) /* the project's own files fill the build's disk: the project's failure */
+		snprintf(why, sizeof why, "the build used more than %u MB of disk (the project's files)", opts.disk_mb);
+	else if (err < 0) {
+		snprintf(errmsg, errmax, "cannot copy the project");
+		goto done;
+	} else
+		err = svc_build_run(&opts, proj, preview_log, log, why, sizeof why);
+	svc_deps_build_done(c->db, c->cfg, id, proj); /* a first install's lockfile, committed (none: nothing) */
+	if (err == SVC_E_TOO_LARGE)
+		err = SVC_E_VALIDATION;
 	if (err == SVC_E_VALIDATION || err == SVC_E_UNAVAILABLE) {
 		/* the project's own failure (or a host that refuses to build): the preview says why (the first line)
 		 * until a build works; not retried */

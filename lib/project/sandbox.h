@@ -208,7 +208,7 @@ int svc_sandbox_wait(struct svc_sandbox *sb, struct svc_sandbox_result *res);
 /*
  * The disk bound of a writable tree (root only): makes `dir` (absolute,
  * trusted; it must not exist, its parent must) and mounts a tmpfs of
- * `disk_mb` MiB there (mode 0755, owned by `uid`), so a run writing more
+ * `disk_mb` MiB there (mode 0700, owned by `uid`: only the sandbox's user and root reach it), so a run writing more
  * gets ENOSPC and the host's disk is untouched; the caller fills it and
  * binds it into runs (spec->disk_dir = dir), then removes it with
  * svc_sandbox_disk_remove(). Returns 0, SVC_E_UNAVAILABLE when svc is not

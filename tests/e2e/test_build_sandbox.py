@@ -4,7 +4,7 @@
 # the deployment's error and the preview's failure page, and leaves no cgroup, mount or file behind; the install
 # reaches the real npm registry through svc's proxy and nothing else (a loopback listener of this test, a private
 # address, 169.254.169.254, the registry a project's .npmrc names); a dependency outside the registry is refused.
-# The stack's bounds (tests/stack.env): SVC_BUILD_MEMORY_MB=1024, SVC_BUILD_DISK_MB=256, SVC_BUILD_PROCS=256.
+# The stack's bounds (tests/stack.env): SVC_BUILD_MEMORY_MB=768, SVC_BUILD_DISK_MB=128, SVC_BUILD_PROCS=256.
 import json
 import os
 import socket
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import DATA_DIR, HTTP_PORT, api, check, finish, is_error, request, site_get  # noqa: E402
 from wslib import Team, create_in, platform_admin  # noqa: E402
 
-MEMORY_MB, DISK_MB, PROCS = 1024, 256, 256
+MEMORY_MB, DISK_MB, PROCS = 768, 128, 256
 
 
 class Listener:
@@ -157,7 +157,7 @@ def test_limits(a, wid):
 
 NET_SCRIPT = r"""
 const net = require('net'), fs = require('fs');
-const port = +process.argv[2], out = [];
+const port = +process.argv[2], api = +process.argv[3], out = [];
 function direct(h, p) {
   return new Promise(r => { const s = net.connect({host: h, port: p}, () => { r(h + ' reached'); s.destroy(); });
     s.on('error', e => r(h + ' ' + e.code)); s.setTimeout(2000, () => { r(h + ' timeout'); s.destroy(); }); });
@@ -168,7 +168,7 @@ function tunnel(t) {
     s.on('data', b => d += b); s.on('close', () => r(t + ' => ' + d.split('\r\n')[0])); s.on('error', e => r(t + ' ' + e.code)); });
 }
 (async () => {
-  for (const [h, p] of [['127.0.0.1', port], ['10.0.0.1', 80], ['192.168.1.1', 80], ['169.254.169.254', 80]])
+  for (const [h, p] of [['127.0.0.1', port], ['127.0.0.1', api], ['10.0.0.1', 80], ['192.168.1.1', 80], ['169.254.169.254', 80]])
     out.push(await direct(h, p));
   for (const t of ['127.0.0.1:' + port, '10.0.0.1:80', '169.254.169.254:80', 'example.com:443'])
     out.push(await tunnel(t));
@@ -187,16 +187,16 @@ def test_network(t, padmin):
         "package.json": package(
             "node -e \"require('is-number'); const fs = require('fs'); fs.mkdirSync('dist'); "
             "fs.copyFileSync('net.txt', 'dist/net.txt')\"",
-            deps={"is-number": "7.0.0"}, scripts={"postinstall": "node probe.js %d" % lst.port})})
+            deps={"is-number": "7.0.0"}, scripts={"postinstall": "node probe.js %d %d" % (lst.port, HTTP_PORT)})})
     r, d = deploy(a, pid)
     log = d.get("logExcerpt") or ""
     check("test_build_sandbox_real_registry_install_through_the_proxy",
           r.status == 200 and d.get("status") == "live" and "(the registry only)" in log, r)
     net = site_get(slug, "/net.txt").body if r.status == 200 else ""
     lines = net.splitlines()
-    check("test_build_sandbox_install_script_reaches_no_loopback_private_or_metadata_address",
-          len(lines) == 8 and not any(x.endswith(" reached") for x in lines[:4])
-          and all("=> HTTP/1.1 403" in x for x in lines[4:]), net)
+    check("test_build_sandbox_install_script_reaches_no_loopback_svc_api_private_or_metadata_address",
+          len(lines) == 9 and not any(x.endswith(" reached") for x in lines[:5])
+          and all("=> HTTP/1.1 403" in x for x in lines[5:]), net)
     check("test_build_sandbox_the_hosts_loopback_listener_got_nothing", lst.connections == 0 and lst.bytes == 0,
           (lst.connections, lst.bytes))
     api("PUT", "/workspaces/%s/build-settings" % wid, {"allowInstallScripts": False}, token=padmin.token)

@@ -175,6 +175,25 @@ static void test_build_offline_and_named_limits(void)
 		fprintf(stderr, "build: %s\n%s\n", why, l.text);
 }
 
+static void test_build_without_a_cgroup_is_refused(void)
+{
+	const char *files[] = { "package.json", "{\"scripts\":{\"build\":\"true\"}}", NULL };
+	struct svc_build_opts o;
+	struct log l;
+	char dir[64], why[512];
+
+	if (access("/usr/bin/bwrap", X_OK) != 0)
+		return;
+	small_opts(&o);
+	o.cgroup_parent = "relative/parent"; /* no hierarchy svc can use */
+	CU_ASSERT_EQUAL_FATAL(project(dir, sizeof dir, files), 0);
+	memset(&l, 0, sizeof l);
+	CU_ASSERT_EQUAL(svc_build_run(&o, dir, collect, &l, why, sizeof why), SVC_E_UNAVAILABLE);
+	CU_ASSERT(strncmp(why, "svc refuses to build: ", 22) == 0 && strstr(why, "relative/parent") != NULL);
+	CU_ASSERT(strstr(l.text, why) != NULL); /* the log says it too */
+	svc_fsx_remove_tree(dir);
+}
+
 SVC_TEST_SUITE(build)
 {
 	CU_pSuite s = CU_add_suite("build", NULL, NULL);
@@ -182,4 +201,5 @@ SVC_TEST_SUITE(build)
 	CU_add_test(s, "test_build_refuses_dependencies_outside_the_registry",
 		    test_build_refuses_dependencies_outside_the_registry);
 	CU_add_test(s, "test_build_offline_and_named_limits", test_build_offline_and_named_limits);
+	CU_add_test(s, "test_build_without_a_cgroup_is_refused", test_build_without_a_cgroup_is_refused);
 }
