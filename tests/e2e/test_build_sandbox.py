@@ -208,8 +208,10 @@ def test_network(t, padmin):
         "package.json": package("node -e \"require('is-number'); require('fs').mkdirSync('dist')\"",
                                 deps={"is-number": "7.0.0"})})
     if DATA_DIR:
-        with open(os.path.join(DATA_DIR, "projects", pid, ".npmrc"), "w") as f:
+        path = os.path.join(DATA_DIR, "projects", pid, ".npmrc")
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640), "w") as f:
             f.write("registry=http://127.0.0.1:%d/\n@probe:registry=http://127.0.0.1:%d/\n" % (rc.port, rc.port))
+        os.chmod(path, 0o640)  # as the project's own files are (test_data_modes.py walks them)
     r, d = deploy(a, pid)
     check("test_build_sandbox_project_npmrc_is_not_used",
           r.status == 200 and "the project's .npmrc is not used" in (d.get("logExcerpt") or ""), r)
