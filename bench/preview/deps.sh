@@ -15,7 +15,8 @@ MK
 )
 gcc -O1 -g -fsanitize=address,undefined -Ilib -I$B/lib -I$B bench/preview/deps_build.c $(echo "$L" | sed "s#lib/libsvc.a#$B/lib/libsvc.a#") -o $B/deps_build
 D=$(mktemp -d /tmp/svc-bench-deps-XXXXXX); chmod 0711 "$D"; mkdir -m 0711 "$D/builds"
-P2=$(mktemp -d /tmp/svc-bench-deps-p2-XXXXXX); cp -r "$T"/. "$P2"; sed -i 's/"name": "[^"]*"/"name": "bench-second"/' "$P2/package.json"
+P2=$(mktemp -d /tmp/svc-bench-deps-p2-XXXXXX); trap 'rm -rf "$D" "$P2"' EXIT
+cp -r "$T"/. "$P2"; sed -i 's/"name": "[^"]*"/"name": "bench-second"/' "$P2/package.json"
 : "${JWT_SECRET:=$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')}" "${INTERNAL_SECRET:=$JWT_SECRET}"
 : "${ENCRYPTION_KEY:=$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 export JWT_SECRET INTERNAL_SECRET ENCRYPTION_KEY SVC_DATA_DIR="$D" ASAN_OPTIONS=detect_leaks=0
@@ -24,4 +25,3 @@ run "first build, cold cache" $B/deps_build "$D" "$T"
 run "second build, nothing changed" $B/deps_build "$D" "$T"
 run "another project, same lockfile, no network" env SVC_BUILD_NETWORK=0 $B/deps_build "$D" "$P2"
 du -sh "$D/npm/modules"/* "$D/npm/cache" 2>/dev/null
-rm -rf "$P2"; rm -rf "$D"
