@@ -361,6 +361,113 @@ static void test_deps_cache_merge(void)
 	CU_ASSERT_EQUAL(svc_fsx_remove_tree(base), 0);
 }
 
+/* ---- svc_deps_prepare() with a runner that does what npm would ---- */
+
+struct fake {
+	int calls, ci, filled;
+	char cache_content[129]; /* the hex of what the "install" put into its private cache */
+};
+
+static int fake_run(void *arg, const struct svc_deps_step *s, char *why, size_t why_max)
+{
+	struct fake *f = arg;
+	char *lock = NULL, dir[1200];
+	size_t len;
+	(void)why;
+	(void)why_max;
+
+	if (s->kind != SVC_DEPS_STEP_INSTALL || !s->cache)
+		return SVC_E_INTERNAL;
+	f->calls++;
+	f->ci = s->ci;
+	if (s->ci && svc_fsx_read(s->root, "package-lock.json", 1 << 20, &lock, &len) == 0)
+		f->filled = strstr(lock, "https://registry.npmjs.org/a/-/a-1.0.0.tgz") != NULL;
+	free(lock);
+	mkdirs(s->root, "node_modules/a");
+	snprintf(dir, sizeof dir, "%s/node_modules/a", s->root);
+	put(dir, "index.js", "module.exports = 1;\n");
+	if (!s->ci)
+		put(s->root, "package-lock.json", "{\"name\":\"p\",\"lockfileVersion\":3,\"packages\":{\"\":{}}}\n");
+	snprintf(dir, sizeof dir, "%s/_cacache", s->cache);
+	put_content(dir, "fetched by this install", NULL, f->cache_content);
+	return 0;
+}
+
+static void test_deps_prepare(void)
+{
+	char base[256], data[512], tree[512], tree2[512], tree3[512], lock[1024], integrity[128], hexd[129], shared[700];
+	struct svc_deps_opts d = { NULL, "/usr/bin/npm", 64, 64, 65534, 8, "https://registry.npmjs.org/", 1, 0, "w1" };
+	struct svc_deps_lease l1, l2, l3, l4;
+	struct fake f = { 0 };
+	unsigned char md[64];
+	unsigned mdlen = 0;
+	char why[256], *text = NULL;
+	struct stat st;
+	size_t len;
+
+	if (geteuid() != 0 || access("/usr/bin/npm", X_OK) != 0) {
+		fprintf(stderr, "test_deps_prepare: not root or no npm; not checked\n");
+		return;
+	}
+	scratch(base, sizeof base, "prepare");
+	snprintf(data, sizeof data, "%s/data", base);
+	mkdir(data, 0711);
+	d.data_dir = data;
+	/* the shared cache already holds the tarball the lockfile names (without "resolved") */
+	snprintf(shared, sizeof shared, "%s/npm/cache/_cacache", data);
+	mkdirs(data, "npm/cache/_cacache");
+	put_content(shared, "the tarball of a", NULL, hexd);
+	EVP_Digest("the tarball of a", 16, md, &mdlen, EVP_sha512(), NULL);
+	snprintf(integrity, sizeof integrity, "sha512-");
+	EVP_EncodeBlock((unsigned char *)integrity + 7, md, 64);
+	snprintf(lock, sizeof lock, "{\"name\":\"p\",\"lockfileVersion\":3,\"packages\":{\"\":{\"dependencies\":{\"a\":\"1.0.0\"}},"
+		 "\"node_modules/a\":{\"version\":\"1.0.0\",\"integrity\":\"%s\"}}}\n", integrity);
+	snprintf(tree, sizeof tree, "%s/t1", base);
+	mkdir(tree, 0755);
+	put(tree, "package.json", "{\"name\":\"p\",\"dependencies\":{\"a\":\"1.0.0\"}}\n");
+	put(tree, "package-lock.json", lock);
+	/* a miss: installed once, with "resolved" filled in from the cache, stored, leased */
+	CU_ASSERT_EQUAL(svc_deps_prepare(&d, tree, fake_run, &f, NULL, NULL, &l1, why, sizeof why), 0);
+	CU_ASSERT_EQUAL(f.calls, 1);
+	CU_ASSERT(f.ci && f.filled);
+	CU_ASSERT(!l1.reused && !l1.lock_made && l1.fd >= 0 && l1.modules[0]);
+	CU_ASSERT(lstat(l1.modules, &st) == 0 && (st.st_mode & 0222) == 0);
+	CU_ASSERT_EQUAL(svc_fsx_read(l1.entry, "package-lock.json", 1 << 20, &text, &len), 0);
+	CU_ASSERT(text && strcmp(text, lock) == 0); /* the entry keeps the project's lockfile, not the filled copy */
+	free(text);
+	text = NULL;
+	CU_ASSERT(has_content(shared, f.cache_content, &st)); /* what the install fetched is shared */
+	/* the same package.json and lockfile again: nothing runs */
+	CU_ASSERT_EQUAL(svc_deps_prepare(&d, tree, fake_run, &f, NULL, NULL, &l2, why, sizeof why), 0);
+	CU_ASSERT_EQUAL(f.calls, 1);
+	CU_ASSERT(l2.reused && strcmp(l2.key, l1.key) == 0 && strcmp(l2.modules, l1.modules) == 0);
+	/* no lockfile: the install writes one, the entry is stored under the key with it */
+	snprintf(tree2, sizeof tree2, "%s/t2", base);
+	mkdir(tree2, 0755);
+	put(tree2, "package.json", "{\"name\":\"q\"}\n");
+	CU_ASSERT_EQUAL(svc_deps_prepare(&d, tree2, fake_run, &f, NULL, NULL, &l3, why, sizeof why), 0);
+	CU_ASSERT_EQUAL(f.calls, 2);
+	CU_ASSERT(!f.ci && l3.lock_made && l3.installed[0]);
+	CU_ASSERT_EQUAL(svc_fsx_read(l3.installed, "package-lock.json", 1 << 20, &text, &len), 0);
+	CU_ASSERT(lstat(tree2, &st) == 0);
+	/* once the project has that lockfile, its build reuses the entry */
+	snprintf(tree3, sizeof tree3, "%s/t3", base);
+	mkdir(tree3, 0755);
+	put(tree3, "package.json", "{\"name\":\"q\"}\n");
+	if (text)
+		put(tree3, "package-lock.json", text);
+	free(text);
+	CU_ASSERT_EQUAL(svc_deps_prepare(&d, tree3, fake_run, &f, NULL, NULL, &l4, why, sizeof why), 0);
+	CU_ASSERT_EQUAL(f.calls, 2);
+	CU_ASSERT(l4.reused && strcmp(l4.key, l3.key) == 0);
+	svc_deps_release(&l1);
+	svc_deps_release(&l2);
+	svc_deps_release(&l3);
+	svc_deps_release(&l4);
+	CU_ASSERT_EQUAL(l1.fd, -1);
+	CU_ASSERT_EQUAL(svc_fsx_remove_tree(base), 0); /* root: the sealed entries too */
+}
+
 SVC_TEST_SUITE(deps_suite)
 {
 	CU_pSuite s = CU_add_suite("deps", NULL, NULL);
@@ -370,4 +477,5 @@ SVC_TEST_SUITE(deps_suite)
 	CU_add_test(s, "test_deps_store_publish", test_deps_store_publish);
 	CU_add_test(s, "test_deps_store_evict", test_deps_store_evict);
 	CU_add_test(s, "test_deps_cache_merge", test_deps_cache_merge);
+	CU_add_test(s, "test_deps_prepare", test_deps_prepare);
 }
