@@ -101,6 +101,8 @@ struct svc_config {
 	unsigned build_network, build_wall_secs, build_cpu_secs, build_memory_mb, build_procs, build_tmp_mb;
 	unsigned build_uid, thumb_uid; /* SVC_BUILD_UID, SVC_THUMB_UID */
 	const char *build_bwrap, *build_npm;
+	unsigned build_cpu_percent, build_disk_mb; /* SVC_BUILD_CPU_PERCENT, SVC_BUILD_DISK_MB (issue 27) */
+	const char *npm_registry, *build_cgroup;    /* SVC_NPM_REGISTRY, SVC_BUILD_CGROUP */
 	unsigned deployments_kept, deployments_grace_secs;
 	uint64_t integ_timeout_secs, integ_max_response_bytes, xray_stuck_secs;
 	int integ_allow_http;
