@@ -77,6 +77,21 @@ async function kindOf(page) {
 	return page.evaluate(() => (document.querySelector('script[src^="/@vite/client"], script[type="module"][src^="/src/"]') ? 'dev' : document.querySelector('script[src^="/assets/"]') ? 'build' : 'static'));
 }
 
+/** waitText(page, text, ms): resolves once the page's DOM holds text (a MutationObserver in the page); rejects after ms. */
+function waitText(page, text, ms) {
+	return page.evaluate(
+		([t, limit]) =>
+			new Promise((resolve, reject) => {
+				const has = () => document.body && document.body.innerText.includes(t);
+				if (has()) return resolve(true);
+				const mo = new MutationObserver(() => has() && (mo.disconnect(), clearTimeout(timer), resolve(true)));
+				mo.observe(document, { childList: true, subtree: true, characterData: true });
+				const timer = setTimeout(() => (mo.disconnect(), reject(new Error('not yet'))), limit);
+			}),
+		[text, ms],
+	);
+}
+
 /**
  * seen(page, text, reload, deadlineMs): performance.now() (node's clock) when the page's DOM holds text. With
  * reload (a preview that does not change by itself: files as they are, or the build-on-save preview) the page
@@ -87,7 +102,7 @@ async function seen(page, text, reload, deadlineMs) {
 	const end = performance.now() + deadlineMs;
 	const has = () => page.evaluate((t) => Boolean(document.body && document.body.innerText.includes(t)), text).catch(() => false);
 	if (!reload) {
-		await page.waitForFunction((t) => document.body && document.body.innerText.includes(t), text, { polling: 'mutation', timeout: deadlineMs });
+		await waitText(page, text, deadlineMs);
 		return performance.now();
 	}
 	while (performance.now() < end) {
@@ -98,30 +113,34 @@ async function seen(page, text, reload, deadlineMs) {
 	throw new Error(`the preview did not show ${JSON.stringify(text)} within ${deadlineMs} ms: ${(await page.evaluate(() => document.body && document.body.innerText).catch(() => '')).slice(0, 300)}`);
 }
 
-/** firstPreview(page, pid, t0): ms from t0 (the create's start) until the preview page shows the React app, and its kind. */
+/**
+ * firstPreview(page, pid, t0): ms from t0 (the create's start) until the preview page shows the React app, and
+ * its kind. While svc answers "Building the preview" (or nothing yet) the page is loaded again every 500 ms;
+ * a page that is the app gets 30 s to run its scripts and render.
+ */
 async function firstPreview(page, pid, t0) {
 	const url = await previewUrl(pid);
 	const end = performance.now() + 600000;
+	const text = () => page.evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '');
 	for (;;) {
-		await page.goto(url, { waitUntil: 'commit', timeout: 300000 }).catch(() => {});
-		try {
-			await page.waitForFunction((t) => document.body && document.body.innerText.includes(t), HEAD, { polling: 'mutation', timeout: 1000 });
+		const r = await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 300000 }).catch(() => null);
+		const body = await text();
+		if (/The build failed/.test(body)) throw new Error(`the preview build failed: ${body.slice(0, 600)}`);
+		if (r && r.status() === 200 && !/Building the preview/.test(body)) {
+			await waitText(page, HEAD, 30000);
 			return { ms: performance.now() - t0, kind: await kindOf(page), url };
-		} catch {
-			const txt = await page.evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '');
-			if (/The build failed/.test(txt)) throw new Error(`the preview build failed: ${txt.slice(0, 600)}`);
-			if (performance.now() > end) throw new Error(`no preview within 600 s: ${txt.slice(0, 300)}`);
 		}
+		if (performance.now() > end) throw new Error(`no preview within 600 s: ${body.slice(0, 300)}`);
+		await sleep(500);
 	}
 }
 
 /** saves(page, pid, path, base, mark, n, reload): n saves of `path` (base with HEAD → a marker), each timed to the DOM. */
-async function saves(page, pid, path, base, n, reload) {
-	const times = [];
+async function saves(page, pid, path, base, n, reload, times = []) {
 	for (let i = 0; i < n; i++) {
 		const marker = `Saved change ${i} ${randomBytes(3).toString('hex')}`;
 		const t = await save(pid, path, base.replace(HEAD, marker));
-		times.push(Math.round((await seen(page, marker, reload, reload ? 180000 : 30000)) - t));
+		times.push(Math.round((await seen(page, marker, reload, reload ? 600000 : 30000)) - t));
 		await sleep(300);
 	}
 	return times;
@@ -189,7 +208,8 @@ async function main() {
 			if (PHASES.includes('react')) {
 				const app = await readFile(warm.id, 'src/App.tsx');
 				const reload = fw.kind !== 'dev';
-				const times = await saves(page, warm.id, 'src/App.tsx', app, reload ? SAVES_BUILD : SAVES, reload);
+				out.reactSaveTimes = [];
+				const times = await saves(page, warm.id, 'src/App.tsx', app, reload ? SAVES_BUILD : SAVES, reload, out.reactSaveTimes);
 				out.reactSave = { kind: fw.kind, ...summary(times) };
 				say(`React (${fw.kind === 'dev' ? 'dev server, no reload' : 'build on save, reloaded every 250 ms'}): save → preview DOM p50 ${out.reactSave.p50} ms, p95 ${out.reactSave.p95} ms (${times.join(' ')})`);
 				await save(warm.id, 'src/App.tsx', app);

@@ -46,7 +46,7 @@ if [ ! -d "$ROOT/tests/web/node_modules/playwright-core" ]; then
 fi
 out=$VAR/bench/results-$(date -u +%Y%m%dT%H%M%SZ).json
 log "measuring (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-node "$ROOT/bench/preview/measure.mjs" "http://127.0.0.1:$PORT/api" "${PHASES[@]}" | tee "$out.log" | grep '^#' || true
+node "$ROOT/bench/preview/measure.mjs" "http://127.0.0.1:$PORT/api" "${PHASES[@]}" | tee "$out.log" | grep --line-buffered '^#' || true
 tail -n 1 "$out.log" >"$out"
 log "load average afterwards $(cut -d' ' -f1-3 /proc/loadavg); results in $out"
 grep -q '"error"' "$out" && { log "failed: $(cat "$out")"; exit 1; }
