@@ -1,5 +1,7 @@
 /* build.c: a package.json project's build (npm ci or install, then npm run build) inside bubblewrap, with limits. */
 #include <assert.h>
+#include <dirent.h>
+#include <time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -283,6 +285,7 @@ static int npm_config(const struct svc_build_opts *o, const char *dir, svc_build
 
 struct step {
 	const char *title;         /* "npm ci", for the log and the reason */
+	const char *shown;         /* what the log's "$ " line adds to the title: " --ignore-scripts" */
 	const char *tag;           /* the cgroup's suffix: "install", "scripts", "build" */
 	int network;               /* the registry */
 	const char *cmd[8 + SVC_BUILD_NPM_ARGS]; /* the command inside the sandbox, NULL-terminated */
@@ -298,7 +301,8 @@ static size_t plan(const struct svc_build_opts *o, const char *dir, struct step 
 
 	snprintf(lock, sizeof lock, "%s/package-lock.json", dir);
 	ci = lstat(lock, &st) == 0;
-	steps[n].title = ci ? "npm ci --ignore-scripts" : "npm install --ignore-scripts";
+	steps[n].title = ci ? "npm ci" : "npm install";
+	steps[n].shown = " --ignore-scripts";
 	steps[n].tag = "install";
 	steps[n].network = o->network;
 	k = 0;
@@ -309,7 +313,8 @@ static size_t plan(const struct svc_build_opts *o, const char *dir, struct step 
 	steps[n++].cmd[k] = NULL;
 	if (o->scripts) {
 		/* the dependencies' install scripts and the project's own (npm 7+ rebuild runs the root's too) */
-		steps[n].title = "npm rebuild (install scripts, allowed for this workspace)";
+		steps[n].title = "npm rebuild";
+		steps[n].shown = " --foreground-scripts (install scripts, allowed for this workspace)";
 		steps[n].tag = "scripts";
 		steps[n].network = o->network;
 		k = 0;
@@ -319,7 +324,8 @@ static size_t plan(const struct svc_build_opts *o, const char *dir, struct step 
 		k += svc_build_npm_args(o, NPMRC, o->network, steps[n].cmd + k);
 		steps[n++].cmd[k] = NULL;
 	}
-	steps[n].title = o->scripts ? "npm run build" : "npm run build --ignore-scripts";
+	steps[n].title = "npm run build";
+	steps[n].shown = o->scripts ? "" : " --ignore-scripts";
 	steps[n].tag = "build";
 	steps[n].network = 0;
 	k = 0;
@@ -379,7 +385,7 @@ static int run_one(const struct svc_build_opts *o, const char *dir, const char *
 	snprintf(name, sizeof name, "%s-%s", o->run_name, s->tag);
 	step_spec(o, dir, s, name, deadline, log, arg, &m, &sp);
 	sp.disk_dir = disk_dir;
-	say(log, arg, "$ %s%s\n", s->title, s->network ? " (the registry only)" : " (no network)");
+	say(log, arg, "$ %s%s%s\n", s->title, s->shown, s->network ? " (the registry only)" : " (no network)");
 	if ((err = svc_sandbox_run(&sp, &r, err_why, sizeof err_why)) < 0) {
 		if (err == SVC_E_UNAVAILABLE)
 			snprintf(why, why_max, "svc refuses to build: %s", err_why);
@@ -493,4 +499,29 @@ int svc_build_dir_make(const struct svc_build_opts *o, const char *top, char *pr
 int svc_build_dir_remove(const char *top)
 {
 	return svc_sandbox_disk_remove(top);
+}
+
+int svc_build_sweep(const char *builds, unsigned older_secs)
+{
+	struct dirent *e;
+	struct stat st;
+	char path[4200];
+	time_t now = time(NULL);
+	int n = 0;
+	DIR *d = opendir(builds);
+
+	if (!d)
+		return errno == ENOENT ? 0 : SVC_E_INTERNAL;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)older_secs)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", builds, e->d_name);
+		if (svc_build_dir_remove(path) == 0) {
+			svc_log_info("build: removed %s, left by a build that ended without it", path);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
 }

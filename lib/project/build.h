@@ -81,6 +81,16 @@ int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log
 int svc_build_dir_make(const struct svc_build_opts *o, const char *top, char *project, size_t max, char *why,
 		       size_t why_max);
 
+/*
+ * Removes the build trees under `builds` (SVC_DATA_DIR/builds) that a build
+ * which ended without removing its own left behind (its process was killed):
+ * each entry older than `older_secs` (give SVC_BUILD_WALL_SECS plus a margin,
+ * so no running build's tree is taken) is unmounted and removed
+ * (svc_build_dir_remove()). For svc-worker's start. Returns how many were
+ * removed, or SVC_E_INTERNAL when `builds` cannot be read.
+ */
+int svc_build_sweep(const char *builds, unsigned older_secs);
+
 /* Removes what svc_build_dir_make() made at `top`: unmounts its tmpfs (if any) and removes the tree. Returns 0 or SVC_E_INTERNAL. */
 int svc_build_dir_remove(const char *top);
 

@@ -218,12 +218,38 @@ static int split_env(const char **argv, struct env_names *names)
 	return 0;
 }
 
+/*
+ * Whether svc runs as a systemd unit of its own in the unified hierarchy (its v2 cgroup ends in ".service",
+ * or ".service/main" once vacated): with Delegate=yes on the unit (docs/operations.md "The build sandbox")
+ * svc may move its processes into <unit>/main so that the unit's cgroup hands controllers down.
+ */
+static int own_unit_cgroup(void)
+{
+	char line[4096];
+	int yes = 0;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return 0;
+	while (!yes && fgets(line, sizeof line, f)) {
+		size_t n;
+		line[strcspn(line, "\n")] = '\0';
+		n = strlen(line);
+		if (strncmp(line, "0::", 3) == 0)
+			yes = (n > 8 && strcmp(line + n - 8, ".service") == 0) ||
+			      (n > 13 && strcmp(line + n - 13, ".service/main") == 0);
+	}
+	fclose(f);
+	return yes;
+}
+
 /* Makes the run's cgroup: memory is the spec's plus its tmpfs disk's (whose pages are charged to it). */
 static int make_cgroup(const struct svc_sandbox_spec *s, struct svc_sandbox *sb, char *why, size_t why_max)
 {
 	struct svc_cgroup_opts co = { s->cgroup_parent, s->memory_mb, s->procs, s->cpu_percent, 0 };
 	int err;
 
+	co.vacate = !s->cgroup_parent && own_unit_cgroup();
 	if (s->disk_dir && s->memory_mb)
 		co.memory_mb = s->memory_mb + s->disk_mb;
 	if ((err = svc_cgroup_new(&co, s->name ? s->name : "", &sb->cg, why, why_max)) < 0)

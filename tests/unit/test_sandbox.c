@@ -101,24 +101,34 @@ static void test_sandbox_runs_and_reports_status(void)
 	CU_ASSERT(!group_left("unit-sandbox-status"));
 }
 
+/* Runs `cmd` as `name` with `procs` processes at most; *o gets the output. Returns the result's status and fills *r. */
+static int run_small(const char *const *cmd, const char *name, unsigned procs, struct svc_sandbox_result *r,
+		     struct out *o)
+{
+	struct svc_sandbox_spec s;
+	char why[256];
+
+	small_spec(&s, cmd, name, o);
+	if (procs)
+		s.procs = procs;
+	CU_ASSERT_EQUAL_FATAL(svc_sandbox_run(&s, r, why, sizeof why), 0);
+	CU_ASSERT(!group_left(name));
+	return r->status;
+}
+
 static void test_sandbox_memory_bound_is_named(void)
 {
 	static const char *const cmd[] = {
 		NODE, "-e", "const a=[];for(let i=0;i<64;i++){const b=Buffer.alloc(32<<20);b.fill(1);a.push(b)}", NULL
 	};
-	struct svc_sandbox_spec s;
 	struct svc_sandbox_result r;
 	struct out o;
-	char why[256];
 
 	if (!can_test(__func__))
 		return;
-	small_spec(&s, cmd, "unit-sandbox-memory", &o);
-	CU_ASSERT_EQUAL_FATAL(svc_sandbox_run(&s, &r, why, sizeof why), 0);
-	CU_ASSERT(r.status != 0);
+	CU_ASSERT(run_small(cmd, "unit-sandbox-memory", 0, &r, &o) != 0);
 	CU_ASSERT_EQUAL(r.limit, SVC_SANDBOX_LIMIT_MEMORY);
 	CU_ASSERT_STRING_EQUAL(r.limit_text, "more than 256 MB of memory");
-	CU_ASSERT(!group_left("unit-sandbox-memory"));
 }
 
 static void test_sandbox_wasm_gigabyte_fits(void)
@@ -126,16 +136,12 @@ static void test_sandbox_wasm_gigabyte_fits(void)
 	static const char *const cmd[] = {
 		NODE, "-e", "const m=new WebAssembly.Memory({initial:16384});console.log('wasm', m.buffer.byteLength)", NULL
 	};
-	struct svc_sandbox_spec s;
 	struct svc_sandbox_result r;
 	struct out o;
-	char why[256];
 
 	if (!can_test(__func__))
 		return;
-	small_spec(&s, cmd, "unit-sandbox-wasm", &o);
-	CU_ASSERT_EQUAL_FATAL(svc_sandbox_run(&s, &r, why, sizeof why), 0);
-	CU_ASSERT_EQUAL(r.status, 0);
+	CU_ASSERT_EQUAL(run_small(cmd, "unit-sandbox-wasm", 0, &r, &o), 0);
 	CU_ASSERT(strstr(o.text, "wasm 1073741824") != NULL);
 }
 
@@ -144,20 +150,14 @@ static void test_sandbox_process_bound_is_named(void)
 	static const char *const cmd[] = {
 		"/usr/bin/sh", "-c", "i=0; while [ $i -lt 100 ]; do sleep 5 & i=$((i+1)); done; wait", NULL
 	};
-	struct svc_sandbox_spec s;
 	struct svc_sandbox_result r;
 	struct out o;
-	char why[256];
 
 	if (!can_test(__func__))
 		return;
-	small_spec(&s, cmd, "unit-sandbox-procs", &o);
-	s.procs = 16;
-	CU_ASSERT_EQUAL_FATAL(svc_sandbox_run(&s, &r, why, sizeof why), 0);
-	CU_ASSERT(r.status != 0);
+	CU_ASSERT(run_small(cmd, "unit-sandbox-procs", 16, &r, &o) != 0);
 	CU_ASSERT_EQUAL(r.limit, SVC_SANDBOX_LIMIT_PROCS);
 	CU_ASSERT_STRING_EQUAL(r.limit_text, "more than 16 processes");
-	CU_ASSERT(!group_left("unit-sandbox-procs"));
 }
 
 static void test_sandbox_disk_bound_is_named_and_removed(void)
