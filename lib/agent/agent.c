@@ -24,9 +24,9 @@
 #define MAX_FINAL (4 * 1024 * 1024) /* bytes of the whole turn's text */
 
 static const char prompt_build[] =
-	"You are svc's agent. You work on a static web app (HTML, CSS, JavaScript and assets served as "
-	"plain files; no build step, no server code) whose files are in the project directory. The tools "
-	"work on that directory; paths are relative to its root, like \"index.html\" or \"css/site.css\".\n"
+	"You are svc's agent. You work on a web app whose files are in the project directory (what kind of "
+	"app is said below). The tools work on that directory; paths are relative to its root, like "
+	"\"index.html\" or \"src/App.tsx\".\n"
 	"Tools: list_files, read_file and search_files to look; write_file (a whole file), edit_file "
 	"(replace one exact piece of text that occurs once) and delete_file to change.\n"
 	"How to work: look before you change, and read a file before you edit it. Keep changes minimal "
@@ -758,6 +758,9 @@ static int system_prompt(const struct svc_agent_turn *turn, const struct svc_age
 
 	if ((error = svc_buf_adds(out, prompt_build)) < 0)
 		return error;
+	/* what kind of project it is: the react template's layout, package.json, static (agent_stack.c) */
+	if ((error = svc_agent__prompt_stack(turn->project_dir, out)) < 0)
+		return error;
 	if (tools->read_only) {
 		snprintf(ro, romax, prompt_read_only, tools->mode);
 		if ((error = svc_buf_adds(out, ro)) < 0)
@@ -949,7 +952,8 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	memset(&l, 0, sizeof(l));
 	l.turn = turn;
 	svc_buf_init(&l.final, MAX_FINAL);
-	svc_buf_init(&l.system, sizeof(prompt_build) + sizeof(l.ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8);
+	svc_buf_init(&l.system, sizeof(prompt_build) + SVC_AGENT__STACK_MAX + sizeof(l.ro) + sizeof(prompt_plan) +
+				SVC_AGENT_PROMPT_EXTRA_MAX + 8);
 	if ((error = turn_check(turn, &l.anthropic, out)) < 0 || (error = loop_begin(&l)) < 0)
 		goto done;
 	for (step = 0; step < max_steps && r == 0; step++) {

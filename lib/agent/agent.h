@@ -326,6 +326,20 @@ int svc_agent__openai_body(const char *model, const char *system, struct json_ob
 int svc_agent__anthropic_body(const char *model, const char *system, struct json_object *conv,
 			      struct json_object *tools, struct json_object **out);
 
+/*
+ * Appends to `out` the system prompt's paragraph on what kind of project
+ * `project_dir` (absolute) holds, from its package.json (read through
+ * lib/core/fsx, at most 256 KiB): none, a static web app; one whose
+ * dependencies or devDependencies have react and vite, the layout of svc's
+ * react template (templates/react), with Tailwind CSS's rules when tailwindcss
+ * or @tailwindcss/vite is among them; any other, or one that cannot be read
+ * or parsed, a package.json project; the last two with the rule for adding an
+ * npm package. Appends at most SVC_AGENT__STACK_MAX bytes; nothing for a NULL
+ * or empty `project_dir`. Returns 0 or svc_buf_adds()'s SVC_E_TOO_LARGE.
+ */
+#define SVC_AGENT__STACK_MAX 4096
+int svc_agent__prompt_stack(const char *project_dir, struct svc_buf *out);
+
 /* Parses `len` bytes of JSON (nesting capped at 64, the whole text) into a new object *out. Returns 0 or SVC_E_INVALID_JSON. */
 int svc_agent__json_parse(const char *text, size_t len, struct json_object **out);
 

@@ -17,6 +17,7 @@ def main():
     items = r.body["items"]
     names = [t.get("name") for t in items]
     check("test_templates_has_blank_and_todo_app", "blank" in names and "todo-app" in names, names)
+    check("test_templates_has_react", "react" in names, names)
     check("test_templates_items_have_exactly_the_fields",
           all(set(t) == {"name", "title", "description", "previewUrl"} for t in items), items)
     check("test_templates_titles_and_descriptions_are_text",
@@ -28,7 +29,8 @@ def main():
     by = {t["name"]: t for t in items}
     check("test_templates_metadata_read", by.get("todo-app", {}).get("title") == "Todo app"
           and "todo" in (by.get("todo-app", {}).get("description") or "").lower(), by.get("todo-app"))
-    check("test_templates_ordered_blank_first", names and names[0] == "blank", names)
+    # react (the field's stack, issue 27) leads, then blank
+    check("test_templates_ordered_react_then_blank", names[:2] == ["react", "blank"], names)
     check("test_templates_metadata_files_are_not_templates", not any(n.endswith(".json") for n in names), names)
     # every template listed can be used, and its metadata file is not copied into the project
     for name in names:

@@ -6,6 +6,7 @@ import { useStore } from '../../lib/store.js';
 import { Link, navigate, query, withQuery, locationStore } from '../../lib/router.js';
 import { ago, when } from '../../lib/format.js';
 import { Dialog, Field, ErrorNote, Loading, ConfirmDialog, NameDialog, useAsync, useTitle } from '../../ui/index.js';
+import { projectName } from './prompt.js';
 
 const PAGE = 24;
 const VISIBILITIES = [
@@ -13,7 +14,11 @@ const VISIBILITIES = [
 	['workspace', 'Workspace'],
 	['public', 'Public'],
 ];
+// The template of the prompt box, and of "Describe your app" when no other is chosen (issue 27):
+// the field's stack. The API's own default stays blank (the spec).
+const PROMPT_TEMPLATE = 'react';
 const FALLBACK_TEMPLATES = [
+	{ name: PROMPT_TEMPLATE, title: 'React + TypeScript', description: 'React, TypeScript, Vite and Tailwind CSS.', previewUrl: null },
 	{ name: 'blank', title: 'Blank', description: 'An empty page to start from.', previewUrl: null },
 	{ name: 'todo-app', title: 'Todo app', description: 'A small to-do list app.', previewUrl: null },
 ];
@@ -161,6 +166,7 @@ function Projects({ ws, folderId, folders, title }) {
 
 	return (
 		<>
+			<PromptBox ws={ws} folderId={folderId} />
 			<div class="dash-head">
 				<h1 tabIndex={-1}>{title}</h1>
 				<button type="button" class="primary" onClick={() => setCreating(true)}>
@@ -191,7 +197,7 @@ function Projects({ ws, folderId, folders, title }) {
 			{items === null ? (
 				!error && <Loading label="Loading projects…" />
 			) : items.length === 0 ? (
-				<p class="empty">{sq || vis ? 'No project matches.' : 'No projects yet. Make one with New project.'}</p>
+				<p class="empty">{sq || vis ? 'No project matches.' : 'No projects yet: describe one above, or make one with New project.'}</p>
 			) : (
 				<ul class="cards" aria-label="Projects">
 					{items.map((p) => (
@@ -363,9 +369,60 @@ function ChoiceDialog({ title, label, initial, options, hint, onClose, onSave })
 	);
 }
 
+/**
+ * PromptBox: "What do you want to build?" The dashboard's first control: sending it creates a
+ * project from the React template named from the prompt's first words (prompt.js), with the
+ * prompt as its first message (the API queues the agent's turn), and opens it.
+ */
+function PromptBox({ ws, folderId }) {
+	const [text, setText] = useState('');
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	async function submit(e) {
+		if (e) e.preventDefault();
+		const prompt = text.trim();
+		if (!prompt || busy) return;
+		setBusy(true);
+		setError(null);
+		try {
+			const p = await createProject(ws.id, { name: projectName(prompt), template: PROMPT_TEMPLATE, folderId, prompt });
+			navigate(`/projects/${enc(p.id)}`);
+		} catch (err) {
+			setError(err);
+			setBusy(false);
+		}
+	}
+	return (
+		<form class="prompt-box" onSubmit={submit}>
+			<Field
+				label="What do you want to build?"
+				as="textarea"
+				rows={3}
+				maxLength={100000}
+				value={text}
+				placeholder="A recipe box where I can save and tag my favourite dishes"
+				hint="A React app starts from your words; the agent builds it while you watch. Enter sends, Shift+Enter is a new line."
+				onInput={(e) => setText(e.currentTarget.value)}
+				onKeyDown={(e) => {
+					if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+						e.preventDefault();
+						submit();
+					}
+				}}
+			/>
+			<ErrorNote error={error} />
+			<div class="prompt-actions">
+				<button type="submit" class="primary" disabled={busy || !text.trim()}>
+					{busy ? 'Starting…' : 'Start building'}
+				</button>
+			</div>
+		</form>
+	);
+}
+
 function NewProject({ ws, folderId, onClose }) {
 	const [name, setName] = useState('');
-	const [template, setTemplate] = useState('blank');
+	const [template, setTemplate] = useState(PROMPT_TEMPLATE);
 	const [prompt, setPrompt] = useState('');
 	const [error, setError] = useState(null);
 	const [busy, setBusy] = useState(false);

@@ -132,6 +132,14 @@ function readImage(file) {
 
 let liveSeq = 0;
 
+/** openTurn(events): true when the newest turn of a timeline has begun and not ended (and is under 15 minutes old). */
+function openTurn(events) {
+	const turns = buildTurns(events);
+	const last = turns[turns.length - 1];
+	const at = events.length ? Date.parse(events[events.length - 1].createdAt) : NaN;
+	return Boolean(last && last.user && !last.end) && !(Date.now() - at > 15 * 60 * 1000);
+}
+
 export function Chat({ project, onFilesChanged }) {
 	const pid = project.id;
 	const [chats, setChats] = useState([]);
@@ -189,6 +197,26 @@ export function Chat({ project, onFilesChanged }) {
 		const el = logRef.current;
 		if (el && atBottom.current) el.scrollTop = el.scrollHeight;
 	}, [events]);
+	// A turn this page did not start (a new project's first prompt, which svc-worker runs; another
+	// tab's): while the newest turn has no end, read the timeline again every second, for as long
+	// as its last event is younger than the worker's 15-minute lease.
+	const elsewhere = !running && events ? openTurn(events) : false;
+	useEffect(() => {
+		if (!elsewhere || !chatId) return undefined;
+		const id = chatId;
+		const t = setTimeout(() => {
+			listChatMessages(pid, { chatId: id, limit: 50 }).then(
+				(r) => {
+					if (current.current !== id) return;
+					setEvents(r.items);
+					setOlder(r.nextCursor);
+					if (!openTurn(r.items) && r.items.some((e) => e.type === 'session.task_complete' && e.filesChanged)) onFilesChanged();
+				},
+				() => {},
+			);
+		}, 1000);
+		return () => clearTimeout(t);
+	}, [elsewhere, events, chatId]);
 
 	async function loadOlder() {
 		const el = logRef.current;
@@ -230,7 +258,7 @@ export function Chat({ project, onFilesChanged }) {
 
 	async function send() {
 		const t = text.trim();
-		if (!t || running) return;
+		if (!t || running || elsewhere) return;
 		setError(null);
 		let target = chatId;
 		try {
@@ -341,7 +369,7 @@ export function Chat({ project, onFilesChanged }) {
 						))}
 					</ol>
 				)}
-				{running && running.chatId === chatId && (
+				{((running && running.chatId === chatId) || elsewhere) && (
 					<p class="working" aria-hidden="true">
 						<span class="dot" /> Working…
 					</p>
@@ -396,7 +424,7 @@ export function Chat({ project, onFilesChanged }) {
 							Stop
 						</button>
 					) : (
-						<button type="submit" class="primary" disabled={!text.trim()}>
+						<button type="submit" class="primary" disabled={!text.trim() || elsewhere}>
 							Send
 						</button>
 					)}

@@ -1,0 +1,261 @@
+// measure.mjs: the figures of issue 27 against a running stack (bench/preview/run.sh starts one): a saved change
+// seen in the preview page by Chromium (from the save's response to the DOM showing it), the first preview of a new
+// React project (cold, then warm npm cache), publishing with warm dependencies, and what dev servers cost.
+// usage: node bench/preview/measure.mjs BASE_URL [PHASE...]   (PHASE: static react publish devservers; default all)
+// Env: SAVES (20: saves per project kind; build-on-save previews take SAVES_BUILD, 5), PUBLISHES (3),
+//      DEVSERVERS (8), SVC_CHROMIUM (/usr/bin/chromium). Prints "# ..." lines as it goes and one JSON object
+//      of every figure last.
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+
+const require = createRequire(new URL('../../tests/web/package.json', import.meta.url));
+const { chromium } = require('playwright-core');
+
+const BASE = (process.argv[2] || 'http://127.0.0.1:20410/api').replace(/\/$/, '');
+const PHASES = process.argv.slice(3).length ? process.argv.slice(3) : ['static', 'react', 'publish', 'devservers'];
+const SAVES = Number(process.env.SAVES || 20);
+const SAVES_BUILD = Number(process.env.SAVES_BUILD || 5);
+const PUBLISHES = Number(process.env.PUBLISHES || 3);
+const DEVSERVERS = Number(process.env.DEVSERVERS || 8);
+const HEAD = 'Start building'; // what templates/react's src/App.tsx shows
+const out = { when: new Date().toISOString(), base: BASE, cpus: 2 };
+const say = (s) => console.log(`# ${s}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+let token;
+let wid;
+
+async function api(method, path, body, timeoutMs = 600000) {
+	const headers = { Accept: 'application/json' };
+	if (token) headers.Authorization = `Bearer ${token}`;
+	if (body !== undefined) headers['Content-Type'] = 'application/json';
+	const r = await fetch(BASE + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+	const text = await r.text();
+	let json = null;
+	try {
+		json = text ? JSON.parse(text) : null;
+	} catch {
+		json = { raw: text };
+	}
+	return { status: r.status, json };
+}
+
+function must(r, status, what) {
+	if (r.status !== status) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.json).slice(0, 500)}`);
+	return r.json;
+}
+
+/** pct(list, p): the p-th percentile (nearest rank) of list, in its unit. */
+function pct(list, p) {
+	const s = [...list].sort((a, b) => a - b);
+	return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] : null;
+}
+const summary = (list) => ({ n: list.length, p50: pct(list, 50), p95: pct(list, 95), min: Math.min(...list), max: Math.max(...list) });
+
+async function project(template, name) {
+	const t0 = performance.now();
+	const p = must(await api('POST', `/workspaces/${wid}/projects`, { name, template }), 201, `create ${template}`);
+	return { ...p, createdMs: performance.now() - t0, createdAt: t0 };
+}
+const previewUrl = async (pid) => must(await api('GET', `/projects/${pid}/preview`), 200, 'preview').url;
+/** readFile(pid, path): the file's text (the API answers its raw bytes). */
+async function readFile(pid, path) {
+	const r = await fetch(`${BASE}/projects/${pid}/files/${path}`, { headers: { Authorization: `Bearer ${token}` } });
+	if (r.status !== 200) throw new Error(`read ${path}: ${r.status}`);
+	return r.text();
+}
+/** save(pid, path, content): PUT the file; resolves performance.now() at the response. */
+async function save(pid, path, content) {
+	must(await api('PUT', `/projects/${pid}/files/${path}`, { content, overwrite: true }), 200, `save ${path}`);
+	return performance.now();
+}
+
+/** kindOf(page): 'dev' when a dev server serves the page (Vite's client is in it), else 'build' (the build-on-save preview) or 'static'. */
+async function kindOf(page) {
+	return page.evaluate(() => (document.querySelector('script[src^="/@vite/client"], script[type="module"][src^="/src/"]') ? 'dev' : document.querySelector('script[src^="/assets/"]') ? 'build' : 'static'));
+}
+
+/** waitText(page, text, ms): resolves once the page's DOM holds text (a MutationObserver in the page); rejects after ms. */
+function waitText(page, text, ms) {
+	return page.evaluate(
+		([t, limit]) =>
+			new Promise((resolve, reject) => {
+				const has = () => document.body && document.body.innerText.includes(t);
+				if (has()) return resolve(true);
+				const mo = new MutationObserver(() => has() && (mo.disconnect(), clearTimeout(timer), resolve(true)));
+				mo.observe(document, { childList: true, subtree: true, characterData: true });
+				const timer = setTimeout(() => (mo.disconnect(), reject(new Error('not yet'))), limit);
+			}),
+		[text, ms],
+	);
+}
+
+/**
+ * seen(page, text, reload, deadlineMs): performance.now() (node's clock) when the page's DOM holds text. With
+ * reload (a preview that does not change by itself: files as they are, or the build-on-save preview) the page
+ * is loaded again at once and then every 250 ms, as the app reloads its frame after a change; without, the
+ * DOM is watched (a dev server's hot module replacement).
+ */
+async function seen(page, text, reload, deadlineMs) {
+	const end = performance.now() + deadlineMs;
+	const has = () => page.evaluate((t) => Boolean(document.body && document.body.innerText.includes(t)), text).catch(() => false);
+	if (!reload) {
+		await waitText(page, text, deadlineMs);
+		return performance.now();
+	}
+	while (performance.now() < end) {
+		await page.reload({ waitUntil: 'domcontentloaded' }).catch(() => {});
+		if (await has()) return performance.now();
+		await sleep(250);
+	}
+	throw new Error(`the preview did not show ${JSON.stringify(text)} within ${deadlineMs} ms: ${(await page.evaluate(() => document.body && document.body.innerText).catch(() => '')).slice(0, 300)}`);
+}
+
+/**
+ * firstPreview(page, pid, t0): ms from t0 (the create's start) until the preview page shows the React app, and
+ * its kind. While svc answers "Building the preview" (or nothing yet) the page is loaded again every 500 ms;
+ * a page that is the app gets 30 s to run its scripts and render.
+ */
+async function firstPreview(page, pid, t0) {
+	const url = await previewUrl(pid);
+	const end = performance.now() + 600000;
+	const text = () => page.evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '');
+	for (;;) {
+		const r = await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 300000 }).catch(() => null);
+		const body = await text();
+		if (/The build failed/.test(body)) throw new Error(`the preview build failed: ${body.slice(0, 600)}`);
+		if (r && r.status() === 200 && !/Building the preview/.test(body)) {
+			await waitText(page, HEAD, 30000);
+			return { ms: performance.now() - t0, kind: await kindOf(page), url };
+		}
+		if (performance.now() > end) throw new Error(`no preview within 600 s: ${body.slice(0, 300)}`);
+		await sleep(500);
+	}
+}
+
+/** saves(page, pid, path, base, mark, n, reload): n saves of `path` (base with HEAD → a marker), each timed to the DOM. */
+async function saves(page, pid, path, base, n, reload, times = []) {
+	for (let i = 0; i < n; i++) {
+		const marker = `Saved change ${i} ${randomBytes(3).toString('hex')}`;
+		const t = await save(pid, path, base.replace(HEAD, marker));
+		times.push(Math.round((await seen(page, marker, reload, reload ? 600000 : 30000)) - t));
+		await sleep(300);
+	}
+	return times;
+}
+
+function memAvailableMb() {
+	const m = /MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'));
+	return m ? Math.round(Number(m[1]) / 1024) : null;
+}
+
+/** devServers(): [{pid, pssMb}] of each running Vite dev server (a node process running vite) with its children (esbuild). */
+function devServers() {
+	let ps;
+	try {
+		ps = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' });
+	} catch {
+		return [];
+	}
+	const rows = ps.trim().split('\n').map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/)).filter(Boolean).map(([, pid, ppid, args]) => ({ pid: Number(pid), ppid: Number(ppid), args }));
+	const kids = (pid) => rows.filter((r) => r.ppid === pid).flatMap((r) => [r.pid, ...kids(r.pid)]);
+	const pss = (pid) => {
+		try {
+			const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+			return m ? Number(m[1]) / 1024 : 0;
+		} catch {
+			return 0;
+		}
+	};
+	const vites = rows.filter((r) => /node\S*\s.*\bvite(\.js)?\b/.test(r.args) && !/measure\.mjs/.test(r.args));
+	// a vite process whose parent is also one (npm run dev → vite) counts once, at the top
+	const top = vites.filter((v) => !vites.some((o) => o.pid === v.ppid));
+	return top.map((v) => ({ pid: v.pid, pssMb: Math.round([v.pid, ...kids(v.pid)].reduce((a, p) => a + pss(p), 0)) }));
+}
+
+async function main() {
+	const email = `bench-preview-${randomBytes(4).toString('hex')}@example.test`;
+	const s = must(await api('POST', '/auth/signup', { email, password: 'correct horse battery', displayName: 'Bench preview' }), 201, 'signup');
+	token = s.accessToken;
+	wid = s.workspace.id;
+	out.memAvailableAtStartMb = memAvailableMb();
+	const browser = await chromium.launch({ executablePath: process.env.SVC_CHROMIUM || '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+	const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+	try {
+		if (PHASES.includes('static')) {
+			const p = await project('blank', 'Bench static');
+			const base = (await readFile(p.id, 'index.html')).replace(/<body([^>]*)>/, `<body$1>\n<p>${HEAD}</p>`);
+			await save(p.id, 'index.html', base);
+			await page.goto(await previewUrl(p.id));
+			const times = await saves(page, p.id, 'index.html', base, SAVES, true);
+			out.staticSave = summary(times);
+			say(`no package.json: save → preview DOM (reloaded at the save's response): p50 ${out.staticSave.p50} ms, p95 ${out.staticSave.p95} ms (${times.join(' ')})`);
+		}
+		let warm = null;
+		if (PHASES.includes('react') || PHASES.includes('publish') || PHASES.includes('devservers')) {
+			// the first React project of a fresh stack meets a cold npm cache; the second a warm one
+			const cold = await project('react', 'Bench React cold');
+			const fc = await firstPreview(page, cold.id, cold.createdAt);
+			out.firstPreviewColdMs = Math.round(fc.ms);
+			out.previewKind = fc.kind;
+			say(`first preview of a new React project, cold npm cache: ${(fc.ms / 1000).toFixed(1)} s (${fc.kind})`);
+			warm = await project('react', 'Bench React warm');
+			const fw = await firstPreview(page, warm.id, warm.createdAt);
+			out.firstPreviewWarmMs = Math.round(fw.ms);
+			say(`first preview of a new React project, warm npm cache: ${(fw.ms / 1000).toFixed(1)} s (${fw.kind})`);
+			if (PHASES.includes('react')) {
+				const app = await readFile(warm.id, 'src/App.tsx');
+				const reload = fw.kind !== 'dev';
+				out.reactSaveTimes = [];
+				const times = await saves(page, warm.id, 'src/App.tsx', app, reload ? SAVES_BUILD : SAVES, reload, out.reactSaveTimes);
+				out.reactSave = { kind: fw.kind, ...summary(times) };
+				say(`React (${fw.kind === 'dev' ? 'dev server, no reload' : 'build on save, reloaded every 250 ms'}): save → preview DOM p50 ${out.reactSave.p50} ms, p95 ${out.reactSave.p95} ms (${times.join(' ')})`);
+				await save(warm.id, 'src/App.tsx', app);
+			}
+		}
+		if (PHASES.includes('publish') && warm) {
+			const app = await readFile(warm.id, 'src/App.tsx');
+			const times = [];
+			for (let i = 0; i < PUBLISHES; i++) {
+				await save(warm.id, 'src/App.tsx', app.replace(HEAD, `Published ${i}`));
+				const t0 = performance.now();
+				const r = await api('POST', `/deploy/${warm.id}`);
+				if (r.status !== 200) throw new Error(`publish: ${r.status} ${JSON.stringify(r.json).slice(0, 800)}`);
+				times.push(Math.round(performance.now() - t0));
+			}
+			out.publishWarm = summary(times);
+			say(`publish with warm dependencies: ${times.map((t) => (t / 1000).toFixed(1) + ' s').join(', ')}`);
+		}
+		if (PHASES.includes('devservers') && warm) {
+			if (out.previewKind !== 'dev') {
+				say('no dev server serves the preview on this stack: dev-server memory and start time not measured');
+			} else {
+				const starts = [];
+				const pages = [];
+				for (let i = devServers().length; i < DEVSERVERS; i++) {
+					const p = await project('react', `Bench dev server ${i}`);
+					const pg = await (await browser.newContext()).newPage();
+					pages.push(pg);
+					// start = from the first look at a warm project's preview to the app on screen
+					await firstPreview(pg, p.id, performance.now() + 0).then((f) => starts.push(Math.round(f.ms)));
+				}
+				await sleep(5000);
+				const running = devServers();
+				out.devServers = { running: running.length, pssMb: running.map((d) => d.pssMb), start: summary(starts) };
+				out.memAvailableWithDevServersMb = memAvailableMb();
+				say(`${running.length} dev servers running: PSS each ${running.map((d) => d.pssMb).join(', ')} MB; host MemAvailable ${out.memAvailableAtStartMb} → ${out.memAvailableWithDevServersMb} MB; start of one (warm): p50 ${out.devServers.start.p50} ms`);
+			}
+		}
+	} finally {
+		await browser.close();
+	}
+	console.log(JSON.stringify(out));
+}
+
+main().catch((e) => {
+	console.error(`measure.mjs: ${e.message}`);
+	console.log(JSON.stringify({ ...out, error: e.message }));
+	process.exit(1);
+});
