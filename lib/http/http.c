@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -409,6 +410,38 @@ int svc_sse_begin(struct svc_resp *resp)
 	write_head(resp, "text/event-stream; charset=utf-8", 0, 0);
 	resp->last_write_ms = svc_mono_ms();
 	if (FCGX_FFlush(resp->fcgi->out) < 0)
+		return SVC_E_CLIENT_GONE;
+	return 0;
+}
+
+long svc_req_body_read(struct svc_req *req, void *buf, size_t max)
+{
+	int n = FCGX_GetStr(buf, max > INT_MAX ? INT_MAX : (int)max, req->fcgi->in);
+
+	if (n < 0 || FCGX_GetError(req->fcgi->in) != 0)
+		return SVC_E_CLIENT_GONE;
+	return n;
+}
+
+int svc_resp_stream_begin(struct svc_resp *resp, int status, const char *type)
+{
+	resp->status = status;
+	write_head(resp, type, 0, 0);
+	resp->last_write_ms = svc_mono_ms();
+	return FCGX_FFlush(resp->fcgi->out) < 0 ? SVC_E_CLIENT_GONE : 0;
+}
+
+int svc_resp_stream_write(struct svc_resp *resp, const void *data, size_t len)
+{
+	while (len) {
+		int n = len > INT_MAX ? INT_MAX : (int)len;
+		if (FCGX_PutStr(data, n, resp->fcgi->out) != n)
+			return SVC_E_CLIENT_GONE;
+		data = (const char *)data + n;
+		len -= (size_t)n;
+	}
+	resp->last_write_ms = svc_mono_ms();
+	if (FCGX_FFlush(resp->fcgi->out) < 0 || FCGX_GetError(resp->fcgi->out) != 0)
 		return SVC_E_CLIENT_GONE;
 	return 0;
 }
@@ -939,6 +972,8 @@ static int step_body(struct dispatch *d, struct svc_req *req, struct svc_resp *r
 
 	if (req->method != SVC_POST && req->method != SVC_PUT && req->method != SVC_PATCH && req->method != SVC_DELETE)
 		return 0;
+	if (d->route->flags & SVC_R_RAWBODY)
+		return 0; /* the handler streams it (svc_req_body_read) */
 	if ((err = read_body(req, d->route->max_body ? d->route->max_body : DEFAULT_MAX_BODY)) < 0)
 		return err == SVC_E_VALIDATION
 			       ? svc_resp_error(resp, SVC_E_INVALID_JSON, NULL, "The request body is incomplete.")

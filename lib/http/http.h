@@ -38,6 +38,9 @@ enum svc_method {
 #define SVC_R_SITE 16u    /* serves a site, not the API (svc-preview): no CORS headers for SVC_CORS_ORIGINS, and a
 			   * Content-Security-Policy the handler sets replaces the API's (and its X-Frame-Options) */
 
+#define SVC_R_RAWBODY 64u /* the router leaves the body unread (no cap, no content type): the handler streams it
+			   * with svc_req_body_read() (svc-git: a push's pack, bounded by the handler) */
+
 #define SVC_MAX_PARAMS 6
 
 /*
@@ -264,6 +267,35 @@ int svc_sse_event(struct svc_resp *resp, const char *type, struct json_object *p
  * quiet stream) and flushes. Returns 0 or SVC_E_CLIENT_GONE.
  */
 int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
+
+/*
+ * ---- Streamed bodies both ways (svc-git, issue 30) ----
+ */
+
+/*
+ * Reads up to `max` bytes of the request body of an SVC_R_RAWBODY route into
+ * buf, blocking until some arrive. Returns the count (> 0), 0 at the end of
+ * the body (FastCGI's empty stdin record, whatever CONTENT_LENGTH said), or
+ * SVC_E_CLIENT_GONE when the stream broke.
+ */
+long svc_req_body_read(struct svc_req *req, void *buf, size_t max);
+
+/*
+ * Starts a response of unknown length: the status line, the security headers
+ * write_head() gives every response, the handler's headers (svc_resp_header)
+ * and Content-Type `type`, flushed at once. After it the router sends
+ * nothing more; errors can no longer be answered as JSON. Returns 0 or
+ * SVC_E_CLIENT_GONE.
+ */
+int svc_resp_stream_begin(struct svc_resp *resp, int status, const char *type);
+
+/*
+ * Writes `len` bytes of a response begun with svc_resp_stream_begin() and
+ * flushes them (the web server passes them on: lighttpd
+ * stream-response-body 2, Apache flushpackets). Returns 0 or
+ * SVC_E_CLIENT_GONE.
+ */
+int svc_resp_stream_write(struct svc_resp *resp, const void *data, size_t len);
 
 /*
  * Reads the caller's credential from "Authorization: Bearer" (an access
