@@ -167,7 +167,6 @@ static int stream_begin(void *arg, int status, const char *type, const char *hea
 		svc_resp_header(s->resp, name, value);
 		line = end + 2;
 	}
-	svc_resp_header(s->resp, "X-Accel-Buffering", "no");
 	return svc_resp_stream_begin(s->resp, status, type);
 }
 

@@ -141,6 +141,15 @@ int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_
 	return svc_cookie_get(svc_req_header(req, "Cookie"), name, out, max);
 }
 
+long svc_req_body_read(struct svc_req *req, void *buf, size_t max)
+{
+	int n = FCGX_GetStr(buf, max > INT_MAX ? INT_MAX : (int)max, req->fcgi->in);
+
+	if (n < 0 || FCGX_GetError(req->fcgi->in) != 0)
+		return SVC_E_CLIENT_GONE;
+	return n;
+}
+
 /*
  * svc_auth_jwt_verify_claims() for an access token `t` (len bytes), through
  * ctx->tokens: the same bytes verified before take their claims again while
@@ -414,38 +423,6 @@ int svc_sse_begin(struct svc_resp *resp)
 	return 0;
 }
 
-long svc_req_body_read(struct svc_req *req, void *buf, size_t max)
-{
-	int n = FCGX_GetStr(buf, max > INT_MAX ? INT_MAX : (int)max, req->fcgi->in);
-
-	if (n < 0 || FCGX_GetError(req->fcgi->in) != 0)
-		return SVC_E_CLIENT_GONE;
-	return n;
-}
-
-int svc_resp_stream_begin(struct svc_resp *resp, int status, const char *type)
-{
-	resp->status = status;
-	write_head(resp, type, 0, 0);
-	resp->last_write_ms = svc_mono_ms();
-	return FCGX_FFlush(resp->fcgi->out) < 0 ? SVC_E_CLIENT_GONE : 0;
-}
-
-int svc_resp_stream_write(struct svc_resp *resp, const void *data, size_t len)
-{
-	while (len) {
-		int n = len > INT_MAX ? INT_MAX : (int)len;
-		if (FCGX_PutStr(data, n, resp->fcgi->out) != n)
-			return SVC_E_CLIENT_GONE;
-		data = (const char *)data + n;
-		len -= (size_t)n;
-	}
-	resp->last_write_ms = svc_mono_ms();
-	if (FCGX_FFlush(resp->fcgi->out) < 0 || FCGX_GetError(resp->fcgi->out) != 0)
-		return SVC_E_CLIENT_GONE;
-	return 0;
-}
-
 int svc_sse_event(struct svc_resp *resp, const char *type, struct json_object *payload)
 {
 	const char *text;
@@ -467,6 +444,31 @@ int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms)
 		return FCGX_GetError(resp->fcgi->out) != 0 ? SVC_E_CLIENT_GONE : 0;
 	FCGX_PutS(": ping\n\n", resp->fcgi->out);
 	resp->last_write_ms = svc_mono_ms();
+	if (FCGX_FFlush(resp->fcgi->out) < 0 || FCGX_GetError(resp->fcgi->out) != 0)
+		return SVC_E_CLIENT_GONE;
+	return 0;
+}
+
+/* ---- a streamed raw body (git-io: export.zip) ---- */
+
+int svc_resp_stream_begin(struct svc_resp *resp, int status, const char *type)
+{
+	resp->status = status;
+	svc_resp_header(resp, "X-Accel-Buffering", "no");
+	write_head(resp, type, 0, 0);
+	resp->last_write_ms = svc_mono_ms();
+	return FCGX_GetError(resp->fcgi->out) != 0 ? SVC_E_CLIENT_GONE : 0;
+}
+
+int svc_resp_stream_write(struct svc_resp *resp, const void *data, size_t len)
+{
+	while (len > 0) {
+		int n = len > (1u << 20) ? 1 << 20 : (int)len;
+		if (FCGX_PutStr(data, n, resp->fcgi->out) != n)
+			return SVC_E_CLIENT_GONE;
+		data = (const char *)data + n;
+		len -= (size_t)n;
+	}
 	if (FCGX_FFlush(resp->fcgi->out) < 0 || FCGX_GetError(resp->fcgi->out) != 0)
 		return SVC_E_CLIENT_GONE;
 	return 0;

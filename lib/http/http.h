@@ -202,6 +202,15 @@ int svc_req_query(const struct svc_req *req, const char *name, char *out, size_t
 int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_t max);
 
 /*
+ * Reads up to `max` bytes of the request body of an SVC_R_RAWBODY route into
+ * buf, blocking until some arrive (svc-git streams a push's pack this way).
+ * Returns the count (> 0), 0 at the end of the body (FastCGI's empty stdin
+ * record, whatever CONTENT_LENGTH said), or SVC_E_CLIENT_GONE when the
+ * stream broke.
+ */
+long svc_req_body_read(struct svc_req *req, void *buf, size_t max);
+
+/*
  * Queues `fn(ctx, arg)` to run after the response has been sent in full
  * and the request finished (the client no longer waits for it): mail that
  * must not make a response slower for some inputs than for others. `arg` is
@@ -269,32 +278,17 @@ int svc_sse_event(struct svc_resp *resp, const char *type, struct json_object *p
 int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
 
 /*
- * ---- Streamed bodies both ways (svc-git, issue 30) ----
- */
-
-/*
- * Reads up to `max` bytes of the request body of an SVC_R_RAWBODY route into
- * buf, blocking until some arrive. Returns the count (> 0), 0 at the end of
- * the body (FastCGI's empty stdin record, whatever CONTENT_LENGTH said), or
- * SVC_E_CLIENT_GONE when the stream broke.
- */
-long svc_req_body_read(struct svc_req *req, void *buf, size_t max);
-
-/*
- * Starts a response of unknown length: the status line, the security headers
- * write_head() gives every response, the handler's headers (svc_resp_header)
- * and Content-Type `type`, flushed at once. After it the router sends
- * nothing more; errors can no longer be answered as JSON. Returns 0 or
+ * Starts a raw body of unknown length that is streamed (git-io's
+ * export.zip): writes the status, the security headers, the handler's
+ * headers (svc_resp_header() before this call) and Content-Type `type`,
+ * with proxy buffering off. The body then goes out through
+ * svc_resp_stream_write(); the router sends nothing more, and an error the
+ * handler returns afterwards only ends the response. Returns 0 or
  * SVC_E_CLIENT_GONE.
  */
 int svc_resp_stream_begin(struct svc_resp *resp, int status, const char *type);
 
-/*
- * Writes `len` bytes of a response begun with svc_resp_stream_begin() and
- * flushes them (the web server passes them on: lighttpd
- * stream-response-body 2, Apache flushpackets). Returns 0 or
- * SVC_E_CLIENT_GONE.
- */
+/* Writes `len` bytes of a body started by svc_resp_stream_begin() and flushes. Returns 0 or SVC_E_CLIENT_GONE. */
 int svc_resp_stream_write(struct svc_resp *resp, const void *data, size_t len);
 
 /*

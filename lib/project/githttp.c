@@ -389,6 +389,7 @@ static int pump_run(struct pump *p, uint64_t max, int64_t deadline_ms)
 		struct pollfd fds[2];
 		nfds_t nf = 0;
 		int64_t left = deadline_ms - svc_mono_ms();
+		int wait_ms;
 
 		if (left <= 0)
 			return SVC_E_INTERNAL;
@@ -401,7 +402,9 @@ static int pump_run(struct pump *p, uint64_t max, int64_t deadline_ms)
 			fds[nf].fd = p->c->in;
 			fds[nf++].events = POLLOUT;
 		}
-		if (poll(fds, nf, (int)(left > 1000 ? 1000 : left)) < 0) {
+		/* with the program's pipe drained and more body to come, only look at its output in passing */
+		wait_ms = p->c->in >= 0 && p->in_off == p->in_len && !p->in_done ? 0 : (int)(left > 1000 ? 1000 : left);
+		if (poll(fds, nf, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return SVC_E_INTERNAL;

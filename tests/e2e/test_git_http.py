@@ -11,7 +11,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (BASE_URL, DATA_DIR, DOMAIN, HTTP_PORT, UNKNOWN_ID, api, check, create_project,  # noqa: E402
-                    created_id, default_chat_id, finish, request, signup, versions)
+                    created_id, default_chat_id, finish, request, setting, signup, versions)
 from agentlib import reset_double, send, send_in_thread  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="svc-git-e2e-")
@@ -187,6 +187,42 @@ def test_refusals(a, pid, d):
     git("reset", "-q", "--hard", "origin/main", cwd=d)
 
 
+def test_sizes(a, pid, d):
+    """A push past git's http.postBuffer goes chunked through the web server; a file over
+    SVC_QUOTA_FILE_BYTES is refused."""
+    git("reset", "-q", "--hard", "origin/main", cwd=d)
+    blob = os.urandom(3 << 20)
+    with open(os.path.join(d, "assets.bin"), "wb") as f:
+        f.write(blob)
+    git("add", "assets.bin", cwd=d)
+    git("commit", "-q", "-m", "a 3 MiB file", cwd=d)
+    st, out = git("push", "origin", "main", cwd=d)
+    check("test_git_http_push_larger_than_the_post_buffer", st == 0 and on_disk(pid, "assets.bin") == blob, out)
+    limit = int(setting("SVC_QUOTA_FILE_BYTES") or 8388608)
+
+    def big(dd):
+        with open(os.path.join(dd, "big.bin"), "wb") as f:
+            f.write(os.urandom(limit + 1))
+        git("add", "big.bin", cwd=dd)
+        git("commit", "-q", "-m", "a file over the quota", cwd=dd)
+    refused_push(a, pid, d, "file_over_quota_file_bytes",
+                 r"remote: svc: big\.bin is %d bytes, over the largest file" % (limit + 1), big)
+
+
+def test_branches_errors(a, b, pid):
+    r = api("GET", "/projects/%s/branches" % UNKNOWN_ID, token=a.token)
+    check("test_git_http_branches_unknown_project_404", r.status == 404, r)
+    r = api("GET", "/projects/%s/branches" % pid, token=b.token)
+    check("test_git_http_branches_of_a_project_not_visible_404", r.status in (403, 404), r)
+    r = api("GET", "/projects/%s/branches" % pid)
+    check("test_git_http_branches_anonymous_401", r.status == 401, r)
+    r = api("GET", "/projects/%s/branches" % pid, token=a.token)
+    items = r.body.get("items") if isinstance(r.body, dict) else None
+    check("test_git_http_branches_lists_main", r.status == 200 and items and items[0].get("name") == "main" and
+          items[0].get("main") is True and re.match(r"^[0-9a-f]{40}$", items[0].get("sha", "")) and
+          items[0].get("sha") == versions(a, pid)[0].get("sha"), r)
+
+
 def test_turns(a, pid, d):
     chat = default_chat_id(a, pid)
     reset_double()
@@ -263,7 +299,9 @@ def main():
     d = test_clone_and_push(a, pid, read_tok, write_tok)
     if d:
         test_refusals(a, pid, d)
+        test_sizes(a, pid, d)
         test_turns(a, pid, d)
+    test_branches_errors(a, b, pid)
     shutil.rmtree(TMP, ignore_errors=True)
     return finish()
 
