@@ -482,11 +482,63 @@ int svc_git_main_sha(const char *dir, char *out_sha)
 	return 0;
 }
 
-/* Writes or deletes the one file a diff delta names, as the new tree has it. */
-static int follow_delta(git_repository *repo, const char *dir, const git_diff_delta *d)
+/*
+ * The text to write for a file the push changed whose working-tree copy is `disk` (disk_len bytes): the
+ * pushed blob when the copy is what main had before (the usual case), else a three-way merge of the
+ * copy with the push over main's old blob (git_merge_file; a conflicting hunk takes the push's side), so
+ * edits svc-wsd saved but did not commit yet stay. Sets *out (malloc'd, the caller frees) and *out_len.
+ */
+static int merged_text(git_repository *repo, const git_diff_delta *d, const char *disk, size_t disk_len,
+		       const git_blob *pushed, char **out, size_t *out_len)
+{
+	git_merge_file_input anc, ours, theirs;
+	git_merge_file_options o;
+	git_merge_file_result res;
+	git_blob *old = NULL;
+	const char *src = git_blob_rawcontent(pushed);
+	size_t len = (size_t)git_blob_rawsize(pushed);
+	int err = 0;
+
+	memset(&res, 0, sizeof res);
+	if (git_merge_file_input_init(&anc, GIT_MERGE_FILE_INPUT_VERSION) < 0 ||
+	    git_merge_file_input_init(&ours, GIT_MERGE_FILE_INPUT_VERSION) < 0 ||
+	    git_merge_file_input_init(&theirs, GIT_MERGE_FILE_INPUT_VERSION) < 0 ||
+	    git_merge_file_options_init(&o, GIT_MERGE_FILE_OPTIONS_VERSION) < 0)
+		return SVC_E_INTERNAL;
+	if (disk && git_blob_lookup(&old, repo, &d->old_file.id) == 0 &&
+	    !((size_t)git_blob_rawsize(old) == disk_len && memcmp(git_blob_rawcontent(old), disk, disk_len) == 0) &&
+	    !git_blob_is_binary(old) && !git_blob_is_binary(pushed)) {
+		anc.ptr = git_blob_rawcontent(old);
+		anc.size = (size_t)git_blob_rawsize(old);
+		ours.ptr = disk;
+		ours.size = disk_len;
+		theirs.ptr = src;
+		theirs.size = len;
+		anc.path = ours.path = theirs.path = d->new_file.path;
+		o.favor = GIT_MERGE_FILE_FAVOR_THEIRS;
+		if (git_merge_file(&res, &anc, &ours, &theirs, &o) == 0) {
+			src = res.ptr;
+			len = res.len;
+		}
+	}
+	if (!(*out = malloc(len + 1))) {
+		err = SVC_E_INTERNAL;
+	} else {
+		memcpy(*out, src, len);
+		*out_len = len;
+	}
+	git_merge_file_result_free(&res);
+	git_blob_free(old);
+	return err;
+}
+
+/* Writes or deletes the one file a diff delta names, as the new tree has it (merged with what the working tree holds). */
+static int follow_delta(git_repository *repo, const char *dir, const git_diff_delta *d, size_t max_bytes)
 {
 	char rel[SVC_FSX_PATH_MAX + 1];
 	git_blob *blob = NULL;
+	char *disk = NULL, *text = NULL;
+	size_t disk_len = 0, len = 0;
 	int err;
 
 	if (d->old_file.path && (d->status == GIT_DELTA_DELETED || d->status == GIT_DELTA_RENAMED) &&
@@ -503,13 +555,19 @@ static int follow_delta(git_repository *repo, const char *dir, const git_diff_de
 		return 0;
 	if (git_blob_lookup(&blob, repo, &d->new_file.id) < 0)
 		return SVC_E_INTERNAL;
-	err = svc_fsx_write(dir, rel, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	if (d->status == GIT_DELTA_MODIFIED && svc_fsx_read(dir, rel, max_bytes, &disk, &disk_len) < 0)
+		disk = NULL; /* gone or too big to merge: the push's copy */
+	if ((err = merged_text(repo, d, disk, disk_len, blob, &text, &len)) == 0)
+		err = svc_fsx_write(dir, rel, text, len);
+	free(disk);
+	free(text);
 	git_blob_free(blob);
 	return err;
 }
 
 /* Writes the files that differ between trees old and new into dir, then makes the index new's tree. */
-static int follow_trees(git_repository *repo, const char *dir, git_tree *old_tree, git_tree *new_tree)
+static int follow_trees(git_repository *repo, const char *dir, git_tree *old_tree, git_tree *new_tree,
+			size_t max_bytes)
 {
 	git_diff *diff = NULL;
 	git_index *index = NULL;
@@ -520,7 +578,7 @@ static int follow_trees(git_repository *repo, const char *dir, git_tree *old_tre
 		return SVC_E_INTERNAL;
 	n = git_diff_num_deltas(diff);
 	for (i = 0; i < n && err == 0; i++)
-		err = follow_delta(repo, dir, git_diff_get_delta(diff, i));
+		err = follow_delta(repo, dir, git_diff_get_delta(diff, i), max_bytes);
 	git_diff_free(diff);
 	if (err < 0)
 		return err;
@@ -553,7 +611,8 @@ int svc_git_follow_main(const struct svc_caller *c, const char *id, const char *
 	if (old_sha[0] && (git_oid_fromstr(&old_oid, old_sha) < 0 || git_commit_lookup(&old_c, repo, &old_oid) < 0 ||
 			   git_commit_tree(&old_t, old_c) < 0))
 		goto done;
-	if ((err = follow_trees(repo, dir, old_t, new_t)) < 0)
+	if ((err = follow_trees(repo, dir, old_t, new_t, c->cfg && c->cfg->quota_file_bytes ? c->cfg->quota_file_bytes
+											  : (64u << 20))) < 0)
 		goto done;
 	*out_moved = 1;
 done:

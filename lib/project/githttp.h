@@ -93,8 +93,11 @@ int svc_git_main_sha(const char *dir, char *out_sha);
  * After a push moved main from `old_sha` to what it is now (svc_git_main_sha),
  * makes project `id`'s working tree (`dir`) follow: each file the push
  * changed between the two trees is written (svc_fsx_write: temp file and
- * rename) or deleted, files it did not touch keep what they hold (unsaved
- * edits among them), and the index becomes main's tree, so the next
+ * rename) or deleted; a changed file whose working-tree copy differs from
+ * main's old blob (edits svc-wsd saved and did not commit yet) gets a
+ * three-way merge of that copy and the push over the old blob
+ * (git_merge_file, the push's side in a conflict); files the push did not
+ * touch keep what they hold, and the index becomes main's tree, so the next
  * svc_repo_commit_all() commits only what the working tree has beyond it.
  * Then svc_project_changed() tells svc-wsd (which merges the files into
  * open documents), the thumbnail and the preview. The caller holds the
