@@ -12,4 +12,4 @@ lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/
 	lib/project/quota.c lib/project/quota.h \
 	lib/project/githttp.c lib/project/githttp.h lib/project/git_check.c
 tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_save.c tests/unit/test_thumbnail.c \
-	tests/unit/test_publish.c tests/unit/test_domains.c
+	tests/unit/test_publish.c tests/unit/test_domains.c tests/unit/test_githttp.c
