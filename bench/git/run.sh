@@ -4,8 +4,9 @@
 # on the same disk through `git http-backend` as a CGI of a bare lighttpd (no svc, no credential), in
 # interleaved rounds; prints the median, fastest and slowest seconds of each and their ratio.
 #
-# usage: bench/git/run.sh [--commits N] [--rounds N] [--port PORT] [--var DIR] [--stack]
+# usage: bench/git/run.sh [--commits N] [--big MIB] [--rounds N] [--port PORT] [--var DIR] [--stack]
 #   --commits N  commits of the project (default 1000; each changes two of 50 files, one of them growing)
+#   --big MIB    then one more commit of MIB MiB of random (incompressible) files, 4 MiB each (default 0)
 #   --rounds N   clones of each, alternating (default 7)
 #   --port PORT  ./svc-dev up's port (default 20620); the plain lighttpd listens on PORT+10
 #   --var DIR    state (default var-bench-git/): ./svc-dev up's stack (build/, -O2 -g), the clones
@@ -13,15 +14,16 @@
 # Results: DIR/results-<time>.txt, also on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-COMMITS=1000 ROUNDS=7 PORT=20620 VAR=$ROOT/var-bench-git STACK=0
+COMMITS=1000 BIG=0 ROUNDS=7 PORT=20620 VAR=$ROOT/var-bench-git STACK=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--commits) COMMITS=$2; shift 2 ;;
+	--big) BIG=$2; shift 2 ;;
 	--rounds) ROUNDS=$2; shift 2 ;;
 	--port) PORT=$2; shift 2 ;;
 	--var) VAR=$(realpath -m "$2"); shift 2 ;;
 	--stack) STACK=1; shift ;;
-	-h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -83,6 +85,12 @@ for i in range(n):
     out.write("\n")
 EOF
 (cd "$B/src" && git fast-import --quiet <"$B/import.txt" && git reset -q --hard main && git push -q origin main)
+if [ "$BIG" -gt 0 ]; then
+	log "adding $BIG MiB of random files and pushing them"
+	mkdir -p "$B/src/big"
+	for i in $(seq 0 4 $((BIG - 1))); do head -c $((4 << 20)) /dev/urandom >"$B/src/big/blob$i.bin"; done
+	(cd "$B/src" && git add big && git commit -q -m "$BIG MiB of random files" && git push -q origin main)
+fi
 count=$(git -C "$B/src" rev-list --count main)
 size=$(du -sk "$SVC_DATA_DIR/projects/$pid/.git" | cut -f1)
 log "the project has $count commits, its .git $size KiB"
