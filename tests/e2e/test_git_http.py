@@ -11,7 +11,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (BASE_URL, DATA_DIR, DOMAIN, HTTP_PORT, UNKNOWN_ID, api, check, create_project,  # noqa: E402
-                    created_id, default_chat_id, finish, request, setting, signup, versions)
+                    created_id, default_chat_id, finish, request, setting, signup, sql, versions)
 from agentlib import reset_double, send, send_in_thread  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="svc-git-e2e-")
@@ -94,8 +94,15 @@ def test_clone_and_push(a, pid, read_tok, write_tok):
         return None
     marker = "pushed-%d" % time.time_ns()
     commit_file(d2, "hello.txt", marker + "\n", "Add hello.txt from git")
+    before = api("GET", "/projects/%s" % pid, token=a.token).body.get("updatedAt")
+    started = sql("SELECT DATE_FORMAT(UTC_TIMESTAMP(3), '%Y-%m-%d %H:%i:%s.%f')").strip()
     st, out = git("push", "origin", "main", cwd=d2)
     check("test_git_http_push_with_a_git_write_token", st == 0, out)
+    after = api("GET", "/projects/%s" % pid, token=a.token).body.get("updatedAt")
+    jobs = sql("SELECT COUNT(*) FROM jobs WHERE kind = 'thumbnail.regenerate' AND payload = '{\"projectId\":\"%s\"}' "
+               "AND (state = 'queued' OR updated_at >= '%s')" % (pid, started)).strip()
+    check("test_git_http_push_touches_the_project_and_renews_its_thumbnail",
+          after and before and after > before and jobs not in ("", "0"), (before, after, jobs))
     v = versions(a, pid)
     top = v[0] if v else {}
     check("test_git_http_push_is_a_version_with_its_author_and_message",
