@@ -246,6 +246,34 @@ static void test_githttp_prereceive_refuses_what_a_project_may_not_hold(void)
 	fixture_close(&f);
 }
 
+/* The pushed objects wait in a quarantine directory; more bytes there than the quotas leave is refused. */
+static void test_githttp_prereceive_quota_room(void)
+{
+	struct repo_fixture f;
+	struct entry ok[] = { { "index.html", GIT_FILEMODE_BLOB, "<h1>pushed</h1>\n", 0 } };
+	char quarantine[160], why[1024], line[256], o[41], n[41], gitdir[128];
+	struct svc_git_limits l = { 1 << 20, 0, NULL };
+	static const char pack[4096];
+	git_oid child;
+
+	fixture_open(&f);
+	make_commit(&f, &f.head, ok, 1, &child);
+	snprintf(quarantine, sizeof quarantine, "%s/quarantine", f.base);
+	CU_ASSERT_FATAL(mkdir(quarantine, 0700) == 0);
+	CU_ASSERT_FATAL(svc_fsx_write(quarantine, "pack/pack-1.pack", pack, sizeof pack) == 0);
+	git_oid_tostr(o, sizeof o, &f.head);
+	git_oid_tostr(n, sizeof n, &child);
+	snprintf(line, sizeof line, "%s %s refs/heads/main\n", o, n);
+	snprintf(gitdir, sizeof gitdir, "%s/.git", f.dir);
+	l.quarantine = quarantine;
+	l.room_bytes = sizeof pack - 1;
+	CU_ASSERT(svc_git_prereceive(gitdir, line, strlen(line), &l, why, sizeof why) == SVC_E_TOO_LARGE);
+	CU_ASSERT(strstr(why, "the push brings 4096 bytes") != NULL);
+	l.room_bytes = sizeof pack;
+	CU_ASSERT(svc_git_prereceive(gitdir, line, strlen(line), &l, why, sizeof why) == 0);
+	fixture_close(&f);
+}
+
 SVC_TEST_SUITE(githttp_suite)
 {
 	CU_pSuite s = CU_add_suite("githttp", NULL, NULL);
@@ -255,4 +283,5 @@ SVC_TEST_SUITE(githttp_suite)
 	CU_add_test(s, "test_githttp_prereceive_main_only_moves_forward", test_githttp_prereceive_main_only_moves_forward);
 	CU_add_test(s, "test_githttp_prereceive_refuses_what_a_project_may_not_hold",
 		    test_githttp_prereceive_refuses_what_a_project_may_not_hold);
+	CU_add_test(s, "test_githttp_prereceive_quota_room", test_githttp_prereceive_quota_room);
 }
