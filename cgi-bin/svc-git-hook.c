@@ -1,5 +1,6 @@
 /* svc-git-hook.c: svc's pre-receive hook (installed as git-hooks/pre-receive beside svc-git.fcgi, core.hooksPath): refuses a push that would break the project, with a sentence git prints as "remote: ...". */
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,24 @@ static long read_commands(char *buf, size_t max)
 	}
 }
 
+/*
+ * Waits on the gate svc-git gave as fd SVC_GIT_GATE_FD for its one byte: written once the push's body is
+ * in and svc-git holds the project's lock, so no ref moves before it does (lib/project/githttp.h).
+ * Returns 0, or -1 when the gate closed unopened, is missing, or stays shut past `timeout_secs`.
+ */
+static int wait_gate(uint64_t timeout_secs)
+{
+	const char *fd_s = getenv("SVC_GIT_GATE_FD");
+	struct pollfd p = { 3, POLLIN, 0 };
+	char byte = 0;
+
+	if (!fd_s || strcmp(fd_s, "3") != 0)
+		return -1;
+	if (poll(&p, 1, timeout_secs > 86400 ? 86400000 : (int)timeout_secs * 1000) != 1 || read(3, &byte, 1) != 1)
+		return -1;
+	return byte == '1' ? 0 : -1;
+}
+
 /* The checks that need svc: no agent turn running, the room the quotas leave; then the repository's own. */
 static int check(const struct svc_config *cfg, struct svc_db *db, const char *pid, const char *wid, const char *input,
 		 size_t len)
@@ -52,6 +71,8 @@ static int check(const struct svc_config *cfg, struct svc_db *db, const char *pi
 	uint64_t now = 0;
 	int busy = 0;
 
+	if (wait_gate(cfg->git_timeout_secs) < 0)
+		return refuse("svc: the push was not taken in whole; try again");
 	if (svc_agent_project_busy(db, pid, &busy) < 0)
 		return refuse("svc: the push could not be checked (the database did not answer); try again");
 	if (busy)

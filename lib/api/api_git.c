@@ -143,6 +143,9 @@ static const char *hooks_dir(void)
 struct git_stream {
 	struct svc_req *req;
 	struct svc_resp *resp;
+	const char *dir;       /* the project's directory */
+	int lock;              /* a push: the project's lock once its body is in (body_done), else -1 */
+	char old_sha[41];      /* main when the lock was taken */
 };
 
 static long stream_read(void *arg, void *buf, size_t max)
@@ -177,6 +180,22 @@ static int stream_write(void *arg, const void *data, size_t len)
 	return svc_resp_stream_write(s->resp, data, len);
 }
 
+/* A push's body is in git: take the project's lock (its files never change under a save, paths.h) and
+ * note main before any ref moves; svc's hook lets receive-pack go on only after this returned 0. */
+static int stream_body_done(void *arg)
+{
+	struct git_stream *s = arg;
+	int err;
+
+	if ((s->lock = svc_project_lock(s->dir)) < 0)
+		return s->lock;
+	if ((err = svc_git_main_sha(s->dir, s->old_sha)) < 0) {
+		close(s->lock);
+		s->lock = -1;
+	}
+	return err;
+}
+
 /* The body a push may send: the room the quotas leave the project's directory, plus its commands. */
 static uint64_t push_cap(struct svc_req *req, const char *wid, const char *id, const char *dir)
 {
@@ -187,27 +206,21 @@ static uint64_t push_cap(struct svc_req *req, const char *wid, const char *id, c
 	return left > UINT64_MAX - PUSH_BODY_SLACK ? UINT64_MAX : left + PUSH_BODY_SLACK;
 }
 
-/* Runs git-http-backend for one request; a push holds the project's lock and moves the working tree after. */
+/* Runs git-http-backend for one request; a push takes the project's lock once its body is in, and its
+ * working tree follows main before the lock goes. */
 static int git_run(struct svc_req *req, struct svc_resp *resp, struct svc_git_request *gr, const char *dir)
 {
-	struct git_stream s = { req, resp };
-	struct svc_git_io io = { stream_read, stream_begin, stream_write, &s };
-	char old_sha[41] = "";
-	int lock = -1, status = 0, moved = 0, err;
+	struct git_stream s = { req, resp, dir, -1, "" };
+	struct svc_git_io io = { stream_read, stream_begin, stream_write,
+				 gr->service == SVC_GIT_RECEIVE ? stream_body_done : NULL, &s };
+	int status = 0, moved = 0, err;
 
-	if (gr->service == SVC_GIT_RECEIVE) {
-		/* read, change and commit of the project's files never interleave with a save (paths.h) */
-		if ((lock = svc_project_lock(dir)) < 0)
-			return lock;
-		if ((err = svc_git_main_sha(dir, old_sha)) < 0)
-			goto done;
-	}
 	err = svc_git_http_run(&req->ctx->cfg, gr, &io, &status);
-	if (gr->service == SVC_GIT_RECEIVE && status)
-		svc_git_follow_main(svc_req_caller(req), gr->project_id, dir, old_sha, &moved);
-done:
-	if (lock >= 0)
-		close(lock);
+	if (s.lock >= 0) {
+		if (status)
+			svc_git_follow_main(svc_req_caller(req), gr->project_id, dir, s.old_sha, &moved);
+		close(s.lock);
+	}
 	if (err == SVC_E_TOO_LARGE)
 		return svc_resp_error(resp, err, NULL, "The push is larger than the project's quota leaves room for.");
 	return err == SVC_E_CLIENT_GONE && resp->started ? 0 : err;

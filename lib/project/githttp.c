@@ -178,7 +178,8 @@ static int env_build(const struct svc_config *cfg, const struct svc_git_request 
 	    env_add(e, "HTTP_GIT_PROTOCOL", r->git_protocol) < 0 || env_add(e, "GIT_CONFIG_NOSYSTEM", "1") < 0 ||
 	    env_add(e, "GIT_CONFIG_GLOBAL", "/dev/null") < 0 || env_add(e, "GIT_TERMINAL_PROMPT", "0") < 0 ||
 	    env_add(e, "SVC_GIT_PROJECT_ID", r->project_id) < 0 ||
-	    env_add(e, "SVC_GIT_WORKSPACE_ID", r->workspace_id) < 0 || env_add(e, "SVC_GIT_USER_ID", r->user_id) < 0)
+	    env_add(e, "SVC_GIT_WORKSPACE_ID", r->workspace_id) < 0 || env_add(e, "SVC_GIT_USER_ID", r->user_id) < 0 ||
+	    env_add(e, "SVC_GIT_GATE_FD", r->service == SVC_GIT_RECEIVE ? "3" : NULL) < 0)
 		return SVC_E_INTERNAL;
 	return env_git_config(e, r->hooks_dir);
 }
@@ -189,18 +190,26 @@ struct child {
 	pid_t pid;
 	int in;   /* its stdin, -1 once closed */
 	int out;  /* its stdout, -1 once at its end */
+	int gate; /* a push: the write end of the hook's gate (fd 3 in the program), -1 none or once used */
 };
 
-static int spawn(const struct svc_config *cfg, char *const envp[], struct child *out)
+static void close_pair(int p[2])
 {
-	int in[2], o[2];
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+}
+
+/* Starts the program with pipes on stdin and stdout, and with `gated` the gate's read end as fd 3. */
+static int spawn(const struct svc_config *cfg, char *const envp[], int gated, struct child *out)
+{
+	int in[2] = { -1, -1 }, o[2] = { -1, -1 }, g[2] = { -1, -1 };
 	pid_t pid;
 
-	if (pipe2(in, O_CLOEXEC) < 0)
-		return SVC_E_INTERNAL;
-	if (pipe2(o, O_CLOEXEC) < 0) {
-		close(in[0]);
-		close(in[1]);
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(o, O_CLOEXEC) < 0 || (gated && pipe2(g, O_CLOEXEC) < 0)) {
+		close_pair(in);
+		close_pair(o);
 		return SVC_E_INTERNAL;
 	}
 	pid = fork();
@@ -209,22 +218,29 @@ static int spawn(const struct svc_config *cfg, char *const envp[], struct child 
 		/* stderr stays the responder's: git's own complaints reach its log */
 		dup2(in[0], 0);
 		dup2(o[1], 1);
-		close_range(3, ~0u, 0); /* not the FastCGI connection nor the database's */
+		if (gated)
+			dup2(g[0], 3); /* without O_CLOEXEC: receive-pack and its hook inherit it */
+		close_range(gated ? 4 : 3, ~0u, 0); /* not the FastCGI connection nor the database's */
 		setpgid(0, 0);
 		execve(cfg->git_http_backend, argv, envp);
 		_exit(127);
 	}
 	close(in[0]);
 	close(o[1]);
+	if (g[0] >= 0)
+		close(g[0]);
 	if (pid < 0) {
 		close(in[1]);
 		close(o[0]);
+		if (g[1] >= 0)
+			close(g[1]);
 		return SVC_E_INTERNAL;
 	}
 	fcntl(in[1], F_SETFL, O_NONBLOCK);
 	out->pid = pid;
 	out->in = in[1];
 	out->out = o[0];
+	out->gate = g[1];
 	return 0;
 }
 
@@ -237,7 +253,9 @@ static int reap(struct child *c, int kill_it)
 		close(c->in);
 	if (c->out >= 0)
 		close(c->out);
-	c->in = c->out = -1;
+	if (c->gate >= 0)
+		close(c->gate); /* an unopened gate: the hook reads its end and refuses */
+	c->in = c->out = c->gate = -1;
 	if (c->pid <= 0)
 		return -1;
 	if (kill_it)
@@ -305,6 +323,22 @@ struct pump {
 	int status;
 };
 
+/* The whole body is in the program: the caller takes what it needs (body_done), then the hook may go on. */
+static int open_gate(struct pump *p)
+{
+	int err = 0;
+
+	if (p->c->gate < 0)
+		return 0;
+	if (p->io->body_done && (err = p->io->body_done(p->io->arg)) < 0)
+		return err; /* the gate closes unopened when the program is reaped: the hook refuses */
+	while (write(p->c->gate, "1", 1) < 0 && errno == EINTR)
+		;
+	close(p->c->gate);
+	p->c->gate = -1;
+	return 0;
+}
+
 /* Moves body bytes: from the client when none wait, then into the program as far as its pipe takes them. */
 static int pump_in(struct pump *p, uint64_t max)
 {
@@ -337,6 +371,7 @@ static int pump_in(struct pump *p, uint64_t max)
 	if (p->in_done && p->in_off == p->in_len && p->c->in >= 0) {
 		close(p->c->in);
 		p->c->in = -1;
+		return open_gate(p);
 	}
 	return 0;
 }
@@ -419,12 +454,12 @@ int svc_git_http_run(const struct svc_config *cfg, const struct svc_git_request 
 		     int *out_status)
 {
 	struct envv env = { { NULL }, 0 };
-	struct child c = { 0, -1, -1 };
+	struct child c = { 0, -1, -1, -1 };
 	struct pump *p = NULL;
 	int err, rc;
 
 	*out_status = 0;
-	if ((err = env_build(cfg, r, &env)) < 0 || (err = spawn(cfg, env.v, &c)) < 0)
+	if ((err = env_build(cfg, r, &env)) < 0 || (err = spawn(cfg, env.v, r->service == SVC_GIT_RECEIVE, &c)) < 0)
 		goto done;
 	if (!(p = calloc(1, sizeof *p))) {
 		err = SVC_E_INTERNAL;

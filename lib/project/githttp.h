@@ -39,6 +39,9 @@ struct svc_git_io {
 	int (*begin)(void *arg, int status, const char *content_type, const char *headers);
 	/* `len` bytes of the body, to send and flush at once; 0 or < 0 when the client went away */
 	int (*write)(void *arg, const void *data, size_t len);
+	/* a push's body is all in the program's stdin (NULL: nothing to do): the caller takes the project's
+	 * lock here; svc's hook waits for this to return 0 before it lets any ref move (< 0 refuses the push) */
+	int (*body_done)(void *arg);
 	void *arg;
 };
 
@@ -72,7 +75,11 @@ struct svc_git_request {
  * or global configuration (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null,
  * no HOME); the responder's own environment passes on without its GIT_*
  * variables, with SVC_GIT_PROJECT_ID, SVC_GIT_WORKSPACE_ID and
- * SVC_GIT_USER_ID for the hook. It is stopped after SVC_GIT_TIMEOUT
+ * SVC_GIT_USER_ID for the hook. A push also gets a gate: the read end of a
+ * pipe as fd 3 (SVC_GIT_GATE_FD), on which svc's hook waits for one byte
+ * that is written once io->body_done returned 0, so no ref moves before the
+ * caller holds what body_done took (the project's lock) while the upload
+ * itself holds nothing. It is stopped after SVC_GIT_TIMEOUT
  * seconds, when the body passes r->max_body_bytes, or when the client goes.
  * *out_status is the HTTP status sent (0 when nothing was). Returns 0,
  * SVC_E_TOO_LARGE (the body passed its cap before anything was sent),
