@@ -266,6 +266,13 @@ def test_auth_errors(a, b, pid, read_tok):
           r.headers.get("content-type") == "application/x-git-upload-pack-advertisement", r)
     r = request("GET", origin + path, None, {"Authorization": "Bearer " + a.token})
     check("test_git_http_session_may_fetch", r.status == 200, r)
+    r = request("GET", origin + path, None, {"Cookie": "svc_access_token=" + a.token})
+    check("test_git_http_session_cookie_may_fetch", r.status == 200, r)
+    # the session cookie never pushes or fetches for another site: the router's cross-site check (403)
+    post = urllib.parse.urlsplit(url(pid)).path + "/git-upload-pack"
+    r = request("POST", origin + post, b"0000", {"Cookie": "svc_access_token=" + a.token, "Origin": "http://evil.example",
+                                                 "Content-Type": "application/x-git-upload-pack-request"})
+    check("test_git_http_cross_site_post_with_the_cookie_403", r.status == 403, r)
     other = token(b, ["git:write"])
     r = request("GET", origin + path, None, {"Authorization": "Basic " + b64("x:" + other)})
     check("test_git_http_project_not_visible_404", r.status == 404, r)
