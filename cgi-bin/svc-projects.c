@@ -16,6 +16,7 @@ static const struct svc_route routes[] = {
 	{ SVC_PATCH, "/api/projects/:id/files/*", svc_api_projects_file_move, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_projects_file_move_body },
 	{ SVC_DELETE, "/api/projects/:id/files/*", svc_api_projects_file_delete, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions", svc_api_projects_versions, SVC_R_OPTAUTH, 0, NULL },
+	{ SVC_GET, "/api/projects/:id/branches", svc_api_projects_branches, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/preview", svc_api_projects_preview, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions/:sha/diff", svc_api_projects_version_diff, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/versions/:sha/checkout", svc_api_projects_checkout, SVC_R_AUTH, 0, NULL },

@@ -163,6 +163,21 @@ int svc_agent_generation_claim(struct svc_db *db, const struct svc_config *cfg, 
 	return svc_db_tx(db, claim_tx, &c);
 }
 
+int svc_agent_project_busy(struct svc_db *db, const char *project_id, int *out_busy)
+{
+	struct svc_dbv p = svc_dbv_str(project_id);
+	struct svc_rows *rows = NULL;
+	const char *n;
+	int err;
+
+	if ((err = svc_db_sync_wait(db)) < 0 || (err = svc_db_run(db, STMT_GEN_COUNT_PROJECT, &p, 1, &rows, NULL)) < 0)
+		return err;
+	n = rows && rows->nrows ? svc_rows_get(rows, 0, GNCOL_COUNT) : NULL;
+	*out_busy = n && strcmp(n, "0") != 0;
+	svc_rows_free(rows);
+	return 0;
+}
+
 void svc_agent_generation_release(struct svc_db *db, const char *chat_id, const char *turn_id)
 {
 	struct svc_dbv p[2] = { svc_dbv_str(chat_id), svc_dbv_str(turn_id) };

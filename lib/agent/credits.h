@@ -66,6 +66,14 @@ void svc_agent_credit_add_spend(struct svc_db *db, const char *wid, double cost)
 int svc_agent_generation_claim(struct svc_db *db, const struct svc_config *cfg, const char *chat_id, const char *turn_id,
 			       const char *user_id, const char *workspace_id);
 
+/*
+ * Whether an agent turn runs on project `project_id` now: a live generation
+ * lock (heartbeat within 90 s) of any of its chats. Sets *out_busy to 1 or 0.
+ * A push over smart HTTP is refused while one runs (docs/git.md "What a push
+ * may not do"). Returns 0 or a DB error.
+ */
+int svc_agent_project_busy(struct svc_db *db, const char *project_id, int *out_busy);
+
 /* Releases the lock svc_agent_generation_claim() took (a failure is ignored: the lock goes stale). */
 void svc_agent_generation_release(struct svc_db *db, const char *chat_id, const char *turn_id);
 

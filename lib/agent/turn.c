@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "agent/credits.h"
@@ -344,11 +345,16 @@ static void run_agent(struct svc_agent_chat *t, struct outcome *oc)
 static void commit_files(struct svc_agent_chat *t, struct outcome *oc)
 {
 	char cmsg[200], first[80];
+	int lock;
 
 	title_from(t->spec.text, first, sizeof first);
 	snprintf(cmsg, sizeof cmsg, "Agent: %s", first);
+	/* under the project's lock: never between a push's move of main and its working tree's (docs/git.md) */
+	lock = svc_project_lock(t->dir);
 	if (svc_repo_commit_all(t->dir, cmsg, "svc agent", "agent@svc.invalid", oc->sha, &oc->changed) < 0)
 		svc_log_error("chat: commit of turn %s failed", t->turn_id);
+	if (lock >= 0)
+		close(lock);
 	if (oc->changed) {
 		struct svc_dbv p = svc_dbv_str(t->spec.project_id);
 		svc_db_run(t->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);

@@ -143,4 +143,24 @@ enum svc_err svc_api_chat_send(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_chat_history(struct svc_req *req, struct svc_resp *resp);
 extern const struct svc_body svc_api_chat_send_body;
 
+/* ---- Git over smart HTTP (lib/api/api_git.c, docs/git.md) ---- */
+
+/*
+ * GET /git/<projectId>.git/info/refs?service=git-upload-pack|git-receive-pack,
+ * POST .../git-upload-pack and .../git-receive-pack (svc-git, route flag
+ * SVC_R_RAWBODY): authenticates (HTTP Basic with an API token as the
+ * password, or the session), checks the project and runs git-http-backend,
+ * streamed both ways; a push holds the project's lock and its working tree
+ * follows main after it. Besides what git-http-backend answers: 401 with
+ * `WWW-Authenticate: Basic realm="svc"` (no or a bad credential), 403 (an
+ * API token without git:read or git:write, or a push to a project the caller
+ * may only read), 404 (another path, or a project the caller may not read),
+ * 405 (GET of a POST service and the reverse), 413 (a push past the quota's
+ * room), 500.
+ */
+enum svc_err svc_api_git_serve(struct svc_req *req, struct svc_resp *resp);
+
+/* GET /projects/:id/branches: 200 {items: [{name, sha, main, updatedAt}]}, main first; 401; 403; 404. */
+enum svc_err svc_api_projects_branches(struct svc_req *req, struct svc_resp *resp);
+
 #endif

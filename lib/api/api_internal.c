@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/api.h"
 #include "api/api_internal.h"
@@ -39,7 +40,7 @@ enum svc_err svc_api_internal_files_changed(struct svc_req *req, struct svc_resp
 	const char *id = svc_req_param(req, "id");
 	struct json_object *body = req->json, *users, *out;
 	char dir[2048], sha[41], name[256] = "svc collaboration", email[256] = "collab@svc.invalid";
-	int err, changed = 0;
+	int err, changed = 0, lock;
 
 	if ((err = project_exists(req, id)) < 0)
 		return err;
@@ -63,13 +64,17 @@ enum svc_err svc_api_internal_files_changed(struct svc_req *req, struct svc_resp
 	}
 	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0)
 		return err;
-	if ((err = svc_repo_commit_all(dir, "Collaborative edits", name, email, sha, &changed)) < 0) {
-		if (err == SVC_E_VALIDATION) /* an author Git cannot hold: commit as the service */
-			err = svc_repo_commit_all(dir, "Collaborative edits", "svc collaboration", "collab@svc.invalid",
-						  sha, &changed);
-		if (err < 0)
-			return err;
-	}
+	/* the project's lock: a push over smart HTTP moves main and then the working tree under it, and a
+	 * commit of the old working tree between the two would undo the push (docs/git.md) */
+	if ((lock = svc_project_lock(dir)) < 0)
+		return lock;
+	if ((err = svc_repo_commit_all(dir, "Collaborative edits", name, email, sha, &changed)) == SVC_E_VALIDATION)
+		/* an author Git cannot hold: commit as the service */
+		err = svc_repo_commit_all(dir, "Collaborative edits", "svc collaboration", "collab@svc.invalid", sha,
+					  &changed);
+	close(lock);
+	if (err < 0)
+		return err;
 	if (changed) {
 		struct svc_dbv p = svc_dbv_str(id);
 		svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);

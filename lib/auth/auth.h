@@ -307,7 +307,9 @@ int svc_ratelimit_clear(struct svc_db *db, const char *rule, const char *key);
 #define SVC_PAT_CHAT 4u
 #define SVC_PAT_DEPLOY 8u
 #define SVC_PAT_ADMIN 16u
-#define SVC_PAT_ALL 31u
+#define SVC_PAT_GIT_READ 32u    /* clone and fetch over /api/git/ (docs/git.md) */
+#define SVC_PAT_GIT_WRITE 64u   /* push over /api/git/, and clone and fetch */
+#define SVC_PAT_ALL 127u
 
 /* Writes a new random token (RAND_bytes) into out (SVC_PAT_LEN + 1 bytes). Returns 0 or SVC_E_INTERNAL. */
 int svc_pat_generate(char *out);
@@ -315,7 +317,7 @@ int svc_pat_generate(char *out);
 /* Returns 1 when `token` has the shape of an API token (prefix, exact length, base64url), else 0. */
 int svc_pat_well_formed(const char *token);
 
-/* Returns the bit of scope `name` ("projects:read", "projects:write", "chat", "deploy", "admin"), or 0. */
+/* Returns the bit of scope `name` ("projects:read", "projects:write", "chat", "deploy", "admin", "git:read", "git:write"), or 0. */
 unsigned svc_pat_scope_bit(const char *name);
 
 /* Returns the name of scope bit `bit`, or NULL. */
@@ -339,6 +341,9 @@ int svc_pat_scopes_format(unsigned scopes, char *out, size_t max);
  *   ai-provider and credits (reads too)  "admin"
  *   writes under /api/workspaces other than its projects and folders
  *                               "admin" (workspaces, members, transfer, the workspace's provider)
+ *   /api/git/ (smart HTTP)      "git:read" to fetch (safe_method), "git:write" to push (and fetch);
+ *                               git:read gives SVC_SCOPE_READ, git:write SVC_SCOPE_READ | WRITE there,
+ *                               and neither opens any other route
  *   other reads                 "projects:read" or "admin"
  *   other writes                "projects:write" or "admin"
  * "projects:read" gives SVC_SCOPE_READ, "projects:write" SVC_SCOPE_WRITE,

@@ -22,6 +22,8 @@ static const struct {
 	{ SVC_PAT_CHAT, "chat" },
 	{ SVC_PAT_DEPLOY, "deploy" },
 	{ SVC_PAT_ADMIN, "admin" },
+	{ SVC_PAT_GIT_READ, "git:read" },
+	{ SVC_PAT_GIT_WRITE, "git:write" },
 };
 
 int svc_pat_generate(char *out)
@@ -190,6 +192,19 @@ int svc_pat_route_scopes(unsigned scopes, int safe_method, const char *pattern, 
 			return 0;
 		}
 		*out_needed = "a session (sign in; API tokens cannot manage credentials)";
+		return SVC_E_FORBIDDEN;
+	}
+	if (starts(pattern, "/api/git/")) {
+		/* smart HTTP (svc-git): a fetch reads, a push (git-receive-pack) changes the project */
+		*out_needed = safe_method ? "git:read" : "git:write";
+		if (scopes & SVC_PAT_GIT_WRITE) {
+			*out_perm_scopes = SVC_SCOPE_READ | SVC_SCOPE_WRITE;
+			return 0;
+		}
+		if (safe_method && (scopes & SVC_PAT_GIT_READ)) {
+			*out_perm_scopes = SVC_SCOPE_READ;
+			return 0;
+		}
 		return SVC_E_FORBIDDEN;
 	}
 	if (starts(pattern, "/api/chat/") || starts(pattern, "/api/plan/")) {

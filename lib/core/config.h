@@ -83,6 +83,9 @@ struct svc_config {
 	uint64_t wsd_save_delay_ms;    /* SVC_WSD_SAVE_DELAY_MS: quiet time before files are written, default 1000 */
 	uint64_t wsd_commit_delay_ms;  /* SVC_WSD_COMMIT_DELAY_MS: quiet time after a save before files-changed, default 2000 */
 	uint64_t wsd_compact_updates;  /* SVC_WSD_COMPACT_UPDATES: stored updates that trigger a snapshot, default 500 */
+	uint64_t quota_file_bytes;     /* SVC_QUOTA_FILE_BYTES: the largest file a push may hold (docs/git.md), default 8 MiB */
+	const char *git_http_backend;  /* SVC_GIT_HTTP_BACKEND: git-http-backend(1), the CGI svc-git runs */
+	uint64_t git_timeout_secs;     /* SVC_GIT_TIMEOUT: longest one clone, fetch or push may take, default 600 */
 	uint64_t wsd_max_file_bytes;   /* SVC_WSD_MAX_FILE_BYTES: larger files stay out of the document, default 1 MiB */
 	uint64_t wsd_awareness_timeout_ms; /* SVC_WSD_AWARENESS_TIMEOUT_MS: awareness states not renewed this long go, default 30000 */
 	uint64_t wsd_awareness_max_bytes; /* SVC_WSD_AWARENESS_MAX_BYTES: larger awareness states are ignored, default 16384 */

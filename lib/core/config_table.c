@@ -179,6 +179,10 @@ static const struct svc_setting table[] = {
 	QUOTA("REPO_BYTES", 1, "536870912", "bytes", "bytes one project's directory may hold"),
 	QUOTA("SITE_BYTES", 2, "268435456", "bytes", "bytes one published site or preview may hold"),
 	QUOTA("WORKSPACE_BYTES", 3, "2147483648", "bytes", "bytes all of a workspace's projects may hold"),
+	/* Git over smart HTTP (svc-git, docs/git.md) */
+	U64("SVC_QUOTA_FILE_BYTES", quota_file_bytes, "8388608", 1, INT64_MAX, "bytes", "largest file a push may hold"),
+	STR("SVC_GIT_HTTP_BACKEND", git_http_backend, "/usr/lib/git-core/git-http-backend", "Git's smart HTTP CGI program"),
+	U64("SVC_GIT_TIMEOUT", git_timeout_secs, "600", 1, 86400, "seconds", "longest one clone, fetch or push may take"),
 	/* svc-wsd */
 	STR("SVC_WS_HOST", ws_host, "127.0.0.1", "address svc-wsd listens on"),
 	ROW("SVC_WS_PORT", SVC_SET_UINT, ws_port, "8081", 1, 65535, "port", 0, "svc-wsd's port"),

@@ -75,7 +75,11 @@ SVC_STMT(STMT_GEN_COUNT_USER,
 SVC_STMT(STMT_GEN_COUNT_WORKSPACE,
 	"SELECT COUNT(*) FROM chat_generations WHERE workspace_id = ? "
 	"AND heartbeat_at >= UTC_TIMESTAMP(3) - INTERVAL 90 SECOND")
-/* the column of STMT_GEN_COUNT_USER and STMT_GEN_COUNT_WORKSPACE */
+/* the live generations of a project's chats: a push waits for them (svc_agent_project_busy, docs/git.md) */
+SVC_STMT(STMT_GEN_COUNT_PROJECT,
+	"SELECT COUNT(*) FROM chat_generations g JOIN chats c ON c.id = g.chat_id WHERE c.project_id = ? "
+	"AND g.heartbeat_at >= UTC_TIMESTAMP(3) - INTERVAL 90 SECOND")
+/* the column of STMT_GEN_COUNT_USER, STMT_GEN_COUNT_WORKSPACE and STMT_GEN_COUNT_PROJECT */
 SVC_COLS(GNCOL_COUNT)
 /* serialises the cap checks of one user and of one workspace (taken in this order): a write, not
  * SELECT ... FOR UPDATE, so that on Galera two nodes' claims conflict at certification (016_galera.sql) */

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -138,6 +139,15 @@ int svc_req_query(const struct svc_req *req, const char *name, char *out, size_t
 int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_t max)
 {
 	return svc_cookie_get(svc_req_header(req, "Cookie"), name, out, max);
+}
+
+long svc_req_body_read(struct svc_req *req, void *buf, size_t max)
+{
+	int n = FCGX_GetStr(buf, max > INT_MAX ? INT_MAX : (int)max, req->fcgi->in);
+
+	if (n < 0 || FCGX_GetError(req->fcgi->in) != 0)
+		return SVC_E_CLIENT_GONE;
+	return n;
 }
 
 /*
@@ -434,6 +444,31 @@ int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms)
 		return FCGX_GetError(resp->fcgi->out) != 0 ? SVC_E_CLIENT_GONE : 0;
 	FCGX_PutS(": ping\n\n", resp->fcgi->out);
 	resp->last_write_ms = svc_mono_ms();
+	if (FCGX_FFlush(resp->fcgi->out) < 0 || FCGX_GetError(resp->fcgi->out) != 0)
+		return SVC_E_CLIENT_GONE;
+	return 0;
+}
+
+/* ---- a streamed raw body (git-io: export.zip) ---- */
+
+int svc_resp_stream_begin(struct svc_resp *resp, int status, const char *type)
+{
+	resp->status = status;
+	svc_resp_header(resp, "X-Accel-Buffering", "no");
+	write_head(resp, type, 0, 0);
+	resp->last_write_ms = svc_mono_ms();
+	return FCGX_GetError(resp->fcgi->out) != 0 ? SVC_E_CLIENT_GONE : 0;
+}
+
+int svc_resp_stream_write(struct svc_resp *resp, const void *data, size_t len)
+{
+	while (len > 0) {
+		int n = len > (1u << 20) ? 1 << 20 : (int)len;
+		if (FCGX_PutStr(data, n, resp->fcgi->out) != n)
+			return SVC_E_CLIENT_GONE;
+		data = (const char *)data + n;
+		len -= (size_t)n;
+	}
 	if (FCGX_FFlush(resp->fcgi->out) < 0 || FCGX_GetError(resp->fcgi->out) != 0)
 		return SVC_E_CLIENT_GONE;
 	return 0;
@@ -939,6 +974,8 @@ static int step_body(struct dispatch *d, struct svc_req *req, struct svc_resp *r
 
 	if (req->method != SVC_POST && req->method != SVC_PUT && req->method != SVC_PATCH && req->method != SVC_DELETE)
 		return 0;
+	if (d->route->flags & SVC_R_RAWBODY)
+		return 0; /* the handler streams it (svc_req_body_read) */
 	if ((err = read_body(req, d->route->max_body ? d->route->max_body : DEFAULT_MAX_BODY)) < 0)
 		return err == SVC_E_VALIDATION
 			       ? svc_resp_error(resp, SVC_E_INVALID_JSON, NULL, "The request body is incomplete.")

@@ -38,6 +38,9 @@ enum svc_method {
 #define SVC_R_SITE 16u    /* serves a site, not the API (svc-preview): no CORS headers for SVC_CORS_ORIGINS, and a
 			   * Content-Security-Policy the handler sets replaces the API's (and its X-Frame-Options) */
 
+#define SVC_R_RAWBODY 64u /* the router leaves the body unread (no cap, no content type): the handler streams it
+			   * with svc_req_body_read() (svc-git: a push's pack, bounded by the handler) */
+
 #define SVC_MAX_PARAMS 6
 
 /*
@@ -199,6 +202,15 @@ int svc_req_query(const struct svc_req *req, const char *name, char *out, size_t
 int svc_req_cookie(const struct svc_req *req, const char *name, char *out, size_t max);
 
 /*
+ * Reads up to `max` bytes of the request body of an SVC_R_RAWBODY route into
+ * buf, blocking until some arrive (svc-git streams a push's pack this way).
+ * Returns the count (> 0), 0 at the end of the body (FastCGI's empty stdin
+ * record, whatever CONTENT_LENGTH said), or SVC_E_CLIENT_GONE when the
+ * stream broke.
+ */
+long svc_req_body_read(struct svc_req *req, void *buf, size_t max);
+
+/*
  * Queues `fn(ctx, arg)` to run after the response has been sent in full
  * and the request finished (the client no longer waits for it): mail that
  * must not make a response slower for some inputs than for others. `arg` is
@@ -264,6 +276,20 @@ int svc_sse_event(struct svc_resp *resp, const char *type, struct json_object *p
  * quiet stream) and flushes. Returns 0 or SVC_E_CLIENT_GONE.
  */
 int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
+
+/*
+ * Starts a raw body of unknown length that is streamed (git-io's
+ * export.zip): writes the status, the security headers, the handler's
+ * headers (svc_resp_header() before this call) and Content-Type `type`,
+ * with proxy buffering off. The body then goes out through
+ * svc_resp_stream_write(); the router sends nothing more, and an error the
+ * handler returns afterwards only ends the response. Returns 0 or
+ * SVC_E_CLIENT_GONE.
+ */
+int svc_resp_stream_begin(struct svc_resp *resp, int status, const char *type);
+
+/* Writes `len` bytes of a body started by svc_resp_stream_begin() and flushes. Returns 0 or SVC_E_CLIENT_GONE. */
+int svc_resp_stream_write(struct svc_resp *resp, const void *data, size_t len);
 
 /*
  * Reads the caller's credential from "Authorization: Bearer" (an access

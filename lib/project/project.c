@@ -153,18 +153,24 @@ int svc_project_commit_change(const struct svc_caller *c, const char *id, const 
 			      char *out_sha, int *out_committed)
 {
 	char aname[256], aemail[256];
-	struct svc_dbv p = svc_dbv_str(id);
 	int err;
 
 	*out_committed = 0;
 	svc_project_author(c->db, c->user_id, aname, sizeof aname, aemail, sizeof aemail);
 	if ((err = svc_repo_commit_all(dir, msg, aname, aemail, out_sha, out_committed)) < 0 || !*out_committed)
 		return err;
+	svc_project_changed(c, id);
+	return 0;
+}
+
+void svc_project_changed(const struct svc_caller *c, const char *id)
+{
+	struct svc_dbv p = svc_dbv_str(id);
+
 	svc_db_run(c->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
 	svc_internal_notify_files(c->cfg, c->db, id); /* the live document takes the change (svc-wsd) */
 	svc_thumbnail_request(c->db, id);      /* svc-worker renders it again, off the request */
 	svc_preview_build_request(c->db, c->cfg, id); /* and builds a package.json project's preview */
-	return 0;
 }
 
 void svc_project_slug(const char *name, char *out, size_t max)

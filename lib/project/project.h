@@ -80,6 +80,17 @@ int svc_project_commit_change(const struct svc_caller *c, const char *id, const 
 			      char *out_sha, int *out_committed);
 
 /*
+ * What follows a new version of project `id` on main, however it came (a
+ * commit of svc_project_commit_change(), a push over smart HTTP,
+ * lib/project/githttp.h): its updatedAt is touched, svc-wsd is told to take
+ * the working tree into the live document (svc_internal_notify_files: a
+ * three-way merge with unsaved edits), a thumbnail is requested and a
+ * package.json project's preview build queued (svc_preview_build_request).
+ * Uses c's db and cfg. Failures are logged by the callees, never returned.
+ */
+void svc_project_changed(const struct svc_caller *c, const char *id);
+
+/*
  * Makes a URL-safe slug from `name` (UTF-8) into out (max bytes): runs of
  * [a-z0-9] (ASCII letters lowered) joined by single '-', at most 40
  * characters, "project" when nothing is left.

@@ -29,8 +29,9 @@ if [ ! -x "$BUILD_DIR/wsd/svc-wsd" ]; then
 	exit 1
 fi
 # each file in a node of its own: wsd.test.mjs the protocol, documents, access and limits;
-# awareness.test.mjs awareness removals, caps, budget and identity, and the people list
-for f in wsd.test.mjs awareness.test.mjs; do
+# awareness.test.mjs awareness removals, caps, budget and identity, and the people list; git.test.mjs a push
+# over smart HTTP meeting a Yjs client's edits of the same file
+for f in wsd.test.mjs awareness.test.mjs git.test.mjs; do
 	node "$HERE/$f" "$BUILD_DIR" || st=1
 done
 exit $st
