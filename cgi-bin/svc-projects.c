@@ -2,6 +2,7 @@
 #include "api/api.h"
 #include "api/api_agent.h"
 #include "api/api_integrations.h"
+#include "api/api_gitio.h"
 #include "api/api_web.h"
 
 static const struct svc_route routes[] = {
@@ -18,6 +19,8 @@ static const struct svc_route routes[] = {
 	{ SVC_GET, "/api/projects/:id/versions", svc_api_projects_versions, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/preview", svc_api_projects_preview, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions/:sha/diff", svc_api_projects_version_diff, SVC_R_OPTAUTH, 0, NULL },
+	/* git-io (docs/git.md) */
+	{ SVC_GET, "/api/projects/:id/export.zip", svc_api_projects_export, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/versions/:sha/checkout", svc_api_projects_checkout, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:projectId/chats", svc_api_chats_list, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:projectId/chats", svc_api_chats_create, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_chats_create_body },

@@ -439,6 +439,31 @@ int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms)
 	return 0;
 }
 
+/* ---- a streamed raw body (git-io: export.zip) ---- */
+
+int svc_resp_stream_begin(struct svc_resp *resp, int status, const char *type)
+{
+	resp->status = status;
+	svc_resp_header(resp, "X-Accel-Buffering", "no");
+	write_head(resp, type, 0, 0);
+	resp->last_write_ms = svc_mono_ms();
+	return FCGX_GetError(resp->fcgi->out) != 0 ? SVC_E_CLIENT_GONE : 0;
+}
+
+int svc_resp_stream_write(struct svc_resp *resp, const void *data, size_t len)
+{
+	while (len > 0) {
+		int n = len > (1u << 20) ? 1 << 20 : (int)len;
+		if (FCGX_PutStr(data, n, resp->fcgi->out) != n)
+			return SVC_E_CLIENT_GONE;
+		data = (const char *)data + n;
+		len -= (size_t)n;
+	}
+	if (FCGX_FFlush(resp->fcgi->out) < 0 || FCGX_GetError(resp->fcgi->out) != 0)
+		return SVC_E_CLIENT_GONE;
+	return 0;
+}
+
 /* ---- router ---- */
 
 static enum svc_method parse_method(const char *m)

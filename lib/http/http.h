@@ -266,6 +266,20 @@ int svc_sse_event(struct svc_resp *resp, const char *type, struct json_object *p
 int svc_sse_keepalive(struct svc_resp *resp, int64_t idle_ms);
 
 /*
+ * Starts a raw body of unknown length that is streamed (git-io's
+ * export.zip): writes the status, the security headers, the handler's
+ * headers (svc_resp_header() before this call) and Content-Type `type`,
+ * with proxy buffering off. The body then goes out through
+ * svc_resp_stream_write(); the router sends nothing more, and an error the
+ * handler returns afterwards only ends the response. Returns 0 or
+ * SVC_E_CLIENT_GONE.
+ */
+int svc_resp_stream_begin(struct svc_resp *resp, int status, const char *type);
+
+/* Writes `len` bytes of a body started by svc_resp_stream_begin() and flushes. Returns 0 or SVC_E_CLIENT_GONE. */
+int svc_resp_stream_write(struct svc_resp *resp, const void *data, size_t len);
+
+/*
  * Reads the caller's credential from "Authorization: Bearer" (an access
  * token, or a per-user API token "svc_pat_...") or the svc_access_token
  * cookie and verifies it (an access token's signature and claims once per
