@@ -20,6 +20,7 @@
 #include "project/preview_build.h"
 #include "core/util.h"
 #include "project/domains.h"
+#include "project/gitio.h"
 #include "project/repo.h"
 #include "project/thumbnail.h"
 
@@ -50,6 +51,8 @@ static const struct svc_job_handler handlers[] = {
 	{ SVC_JOB_DOMAIN_VERIFY, svc_domain_verify_job, &project_jobs },
 	{ SVC_JOB_RESET_MAIL, svc_auth_job_reset_mail, &auth_jobs },
 	{ SVC_JOB_SIGNUP_MAIL, svc_auth_job_signup_mail, &auth_jobs },
+	{ SVC_JOB_GIT_IMPORT, svc_gitio_import_job, &project_jobs },
+	{ SVC_JOB_GIT_MIRROR_PUSH, svc_gitio_mirror_push_job, &project_jobs },
 };
 
 static volatile sig_atomic_t stopping;

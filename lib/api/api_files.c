@@ -10,6 +10,7 @@
 #include "core/fsx.h"
 #include "auth/internal.h"
 #include "core/json.h"
+#include "project/gitio.h"
 #include "project/preview_build.h"
 #include "project/quota.h"
 #include "project/repo.h"
@@ -186,6 +187,7 @@ enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *res
 	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
 	svc_internal_notify_files(&req->ctx->cfg, req->ctx->db, id); /* the live document takes the change (svc-wsd) */
 	svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id);
+	svc_gitio_mirror_queue(req->ctx->db, id); /* git-io: the mirror gets the new version */
 	body = json_object_new_object();
 	json_object_object_add(body, "sha", json_object_new_string(out));
 	json_object_object_add(body, "restoredFrom", json_object_new_string(full));

@@ -13,7 +13,7 @@
 typedef int (*svc_git_sink_fn)(void *ctx, const char *data, size_t len);
 
 #define SVC_GIT_MAX_ARGS 48
-#define SVC_GIT_MAX_ENV 16
+#define SVC_GIT_MAX_ENV 40
 
 /* One run of git (svc_git_run()). Everything is borrowed for the run's time. */
 struct svc_git_run {
