@@ -1,0 +1,101 @@
+// git.test.mjs: Git in and out in the web app (docs/git.md): the project's Git panel (the clone URL, a
+// copyable git clone command, where to make a token, the remote form and its refusals), Download ZIP in
+// Versions (the ZIP of that version), and Import in the New project dialog (a ZIP file; a Git URL the
+// outbound guard refuses).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { launch, newPage, signIn, signUpApi, api, shotBoth, APP } from './lib.mjs';
+
+let browser;
+let owner;
+let projectId;
+
+before(async () => {
+	browser = await launch();
+	owner = await signUpApi('git');
+	const p = await api('POST', `/workspaces/${owner.workspaceId}/projects`, { token: owner.token, body: { name: 'Git page', template: 'blank' } });
+	assert.equal(p.status, 201);
+	projectId = p.json.id;
+	const w = await api('PUT', `/projects/${projectId}/files/extra.txt`, { token: owner.token, body: { content: 'second\n' } });
+	assert.ok(w.status === 200 || w.status === 201);
+});
+after(async () => {
+	if (browser) await browser.close();
+});
+
+test('the Git panel shows the clone URL and command, the token link, and refuses an internal remote', async () => {
+	const page = await newPage(browser);
+	await signIn(page, owner.email, `/projects/${projectId}`);
+	await page.getByRole('button', { name: 'Git', exact: true }).click();
+	const dialog = page.getByRole('dialog', { name: 'Git' });
+	const url = `${APP}/api/git/${projectId}.git`;
+	assert.equal(await dialog.getByLabel('Clone URL').inputValue(), url);
+	assert.match(await dialog.innerText(), new RegExp(`git clone ${url.replace(/[.]/g, '\\.')}`));
+	await dialog.getByRole('button', { name: 'Copy git clone command' }).click();
+	await dialog.getByRole('status').filter({ hasText: /Copied|copy it/ }).waitFor();
+	const link = dialog.getByRole('link', { name: 'Create a token with the git scopes' });
+	assert.equal(await link.getAttribute('href'), '/settings/account');
+	// the mirror: no remote yet, so the form; a loopback URL is refused on its field
+	await dialog.getByLabel('Remote URL').fill('https://127.0.0.1/x.git');
+	await dialog.getByLabel('Token', { exact: true }).fill('secret-token');
+	await dialog.getByRole('button', { name: 'Save remote' }).click();
+	await dialog.getByText(/internal address/).waitFor();
+	const r = await api('GET', `/projects/${projectId}/git/remote`, { token: owner.token });
+	assert.equal(r.json.remote, null);
+	await shotBoth(page, 'git-panel');
+	await page.context().close();
+});
+
+test('Download ZIP in Versions gives that version as a ZIP', async () => {
+	const page = await newPage(browser);
+	await signIn(page, owner.email, `/projects/${projectId}`);
+	await page.getByRole('tab', { name: 'Versions' }).click();
+	const vs = (await api('GET', `/projects/${projectId}/versions`, { token: owner.token })).json.items;
+	const oldest = vs[vs.length - 1].sha;
+	const a = page.getByRole('link', { name: `Download ZIP of version ${oldest.slice(0, 7)}` });
+	await a.waitFor();
+	const href = await a.getAttribute('href');
+	assert.equal(href, `/api/projects/${projectId}/export.zip?sha=${oldest}`);
+	const res = await page.request.get(APP + href);
+	assert.equal(res.status(), 200);
+	assert.equal(res.headers()['content-type'], 'application/zip');
+	assert.match(res.headers()['content-disposition'], new RegExp(`-${oldest.slice(0, 7)}\\.zip"$`));
+	const body = await res.body();
+	assert.equal(body.subarray(0, 2).toString(), 'PK');
+	await page.context().close();
+});
+
+test('New project imports a ZIP file, and refuses a loopback Git URL', async () => {
+	const dir = mkdtempSync(join(tmpdir(), 'svc-web-zip-'));
+	const zip = join(dir, 'site.zip');
+	execFileSync('python3', ['-c', 'import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1], "w")\nz.writestr("site/index.html", "<h1>zipped</h1>\\n")\nz.close()', zip]);
+	const page = await newPage(browser);
+	await signIn(page, owner.email, '/dashboard');
+	await page.getByRole('button', { name: 'New project' }).click();
+	let dialog = page.getByRole('dialog', { name: 'New project' });
+	await dialog.getByLabel('Project name').fill('From a ZIP');
+	await dialog.getByLabel('Start from').selectOption('zip');
+	await dialog.getByLabel('ZIP file').setInputFiles(zip);
+	await dialog.getByRole('button', { name: 'Import project' }).click();
+	await page.getByRole('heading', { name: 'From a ZIP', level: 1 }).waitFor();
+	const id = page.url().split('/projects/')[1];
+	const f = await api('GET', `/projects/${id}/files/index.html`, { token: owner.token });
+	assert.equal(f.status, 200);
+	assert.match(f.json.raw, /zipped/);
+
+	await page.goto(APP + '/dashboard');
+	await page.getByRole('button', { name: 'New project' }).click();
+	dialog = page.getByRole('dialog', { name: 'New project' });
+	await dialog.getByLabel('Project name').fill('From loopback');
+	await dialog.getByLabel('Start from').selectOption('git');
+	await dialog.getByLabel('Git URL').fill('https://127.0.0.1/repo.git');
+	await shotBoth(page, 'git-import');
+	await dialog.getByRole('button', { name: 'Import project' }).click();
+	await dialog.getByText(/internal address/).waitFor();
+	writeFileSync(join(dir, 'done'), '');
+	await page.context().close();
+});
