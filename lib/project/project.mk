@@ -13,3 +13,4 @@ lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/
 lib_libsvc_a_SOURCES += lib/project/gitcmd.c lib/project/gitcmd.h lib/project/gitio.c lib/project/gitio.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_save.c tests/unit/test_thumbnail.c \
 	tests/unit/test_publish.c tests/unit/test_domains.c
+tests_unit_svc_unit_SOURCES += tests/unit/test_gitio.c
