@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/select.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -22,10 +21,13 @@
 #include "core/outbound.h"
 #include "core/util.h"
 #include "db/jobs.h"
+#include "project/domains.h"
 #include "project/gitcmd.h"
 #include "project/gitio.h"
 #include "project/paths.h"
 #include "project/preview_build.h"
+#include "project/quota.h"
+#include "project/thumbnail.h"
 
 #define RESOLVE_TIMEOUT_MS 10000
 #define TREE_LIST_MAX (64u * 1024 * 1024) /* bytes of `git ls-tree -r -z` read */
@@ -133,55 +135,19 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
 /* Resolves `host` through c-ares (SVC_DNS_SERVER when set) into l->res. Returns 0 or SVC_E_INTERNAL. */
 static int lookup_host(const struct svc_config *cfg, const char *host, struct lookup *l)
 {
-	struct ares_options opts;
 	struct ares_addrinfo_hints hints;
 	ares_channel ch = NULL;
-	int64_t deadline = svc_mono_ms() + RESOLVE_TIMEOUT_MS;
-	int rc, err = SVC_E_INTERNAL;
+	int err;
 
-	memset(&opts, 0, sizeof opts);
-	opts.timeout = RESOLVE_TIMEOUT_MS / 3;
-	opts.tries = 2;
-	opts.flags = ARES_FLAG_NOSEARCH;
-	if ((rc = ares_init_options(&ch, &opts, ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_FLAGS)) != ARES_SUCCESS) {
-		svc_log_error("gitio: c-ares: %s", ares_strerror(rc));
-		return SVC_E_INTERNAL;
-	}
-	if (cfg->dns_server && *cfg->dns_server &&
-	    (rc = ares_set_servers_ports_csv(ch, cfg->dns_server)) != ARES_SUCCESS) {
-		svc_log_error("gitio: SVC_DNS_SERVER=%s: %s", cfg->dns_server, ares_strerror(rc));
-		goto done;
-	}
+	if ((err = svc_dns_channel(cfg->dns_server, RESOLVE_TIMEOUT_MS, &ch)) < 0)
+		return err;
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	ares_getaddrinfo(ch, host, "443", &hints, on_addrinfo, l);
-	while (!l->done) {
-		fd_set r, w;
-		struct timeval tv, *tvp, max_tv;
-		int64_t left = deadline - svc_mono_ms();
-		int nfds;
-
-		if (left <= 0) {
-			ares_cancel(ch);
-			break;
-		}
-		FD_ZERO(&r);
-		FD_ZERO(&w);
-		nfds = ares_fds(ch, &r, &w);
-		if (nfds == 0)
-			break;
-		max_tv.tv_sec = (time_t)(left / 1000);
-		max_tv.tv_usec = (suseconds_t)((left % 1000) * 1000);
-		tvp = ares_timeout(ch, &max_tv, &tv);
-		if (select(nfds, &r, &w, NULL, tvp) < 0 && errno != EINTR)
-			break;
-		ares_process(ch, &r, &w);
-	}
-	err = 0;
-done:
+	svc_dns_wait(ch, svc_mono_ms() + RESOLVE_TIMEOUT_MS, &l->done);
 	ares_destroy(ch);
-	return err;
+	return 0;
 }
 
 int svc_gitio_resolve(const struct svc_config *cfg, struct svc_gitio_remote *rm, char *why, size_t whymax)
@@ -398,7 +364,8 @@ static int rev_parse(const char *dir, const char *rev, char *out)
 
 /* Runs git against remote `rm` with `args` in `dir` (size cap and timeout of the import settings). */
 static int git_remote(const struct svc_config *cfg, const struct svc_gitio_remote *rm, const char *dir,
-		      const char *const *args, const char *watch, char *why, size_t whymax, int *out_status)
+		      const char *const *args, const char *watch, uint64_t max_bytes, char *why, size_t whymax,
+		      int *out_status)
 {
 	struct svc_git_run run = { 0 };
 	struct remote_env *e = calloc(1, sizeof *e);
@@ -412,7 +379,7 @@ static int git_remote(const struct svc_config *cfg, const struct svc_gitio_remot
 		run.args[i] = args[i];
 	run.timeout_ms = (long)cfg->import_timeout_secs * 1000;
 	run.watch_dir = watch;
-	run.max_bytes = cfg->import_max_mb * 1024 * 1024;
+	run.max_bytes = max_bytes;
 	if ((err = remote_env(cfg, rm, &run, e)) == 0)
 		err = svc_git_run(&run, out_status, why, whymax);
 	remote_env_wipe(e);
@@ -630,7 +597,7 @@ static int job_project(const struct svc_job *job, char *out)
 	return err;
 }
 
-/* After the files of project `id` changed outside a request: updatedAt, svc-wsd, the preview. */
+/* After the files of project `id` changed outside a request: updatedAt, svc-wsd, the preview, the thumbnail. */
 static void files_changed(struct svc_db *db, const struct svc_config *cfg, const char *id)
 {
 	struct svc_dbv p = svc_dbv_str(id);
@@ -638,11 +605,15 @@ static void files_changed(struct svc_db *db, const struct svc_config *cfg, const
 	svc_db_run(db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
 	svc_internal_notify_files(cfg, db, id);
 	svc_preview_build_request(db, cfg, id);
+	svc_thumbnail_request(db, id);
 }
 
-/* Fetches rm's `ref` (or HEAD) into main of the repository in dir, checks it and checks it out. */
-static int import_fetch(const struct svc_config *cfg, const struct svc_gitio_remote *rm, const char *dir,
-			const char *ref, char *why, size_t whymax)
+/*
+ * Fetches rm's `ref` (or HEAD) into main of the repository in dir, checks it and checks it out; the
+ * directory may grow to `max_bytes` (SVC_IMPORT_MAX_MB, or less when the project's quotas leave less).
+ */
+static int import_fetch_checkout(const struct svc_config *cfg, const struct svc_gitio_remote *rm, const char *dir,
+				 const char *ref, uint64_t max_bytes, char *why, size_t whymax)
 {
 	char spec[600], gitwhy[1024], sha[41];
 	const char *fetch[] = { "fetch", "--no-tags", "--update-head-ok", "--quiet", "--", rm->url, spec, NULL };
@@ -650,9 +621,10 @@ static int import_fetch(const struct svc_config *cfg, const struct svc_gitio_rem
 	int err, status = 0, lock;
 
 	snprintf(spec, sizeof spec, "+%s:refs/heads/main", ref && *ref ? ref : "HEAD");
-	err = git_remote(cfg, rm, dir, fetch, dir, gitwhy, sizeof gitwhy, &status);
+	err = git_remote(cfg, rm, dir, fetch, dir, max_bytes, gitwhy, sizeof gitwhy, &status);
 	if (err == SVC_E_TOO_LARGE) {
-		snprintf(why, whymax, "the repository is larger than %llu MiB", (unsigned long long)cfg->import_max_mb);
+		snprintf(why, whymax, "the repository is larger than %llu MiB%s", (unsigned long long)(max_bytes >> 20),
+			 max_bytes < cfg->import_max_mb * 1024 * 1024 ? " (what the project's quota leaves)" : "");
 		return err;
 	}
 	if (err == SVC_E_UNAVAILABLE) {
@@ -675,6 +647,24 @@ static int import_fetch(const struct svc_config *cfg, const struct svc_gitio_rem
 	close(lock);
 	if (err < 0)
 		snprintf(why, whymax, "the files could not be checked out");
+	return err;
+}
+
+/* import_fetch_checkout(); a failure puts main back and drops what was fetched, so a refused tree leaves no trace. */
+static int import_fetch(const struct svc_config *cfg, const struct svc_gitio_remote *rm, const char *dir,
+			const char *ref, uint64_t max_bytes, char *why, size_t whymax)
+{
+	char before[41];
+	const char *reset[] = { "update-ref", "refs/heads/main", before, NULL };
+	const char *expire[] = { "reflog", "expire", "--expire=now", "--all", NULL };
+	const char *gc[] = { "gc", "--quiet", "--prune=now", NULL };
+	int err, had = rev_parse(dir, "refs/heads/main", before) == 0;
+
+	if ((err = import_fetch_checkout(cfg, rm, dir, ref, max_bytes, why, whymax)) < 0 && had) {
+		git_local(dir, reset, NULL, 0);
+		git_local(dir, expire, NULL, 0);
+		git_local(dir, gc, NULL, 0);
+	}
 	return err;
 }
 
@@ -712,8 +702,16 @@ int svc_gitio_import_job(void *vctx, const struct svc_job *job, char *errmsg, si
 	if (svc_gitio_resolve(ctx->cfg, &rm, why, sizeof why) < 0 ||
 	    svc_project_dir(ctx->cfg, id, dir, sizeof dir) < 0)
 		goto end;
-	if (import_fetch(ctx->cfg, &rm, dir, svc_rows_get(rows, 0, GICOL_REF), why, sizeof why) == 0)
-		why[0] = '\0';
+	{
+		uint64_t cap = ctx->cfg->import_max_mb * 1024 * 1024, now = 0, left = UINT64_MAX;
+		if (svc_quota_repo_room(ctx->db, ctx->cfg, svc_rows_get(rows, 0, GICOL_WORKSPACE), id, dir, &now, &left) == 0 &&
+		    left != UINT64_MAX && now + left < cap)
+			cap = now + left; /* SVC_QUOTA_REPO_BYTES and SVC_QUOTA_WORKSPACE_BYTES */
+		if (import_fetch(ctx->cfg, &rm, dir, svc_rows_get(rows, 0, GICOL_REF), cap, why, sizeof why) == 0) {
+			why[0] = '\0';
+			svc_quota_repo_room(ctx->db, ctx->cfg, svc_rows_get(rows, 0, GICOL_WORKSPACE), id, dir, &now, &left);
+		}
+	}
 	snprintf(fetch_head, sizeof fetch_head, "%s/.git/FETCH_HEAD", dir);
 	unlink(fetch_head); /* it names the URL */
 end:
@@ -808,7 +806,7 @@ int svc_gitio_push(struct svc_db *db, const struct svc_config *cfg, const char *
 		goto record;
 	snprintf(spec, sizeof spec, "%s:refs/heads/%s", sha, branch ? branch : rbranch);
 	push[3] = rm.url;
-	err = git_remote(cfg, &rm, dir, push, NULL, gitwhy, sizeof gitwhy, &status);
+	err = git_remote(cfg, &rm, dir, push, NULL, 0, gitwhy, sizeof gitwhy, &status);
 	if (err == 0 && status != 0) {
 		git_message(gitwhy, "git push failed", why, whymax);
 		err = strstr(gitwhy, "rejected") || strstr(gitwhy, "non-fast-forward") || strstr(gitwhy, "fetch first")
@@ -902,7 +900,7 @@ int svc_gitio_pull(struct svc_db *db, const struct svc_config *cfg, const char *
 		goto done;
 	snprintf(spec, sizeof spec, "+refs/heads/%s:refs/svc/mirror", rbranch);
 	fetch[4] = rm.url;
-	err = git_remote(cfg, &rm, dir, fetch, NULL, gitwhy, sizeof gitwhy, &status);
+	err = git_remote(cfg, &rm, dir, fetch, dir, cfg->import_max_mb * 1024 * 1024, gitwhy, sizeof gitwhy, &status);
 	if (err == 0 && status != 0) {
 		git_message(gitwhy, "git fetch failed", why, whymax);
 		err = strstr(gitwhy, "couldn't find remote ref") ? SVC_E_NOT_FOUND : SVC_E_UNAVAILABLE;

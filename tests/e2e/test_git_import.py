@@ -8,6 +8,7 @@ import zipfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import DATA_DIR, UNKNOWN_ID, api, check, finish, is_error, signup, versions  # noqa: E402
 from gitlib import LOOP_HOST, Forge, git, wait_import  # noqa: E402
+from wslib import svc_admin  # noqa: E402
 
 
 def imp(a, body, wid=None, **kw):
@@ -123,6 +124,22 @@ def git_cases(a, forge):
     check("test_git_import_bad_ref_400", is_error(r, 400, "validation_failed", "ref"), r)
 
 
+def quota_case(forge):
+    """An import past the project's quota (the test stack's business plan: 400 000 bytes a repository) fails and
+    leaves nothing of it."""
+    c = signup(tag="import-quota")
+    rc, out = svc_admin("set-plan", c.workspace_id, "business")
+    check("test_git_import_quota_setup", rc == 0, out)
+    forge.make_repo("big", [{"index.html": "x\n", "blob.txt": os.urandom(600000).hex()}])
+    r = imp(c, {"name": "Too big", "gitUrl": forge.url("big")})
+    if check("test_git_import_quota_201", r.status == 201, r):
+        p = wait_import(api, c, r.body["id"])
+        check("test_git_import_quota_failed", p and p.get("importState") == "failed" and
+              "larger than" in (p.get("importError") or ""), p)
+        vs = versions(c, r.body["id"])
+        check("test_git_import_quota_leaves_no_history", len(vs) == 1 and vs[0]["author"] != "Forge Person", vs)
+
+
 def zip_cases(a):
     data = zip_bytes({"top/index.html": "<p>zip</p>\n", "top/css/a.css": "p{}\n"})
     r = zip_import(a, data)
@@ -175,6 +192,7 @@ def main():
     forge = Forge()
     try:
         git_cases(a, forge)
+        quota_case(forge)
         zip_cases(a)
         error_cases(a)
     finally:
