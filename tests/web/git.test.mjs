@@ -1,11 +1,13 @@
 // git.test.mjs: Git in and out in the web app (docs/git.md): the project's Git panel (the clone URL, a
 // copyable git clone command, where to make a token, the remote form and its refusals), Download ZIP in
-// Versions (the ZIP of that version), and Import in the New project dialog (a ZIP file; a Git URL the
-// outbound guard refuses).
+// Versions (the ZIP of that version), Import in the New project dialog (a ZIP file; a Git URL the
+// outbound guard refuses), and the mirror against the forge double (tests/fixtures/git_remote.py):
+// Push now, Pull from remote, and svc's main to a new branch when the two have diverged.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launch, newPage, signIn, signUpApi, api, shotBoth, APP } from './lib.mjs';
@@ -98,4 +100,82 @@ test('New project imports a ZIP file, and refuses a loopback Git URL', async () 
 	await dialog.getByText(/internal address/).waitFor();
 	writeFileSync(join(dir, 'done'), '');
 	await page.context().close();
+});
+
+/** The forge double on 127.0.0.10 (git.example.com in the test stack's DNS) with a certificate of the test CA. */
+function startForge() {
+	const dir = mkdtempSync(join(tmpdir(), 'svc-web-forge-'));
+	const ca = process.env.SVC_TEST_TLS_CA;
+	const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: 'pipe', ...opts });
+	writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:git.example.com\n');
+	run('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=git.example.com', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'r.csr')]);
+	run('openssl', ['x509', '-req', '-in', join(dir, 'r.csr'), '-CA', ca, '-CAkey', join(dirname(ca), 'ca.key'), '-CAcreateserial', '-CAserial', join(dir, 'ca.srl'), '-days', '2', '-extfile', join(dir, 'ext.cnf'), '-out', join(dir, 'c.pem')]);
+	const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Forge', GIT_AUTHOR_EMAIL: 'forge@example.com', GIT_COMMITTER_NAME: 'Forge', GIT_COMMITTER_EMAIL: 'forge@example.com' };
+	const git = (...args) => run('git', args, { env }).toString().trim();
+	const root = join(dir, 'repos');
+	git('init', '-q', '--bare', '-b', 'main', join(root, 'mirror.git'));
+	const password = 'forge-' + Math.random().toString(16).slice(2);
+	const proc = spawn('python3', [join(import.meta.dirname, '..', 'fixtures', 'git_remote.py'), '--root', root, '--cert', join(dir, 'c.pem'), '--key', join(dir, 'k.pem'), '--password', password, '--log', join(dir, 'log'), '--port-file', join(dir, 'port')], { stdio: 'ignore' });
+	return {
+		dir,
+		git,
+		password,
+		proc,
+		bare: join(root, 'mirror.git'),
+		async url() {
+			for (let i = 0; i < 100 && !existsSync(join(dir, 'port')); i++) await new Promise((r) => setTimeout(r, 100));
+			return `https://git.example.com:${readFileSync(join(dir, 'port'), 'utf8')}/mirror.git`;
+		},
+		/** a commit on the forge's main with file `name` */
+		commit(name) {
+			const work = join(dir, 'work-' + name);
+			git('clone', '-q', join(root, 'mirror.git'), work);
+			writeFileSync(join(work, name), 'made on the forge\n');
+			git('-C', work, 'add', '-A');
+			git('-C', work, 'commit', '-q', '-m', 'forge: ' + name);
+			git('-C', work, 'push', '-q', 'origin', 'HEAD:main');
+			return git('--git-dir', join(root, 'mirror.git'), 'rev-parse', 'main');
+		},
+		stop() {
+			proc.kill();
+			rmSync(dir, { recursive: true, force: true });
+		},
+	};
+}
+
+test('the mirror: Push now, Pull from remote, and a new branch when the two have diverged', async () => {
+	const forge = startForge();
+	try {
+		const url = await forge.url();
+		const r = await api('PUT', `/projects/${projectId}/git/remote`, { token: owner.token, body: { url, username: 'forge', token: forge.password } });
+		assert.equal(r.status, 200);
+		const page = await newPage(browser);
+		await signIn(page, owner.email, `/projects/${projectId}`);
+		await page.getByRole('button', { name: 'Git', exact: true }).click();
+		const dialog = page.getByRole('dialog', { name: 'Git' });
+		await dialog.getByRole('button', { name: 'Push now' }).click();
+		await dialog.getByRole('status').filter({ hasText: /^pushed / }).waitFor();
+		await dialog.getByText('Pushed', { exact: true }).waitFor();
+		const head = (await api('GET', `/projects/${projectId}/versions`, { token: owner.token })).json.items[0].sha;
+		assert.equal(forge.git('--git-dir', forge.bare, 'rev-parse', 'main'), head);
+		// a commit on the forge comes in by Pull from remote
+		const theirs = forge.commit('from-forge.txt');
+		await dialog.getByRole('button', { name: 'Pull from remote' }).click();
+		await dialog.getByRole('status').filter({ hasText: `Pulled: main is now at ${theirs.slice(0, 12)}.` }).waitFor();
+		// both sides move on: the pull is refused with both heads, and svc's main goes to a new branch
+		forge.commit('forge-only.txt');
+		const w = await api('PUT', `/projects/${projectId}/files/svc-only.txt`, { token: owner.token, body: { content: 'svc\n' } });
+		assert.ok(w.status === 200 || w.status === 201);
+		await dialog.getByRole('button', { name: 'Pull from remote' }).click();
+		const form = dialog.getByRole('form', { name: 'The two have diverged' });
+		await form.getByRole('alert').filter({ hasText: /have diverged/ }).waitFor();
+		await shotBoth(page, 'git-diverged');
+		await form.getByRole('button', { name: "Push svc's main as a new branch" }).click();
+		await dialog.getByRole('status').filter({ hasText: /pushed to the branch svc-main/ }).waitFor();
+		const ours = (await api('GET', `/projects/${projectId}/versions`, { token: owner.token })).json.items[0].sha;
+		assert.equal(forge.git('--git-dir', forge.bare, 'rev-parse', 'svc-main'), ours);
+		await page.context().close();
+	} finally {
+		forge.stop();
+	}
 });
