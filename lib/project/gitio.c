@@ -35,6 +35,19 @@
 
 /* ---- remotes ---- */
 
+/* The last label of host name `h` (after its last '.', a trailing '.' left out). */
+static const char *url_host_last_label(const char *h)
+{
+	size_t n = strlen(h);
+	const char *p;
+
+	if (n > 0 && h[n - 1] == '.')
+		n--;
+	for (p = h + n; p > h && p[-1] != '.'; p--)
+		;
+	return p;
+}
+
 int svc_gitio_url_parse(const char *url, struct svc_gitio_remote *out, char *why, size_t whymax)
 {
 	const char *p, *host, *end;
@@ -112,6 +125,16 @@ int svc_gitio_url_parse(const char *url, struct svc_gitio_remote *out, char *why
 		out->host[i] = c;
 	}
 	out->host[hlen] = '\0';
+	if (*url_host_last_label(out->host) >= '0' && *url_host_last_label(out->host) <= '9' &&
+	    !strchr(out->host, ':')) {
+		/* a name no TLD can have: curl reads "2130706433", "0x7f.1" or "127.1" as 127.0.0.1, which the
+		 * guard's lookup of the name would never see, so only a dotted quad is taken */
+		struct in_addr a4;
+		if (inet_pton(AF_INET, out->host, &a4) != 1) {
+			snprintf(why, whymax, "the URL's host is not valid");
+			return SVC_E_VALIDATION;
+		}
+	}
 	memcpy(out->url, url, len + 1);
 	return 0;
 }
@@ -262,13 +285,38 @@ static int collect_sink(void *ctx, const char *data, size_t len)
 	return svc_buf_add(ctx, data, len) < 0 ? SVC_E_TOO_LARGE : 0;
 }
 
+/* Adds the size of one `git ls-tree -l` entry ("<mode> blob <sha> <size>\t") from e up to tab to *total. */
+static int tree_entry_size(const char *e, const char *tab, uint64_t *total)
+{
+	const char *p = tab;
+	char num[24];
+	uint64_t v;
+
+	while (p > e && p[-1] != ' ')
+		p--;
+	if (*p == '-')
+		return 0; /* a tree or a commit has no size */
+	if ((size_t)(tab - p) == 0 || (size_t)(tab - p) >= sizeof num)
+		return SVC_E_INTERNAL;
+	memcpy(num, p, (size_t)(tab - p));
+	num[tab - p] = '\0';
+	if (svc_parse_u64(num, UINT64_MAX / 2, &v) < 0)
+		return SVC_E_INTERNAL;
+	*total += v;
+	return 0;
+}
+
 /*
  * Checks the tree of commit `sha` of the repository in `dir`: no symlink,
- * no submodule, every path one svc_fsx_check_path() allows. Returns 0,
- * SVC_E_VALIDATION (the first refused entry named in why), SVC_E_INTERNAL.
+ * no submodule, every path one svc_fsx_check_path() allows, and its files
+ * together at most `max_bytes` once checked out (the pack is compressed: a
+ * small fetch can hold a tree that unpacks far past the import's cap).
+ * Returns 0, SVC_E_VALIDATION (the first refused entry named in why),
+ * SVC_E_TOO_LARGE (why says so), SVC_E_INTERNAL.
  */
-static int tree_check(const char *dir, const char *sha, char *why, size_t whymax)
+static int tree_check(const char *dir, const char *sha, uint64_t max_bytes, char *why, size_t whymax)
 {
+	uint64_t total = 0;
 	struct svc_git_run run = { 0 };
 	struct svc_buf b;
 	char norm[SVC_FSX_PATH_MAX + 1], err_text[256];
@@ -281,7 +329,8 @@ static int tree_check(const char *dir, const char *sha, char *why, size_t whymax
 	run.args[1] = "-r";
 	run.args[2] = "-z";
 	run.args[3] = "--full-tree";
-	run.args[4] = sha;
+	run.args[4] = "-l";
+	run.args[5] = sha;
 	run.sink = collect_sink;
 	run.sink_ctx = &b;
 	run.timeout_ms = 120000;
@@ -307,6 +356,14 @@ static int tree_check(const char *dir, const char *sha, char *why, size_t whymax
 		if (svc_fsx_check_path(tab + 1, norm) < 0) {
 			snprintf(why, whymax, "the tree holds a path svc refuses (%.200s)", tab + 1);
 			err = SVC_E_VALIDATION;
+			goto done;
+		}
+		if ((err = tree_entry_size(e, tab, &total)) < 0 || total > max_bytes) {
+			if (err == 0 || err == SVC_E_TOO_LARGE) {
+				snprintf(why, whymax, "the tree's files are larger than %llu MiB",
+					 (unsigned long long)(max_bytes >> 20));
+				err = SVC_E_TOO_LARGE;
+			}
 			goto done;
 		}
 		off = (size_t)(nul - b.data) + 1;
@@ -639,7 +696,7 @@ static int import_fetch_checkout(const struct svc_config *cfg, const struct svc_
 		snprintf(why, whymax, "the remote has no such ref");
 		return err;
 	}
-	if ((err = tree_check(dir, sha, why, whymax)) < 0)
+	if ((err = tree_check(dir, sha, max_bytes, why, whymax)) < 0)
 		return err;
 	if ((lock = svc_project_lock(dir)) < 0)
 		return lock;
@@ -924,7 +981,8 @@ int svc_gitio_pull(struct svc_db *db, const struct svc_config *cfg, const char *
 		err = SVC_E_CONFLICT;
 		goto done;
 	}
-	if ((err = tree_check(dir, out->remote, why, whymax)) < 0 || (err = fast_forward(dir, out->remote)) < 0)
+	if ((err = tree_check(dir, out->remote, cfg->import_max_mb * 1024 * 1024, why, whymax)) < 0 ||
+	    (err = fast_forward(dir, out->remote)) < 0)
 		goto done;
 	memcpy(out->head, out->remote, 41);
 	snprintf(out->result, sizeof out->result, "fast-forward");

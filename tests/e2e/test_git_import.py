@@ -138,6 +138,13 @@ def quota_case(forge):
               "larger than" in (p.get("importError") or ""), p)
         vs = versions(c, r.body["id"])
         check("test_git_import_quota_leaves_no_history", len(vs) == 1 and vs[0]["author"] != "Forge Person", vs)
+    # a pack of a few KiB whose tree unpacks to 3 MB: refused before the checkout, not after it
+    forge.make_repo("bomb", [{"index.html": "x\n", "zeros.txt": "0" * 3000000}])
+    r = imp(c, {"name": "Compressed", "gitUrl": forge.url("bomb")})
+    if check("test_git_import_quota_compressed_201", r.status == 201, r):
+        p = wait_import(api, c, r.body["id"])
+        check("test_git_import_quota_compressed_failed", p and p.get("importState") == "failed" and
+              "larger than" in (p.get("importError") or ""), p)
 
 
 def zip_cases(a):

@@ -23,6 +23,9 @@ static void test_gitio_url_parse(void)
 		"https://example.com/x.git#f", "https://exa mple.com/x.git", "https://example.com:0/x.git",
 		"https://example.com:65536/x.git", "https://example.com:x/x.git", "https://:443/x.git", "https:///x.git",
 		"https://exa_mple.com/x", "https://[::1/x.git", "https://example.com\\@evil/x", "",
+		/* hosts curl reads as an IPv4 address (127.0.0.1) though they are no dotted quad */
+		"https://2130706433/x.git", "https://0x7f.1/x.git", "https://127.1/x.git", "https://0177.0.0.1/x.git",
+		"https://127.0.0.1./x.git", "https://a.0x7f000001/x.git",
 	};
 	size_t i;
 
