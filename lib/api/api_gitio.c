@@ -468,7 +468,8 @@ enum svc_err svc_api_git_push(struct svc_req *req, struct svc_resp *resp)
  * POST /projects/:id/git/pull: fast-forwards main to the remote's branch (a
  * change of the project: working tree, svc-wsd, preview). 200 {result:
  * "fast-forward" | "up-to-date", sha, previous, remote}; 400 (the remote's
- * tree holds a symlink or a refused path); 403; 404 (no project, no remote,
+ * tree holds a symlink or a refused path); 413 (its files exceed
+ * SVC_IMPORT_MAX_MB); 403; 404 (no project, no remote,
  * no such branch there); 409 conflict when they have diverged (the message
  * names both heads); 503.
  */

@@ -104,6 +104,12 @@ def run(a, pid, forge):
               if os.path.isfile(os.path.join(logs, n)) and
               forge.password.encode() in open(os.path.join(logs, n), "rb").read()]
     check("test_git_mirror_token_not_in_logs", os.path.isdir(logs) and not leaked, leaked)
+    # nor anywhere in the project's repository (.git/config, FETCH_HEAD, reflogs): git got it through its environment
+    repo = os.path.join(setting("SVC_DATA_DIR") or "/nonexistent", "projects", pid)
+    in_repo = [os.path.join(d, n) for d, _, names in os.walk(repo) for n in names
+               if forge.password.encode() in open(os.path.join(d, n), "rb").read()]
+    check("test_git_mirror_token_not_in_the_repository", os.path.isdir(os.path.join(repo, ".git")) and not in_repo,
+          (repo, in_repo))
 
     # errors
     for name, url in (("http", "http://git.example.com/x.git"), ("loopback", forge.url("x", host=LOOP_HOST)),
