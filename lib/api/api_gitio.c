@@ -13,6 +13,7 @@
 #include "integ/integ.h"
 #include "project/gitcmd.h"
 #include "project/gitio.h"
+#include "project/quota.h"
 #include "project/repo.h"
 
 /* What export_sink() streams into. */
@@ -160,6 +161,7 @@ static enum svc_err import_create(struct svc_req *req, struct svc_resp *resp, st
 static enum svc_err import_zip(struct svc_req *req, struct svc_resp *resp, struct svc_project_new *np)
 {
 	char tmp[2100], why[512] = "", rnd[17];
+	uint64_t bytes = 0, limit = 0;
 	int err;
 
 	if (svc_random_hex(rnd, 8) < 0)
@@ -174,6 +176,16 @@ static enum svc_err import_zip(struct svc_req *req, struct svc_resp *resp, struc
 	}
 	if (err < 0)
 		goto done;
+	/* the project's repository quota (SVC_QUOTA_REPO_BYTES of the workspace's plan), as a Git import keeps it */
+	if ((err = svc_quota_dir_bytes(tmp, &bytes)) < 0 ||
+	    (err = svc_quota_workspace_limit(req->ctx->db, &req->ctx->cfg, np->workspace_id, SVC_QUOTA_REPO_BYTES, &limit)) < 0)
+		goto done;
+	if (limit && bytes > limit) {
+		err = svc_resp_error(resp, SVC_E_TOO_LARGE, NULL,
+				     "The ZIP unpacks to %llu bytes; the workspace's quota of one project is %llu bytes.",
+				     (unsigned long long)bytes, (unsigned long long)limit);
+		goto done;
+	}
 	np->source_dir = tmp;
 	np->commit_message = "Import from a ZIP archive";
 	err = import_create(req, resp, np);
@@ -231,7 +243,7 @@ static enum svc_err import_git(struct svc_req *req, struct svc_resp *resp, struc
  * its first version). 400 validation_failed (a URL that is not https, an
  * internal address, a name that does not resolve, a ZIP that is not one or
  * holds a refused entry); 403; 404 unknown workspace; 413 (body, unpacked
- * size, entries); 415 another content type.
+ * size, entries, the project's repository quota); 415 another content type.
  */
 enum svc_err svc_api_projects_import(struct svc_req *req, struct svc_resp *resp)
 {

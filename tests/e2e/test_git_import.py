@@ -6,7 +6,7 @@ import sys
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import DATA_DIR, UNKNOWN_ID, api, check, finish, is_error, signup, versions  # noqa: E402
+from svclib import DATA_DIR, UNKNOWN_ID, api, check, finish, is_error, signup, sql, versions  # noqa: E402
 from gitlib import LOOP_HOST, Forge, git, wait_import  # noqa: E402
 from wslib import svc_admin  # noqa: E402
 
@@ -138,6 +138,14 @@ def quota_case(forge):
               "larger than" in (p.get("importError") or ""), p)
         vs = versions(c, r.body["id"])
         check("test_git_import_quota_leaves_no_history", len(vs) == 1 and vs[0]["author"] != "Forge Person", vs)
+    # a ZIP past the same quota: 413, and no project
+    count = "SELECT COUNT(*) FROM projects WHERE workspace_id = '%s'" % c.workspace_id
+    before = sql(count)
+    r = zip_import(c, zip_bytes({"top/index.html": "x\n", "top/blob.txt": os.urandom(300000).hex()}))
+    check("test_git_import_zip_past_quota_413", is_error(r, 413, "payload_too_large") and
+          "quota" in (r.body or {}).get("message", ""), r)
+    after = sql(count)
+    check("test_git_import_zip_past_quota_makes_no_project", after == before, (before, after))
     # a pack of a few KiB whose tree unpacks to 3 MB: refused before the checkout, not after it
     forge.make_repo("bomb", [{"index.html": "x\n", "zeros.txt": "0" * 3000000}])
     r = imp(c, {"name": "Compressed", "gitUrl": forge.url("bomb")})
