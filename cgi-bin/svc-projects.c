@@ -2,6 +2,7 @@
 #include "api/api.h"
 #include "api/api_agent.h"
 #include "api/api_integrations.h"
+#include "api/api_gitio.h"
 #include "api/api_web.h"
 
 static const struct svc_route routes[] = {
@@ -19,6 +20,14 @@ static const struct svc_route routes[] = {
 	{ SVC_GET, "/api/projects/:id/branches", svc_api_projects_branches, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/preview", svc_api_projects_preview, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions/:sha/diff", svc_api_projects_version_diff, SVC_R_OPTAUTH, 0, NULL },
+	/* git-io (docs/git.md) */
+	{ SVC_GET, "/api/projects/:id/export.zip", svc_api_projects_export, SVC_R_OPTAUTH, 0, NULL },
+	{ SVC_POST, "/api/workspaces/:wid/projects/import", svc_api_projects_import, SVC_R_AUTH, 16 * 1024 * 1024, NULL },
+	{ SVC_GET, "/api/projects/:id/git/remote", svc_api_git_remote_get, SVC_R_AUTH, 0, NULL },
+	{ SVC_PUT, "/api/projects/:id/git/remote", svc_api_git_remote_put, SVC_R_AUTH | SVC_R_JSON, 16 * 1024, &svc_api_git_remote_put_body },
+	{ SVC_DELETE, "/api/projects/:id/git/remote", svc_api_git_remote_delete, SVC_R_AUTH, 0, NULL },
+	{ SVC_POST, "/api/projects/:id/git/push", svc_api_git_push, SVC_R_AUTH | SVC_R_JSON, 4 * 1024, &svc_api_git_push_body },
+	{ SVC_POST, "/api/projects/:id/git/pull", svc_api_git_pull, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/versions/:sha/checkout", svc_api_projects_checkout, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:projectId/chats", svc_api_chats_list, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:projectId/chats", svc_api_chats_create, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_chats_create_body },

@@ -22,6 +22,7 @@
 #include "project/build.h"
 #include "project/paths.h"
 #include "project/domains.h"
+#include "project/gitio.h"
 #include "project/repo.h"
 #include "project/thumbnail.h"
 
@@ -52,6 +53,8 @@ static const struct svc_job_handler handlers[] = {
 	{ SVC_JOB_DOMAIN_VERIFY, svc_domain_verify_job, &project_jobs },
 	{ SVC_JOB_RESET_MAIL, svc_auth_job_reset_mail, &auth_jobs },
 	{ SVC_JOB_SIGNUP_MAIL, svc_auth_job_signup_mail, &auth_jobs },
+	{ SVC_JOB_GIT_IMPORT, svc_gitio_import_job, &project_jobs },
+	{ SVC_JOB_GIT_MIRROR_PUSH, svc_gitio_mirror_push_job, &project_jobs },
 };
 
 static volatile sig_atomic_t stopping;

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/outbound.h"
 #include "project/project.h"
+#include "project/gitio.h"
 #include "project/preview_build.h"
 #include "project/quota.h"
 #include "project/repo.h"
@@ -360,6 +361,7 @@ static void commit_files(struct svc_agent_chat *t, struct outcome *oc)
 		svc_db_run(t->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
 		svc_internal_notify_files(t->cfg, t->db, t->spec.project_id); /* the live document takes the change (svc-wsd) */
 		svc_preview_build_request(t->db, t->cfg, t->spec.project_id);
+		svc_gitio_mirror_queue(t->db, t->spec.project_id); /* git-io: the mirror gets the turn's version */
 	}
 }
 

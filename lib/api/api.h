@@ -37,6 +37,15 @@ struct svc_items {
 enum svc_err svc_resp_items(struct svc_req *req, struct svc_resp *resp, const struct svc_items *it);
 
 /*
+ * Resolves a version id as the versions list shows it: writes into out (41
+ * bytes) the full sha of the one commit reachable from HEAD of the
+ * repository in `dir` that `sha` (7 to 40 hex digits, either case) starts
+ * with. SVC_E_NOT_FOUND for no match, several matches or a malformed sha.
+ * Shared by the version endpoints (api_files.c) and the export (api_gitio.c).
+ */
+int svc_api__version_sha(const char *dir, const char *sha, char *out);
+
+/*
  * Handlers. Each answers as described in docs/api.md; the statuses each can
  * give besides the router's (404 unknown route, 405, 401, 413, 415,
  * 400 invalid_json, 400 validation_failed from its fields) are listed at its

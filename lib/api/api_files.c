@@ -10,6 +10,7 @@
 #include "core/fsx.h"
 #include "auth/internal.h"
 #include "core/json.h"
+#include "project/gitio.h"
 #include "project/preview_build.h"
 #include "project/quota.h"
 #include "project/repo.h"
@@ -130,12 +131,8 @@ enum svc_err svc_api_projects_versions(struct svc_req *req, struct svc_resp *res
 	return svc_resp_json(resp, 200, body);
 }
 
-/*
- * Resolves a version id as the versions list shows it: the full sha of the
- * one listed commit that `sha` (7 to 40 hex digits, either case) starts
- * with. SVC_E_NOT_FOUND for no match, several matches or a malformed sha.
- */
-static int full_sha(const char *dir, const char *sha, char *out)
+/* Resolves a version id as the versions list shows it (lib/api/api.h). */
+int svc_api__version_sha(const char *dir, const char *sha, char *out)
 {
 	struct svc_repo_commit *log = NULL;
 	size_t n = 0, i, len = strlen(sha), found = 0;
@@ -181,7 +178,7 @@ enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *res
 	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0)
 		return err;
 	svc_project_author(req->ctx->db, req->user_id, aname, sizeof aname, aemail, sizeof aemail);
-	if ((err = full_sha(dir, sha, full)) < 0)
+	if ((err = svc_api__version_sha(dir, sha, full)) < 0)
 		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
 	snprintf(msg, sizeof msg, "Restore version %.12s", full);
 	if ((err = svc_repo_checkout_as_new(dir, full, msg, aname, aemail, out)) < 0)
@@ -190,6 +187,7 @@ enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *res
 	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
 	svc_internal_notify_files(&req->ctx->cfg, req->ctx->db, id); /* the live document takes the change (svc-wsd) */
 	svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id);
+	svc_gitio_mirror_queue(req->ctx->db, id); /* git-io: the mirror gets the new version */
 	body = json_object_new_object();
 	json_object_object_add(body, "sha", json_object_new_string(out));
 	json_object_object_add(body, "restoredFrom", json_object_new_string(full));
@@ -215,7 +213,7 @@ enum svc_err svc_api_projects_version_diff(struct svc_req *req, struct svc_resp 
 
 	if ((err = project_dir_for(req, id, SVC_ACT_READ, dir, sizeof dir)) < 0)
 		return err;
-	if ((err = full_sha(dir, sha, full)) < 0)
+	if ((err = svc_api__version_sha(dir, sha, full)) < 0)
 		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
 	if ((err = svc_repo_diff(dir, full, DIFF_FILES_MAX, DIFF_FILE_BYTES, DIFF_TOTAL_BYTES, &d)) < 0) {
 		svc_repo_diff_dispose(&d);

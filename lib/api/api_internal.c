@@ -12,6 +12,7 @@
 #include "project/thumbnail.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "project/gitio.h"
 #include "project/preview_build.h"
 #include "project/repo.h"
 
@@ -83,6 +84,7 @@ enum svc_err svc_api_internal_files_changed(struct svc_req *req, struct svc_resp
 			svc_log_warn("internal: cannot queue the thumbnail of %s", id);
 		if (svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id) < 0)
 			svc_log_warn("internal: cannot queue the preview build of %s", id);
+		svc_gitio_mirror_queue(req->ctx->db, id); /* git-io: the mirror gets the new version */
 	}
 	out = json_object_new_object();
 	json_object_object_add(out, "committed", json_object_new_boolean(changed));

@@ -156,7 +156,8 @@ typedef void (*svc_crypto_unreadable_fn)(void *arg, const char *table, const cha
 /*
  * Walks every column that holds a sealed secret (db_stmts_crypto.h: the
  * workspace data keys first, then the AI provider keys, OAuth apps, platform
- * credentials, OAuth states, assistant tokens and integration connections)
+ * credentials, OAuth states, assistant tokens, integration connections and
+ * projects' Git mirror tokens)
  * and opens each value. With `write`, a value that opens only with
  * ENCRYPTION_KEY_PREVIOUS is re-sealed by ENCRYPTION_KEY (same row label, a
  * fresh IV) and written with a compare-and-set, so a value the service

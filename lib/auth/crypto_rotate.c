@@ -25,6 +25,7 @@ static const struct sealed_column COLUMNS[] = {
 	{ "assistant_tokens", "sealed_token", STMT_ROT_ATOKEN_PAGE, STMT_ROT_ATOKEN_SET },
 	{ "integration_connections", "access_token", STMT_ROT_CACCESS_PAGE, STMT_ROT_CACCESS_SET },
 	{ "integration_connections", "refresh_token", STMT_ROT_CREFRESH_PAGE, STMT_ROT_CREFRESH_SET },
+	{ "project_git_remotes", "token_sealed", STMT_ROT_GITREMOTE_PAGE, STMT_ROT_GITREMOTE_SET },
 };
 
 /* Re-seals `plain` by the current key `cur` and writes it over `old` if that is still the stored value. */

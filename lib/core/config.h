@@ -116,6 +116,9 @@ struct svc_config {
 	uint64_t domain_check_timeout, domain_recheck_base, domain_recheck_max, domain_check_attempts;
 	uint64_t domain_poll_interval;
 	const char *sites_dir, *sites_reload_cmd;
+	/* git-io (docs/git.md): SVC_IMPORT_MAX_MB, SVC_IMPORT_TIMEOUT_SECS, SVC_IMPORT_ZIP_ENTRIES, SVC_GIT_CA_FILE */
+	uint64_t import_max_mb, import_timeout_secs, import_zip_entries;
+	const char *git_ca_file;
 	/* SVC_QUOTA_<KIND> and SVC_QUOTA_<KIND>_<PLAN>: [kind][0] the default, [kind][1 + plan] a plan's; -1 = unset */
 	int64_t quota[SVC_CONFIG_QUOTA_KINDS][1 + SVC_CONFIG_PLANS];
 	struct svc_config_oauth oauth[SVC_CONFIG_OAUTH_PROVIDERS];

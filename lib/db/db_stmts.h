@@ -4,7 +4,9 @@
 #define NOW "UTC_TIMESTAMP(3)"
 #define PROJECT_COLS "p.id, p.workspace_id, p.folder_id, p.slug, p.name, p.description, p.template, " \
 	"p.visibility, p.thumbnail_url, " TS("p.published_at") ", p.custom_domain, " \
-	TS("p.created_at") ", " TS("p.updated_at") ", p.created_by"
+	TS("p.created_at") ", " TS("p.updated_at") ", p.created_by, " \
+	"(SELECT i.state FROM project_imports i WHERE i.project_id = p.id), " \
+	"(SELECT i.error FROM project_imports i WHERE i.project_id = p.id)"
 /*
  * The columns of a project row: PROJECT_COLS, then each statement's own: the
  * listing's cursor (created_at as text) or the caller's role in PCOL_EXTRA,
@@ -12,7 +14,7 @@
  */
 SVC_COLS(PCOL_ID, PCOL_WORKSPACE, PCOL_FOLDER, PCOL_SLUG, PCOL_NAME, PCOL_DESCRIPTION,
 	PCOL_TEMPLATE, PCOL_VISIBILITY, PCOL_THUMBNAIL, PCOL_PUBLISHED, PCOL_DOMAIN,
-	PCOL_CREATED, PCOL_UPDATED, PCOL_CREATED_BY, PCOL_EXTRA, PCOL_ADMIN)
+	PCOL_CREATED, PCOL_UPDATED, PCOL_CREATED_BY, PCOL_IMPORT_STATE, PCOL_IMPORT_ERROR, PCOL_EXTRA, PCOL_ADMIN)
 
 
 /*
@@ -30,3 +32,4 @@ SVC_COLS(PCOL_ID, PCOL_WORKSPACE, PCOL_FOLDER, PCOL_SLUG, PCOL_NAME, PCOL_DESCRI
 #include "db/db_stmts_quota.h"
 #include "db/db_stmts_cluster.h"
 #include "db/db_stmts_crypto.h"
+#include "db/db_stmts_gitio.h"

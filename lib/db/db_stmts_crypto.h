@@ -46,6 +46,11 @@ ROT_PAGE(STMT_ROT_CREFRESH_PAGE, "id, '', CONCAT(integration_id, ':', user_id), 
 	 "integration_connections", "id", "''")
 SVC_STMT(STMT_ROT_CREFRESH_SET,
 	"UPDATE integration_connections SET refresh_token = ? WHERE id = ? AND '' = ? AND refresh_token = ?")
+/* git-io: a project's mirror token (schema/025_git_io.sql), sealed with its workspace's key */
+ROT_PAGE(STMT_ROT_GITREMOTE_PAGE, "r.project_id, '', r.project_id, p.workspace_id, r.token_sealed",
+	 "project_git_remotes r JOIN projects p ON p.id = r.project_id", "r.project_id", "''")
+SVC_STMT(STMT_ROT_GITREMOTE_SET,
+	"UPDATE project_git_remotes SET token_sealed = ? WHERE project_id = ? AND '' = ? AND token_sealed = ?")
 #undef ROT_PAGE
 /* the columns of every STMT_ROT_*_PAGE */
 SVC_COLS(RCOL_K1, RCOL_K2, RCOL_LABEL, RCOL_WORKSPACE, RCOL_SEALED)

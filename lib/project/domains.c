@@ -369,31 +369,31 @@ static void on_txt(void *arg, int status, int timeouts, unsigned char *abuf, int
 	ares_free_data(txt);
 }
 
-/*
- * Asks for the records of `type` (1 A, 16 TXT) of `name`, waiting at most timeout_ms; `cb` gets the
- * answer with `arg` and sets *done. Returns 0 (*status ARES_ETIMEOUT when none came), or SVC_E_INTERNAL.
- */
-static int dns_query(const struct svc_domain_settings *s, const char *name, int type, ares_callback cb, void *arg,
-		     int *done, int *status)
+int svc_dns_channel(const char *server, long timeout_ms, ares_channel *out)
 {
 	struct ares_options opts;
 	ares_channel ch = NULL;
-	int64_t deadline = svc_mono_ms() + s->timeout_ms;
-	int err = SVC_E_INTERNAL, rc;
+	int rc;
 
 	memset(&opts, 0, sizeof opts);
-	opts.timeout = (int)(s->timeout_ms / 3 > 0 ? s->timeout_ms / 3 : 1);
+	opts.timeout = (int)(timeout_ms / 3 > 0 ? timeout_ms / 3 : 1);
 	opts.tries = 2;
 	opts.flags = ARES_FLAG_NOSEARCH;
 	if ((rc = ares_init_options(&ch, &opts, ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_FLAGS)) != ARES_SUCCESS) {
-		svc_log_error("domains: c-ares: %s", ares_strerror(rc));
+		svc_log_error("dns: c-ares: %s", ares_strerror(rc));
 		return SVC_E_INTERNAL;
 	}
-	if (*s->dns_server && (rc = ares_set_servers_ports_csv(ch, s->dns_server)) != ARES_SUCCESS) {
-		svc_log_error("domains: SVC_DNS_SERVER=%s: %s", s->dns_server, ares_strerror(rc));
-		goto done;
+	if (server && *server && (rc = ares_set_servers_ports_csv(ch, server)) != ARES_SUCCESS) {
+		svc_log_error("dns: SVC_DNS_SERVER=%s: %s", server, ares_strerror(rc));
+		ares_destroy(ch);
+		return SVC_E_INTERNAL;
 	}
-	ares_query(ch, name, 1 /* C_IN */, type, cb, arg);
+	*out = ch;
+	return 0;
+}
+
+void svc_dns_wait(ares_channel ch, int64_t deadline, const int *done)
+{
 	while (!*done) {
 		fd_set r, w;
 		struct timeval tv, *tvp, max_tv;
@@ -401,7 +401,7 @@ static int dns_query(const struct svc_domain_settings *s, const char *name, int 
 		int nfds;
 
 		if (left <= 0) {
-			ares_cancel(ch); /* calls cb with ARES_ECANCELLED */
+			ares_cancel(ch); /* calls the callback with ARES_ECANCELLED */
 			break;
 		}
 		FD_ZERO(&r);
@@ -416,12 +416,26 @@ static int dns_query(const struct svc_domain_settings *s, const char *name, int 
 			break;
 		ares_process(ch, &r, &w);
 	}
+}
+
+/*
+ * Asks for the records of `type` (1 A, 16 TXT) of `name`, waiting at most timeout_ms; `cb` gets the
+ * answer with `arg` and sets *done. Returns 0 (*status ARES_ETIMEOUT when none came), or SVC_E_INTERNAL.
+ */
+static int dns_query(const struct svc_domain_settings *s, const char *name, int type, ares_callback cb, void *arg,
+		     int *done, int *status)
+{
+	ares_channel ch = NULL;
+	int err;
+
+	if ((err = svc_dns_channel(s->dns_server, s->timeout_ms, &ch)) < 0)
+		return err;
+	ares_query(ch, name, 1 /* C_IN */, type, cb, arg);
+	svc_dns_wait(ch, svc_mono_ms() + s->timeout_ms, done);
 	if (!*done)
 		*status = ARES_ETIMEOUT;
-	err = 0;
-done:
 	ares_destroy(ch);
-	return err;
+	return 0;
 }
 
 int svc_domain_dns_check(const struct svc_domain_settings *s, const char *domain, const char *txt_token,

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ares.h>
+
 #include "core/config.h"
 #include "core/outbound.h"
 #include "db/db.h"
@@ -90,6 +92,22 @@ int svc_domain_normalize(const char *in, const char *svc_domain, char *out, size
  * when it is reserved, else 0.
  */
 int svc_domain_reserved(const struct svc_config *cfg, const char *name, char *why, size_t whymax);
+
+/*
+ * A c-ares channel that asks `server` ("host:port", an address; NULL or ""
+ * the system's resolver) with a per-try timeout of a third of `timeout_ms`
+ * (milliseconds), two tries, no search domains, into *out (ares_destroy()
+ * it). Returns 0 or SVC_E_INTERNAL (logged). Shared by the DNS check and
+ * git-io's remotes (lib/project/gitio.c).
+ */
+int svc_dns_channel(const char *server, long timeout_ms, ares_channel *out);
+
+/*
+ * Runs `ch`'s queries until *done (set by their callback) or the monotonic
+ * time `deadline` (svc_mono_ms()), when the queries are cancelled (their
+ * callbacks get ARES_ECANCELLED).
+ */
+void svc_dns_wait(ares_channel ch, int64_t deadline, const int *done);
 
 /*
  * The DNS check (rule 2a) of `domain`: asks for its A records (c-ares, no

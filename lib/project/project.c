@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "db/jobs.h"
+#include "project/gitio.h"
 #include "project/project.h"
 #include "project/quota.h"
 #include "project/preview_build.h"
@@ -71,6 +72,7 @@ int svc_project_load(const struct svc_caller *c, const char *id, enum svc_action
 struct json_object *svc_project_json(const struct svc_rows *rows, size_t r)
 {
 	struct json_object *o = json_object_new_object();
+	const char *import_state;
 
 	svc_json_add_str(o, "id", svc_rows_get(rows, r, PCOL_ID));
 	svc_json_add_str(o, "workspaceId", svc_rows_get(rows, r, PCOL_WORKSPACE));
@@ -85,6 +87,12 @@ struct json_object *svc_project_json(const struct svc_rows *rows, size_t r)
 	svc_json_add_str(o, "customDomain", svc_rows_get(rows, r, PCOL_DOMAIN));
 	svc_json_add_time(o, "createdAt", svc_rows_get(rows, r, PCOL_CREATED));
 	svc_json_add_time(o, "updatedAt", svc_rows_get(rows, r, PCOL_UPDATED));
+	/* git-io: an import from a Git URL under way or failed (docs/git.md "Import"); null otherwise */
+	import_state = svc_rows_get(rows, r, PCOL_IMPORT_STATE);
+	if (import_state && strcmp(import_state, "done") == 0)
+		import_state = NULL;
+	svc_json_add_str(o, "importState", import_state);
+	svc_json_add_str(o, "importError", import_state ? svc_rows_get(rows, r, PCOL_IMPORT_ERROR) : NULL);
 	return o;
 }
 
@@ -171,6 +179,7 @@ void svc_project_changed(const struct svc_caller *c, const char *id)
 	svc_internal_notify_files(c->cfg, c->db, id); /* the live document takes the change (svc-wsd) */
 	svc_thumbnail_request(c->db, id);      /* svc-worker renders it again, off the request */
 	svc_preview_build_request(c->db, c->cfg, id); /* and builds a package.json project's preview */
+	svc_gitio_mirror_queue(c->db, id);     /* and pushes it to the project's mirror, when it has one */
 }
 
 void svc_project_slug(const char *name, char *out, size_t max)
@@ -289,6 +298,8 @@ static int create_tx(struct svc_db *db, void *arg)
 	/* the first prompt, when given, is queued for svc-worker in this transaction */
 	if ((err = svc_project_queue_first_prompt(db, c->id, c->chat_id, c->np->user_id, c->np->prompt)) < 0)
 		return err;
+	if (c->np->in_tx && (err = c->np->in_tx(db, c->id, c->np->in_tx_arg)) < 0)
+		return err;
 	return svc_project_settle(c->tmpdir, c->pdir, &c->moved);
 }
 
@@ -303,7 +314,9 @@ int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const st
 	struct svc_dbv p[9];
 	int err, moved = 0;
 
-	if (!template_valid(cfg, tmpl, tdir, sizeof tdir)) {
+	if (np->source_dir)
+		snprintf(tdir, sizeof tdir, "%s", np->source_dir);
+	else if (!template_valid(cfg, tmpl, tdir, sizeof tdir)) {
 		*out_field = "template";
 		snprintf(msg, msgmax, "unknown template %.64s", tmpl);
 		return SVC_E_VALIDATION;
@@ -335,7 +348,10 @@ int svc_project_create(struct svc_db *db, const struct svc_config *cfg, const st
 	if ((err = svc_fsx_copy_tree(tdir, tmpdir)) < 0)
 		goto done;
 	svc_project_author(db, np->user_id, aname, sizeof aname, aemail, sizeof aemail);
-	snprintf(cmsg, sizeof cmsg, "Create project from template %s", tmpl);
+	if (np->commit_message)
+		snprintf(cmsg, sizeof cmsg, "%s", np->commit_message);
+	else
+		snprintf(cmsg, sizeof cmsg, "Create project from template %s", tmpl);
 	if ((err = svc_repo_init(tmpdir, cmsg, aname, aemail, sha)) < 0)
 		goto done;
 

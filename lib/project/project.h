@@ -107,6 +107,11 @@ struct svc_project_new {
 	const char *folder_id;      /* a folder of the workspace, NULL for none */
 	const char *visibility;     /* "private", "workspace" or "public" */
 	const char *prompt;         /* the first prompt, NULL or blank for none */
+	/* git-io (docs/git.md "Import"): files from elsewhere instead of a template, and writes of its own */
+	const char *source_dir;     /* NULL: the template's files; else this directory's files (template_name may be NULL) */
+	const char *commit_message; /* the first commit's message; NULL: "Create project from template <name>" */
+	int (*in_tx)(struct svc_db *db, const char *id, void *arg); /* NULL, or more writes of the creating transaction */
+	void *in_tx_arg;
 };
 
 /*

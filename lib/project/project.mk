@@ -2,7 +2,8 @@
 # prompt: project), its design comments as JSON (comment), its files and history: its Git repository
 # (repo, libgit2), direct save (gumbo) and thumbnails (headless Chromium); where its files live (paths),
 # publishing (publish), preview builds (preview_build), the sandboxed build (build), custom domains (domains)
-# and quotas (quota). No circle among its files: a file uses only those below it.
+# and quotas (quota); the git CLI (gitcmd) and Git in and out: imports, the mirror (gitio). No circle among
+# its files: a file uses only those below it.
 # May use: http, auth, db, core.
 lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/paths.c lib/project/paths.h lib/project/comment.c lib/project/comment.h \
 	lib/project/repo.c lib/project/repo.h \
@@ -15,3 +16,5 @@ lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/
 tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_save.c tests/unit/test_thumbnail.c \
 	tests/unit/test_publish.c tests/unit/test_domains.c tests/unit/test_sandbox.c tests/unit/test_build.c tests/unit/test_deps.c \
 	tests/unit/test_githttp.c
+lib_libsvc_a_SOURCES += lib/project/gitcmd.c lib/project/gitcmd.h lib/project/gitio.c lib/project/gitio.h
+tests_unit_svc_unit_SOURCES += tests/unit/test_gitio.c

@@ -46,7 +46,8 @@ UUID_RE = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}
 TIME_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
 UNKNOWN_ID = "6f1c2b9e-3d4a-4b5c-8d6e-7f8091a2b3c4"   # a well-formed id that names nothing
 PROJECT_FIELDS = ("id", "workspaceId", "folderId", "slug", "name", "description", "template",
-                  "visibility", "thumbnailUrl", "publishedAt", "customDomain", "createdAt", "updatedAt")
+                  "visibility", "thumbnailUrl", "publishedAt", "customDomain", "createdAt", "updatedAt",
+                  "importState", "importError")
 
 _failed = 0
 _passed = 0

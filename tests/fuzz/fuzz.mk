@@ -64,3 +64,11 @@ tests_fuzz_integ_replay_LDADD = $(SVC_LIBS)
 tests_fuzz_fuzz_integ_SOURCES = tests/fuzz/fuzz_integ.c
 tests_fuzz_fuzz_integ_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_integ_LDADD = $(SVC_LIBS)
+
+# git-io: a remote's URL and a ZIP to import (lib/project/gitio.h)
+EXTRA_PROGRAMS += tests/fuzz/gitio-replay tests/fuzz/fuzz-gitio
+tests_fuzz_gitio_replay_SOURCES = tests/fuzz/fuzz_gitio.c tests/fuzz/replay.c
+tests_fuzz_gitio_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_gitio_SOURCES = tests/fuzz/fuzz_gitio.c
+tests_fuzz_fuzz_gitio_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_gitio_LDADD = $(SVC_LIBS)

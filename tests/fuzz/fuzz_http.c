@@ -22,6 +22,7 @@
 #include "api/api_agent.h"
 #include "api/api_auth.h"
 #include "api/api_integrations.h"
+#include "api/api_gitio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,6 +43,7 @@ static const struct svc_body *const bodies[] = {
 	&svc_api_admin_workspace_update_body,
 	&svc_api_integrations_ws_set_body, &svc_api_integrations_bulk_body, &svc_api_integrations_app_upsert_body,
 	&svc_api_integrations_cred_upsert_body, &svc_api_integrations_cred_workspaces_body, &svc_api_integrations_hosts_body,
+	&svc_api_git_remote_put_body, &svc_api_git_push_body,
 };
 #define NBODIES (sizeof bodies / sizeof bodies[0])
 

@@ -57,6 +57,10 @@ async function send(path, opts) {
 	if (opts.body !== undefined) {
 		headers['Content-Type'] = 'application/json';
 		init.body = JSON.stringify(opts.body);
+	} else if (opts.rawBody !== undefined) {
+		// git-io: a file sent as it is (a ZIP to import), with its own content type
+		headers['Content-Type'] = opts.contentType;
+		init.body = opts.rawBody;
 	}
 	let r;
 	try {
@@ -357,3 +361,33 @@ export function retryNow() {
 	probeTimer = 0;
 	probe();
 }
+
+// ------------------------------------------------------------------ git-io: import, export, the mirror (docs/git.md)
+
+/** importProject(wid, {name, gitUrl, ref?, username?, token?}): POST /workspaces/:wid/projects/import; the Project, importState "importing". */
+export const importProject = (wid, body) => post(`/workspaces/${enc(wid)}/projects/import`, body);
+
+/** importProjectZip(wid, name, file): the same with a ZIP (a File or Blob) as the body; the Project with its files. */
+export const importProjectZip = (wid, name, file) =>
+	request(withQuery(`/workspaces/${enc(wid)}/projects/import`, { name }), { method: 'POST', rawBody: file, contentType: 'application/zip' });
+
+/** exportZipUrl(pid, sha): the address of GET /projects/:id/export.zip of version sha (a link's href: the session cookie goes with it). */
+export const exportZipUrl = (pid, sha) => withQuery(`${API}/projects/${enc(pid)}/export.zip`, { sha });
+
+/** gitCloneUrl(pid): the project's clone URL, {base_url}/git/<projectId>.git (docs/git.md "Clone, pull, push"). */
+export const gitCloneUrl = (pid) => `${window.location.origin}${API}/git/${enc(pid)}.git`;
+
+/** getGitRemote(pid): GET /projects/:id/git/remote, {remote} (null when none; never its token). */
+export const getGitRemote = (pid) => get(`/projects/${enc(pid)}/git/remote`);
+
+/** setGitRemote(pid, {url, username?, token, branch?}): PUT /projects/:id/git/remote, {remote}. */
+export const setGitRemote = (pid, body) => put(`/projects/${enc(pid)}/git/remote`, body);
+
+/** deleteGitRemote(pid): DELETE /projects/:id/git/remote (204). */
+export const deleteGitRemote = (pid) => del(`/projects/${enc(pid)}/git/remote`);
+
+/** pushGitRemote(pid, branch?): POST /projects/:id/git/push (Push now, or svc's main to a new branch). */
+export const pushGitRemote = (pid, branch) => post(`/projects/${enc(pid)}/git/push`, branch ? { branch } : {});
+
+/** pullGitRemote(pid): POST /projects/:id/git/pull, {result, sha, previous, remote}; 409 when diverged. */
+export const pullGitRemote = (pid) => post(`/projects/${enc(pid)}/git/pull`);

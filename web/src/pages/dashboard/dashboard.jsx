@@ -1,6 +1,7 @@
 // dashboard.jsx: /dashboard (a workspace's projects, folders, search, New project) and /trash.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { listFolders, createFolder, listProjects, listTemplates, createProject, updateProject, deleteProject, restoreProject, duplicateProject, enc, ApiError } from '../../lib/api.js';
+import { importProject, importProjectZip } from '../../lib/api.js';
 import { me } from '../../lib/session.js';
 import { useStore } from '../../lib/store.js';
 import { Link, navigate, query, withQuery, locationStore } from '../../lib/router.js';
@@ -273,6 +274,8 @@ function Card({ p, folders, onChange, onRemove, onAdd, onStatus }) {
 			</Link>
 			<div class="card-meta">
 				<span class={'badge ' + p.visibility}>{p.visibility}</span>
+				{p.importState === 'importing' && <span class="badge importing">Importing…</span>}
+				{p.importState === 'failed' && <span class="badge failed" title={p.importError || ''}>Import failed</span>}
 				<time dateTime={p.updatedAt} title={when(p.updatedAt)}>
 					Updated {ago(p.updatedAt)}
 				</time>
@@ -426,6 +429,13 @@ function NewProject({ ws, folderId, onClose }) {
 	const [prompt, setPrompt] = useState('');
 	const [error, setError] = useState(null);
 	const [busy, setBusy] = useState(false);
+	// git-io: start from a template, a Git repository or a ZIP (docs/git.md "Import")
+	const [from, setFrom] = useState('template');
+	const [gitUrl, setGitUrl] = useState('');
+	const [gitRef, setGitRef] = useState('');
+	const [gitUser, setGitUser] = useState('');
+	const [gitToken, setGitToken] = useState('');
+	const [zipFile, setZipFile] = useState(null);
 	const templates = useAsync(
 		() =>
 			listTemplates().then(
@@ -441,12 +451,17 @@ function NewProject({ ws, folderId, onClose }) {
 		setBusy(true);
 		setError(null);
 		try {
-			const p = await createProject(ws.id, {
-				name: name.trim(),
-				template: chosen.name,
-				folderId,
-				prompt: prompt.trim() || null,
-			});
+			const p =
+				from === 'git'
+					? await importProject(ws.id, { name: name.trim(), gitUrl: gitUrl.trim(), ref: gitRef.trim() || null, username: gitUser.trim() || null, token: gitToken || null, folderId })
+					: from === 'zip'
+						? await importProjectZip(ws.id, name.trim(), zipFile)
+						: await createProject(ws.id, {
+								name: name.trim(),
+								template: chosen.name,
+								folderId,
+								prompt: prompt.trim() || null,
+							});
 			onClose();
 			navigate(`/projects/${enc(p.id)}`);
 		} catch (err) {
@@ -458,27 +473,45 @@ function NewProject({ ws, folderId, onClose }) {
 		<Dialog title="New project" onClose={onClose} wide>
 			<form onSubmit={submit}>
 				<Field label="Project name" required maxLength={128} autoFocus value={name} error={error && error.field === 'name' ? error.message : null} onInput={(e) => setName(e.currentTarget.value)} />
-				<Field label="Template" as="select" value={chosen.name} hint={chosen.description} onChange={(e) => setTemplate(e.currentTarget.value)}>
-					{list.map((t) => (
-						<option value={t.name} key={t.name}>
-							{t.title || t.name}
-						</option>
-					))}
+				<Field label="Start from" as="select" value={from} onChange={(e) => setFrom(e.currentTarget.value)}>
+					<option value="template">A template</option>
+					<option value="git">Import a Git repository</option>
+					<option value="zip">Import a ZIP file</option>
 				</Field>
-				{chosen.previewUrl && <img class="template-preview" src={chosen.previewUrl} alt={`Preview of the ${chosen.title || chosen.name} template`} width="300" height="158" />}
-				<Field
-					label="Describe your app"
-					as="textarea"
-					rows={4}
-					value={prompt}
-					hint="Optional: the agent starts on it as soon as the project exists."
-					onInput={(e) => setPrompt(e.currentTarget.value)}
-				/>
-				{error && error.field !== 'name' && <ErrorNote error={error} />}
+				{from === 'git' && (
+					<>
+						<Field label="Git URL" type="url" required placeholder="https://github.com/you/app.git" value={gitUrl} error={error && error.field === 'gitUrl' ? error.message : null} onInput={(e) => setGitUrl(e.currentTarget.value)} />
+						<Field label="Branch or tag" value={gitRef} hint="Optional: the repository's default branch otherwise." error={error && error.field === 'ref' ? error.message : null} onInput={(e) => setGitRef(e.currentTarget.value)} />
+						<Field label="User name" autoComplete="off" value={gitUser} hint="Optional, for a private repository." onInput={(e) => setGitUser(e.currentTarget.value)} />
+						<Field label="Token" type="password" autoComplete="new-password" value={gitToken} hint="Optional: a token of the forge that may read a private repository; forgotten once the import is done." onInput={(e) => setGitToken(e.currentTarget.value)} />
+					</>
+				)}
+				{from === 'zip' && <Field label="ZIP file" type="file" accept=".zip,application/zip" required onChange={(e) => setZipFile(e.currentTarget.files[0] || null)} />}
+				{from === 'template' && (
+					<>
+						<Field label="Template" as="select" value={chosen.name} hint={chosen.description} onChange={(e) => setTemplate(e.currentTarget.value)}>
+							{list.map((t) => (
+								<option value={t.name} key={t.name}>
+									{t.title || t.name}
+								</option>
+							))}
+						</Field>
+						{chosen.previewUrl && <img class="template-preview" src={chosen.previewUrl} alt={`Preview of the ${chosen.title || chosen.name} template`} width="300" height="158" />}
+						<Field
+							label="Describe your app"
+							as="textarea"
+							rows={4}
+							value={prompt}
+							hint="Optional: the agent starts on it as soon as the project exists."
+							onInput={(e) => setPrompt(e.currentTarget.value)}
+						/>
+					</>
+				)}
+				{error && !['name', 'gitUrl', 'ref'].includes(error.field) && <ErrorNote error={error} />}
 				<div class="actions">
 					<button type="button" class="ghost" onClick={onClose}>Cancel</button>
-					<button type="submit" class="primary" disabled={busy || !name.trim()}>
-						Create project
+					<button type="submit" class="primary" disabled={busy || !name.trim() || (from === 'git' && !gitUrl.trim()) || (from === 'zip' && !zipFile)}>
+						{from === 'template' ? 'Create project' : 'Import project'}
 					</button>
 				</div>
 			</form>

@@ -15,6 +15,7 @@ import { Preview } from './preview/visual.jsx';
 import { Versions } from './versions/versions.jsx';
 import { Deployments } from './deployments/deployments.jsx';
 import { Domains, canManageDomains } from './settings/domains.jsx';
+import { GitPanel } from './settings/git.jsx';
 
 const NARROW = '(max-width: 899px)';
 
@@ -76,6 +77,17 @@ export function ProjectPage({ id }) {
 		};
 	}, [p && p.id]);
 
+	// git-io: a project imported from a Git URL shows "Importing…" until svc-worker is done (docs/git.md "Import")
+	const importing = p && p.importState === 'importing';
+	useEffect(() => {
+		if (!importing) return undefined;
+		const t = setInterval(() => project.reload(), 2000);
+		return () => clearInterval(t);
+	}, [importing]);
+	useEffect(() => {
+		if (p && !p.importState) filesChanged();
+	}, [p && p.importState]);
+
 	if (project.error) {
 		const s = project.error.status;
 		if (s === 404) return <ErrorPage code="404" title="Project not found" message="This project does not exist, or it was deleted (look in the Trash)." />;
@@ -107,7 +119,18 @@ export function ProjectPage({ id }) {
 					)}
 					<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} onDone={() => setDeployTick((t) => t + 1)} />
 					{canManageDomains(user, p) && <Domains project={p} />}
+					<GitPanel project={p} writable={canWrite(user, p)} onChanged={filesChanged} />
 				</div>
+				{p.importState === 'importing' && (
+					<p class="import-state" role="status">
+						Importing… svc is fetching the repository; the files appear when it is done.
+					</p>
+				)}
+				{p.importState === 'failed' && (
+					<p class="import-state failed" role="alert">
+						Import failed: {p.importError || 'the repository could not be fetched.'}
+					</p>
+				)}
 				<div class="proj-body">
 					{narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}
 					<section class="chat-pane" id="panel-chat" role={narrow ? 'tabpanel' : undefined} aria-label="Chat" hidden={narrow && current !== 'chat'}>

@@ -1,7 +1,7 @@
 // versions.jsx: the project's versions with a diff per version and Restore; the live preview
 // (its own origin, docs/web.md "Preview") is in ../preview/visual.jsx, with visual editing.
 import { useState } from 'preact/hooks';
-import { listVersions, getVersionDiff, checkoutVersion } from '../../../lib/api.js';
+import { listVersions, getVersionDiff, checkoutVersion, exportZipUrl } from '../../../lib/api.js';
 import { ago, when } from '../../../lib/format.js';
 import { ConfirmDialog, ErrorNote, Loading, useAsync } from '../../../ui/index.js';
 
@@ -72,6 +72,9 @@ export function Versions({ project, tick, onRestored }) {
 									<button type="button" class="ghost" aria-expanded={shown === v.sha ? 'true' : 'false'} aria-label={`Changes in version ${short}`} onClick={() => setShown(shown === v.sha ? null : v.sha)}>
 										{shown === v.sha ? 'Hide changes' : 'Show changes'}
 									</button>
+									<a class="button ghost" href={exportZipUrl(project.id, v.sha)} download aria-label={`Download ZIP of version ${short}`}>
+										Download ZIP
+									</a>
 									{i > 0 && (
 										<button type="button" class="secondary" aria-label={`Restore version ${short}`} onClick={() => setRestoring(v)}>
 											Restore
