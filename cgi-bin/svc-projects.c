@@ -70,6 +70,12 @@ static const struct svc_route routes[] = {
 	{ SVC_PUT, "/api/workspaces/:wid/ai-provider", svc_api_ai_provider_put, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_ai_provider_put_body },
 	{ SVC_GET, "/api/workspaces/:wid/credits", svc_api_credits_get, SVC_R_AUTH, 0, NULL },
 	{ SVC_PUT, "/api/workspaces/:wid/credits", svc_api_credits_put, SVC_R_AUTH | SVC_R_JSON, 4 * 1024, NULL },
+	/* the agent's spending caps and instructions (issue 29, lib/api/api_budget.c) */
+	{ SVC_GET, "/api/workspaces/:wid/budget", svc_api_budget_get, SVC_R_AUTH, 0, NULL },
+	{ SVC_PUT, "/api/workspaces/:wid/budget", svc_api_budget_put, SVC_R_AUTH | SVC_R_JSON, 8 * 1024, &svc_api_budget_put_body },
+	{ SVC_GET, "/api/admin/budget", svc_api_budget_admin, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/workspaces/:wid/instructions", svc_api_instructions_get, SVC_R_AUTH, 0, NULL },
+	{ SVC_PUT, "/api/workspaces/:wid/instructions", svc_api_instructions_put, SVC_R_AUTH | SVC_R_JSON, 96 * 1024, &svc_api_instructions_put_body },
 	{ SVC_GET, "/api/workspaces/:wid/folders", svc_api_folders_list, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/workspaces/:wid/folders", svc_api_folders_create, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_folders_create_body },
 	{ SVC_PATCH, "/api/folders/:folderId", svc_api_folders_update, SVC_R_AUTH | SVC_R_JSON, 64 * 1024, &svc_api_folders_update_body },

@@ -770,7 +770,8 @@ static int system_prompt(const struct svc_agent_turn *turn, const struct svc_age
 		if ((error = svc_buf_adds(out, "\n\n")) < 0 || (error = svc_buf_add(out, extra, n)) < 0)
 			return error;
 	}
-	return 0;
+	/* issue 29: the workspace's instructions, then the project's AGENTS.md */
+	return svc_agent__instructions_add(turn, out);
 }
 
 /* The state of one turn's loop (svc_agent_run()), from its set-up to its end. */
@@ -788,6 +789,9 @@ struct loop {
 	struct svc_agent__step st;     /* the step being run, when have_step */
 	int have_step;
 	CURL *curl;
+	struct svc_agent__breaker breaker; /* the loop breaker (lib/agent/agent_guard.c) */
+	int budget_stop;               /* the spend callback asked to stop before the next provider call */
+	char note[160];                /* why the turn stopped early (loop_step() returned 2) */
 };
 
 /*
@@ -844,6 +848,52 @@ static int loop_begin(struct loop *l)
 	return 0;
 }
 
+/*
+ * The loop breaker's first half: a call of the same tool with the same arguments for the
+ * SVC_AGENT__BREAKER_REPEATS-th time in the turn is not run; session.loop_stopped {reason
+ * "repeated_call", tool, args, count} is emitted instead and 2 returned (the turn ends before its
+ * next provider call). Returns 0 for any other call, or the emit's error.
+ */
+static int repeated_call(struct loop *l, struct svc_agent__call *call, struct json_object *args)
+{
+	const char *text = args ? json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN) : svc_buf_str(&call->args);
+	unsigned n = svc_agent__breaker_call(&l->breaker, call->name, text);
+	struct json_object *ev;
+	int error;
+
+	if (n < SVC_AGENT__BREAKER_REPEATS)
+		return 0;
+	ev = obj2("reason", "repeated_call", "tool", json_object_new_string(call->name));
+	if (ev) {
+		json_object_object_add(ev, "args", args ? json_object_get(args) : json_object_new_object());
+		json_object_object_add(ev, "count", json_object_new_int((int)n));
+	}
+	if ((error = emit(l->turn, "session.loop_stopped", ev)) < 0)
+		return error;
+	snprintf(l->note, sizeof(l->note), "(Stopped: the agent asked for the same %s call %u times.)", call->name, n);
+	return 2;
+}
+
+/*
+ * The loop breaker's second half, after a build-mode step's tools ran: turn->idle_steps steps in
+ * a row without a file change emit session.loop_stopped {reason "idle_steps", steps} and return
+ * 2; else 0, or the emit's error.
+ */
+static int idle_steps(struct loop *l)
+{
+	unsigned idle = svc_agent__breaker_step(&l->breaker, l->tools.changes);
+	struct json_object *ev;
+	int error;
+
+	if (l->tools.read_only || !l->turn->idle_steps || idle < l->turn->idle_steps)
+		return 0;
+	ev = obj2("reason", "idle_steps", "steps", json_object_new_int((int)idle));
+	if ((error = emit(l->turn, "session.loop_stopped", ev)) < 0)
+		return error;
+	snprintf(l->note, sizeof(l->note), "(Stopped: %u steps in a row changed no file.)", idle);
+	return 2;
+}
+
 /* Runs the tool calls of the step that asked for them, each answered in the conversation. */
 static int loop_calls(struct loop *l, struct svc_agent_result *out)
 {
@@ -851,6 +901,8 @@ static int loop_calls(struct loop *l, struct svc_agent_result *out)
 	int error;
 
 	for (i = 0; i < l->st.ncalls; i++) {
+		if ((error = repeated_call(l, &l->st.calls[i], l->args[i])) != 0)
+			return error;
 		error = run_call(l->turn, &l->tools, l->conv, &l->st.calls[i], l->args[i]);
 		out->files_changed = l->tools.files_changed;
 		if (error < 0)
@@ -892,6 +944,13 @@ static int loop_step(struct loop *l, struct svc_agent_result *out)
 	json_object_put(body);
 	out->input_tokens += st->input_tokens;
 	out->output_tokens += st->output_tokens;
+	if (turn->spend) {
+		int r = turn->spend(turn->ctx, st->input_tokens, st->output_tokens);
+
+		if (r < 0 && error >= 0)
+			error = r;
+		l->budget_stop = r == 1;
+	}
 	if (error < 0)
 		return error;
 	if (st->text.len && ((l->final.len && (error = svc_buf_adds(&l->final, "\n\n")) < 0) ||
@@ -907,24 +966,31 @@ static int loop_step(struct loop *l, struct svc_agent_result *out)
 		return error;
 	if (st->ncalls == 0)
 		return 1;
-	return loop_calls(l, out);
+	if ((error = loop_calls(l, out)) != 0)
+		return error;
+	if (l->budget_stop) {
+		snprintf(l->note, sizeof(l->note), "(Stopped: the turn reached a spending cap.)");
+		return 2;
+	}
+	return idle_steps(l);
 }
 
 /*
- * The end of a turn: a note when it stopped at its limit of `max_steps` model calls, then
- * assistant.message with the whole text and session.usage_info.
+ * The end of a turn: a note when it stopped at its limit of `max_steps` model calls (r 0) or early
+ * (r 2, l->note), then assistant.message with the whole text and session.usage_info.
  */
-static int loop_end(struct loop *l, int done_ok, unsigned max_steps, struct svc_agent_result *out)
+static int loop_end(struct loop *l, int r, unsigned max_steps, struct svc_agent_result *out)
 {
 	const struct svc_agent_turn *turn = l->turn;
 	int error;
 
-	if (!done_ok) {
-		char note[128];
+	if (r != 1) {
+		char note[256], limit[128];
 		struct json_object *d;
 
-		snprintf(note, sizeof(note), "%s(Stopped: the agent reached its limit of %u model calls in one turn.)",
-			 l->final.len ? "\n\n" : "", max_steps);
+		snprintf(limit, sizeof(limit), "(Stopped: the agent reached its limit of %u model calls in one turn.)",
+			 max_steps);
+		snprintf(note, sizeof(note), "%s%s", l->final.len ? "\n\n" : "", r == 2 ? l->note : limit);
 		if ((error = svc_buf_adds(&l->final, note)) < 0)
 			return error;
 		d = json_object_new_object();
@@ -949,7 +1015,8 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	memset(&l, 0, sizeof(l));
 	l.turn = turn;
 	svc_buf_init(&l.final, MAX_FINAL);
-	svc_buf_init(&l.system, sizeof(prompt_build) + sizeof(l.ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8);
+	svc_buf_init(&l.system, sizeof(prompt_build) + sizeof(l.ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8 +
+				svc_agent__instructions_room(turn));
 	if ((error = turn_check(turn, &l.anthropic, out)) < 0 || (error = loop_begin(&l)) < 0)
 		goto done;
 	for (step = 0; step < max_steps && r == 0; step++) {
@@ -958,7 +1025,9 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 			goto done;
 		}
 	}
-	error = loop_end(&l, r == 1, max_steps, out);
+	if (r == 2)
+		snprintf(out->stopped, sizeof(out->stopped), "%s", l.budget_stop ? "budget" : "loop");
+	error = loop_end(&l, r, max_steps, out);
 done:
 	if (l.have_step)
 		svc_agent__step_dispose(&l.st);

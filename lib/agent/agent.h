@@ -52,6 +52,16 @@ typedef int (*svc_agent_emit_fn)(void *ctx, const char *type, struct json_object
 typedef int (*svc_agent_tick_fn)(void *ctx);
 
 /*
+ * Called after every provider call of a turn with the tokens it reported
+ * (either may be 0), before the tools it asked for run: the callee records
+ * the spend and holds it against the turn's caps (lib/agent/budget.h). Return
+ * 0 to go on, 1 to end the turn before its next provider call (the callee
+ * has emitted why: session.budget_stopped), or a negative svc_err to end it
+ * at once as that error.
+ */
+typedef int (*svc_agent_spend_fn)(void *ctx, int64_t input_tokens, int64_t output_tokens);
+
+/*
  * What the integration_request tool needs (lib/agent/agent_integration.c): the database, the
  * settings, and who calls from where (credentials are resolved for the user in the workspace; calls
  * are recorded with the project). Borrowed for the turn.
@@ -94,6 +104,14 @@ struct svc_agent_turn {
 	long idle_secs;                /* a provider call that receives no byte for this long (before or during
 					* its answer) fails with model_unavailable; 0 = default 120 */
 	const struct svc_agent_integ *integ; /* the integration_request tool, offered in build mode only; NULL: never */
+	/* issue 29: spending caps, the loop breaker, instructions (docs/agent.md) */
+	svc_agent_spend_fn spend;      /* may be NULL */
+	unsigned idle_steps;           /* build mode (all tools): model calls in a row without a file change
+					* after which the turn stops (session.loop_stopped); 0 = never */
+	const char *ws_instructions;   /* the workspace's instructions to the agent; may be NULL */
+	const char *project_instructions; /* the project's AGENTS.md, as read; may be NULL */
+	const char *project_instructions_note; /* why AGENTS.md is missing from the prompt (too large to read); may be NULL */
+	size_t instructions_max;       /* bytes of each of the two put into the system prompt; 0 = 16 KiB */
 };
 
 /* What a finished turn produced. */
@@ -102,6 +120,8 @@ struct svc_agent_result {
 	int64_t input_tokens;     /* summed over the model calls, as reported by the provider */
 	int64_t output_tokens;
 	char message[512];        /* for an error return: a message for a person */
+	char stopped[16];         /* "loop" (the loop breaker) or "budget" (spend callback) when the turn ended
+				   * early on its own, else "" */
 };
 
 /*
@@ -350,6 +370,7 @@ struct svc_agent__tools {
 	const char *mode;            /* for the "denied" message */
 	int read_only;
 	int files_changed;           /* set to 1 by a write, edit or delete that succeeded */
+	unsigned changes;            /* how many writes, edits and deletes succeeded (the loop breaker) */
 	const struct svc_agent_integ *integ; /* integration_request is offered (build mode), else NULL */
 	uint64_t repo_quota_bytes;   /* the project directory's quota (svc_agent_turn), 0 = none */
 };
@@ -387,6 +408,37 @@ int svc_agent__integration_def(struct json_object *defs, int anthropic);
  * negative svc_err with the reason for the model in *out.
  */
 int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_object *args, char **out);
+
+/*
+ * ---- The loop breaker and the instructions (lib/agent/agent_guard.c) ----
+ */
+#define SVC_AGENT__BREAKER_CALLS 256      /* distinct tool calls one turn's breaker tells apart */
+#define SVC_AGENT__BREAKER_REPEATS 3      /* the same call (tool and arguments) this often stops the turn */
+
+/* The breaker's memory of one turn; zeroed before the turn. */
+struct svc_agent__breaker {
+	uint64_t sig[SVC_AGENT__BREAKER_CALLS]; /* FNV-1a of tool name and arguments text */
+	unsigned count[SVC_AGENT__BREAKER_CALLS];
+	size_t n;
+	unsigned idle;               /* steps in a row without a file change */
+	unsigned changes;            /* svc_agent__tools.changes after the last step */
+};
+
+/* Counts one call of tool `name` with arguments `args` (JSON text); returns how often it was asked for in the turn. */
+unsigned svc_agent__breaker_call(struct svc_agent__breaker *b, const char *name, const char *args);
+
+/* After a step whose tools left the turn at `changes` file changes: returns the steps in a row without one. */
+unsigned svc_agent__breaker_step(struct svc_agent__breaker *b, unsigned changes);
+
+/*
+ * Appends turn->ws_instructions, then turn->project_instructions (each under a heading, cut at
+ * turn->instructions_max bytes on a UTF-8 boundary with a note to the model when longer), then
+ * turn->project_instructions_note, to the system prompt `out`. Returns 0 or SVC_E_TOO_LARGE.
+ */
+int svc_agent__instructions_add(const struct svc_agent_turn *turn, struct svc_buf *out);
+
+/* The bytes svc_agent__instructions_add() may add at most, for sizing the prompt's buffer. */
+size_t svc_agent__instructions_room(const struct svc_agent_turn *turn);
 
 /*
  * Parses the arguments text of a tool call: "" or whitespace is {}; anything

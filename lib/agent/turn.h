@@ -65,6 +65,7 @@ int svc_agent_provider_check_model(const struct svc_config *cfg, const struct sv
 /* What one chat turn is asked to do. Strings and objects are borrowed until svc_agent_chat_close(). */
 struct svc_agent_chat_spec {
 	const char *project_id, *workspace_id, *chat_id, *user_id;
+	const char *token_id;            /* the API token the message came with, NULL or "" for a session (its cap) */
 	const char *text;                /* the user message */
 	const char *model;               /* the message's model override, or NULL */
 	const char *mode;                /* the mode this turn runs in */

@@ -89,6 +89,7 @@ static enum svc_err message_turn(struct svc_req *req, struct svc_resp *resp, int
 	sp.project_id = project_id;
 	sp.workspace_id = svc_rows_get(project, 0, PCOL_WORKSPACE);
 	sp.user_id = req->user_id;
+	sp.token_id = req->token_id;
 	sp.plan = plan;
 	sp.mode = plan ? "plan" : svc_rows_get(chat, 0, CCOL_MODE);
 	sp.set_mode = plan ? "plan" : NULL;
@@ -195,6 +196,7 @@ enum svc_err svc_api_plan_run(struct svc_req *req, struct svc_resp *resp)
 	sp.workspace_id = svc_rows_get(project, 0, PCOL_WORKSPACE);
 	sp.chat_id = chat_id;
 	sp.user_id = req->user_id;
+	sp.token_id = req->token_id;
 	sp.text = text;
 	sp.mode = "build";
 	sp.set_mode = "build";

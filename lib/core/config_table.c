@@ -104,6 +104,13 @@ static const struct svc_setting table[] = {
 	    "longest Retry-After a 429 is waited out"),
 	ROW("SVC_DEFAULT_CREDIT_USD", SVC_SET_PRICE, default_credit_usd, "10", 0, 1000000, "USD", 0,
 	    "a workspace's credit limit"),
+	/* the agent's caps, loop breaker and instructions (issue 29) */
+	ROW("SVC_AGENT_TURN_MAX_USD", SVC_SET_PRICE, agent_turn_max_usd, "0", 0, 1000000, "USD", 0,
+	    "what one agent turn may spend; 0: no cap"),
+	SOFT("SVC_AGENT_IDLE_STEPS", SVC_SET_UINT, agent_idle_steps, "6", 0, 1000, "steps",
+	     "build-mode steps without a file change before a turn stops; 0: never"),
+	SOFT("SVC_AGENT_INSTRUCTIONS_MAX_BYTES", SVC_SET_U64, agent_instructions_max, "16384", 256, 1048576, "bytes",
+	     "bytes of AGENTS.md and of a workspace's instructions in the system prompt"),
 	STR("SVC_AI_MODES", ai_modes, "", "custom chat modes, name=read|build[:prompt file];..."),
 	SOFT("SVC_OUTBOUND_ALLOW_PRIVATE", SVC_SET_BOOL, outbound_allow_private, "0", 0, 1, NULL,
 	     "1: names users choose may also reach private ranges"),
