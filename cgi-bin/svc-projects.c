@@ -19,6 +19,7 @@ static const struct svc_route routes[] = {
 	{ SVC_GET, "/api/projects/:id/preview", svc_api_projects_preview, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions/:sha/diff", svc_api_projects_version_diff, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/versions/:sha/checkout", svc_api_projects_checkout, SVC_R_AUTH, 0, NULL },
+	{ SVC_POST, "/api/projects/:id/versions/:sha/revert", svc_api_projects_revert, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:projectId/chats", svc_api_chats_list, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:projectId/chats", svc_api_chats_create, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_chats_create_body },
 	{ SVC_GET, "/api/projects/:projectId/deployments", svc_api_deployments_list, SVC_R_OPTAUTH, 0, NULL },

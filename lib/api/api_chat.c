@@ -43,6 +43,15 @@ static int stream_turn(struct svc_req *req, struct svc_resp *resp, const struct 
 	return 0;
 }
 
+/* A tool event's own id (the model's call id, which pairs a tool.call with its result) as callId, before the row's id takes "id". */
+static void keep_call_id(struct json_object *ev)
+{
+	struct json_object *own;
+
+	if (json_object_object_get_ex(ev, "id", &own) && json_object_is_type(own, json_type_string))
+		json_object_object_add(ev, "callId", json_object_get(own));
+}
+
 /* The body of a chat or plan message (checked by the router). */
 static const struct svc_field message_fields[] = {
 	{ "chatId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
@@ -286,6 +295,7 @@ enum svc_err svc_api_chat_history(struct svc_req *req, struct svc_resp *resp)
 		if (!payload || svc_json_parse_object(payload, strlen(payload), &ev) < 0)
 			ev = json_object_new_object();
 		json_object_object_add(ev, "type", json_object_new_string(svc_rows_get(rows, i - 1, ECOL_TYPE)));
+		keep_call_id(ev);
 		json_object_object_add(ev, "id", json_object_new_string(svc_rows_get(rows, i - 1, ECOL_ID)));
 		svc_json_add_str(ev, "turnId", svc_rows_get(rows, i - 1, ECOL_TURN));
 		svc_json_add_time(ev, "createdAt", svc_rows_get(rows, i - 1, ECOL_CREATED));

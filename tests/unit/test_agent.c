@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "agent/agent.h"
+#include "agent/budget.h"
 #include "agent/history.h"
 #include "agent/turn.h"
 #include "core/err.h"
@@ -1532,6 +1533,85 @@ static void test_agent_chat_open_history_failure_is_unavailable(void)
 	svc_config_dispose(&cfg);
 }
 
+/* issue 29: the loop breaker's memory, the instructions' cut, the caps' arithmetic (lib/agent/agent_guard.c, budget.c) */
+static void test_agent_breaker_counts_same_calls(void)
+{
+	static struct svc_agent__breaker b;
+
+	memset(&b, 0, sizeof b);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "read_file", "{\"path\":\"a\"}"), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "read_file", "{\"path\":\"b\"}"), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "list_files", "{\"path\":\"a\"}"), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "read_file", "{\"path\":\"a\"}"), 2);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "read_file", "{\"path\":\"a\"}"), 3);
+	/* the name and the arguments are told apart: "ab"+"c" is not "a"+"bc" */
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "ab", "c"), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "a", "bc"), 1);
+}
+
+static void test_agent_breaker_counts_idle_steps(void)
+{
+	struct svc_agent__breaker b;
+
+	memset(&b, 0, sizeof b);
+	CU_ASSERT_EQUAL(svc_agent__breaker_step(&b, 0), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_step(&b, 0), 2);
+	CU_ASSERT_EQUAL(svc_agent__breaker_step(&b, 1), 0);
+	CU_ASSERT_EQUAL(svc_agent__breaker_step(&b, 1), 1);
+}
+
+static void test_agent_instructions_cut_with_a_note(void)
+{
+	struct svc_agent_turn t;
+	struct svc_buf b;
+	char big[300];
+	const char *ws, *pr, *cut;
+
+	memset(&t, 0, sizeof t);
+	memset(big, 'x', sizeof big - 3);
+	memcpy(big + 100, "\xc3\xa9", 2); /* an é across byte 101: the cut never splits it */
+	big[sizeof big - 1] = '\0';
+	t.ws_instructions = "WS-RULE";
+	t.project_instructions = big;
+	t.instructions_max = 101;
+	svc_buf_init(&b, svc_agent__instructions_room(&t));
+	CU_ASSERT_EQUAL(svc_agent__instructions_add(&t, &b), 0);
+	ws = strstr(svc_buf_str(&b), "WS-RULE");
+	pr = strstr(svc_buf_str(&b), "AGENTS.md");
+	cut = strstr(svc_buf_str(&b), "were cut at 100 bytes");
+	CU_ASSERT_PTR_NOT_NULL(ws);
+	CU_ASSERT_PTR_NOT_NULL(pr);
+	CU_ASSERT_PTR_NOT_NULL(cut);
+	CU_ASSERT(ws && pr && ws < pr);
+	CU_ASSERT(svc_utf8_valid(svc_buf_str(&b), b.len));
+	svc_buf_dispose(&b);
+}
+
+static void test_agent_budget_blocks_and_warns(void)
+{
+	struct svc_agent_budget bd;
+	double spent[SVC_AGENT_CAP__MAX] = { 0 };
+	struct json_object *ev;
+	char msg[300];
+
+	memset(&bd, 0, sizeof bd);
+	bd.caps[SVC_AGENT_CAP_PROJECT_DAY] = (struct svc_agent_cap_setting){ 1, 0.001, 80, 1, "" };
+	bd.caps[SVC_AGENT_CAP_WORKSPACE_DAY] = (struct svc_agent_cap_setting){ 1, 0.001, 80, 0, "" };
+	spent[SVC_AGENT_CAP_PROJECT_DAY] = 0.0008;
+	CU_ASSERT_EQUAL(svc_agent_budget_blocked(&bd, spent), -1);
+	CU_ASSERT_EQUAL(svc_agent_budget_warns(&bd, SVC_AGENT_CAP_PROJECT_DAY, 0.0008), 1);
+	CU_ASSERT_EQUAL(svc_agent_budget_warns(&bd, SVC_AGENT_CAP_PROJECT_DAY, 0.000799), 0);
+	spent[SVC_AGENT_CAP_WORKSPACE_DAY] = 5; /* warns only: never blocks */
+	spent[SVC_AGENT_CAP_PROJECT_DAY] = 0.001;
+	CU_ASSERT_EQUAL(svc_agent_budget_blocked(&bd, spent), SVC_AGENT_CAP_PROJECT_DAY);
+	ev = svc_agent_budget_event(&bd, SVC_AGENT_CAP_PROJECT_DAY, 0.001, "Refused", msg, sizeof msg);
+	CU_ASSERT_PTR_NOT_NULL(ev);
+	CU_ASSERT_PTR_NOT_NULL(strstr(msg, "this project's daily cap of 0.001 USD is used up"));
+	json_object_put(ev);
+	CU_ASSERT_EQUAL(svc_agent_cap_by_name("tokenDay"), SVC_AGENT_CAP_TOKEN_DAY);
+	CU_ASSERT_EQUAL(svc_agent_cap_by_name("nope"), -1);
+}
+
 SVC_TEST_SUITE(agent)
 {
 	CU_pSuite s = CU_add_suite("agent", NULL, agent_suite_cleanup);
@@ -1567,5 +1647,9 @@ SVC_TEST_SUITE(agent)
 	CU_add_test(s, "test_agent_loop_refused_path_goes_on", test_agent_loop_refused_path_goes_on);
 	CU_add_test(s, "test_agent_loop_reasoning_and_steps", test_agent_loop_reasoning_and_steps);
 	CU_add_test(s, "test_agent_mode_lookup_custom_and_builtin", test_agent_mode_lookup_custom_and_builtin);
+	CU_add_test(s, "test_agent_breaker_counts_same_calls", test_agent_breaker_counts_same_calls);
+	CU_add_test(s, "test_agent_breaker_counts_idle_steps", test_agent_breaker_counts_idle_steps);
+	CU_add_test(s, "test_agent_instructions_cut_with_a_note", test_agent_instructions_cut_with_a_note);
+	CU_add_test(s, "test_agent_budget_blocks_and_warns", test_agent_budget_blocks_and_warns);
 	CU_add_test(s, "test_agent_mode_lookup_refuses_malformed_tables", test_agent_mode_lookup_refuses_malformed_tables);
 }

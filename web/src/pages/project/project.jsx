@@ -15,6 +15,7 @@ import { Preview } from './preview/visual.jsx';
 import { Versions } from './versions/versions.jsx';
 import { Deployments } from './deployments/deployments.jsx';
 import { Domains, canManageDomains } from './settings/domains.jsx';
+import { Instructions } from './settings/instructions.jsx';
 
 const NARROW = '(max-width: 899px)';
 
@@ -107,6 +108,7 @@ export function ProjectPage({ id }) {
 					)}
 					<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} onDone={() => setDeployTick((t) => t + 1)} />
 					{canManageDomains(user, p) && <Domains project={p} />}
+					{canWrite(user, p) && <Instructions project={p} onSaved={filesChanged} />}
 				</div>
 				<div class="proj-body">
 					{narrow && <Tabs tabs={tabs} current={current} onSelect={setTab} />}

@@ -9,6 +9,7 @@ import { navigate } from '../../lib/router.js';
 import { usd } from '../../lib/format.js';
 import { Field, ErrorNote, Loading, ConfirmDialog, NameDialog, useAsync, useTitle } from '../../ui/index.js';
 import { Section, Status, useAction, sentence, spoken } from './parts.jsx';
+import { Budget, AgentInstructions, AllSpend } from './budget.jsx';
 
 const ROLE_NAMES = { member: 'Member', admin: 'Admin', owner: 'Owner' };
 const RANK = { member: 1, admin: 2, owner: 3 };
@@ -50,6 +51,9 @@ export function WorkspaceSettings({ wid, onNewWorkspace }) {
 			<Folders w={w} />
 			{RANK[w.role] >= RANK.admin && <Provider w={w} />}
 			<Credits w={w} platform={platform} />
+			<Budget w={w} />
+			<AgentInstructions w={w} />
+			{platform && <AllSpend />}
 			{w.kind === 'team' && w.role && <Leave w={w} />}
 		</>
 	);
