@@ -38,3 +38,7 @@ CREATE TABLE workspace_instructions (
   updated_at DATETIME(3) NOT NULL,
   CONSTRAINT fk_instructions_workspace FOREIGN KEY (workspace_id) REFERENCES workspaces (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+
+-- Models without tool calls (toolMode "text", docs/agent.md "Models without tool calls"): a
+-- workspace's provider may be taught the tools as markup instead.
+ALTER TABLE workspace_ai_providers ADD COLUMN tool_mode ENUM('native','text') NOT NULL DEFAULT 'native';

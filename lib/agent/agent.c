@@ -651,8 +651,11 @@ static struct json_object *start_conversation(const struct svc_agent_turn *turn,
 	return conv;
 }
 
-/* Adds the assistant's answer (text and tool calls, with arguments as parsed) to the conversation. */
-static int add_assistant(struct json_object *conv, struct svc_agent__step *st, struct json_object **args)
+/*
+ * Adds the assistant's answer (text and tool calls, with arguments as parsed) to the conversation;
+ * with `text_tools` the raw text alone, markup and all (the calls are in it).
+ */
+static int add_assistant(struct json_object *conv, struct svc_agent__step *st, struct json_object **args, int text_tools)
 {
 	struct json_object *m, *calls, *c;
 	size_t i;
@@ -660,7 +663,7 @@ static int add_assistant(struct json_object *conv, struct svc_agent__step *st, s
 	if (!(m = obj2("role", "assistant", "content", json_object_new_string(svc_buf_str(&st->text)))))
 		return SVC_E_INTERNAL;
 	json_object_array_add(conv, m);
-	if (!st->ncalls)
+	if (!st->ncalls || text_tools)
 		return 0;
 	if (!(calls = json_object_new_array()))
 		return SVC_E_INTERNAL;
@@ -675,6 +678,38 @@ static int add_assistant(struct json_object *conv, struct svc_agent__step *st, s
 			args[i] ? json_object_to_json_string_ext(args[i], JSON_C_TO_STRING_PLAIN) : "{}"));
 	}
 	return 0;
+}
+
+/*
+ * The text protocol's result of `call`: appended to the user message that follows the step's answer
+ * ("[svc tool results]", one per step, made by the first call), as "[<tool> <path>] <result>" or
+ * "[<tool> <path>] error: <text>". Returns 0 or SVC_E_INTERNAL.
+ */
+static int text_result(struct json_object *conv, const struct svc_agent__call *call, struct json_object *args, int rc,
+		       const char *text)
+{
+	size_t n = json_object_array_length(conv);
+	struct json_object *last = n ? json_object_array_get_idx(conv, n - 1) : NULL, *m = NULL;
+	const char *role = last ? svc_agent__json_str(last, "role") : NULL, *was = last ? svc_agent__json_str(last, "content") : NULL;
+	const char *path = args ? svc_agent__json_str(args, "path") : NULL;
+	int again = role && strcmp(role, "user") == 0 && was &&
+		    strncmp(was, SVC_AGENT__TEXT_RESULTS, strlen(SVC_AGENT__TEXT_RESULTS)) == 0;
+	struct svc_buf b;
+
+	svc_buf_init(&b, (SVC_AGENT__MAX_RESULT + 1024) * SVC_AGENT__MAX_CALLS);
+	if (svc_buf_adds(&b, again ? was : SVC_AGENT__TEXT_RESULTS) < 0 || svc_buf_adds(&b, "\n[") < 0 ||
+	    svc_buf_adds(&b, call->name) < 0 || (path && (svc_buf_adds(&b, " ") < 0 || svc_buf_adds(&b, path) < 0)) ||
+	    svc_buf_adds(&b, rc < 0 ? "] error: " : "] ") < 0 || svc_buf_adds(&b, text) < 0)
+		goto done;
+	if (!(m = obj2("role", "user", "content", json_object_new_string(svc_buf_str(&b)))))
+		goto done;
+	if (again)
+		json_object_array_put_idx(conv, n - 1, m);
+	else
+		json_object_array_add(conv, m);
+done:
+	svc_buf_dispose(&b);
+	return m ? 0 : SVC_E_INTERNAL;
 }
 
 /* Emits tool.call, runs the tool, emits tool.result or tool.error and adds the result to the conversation. */
@@ -705,6 +740,17 @@ static int run_call(const struct svc_agent_turn *turn, struct svc_agent__tools *
 	else
 		payload = obj2("id", call->id, "result", json_object_new_string(shown));
 	/* the model sees an error as "error: <text>" */
+	if (turn->provider.text_tools) {
+		m = NULL;
+		if (text_result(conv, call, args, rc, shown) == 0)
+			m = conv; /* (not put below) */
+		free(text);
+		if (!m) {
+			json_object_put(payload);
+			return SVC_E_INTERNAL;
+		}
+		return emit(turn, rc < 0 ? "tool.error" : "tool.result", payload);
+	}
 	m = obj2("role", "tool", "tool_call_id", json_object_new_string(call->id));
 	if (m) {
 		struct svc_buf content;
@@ -770,7 +816,10 @@ static int system_prompt(const struct svc_agent_turn *turn, const struct svc_age
 		if ((error = svc_buf_adds(out, "\n\n")) < 0 || (error = svc_buf_add(out, extra, n)) < 0)
 			return error;
 	}
-	/* issue 29: the workspace's instructions, then the project's AGENTS.md */
+	/* issue 29: the text tool protocol for models without tool calls; the workspace's instructions, then the
+	 * project's AGENTS.md */
+	if (turn->provider.text_tools && (error = svc_buf_adds(out, svc_agent__text_prompt(tools->read_only))) < 0)
+		return error;
 	return svc_agent__instructions_add(turn, out);
 }
 
@@ -831,7 +880,8 @@ static int loop_begin(struct loop *l)
 	l->tools.root = turn->project_dir;
 	l->tools.repo_quota_bytes = turn->repo_quota_bytes;
 	l->tools.read_only = !turn->all_tools && (!turn->mode || strcmp(turn->mode, "build") != 0);
-	l->tools.integ = !l->tools.read_only && turn->integ && svc_agent__integration_available(turn->integ) ? turn->integ : NULL;
+	l->tools.integ = !l->tools.read_only && !turn->provider.text_tools && turn->integ &&
+			 svc_agent__integration_available(turn->integ) ? turn->integ : NULL;
 	l->mode[0] = '\0';
 	if (turn->mode && svc_utf8_valid(turn->mode, strlen(turn->mode))) {
 		size_t n = svc_utf8_cut(turn->mode, strlen(turn->mode), 32);
@@ -842,7 +892,8 @@ static int loop_begin(struct loop *l)
 	l->tools.mode = l->mode[0] ? l->mode : "read-only";
 	if ((error = system_prompt(turn, &l->tools, &l->system, l->ro, sizeof(l->ro))) < 0)
 		return error;
-	if (!(l->conv = start_conversation(turn, 0)) || !(l->defs = svc_agent__tools_json(l->tools.read_only, l->anthropic)) ||
+	if (!(l->conv = start_conversation(turn, turn->provider.text_tools)) ||
+	    !(l->defs = turn->provider.text_tools ? json_object_new_array() : svc_agent__tools_json(l->tools.read_only, l->anthropic)) ||
 	    (l->tools.integ && svc_agent__integration_def(l->defs, l->anthropic) < 0) || !(l->curl = svc_outbound_handle()))
 		return SVC_E_INTERNAL;
 	return 0;
@@ -927,6 +978,7 @@ static int loop_step(struct loop *l, struct svc_agent_result *out)
 	const struct svc_agent_turn *turn = l->turn;
 	const struct svc_agent_provider *p = &turn->provider;
 	struct svc_agent__step *st = &l->st;
+	const struct svc_buf *shown = p->text_tools ? &st->shown : &st->text;
 	struct json_object *body = NULL;
 	size_t i;
 	int error;
@@ -939,6 +991,7 @@ static int loop_step(struct loop *l, struct svc_agent_result *out)
 		return error;
 	svc_agent__step_init(st, turn->emit, turn->ctx);
 	l->have_step = 1;
+	st->text_mode = p->text_tools;
 	st->text_prefix = l->final.len ? "\n\n" : NULL;
 	error = call_step(l->curl, turn, l->anthropic, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), st, out);
 	json_object_put(body);
@@ -953,8 +1006,8 @@ static int loop_step(struct loop *l, struct svc_agent_result *out)
 	}
 	if (error < 0)
 		return error;
-	if (st->text.len && ((l->final.len && (error = svc_buf_adds(&l->final, "\n\n")) < 0) ||
-			     (error = svc_buf_add(&l->final, st->text.data, st->text.len)) < 0)) {
+	if (shown->len && ((l->final.len && (error = svc_buf_adds(&l->final, "\n\n")) < 0) ||
+			     (error = svc_buf_add(&l->final, shown->data, shown->len)) < 0)) {
 		snprintf(out->message, sizeof(out->message), "the model's answers are longer than %d bytes", MAX_FINAL);
 		return SVC_E_MODEL_UNAVAILABLE;
 	}
@@ -962,7 +1015,7 @@ static int loop_step(struct loop *l, struct svc_agent_result *out)
 		if (svc_agent__parse_args(svc_buf_str(&st->calls[i].args), st->calls[i].args.len, &l->args[i]) < 0)
 			l->args[i] = NULL;
 	}
-	if ((error = add_assistant(l->conv, st, l->args)) < 0)
+	if ((error = add_assistant(l->conv, st, l->args, p->text_tools)) < 0)
 		return error;
 	if (st->ncalls == 0)
 		return 1;
@@ -1016,7 +1069,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	l.turn = turn;
 	svc_buf_init(&l.final, MAX_FINAL);
 	svc_buf_init(&l.system, sizeof(prompt_build) + sizeof(l.ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8 +
-				svc_agent__instructions_room(turn));
+				svc_agent__instructions_room(turn) + strlen(svc_agent__text_prompt(0)));
 	if ((error = turn_check(turn, &l.anthropic, out)) < 0 || (error = loop_begin(&l)) < 0)
 		goto done;
 	for (step = 0; step < max_steps && r == 0; step++) {

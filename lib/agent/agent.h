@@ -18,6 +18,8 @@ struct svc_agent_provider {
 	const char *model;    /* model name sent to the provider */
 	double price_input_per_mtok;  /* USD per million input tokens; 0 = unknown */
 	double price_output_per_mtok; /* USD per million output tokens; 0 = unknown */
+	int text_tools;               /* 1: the model has no tool calls: tools are taught as markup in the system
+				       * prompt and parsed from its text (toolMode "text"); 0: native tool calls */
 	const struct svc_outbound_policy *outbound; /* NULL: trusted (the instance's svc.conf provider); else every
 						     * address connected to must be allowed by it (a workspace's
 						     * own base URL, lib/core/outbound.h) */
@@ -294,6 +296,13 @@ struct svc_agent__step {
 	char error[256];
 	long http_status;            /* the provider's HTTP status (0 when none arrived) */
 	long retry_after;            /* its Retry-After in seconds, -1 when none */
+	/* the text tool protocol (toolMode "text", lib/agent/agent_text.c): `text` keeps the raw answer,
+	 * the deltas emitted and `shown` leave the <svc-…> markup out */
+	int text_mode;
+	struct svc_buf shown;        /* the text without the markup (text_mode only) */
+	size_t text_pos;             /* how far `text` was looked at */
+	int text_block;              /* inside a block that starts at text_block_at */
+	size_t text_block_at, text_scan;
 };
 
 /* Sets up an empty step that emits through `emit(ctx, ...)`. */
@@ -317,6 +326,23 @@ int svc_agent__openai_event(void *ctx, const char *event, const char *data, size
  * struct svc_agent__step.
  */
 int svc_agent__anthropic_event(void *ctx, const char *event, const char *data, size_t len);
+
+/*
+ * The text tool protocol (docs/agent.md "Models without tool calls"). svc_agent__text_shown():
+ * after more of st->text arrived, the next span of it to show (markup left out) in *out (into
+ * st->text, *out_len bytes; 0 when nothing can be shown yet: a block not closed, or a "<svc" that
+ * may begin one, held back until `final`). Call it until *out_len is 0. Returns 0.
+ * svc_agent__text_calls(): the blocks of the whole answer as the step's tool calls (read_file,
+ * write_file, edit_file, delete_file, list_files, search_files; "unknown_markup" for another
+ * <svc-…>), with ids "text_N"; an unfinished block is not a call. Returns 0 or
+ * SVC_E_MODEL_UNAVAILABLE (too many calls, arguments too long; st->error says which).
+ */
+#define SVC_AGENT__TEXT_RESULTS "[svc tool results]" /* begins the user message that carries a step's results */
+
+/* The system prompt's paragraph that teaches the markup; the read-only subset (`read_only`) or all of it. Static. */
+const char *svc_agent__text_prompt(int read_only);
+int svc_agent__text_shown(struct svc_agent__step *st, int final, const char **out, size_t *out_len);
+int svc_agent__text_calls(struct svc_agent__step *st);
 
 /* Emits an assistant.message_delta (kind 0) or assistant.reasoning_delta (kind 1) and keeps text; for the parsers. */
 int svc_agent__step_delta(struct svc_agent__step *st, int kind, const char *delta, size_t len);

@@ -3,7 +3,7 @@
 # (OpenAI, Anthropic), the file tools, plans, attachments and modes, a chat's history and its compaction.
 # May use: project, http, auth, db, core.
 lib_libsvc_a_SOURCES += lib/agent/agent.h lib/agent/agent.c lib/agent/agent_sse.c \
-	lib/agent/agent_step.c lib/agent/agent_guard.c lib/agent/agent_openai.c lib/agent/agent_anthropic.c lib/agent/agent_tools.c \
+	lib/agent/agent_step.c lib/agent/agent_guard.c lib/agent/agent_text.c lib/agent/agent_openai.c lib/agent/agent_anthropic.c lib/agent/agent_tools.c \
 	lib/agent/agent_plan.c lib/agent/agent_attach.c lib/agent/agent_modes.c lib/agent/agent_integration.c \
 	lib/agent/history.h lib/agent/history.c lib/agent/turn.h lib/agent/turn.c lib/agent/provider.c \
 	lib/agent/credits.h lib/agent/credits.c lib/agent/budget.h lib/agent/budget.c

@@ -424,6 +424,7 @@ static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pi
 	at->provider.model = model;
 	at->provider.price_input_per_mtok = pin;
 	at->provider.price_output_per_mtok = pout;
+	at->provider.text_tools = t->prov.text_tools;
 	if (t->prov.from_workspace) {
 		/* a workspace's own base URL is a name its admin chose: SSRF guard (docs/operations.md) */
 		svc_outbound_policy_load(t->cfg, outbound);

@@ -25,6 +25,7 @@ struct svc_agent_provider_choice {
 	char *api_key;           /* plaintext, "" when none */
 	size_t api_key_len;
 	int from_workspace;      /* 1 = the workspace's own */
+	int text_tools;          /* 1: toolMode "text" (the workspace's, or SVC_AI_TOOL_MODE for the instance's) */
 };
 
 /* The table whose api_key column holds a workspace's sealed provider key (the AAD of lib/auth/crypto.h). */

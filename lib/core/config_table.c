@@ -105,6 +105,8 @@ static const struct svc_setting table[] = {
 	ROW("SVC_DEFAULT_CREDIT_USD", SVC_SET_PRICE, default_credit_usd, "10", 0, 1000000, "USD", 0,
 	    "a workspace's credit limit"),
 	/* the agent's caps, loop breaker and instructions (issue 29) */
+	ROW("SVC_AI_TOOL_MODE", SVC_SET_CHOICE, ai_tool_mode, "native", 0, 0, "native|text", 0,
+	    "how the instance's provider gets its tools: native tool calls or markup in the text"),
 	ROW("SVC_AGENT_TURN_MAX_USD", SVC_SET_PRICE, agent_turn_max_usd, "0", 0, 1000000, "USD", 0,
 	    "what one agent turn may spend; 0: no cap"),
 	SOFT("SVC_AGENT_IDLE_STEPS", SVC_SET_UINT, agent_idle_steps, "6", 0, 1000, "steps",

@@ -51,3 +51,6 @@ SVC_STMT(STMT_WS_INSTRUCTIONS_PUT,
 	"ON DUPLICATE KEY UPDATE instructions = VALUES(instructions), updated_by = VALUES(updated_by), updated_at = " NOW)
 SVC_STMT(STMT_WS_INSTRUCTIONS_DELETE,
 	"DELETE FROM workspace_instructions WHERE workspace_id = ?")
+/* a workspace provider's tool mode (schema/026: "native" or "text"), set after its PUT */
+SVC_STMT(STMT_AGENT_PROVIDER_TOOL_MODE,
+	"UPDATE workspace_ai_providers SET tool_mode = ? WHERE workspace_id = ?")

@@ -410,10 +410,11 @@ function ProviderForm({ w, p, onSaved }) {
 	const [key, setKey] = useState('');
 	const [removeKey, setRemoveKey] = useState(false);
 	const [allowed, setAllowed] = useState(own ? (p.allowedModels || []).join(', ') : '');
+	const [toolMode, setToolMode] = useState(own && p.toolMode ? p.toolMode : 'native');
 	const a = useAction();
 	async function save(e) {
 		e.preventDefault();
-		const body = { protocol, baseUrl: baseUrl.trim(), model: model.trim(), allowedModels: allowed.split(',').map((s) => s.trim()).filter(Boolean) };
+		const body = { protocol, baseUrl: baseUrl.trim(), model: model.trim(), allowedModels: allowed.split(',').map((s) => s.trim()).filter(Boolean), toolMode };
 		if (key) body.apiKey = key;
 		else if (removeKey) body.apiKey = null;
 		const r = await a.run(() => setAiProvider(w.id, body), 'The provider is saved.');
@@ -453,6 +454,10 @@ function ProviderForm({ w, p, onSaved }) {
 						<input type="checkbox" checked={removeKey} onChange={(e) => setRemoveKey(e.currentTarget.checked)} /> Remove the stored key
 					</label>
 				)}
+				<Field label="Tools" as="select" value={toolMode} hint="Text: for a model without tool calls; the tools are taught as markup in its prompt." onChange={(e) => setToolMode(e.currentTarget.value)}>
+					<option value="native">Native tool calls</option>
+					<option value="text">Markup in the text</option>
+				</Field>
 				<Field label="Allowed models" value={allowed} hint="Optional: model names, separated by commas, that a chat may pick. Empty: any." error={fe('allowedModels')} onInput={(e) => setAllowed(e.currentTarget.value)} />
 				{a.error && !a.error.field && <ErrorNote error={sentence(a.error, { 503: 'Keys cannot be stored: this instance has no encryption key (ENCRYPTION_KEY). Ask its operator.', 403: 'Only admins and owners manage the AI provider.' })} />}
 				<div class="form-end">
