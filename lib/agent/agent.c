@@ -49,6 +49,12 @@ static const char prompt_plan[] =
 	"Each step has a short title, a description of the change, the files it touches and its risk: "
 	"low, medium or high. Do not change any file.";
 
+/* issue 29 "Point at an element" (agent's block) */
+static const char prompt_element[] =
+	"\n\nThe user pointed at an element of the page: it is described after their message (page, selector, "
+	"text, HTML), with a picture of it when there is one. Change that element, and around it only what the "
+	"request needs.";
+
 static const char prompt_summary[] =
 	"You summarise conversations between a user and svc's coding agent so that the agent can go on "
 	"without the full history. Keep what was asked, what was decided, which files were changed and "
@@ -820,6 +826,8 @@ static int system_prompt(const struct svc_agent_turn *turn, const struct svc_age
 	 * project's AGENTS.md */
 	if (turn->provider.text_tools && (error = svc_buf_adds(out, svc_agent__text_prompt(tools->read_only))) < 0)
 		return error;
+	if (turn->element && (error = svc_buf_adds(out, prompt_element)) < 0)
+		return error;
 	return svc_agent__instructions_add(turn, out);
 }
 
@@ -1069,7 +1077,7 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	l.turn = turn;
 	svc_buf_init(&l.final, MAX_FINAL);
 	svc_buf_init(&l.system, sizeof(prompt_build) + sizeof(l.ro) + sizeof(prompt_plan) + SVC_AGENT_PROMPT_EXTRA_MAX + 8 +
-				svc_agent__instructions_room(turn) + strlen(svc_agent__text_prompt(0)));
+				svc_agent__instructions_room(turn) + strlen(svc_agent__text_prompt(0)) + sizeof(prompt_element));
 	if ((error = turn_check(turn, &l.anthropic, out)) < 0 || (error = loop_begin(&l)) < 0)
 		goto done;
 	for (step = 0; step < max_steps && r == 0; step++) {

@@ -114,6 +114,7 @@ struct svc_agent_turn {
 	const char *project_instructions; /* the project's AGENTS.md, as read; may be NULL */
 	const char *project_instructions_note; /* why AGENTS.md is missing from the prompt (too large to read); may be NULL */
 	size_t instructions_max;       /* bytes of each of the two put into the system prompt; 0 = 16 KiB */
+	int element;                   /* the user message points at an element of the page (user_text says which) */
 };
 
 /* What a finished turn produced. */
@@ -224,6 +225,20 @@ int svc_agent_mode_lookup(const char *table, const char *mode, struct svc_agent_
  * with a message for a person in `msg` (`msgmax` bytes).
  */
 int svc_agent_attachments_check(struct json_object *attachments, struct json_object **out, char *msg, size_t msgmax);
+
+#define SVC_AGENT_ELEMENT_HTML_MAX 4096   /* bytes of an element attachment's outerHTML */
+#define SVC_AGENT_ELEMENT_FIELD_MAX 4096  /* bytes of its selector, text and pagePath each */
+
+/*
+ * Element attachments (issue 29 "Point at an element"): svc_agent_attachments_check() also takes
+ * {type: "element", selector, html?, text?, pagePath, image?} (selector and pagePath required,
+ * pagePath beginning with "/", html at most SVC_AGENT_ELEMENT_HTML_MAX bytes, the others at most
+ * SVC_AGENT_ELEMENT_FIELD_MAX; image a data URL checked as an image attachment's, which joins
+ * *out). This function writes what the model is told of them into *out (malloc'd; NULL when
+ * there is none): for each, the page, the selector, its text and its HTML, to follow the user's
+ * text. `attachments` must have passed svc_agent_attachments_check(). Returns 0 or SVC_E_INTERNAL.
+ */
+int svc_agent_attachments_elements(struct json_object *attachments, char **out);
 
 /*
  * ---- Module-internal ----

@@ -63,6 +63,7 @@ struct svc_agent_chat {
 	double pin, pout;                  /* the model's prices, USD per million tokens */
 	/* instructions (docs/agent.md "Project instructions") */
 	char *ws_instructions, *agents_md;
+	char *user_text;                   /* the message with the elements it points at (svc_agent_attachments_elements()) */
 	char agents_note[200];
 };
 
@@ -412,6 +413,26 @@ static uint64_t repo_quota(struct svc_agent_chat *t)
 	return left == UINT64_MAX ? 0 : now + left;
 }
 
+/* The message followed by the elements it points at into t->user_text (NULL when it points at none). Returns 0 or SVC_E_INTERNAL. */
+static int with_elements(struct svc_agent_chat *t)
+{
+	char *elements = NULL;
+	size_t n;
+	int err;
+
+	free(t->user_text);
+	t->user_text = NULL;
+	if ((err = svc_agent_attachments_elements(t->spec.attachments, &elements)) < 0 || !elements)
+		return err;
+	n = strlen(t->spec.text);
+	if ((t->user_text = malloc(n + strlen(elements) + 1))) {
+		memcpy(t->user_text, t->spec.text, n);
+		memcpy(t->user_text + n, elements, strlen(elements) + 1);
+	}
+	free(elements);
+	return t->user_text ? 0 : SVC_E_INTERNAL;
+}
+
 /* Fills the agent's turn `at` for model `model` at prices `pin`/`pout`; *out_extra as apply_mode(). */
 static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pin, double pout,
 			  struct svc_outbound_policy *outbound, const struct svc_agent_integ *integ,
@@ -437,6 +458,11 @@ static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pi
 	at->prompt_extra = *out_extra;
 	at->history = t->history;
 	at->user_text = t->spec.text;
+	/* issue 29: an element the user pointed at follows the text, and the prompt says to change it */
+	if (with_elements(t) == 0 && t->user_text) {
+		at->user_text = t->user_text;
+		at->element = 1;
+	}
 	at->images = t->spec.images;
 	at->retry_max_secs = t->cfg->ai_retry_max_secs > 0 ? t->cfg->ai_retry_max_secs : -1;
 	at->idle_secs = (long)t->cfg->ai_idle_secs;
@@ -718,6 +744,7 @@ void svc_agent_chat_close(struct svc_agent_chat *c)
 		svc_agent_provider_choice_dispose(&c->prov);
 	json_object_put(c->history);
 	free(c->ws_instructions);
+	free(c->user_text);
 	free(c->agents_md);
 	free(c->final_text);
 	svc_buf_dispose(&c->deltas);

@@ -1,11 +1,14 @@
 // agent-turns.test.mjs: issue 29 in the browser: the reloaded timeline shows each tool call with
 // its result on one line, as the live stream does; a turn's files with +/− counts, its diff and
 // Revert this turn; the spending banner at 80 % of a cap and the refusal at the cap; the
-// workspace settings' Budget and Agent instructions; the project's Instructions (AGENTS.md).
+// workspace settings' Budget and Agent instructions; the project's Instructions (AGENTS.md); Select
+// element in the preview, whose element reaches the model with the next message.
 // Controls are found by role and accessible name only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, newPage, signIn, signUpApi, api, shot, until } from './lib.mjs';
+import { launch, newPage, signIn, signUpApi, api, shot, until, previewFrame } from './lib.mjs';
+
+const DOUBLE = (process.env.SVC_PROVIDER_URL || '').replace(/\/$/, '');
 
 let browser;
 let page;
@@ -117,4 +120,26 @@ test('the project Instructions panel edits AGENTS.md as a new version', async ()
 	await dialog.getByRole('button', { name: 'Save instructions' }).click();
 	await until(async () => (await api('GET', `/projects/${pid}/files/AGENTS.md`, { token: me.token })).json.raw === '# Rules\nKeep pages very small.\n', 'the second save');
 	await shot(page, 'project-instructions');
+});
+
+test('Select element: a click in the preview attaches the element, which reaches the model', async () => {
+	await page.goto(`/projects/${pid}`);
+	const toggle = role('button', 'Select element');
+	await toggle.click();
+	assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
+	const f = await previewFrame(page);
+	await f.getByRole('heading', { name: 'My new app' }).click();
+	await page.getByText('Element:').waitFor();
+	assert.equal(await toggle.getAttribute('aria-pressed'), 'false', 'one click, then the mode is off');
+	await shot(page, 'element-chip');
+	if (DOUBLE) await fetch(DOUBLE + '/_reset', { method: 'POST' });
+	await sendMessage('make this heading red', 'Hello from the provider double.');
+	if (DOUBLE) {
+		const reqs = await (await fetch(DOUBLE + '/_requests')).json();
+		const body = JSON.stringify(reqs[reqs.length - 1].body);
+		assert.match(body, /pointed at this element/);
+		assert.match(body, /My new app/);
+		assert.match(body, /<h1/);
+	}
+	assert.equal(await page.getByRole('button', { name: 'Remove the element' }).count(), 0, 'the chip goes with the message');
 });

@@ -6,6 +6,8 @@ import { readEventStream } from '../../../lib/sse.js';
 import { renderMarkdown } from '../../../lib/markdown.js';
 import { usd, when } from '../../../lib/format.js';
 import { ErrorNote, Field } from '../../../ui/index.js';
+import { useStore } from '../../../lib/store.js';
+import { pointed } from './pointed.js';
 
 // [mode, option label, what it does]: the label stays short so the select shows it whole at
 // 390 px; what the mode does is the hint under the bar, which the select is described by.
@@ -158,6 +160,7 @@ export function Chat({ project, onFilesChanged }) {
 	const [older, setOlder] = useState(null);
 	const [text, setText] = useState('');
 	const [images, setImages] = useState([]);
+	const element = useStore(pointed); // the element pointed at in the preview (Select element), for the next message
 	const [running, setRunning] = useState(null); // {chatId}
 	const [error, setError] = useState(null);
 	const [status, setStatus] = useState('');
@@ -265,8 +268,10 @@ export function Chat({ project, onFilesChanged }) {
 			return;
 		}
 		const attachments = images.map((i) => ({ type: 'image', url: i.url }));
+		if (element) attachments.push(element);
 		setText('');
 		setImages([]);
+		pointed.set(null);
 		const body = { chatId: target, text: t, attachments: attachments.length ? attachments : null };
 		const open = mode === 'plan' ? () => sendPlanMessage(pid, body) : () => sendChatMessage(pid, body);
 		await stream(target, open, { type: 'user.message', text: t, attachments });
@@ -379,6 +384,14 @@ export function Chat({ project, onFilesChanged }) {
 					send();
 				}}
 			>
+				{element && (
+					<p class="element-chip">
+						<span>Element: <code>{element.selector}</code></span>{' '}
+						<button type="button" class="icon" aria-label="Remove the element" onClick={() => pointed.set(null)}>
+							×
+						</button>
+					</p>
+				)}
 				{images.length > 0 && (
 					<ul class="attachments" aria-label="Attached images">
 						{images.map((im, i) => (
@@ -437,9 +450,15 @@ function Turn({ t, plan, canRun, onRun, pid, onFilesChanged }) {
 					<p class="text">{t.user.text}</p>
 					{t.user.attachments && t.user.attachments.length > 0 && (
 						<div class="thumbs">
-							{t.user.attachments.map((a, i) => (
-								<img src={a.url} alt={`Attached image ${i + 1}`} key={i} />
-							))}
+							{t.user.attachments.map((a, i) =>
+								a.type === 'element' ? (
+									<span class="element-chip" key={i}>
+										Element: <code>{a.selector}</code>
+									</span>
+								) : (
+									<img src={a.url} alt={`Attached image ${i + 1}`} key={i} />
+								),
+							)}
 						</div>
 					)}
 					{t.user.createdAt && <time dateTime={t.user.createdAt}>{when(t.user.createdAt)}</time>}
