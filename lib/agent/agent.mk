@@ -1,6 +1,8 @@
 # agent.mk: lib/agent, the AI agent: a chat turn from its lock to its final event (turn), the choice of
 # provider, credits and the caps on turns running at once, the loop, the streaming provider clients
-# (OpenAI, Anthropic), the file tools, plans, attachments and modes, a chat's history and its compaction.
+# (OpenAI, Anthropic), the file tools, plans, attachments and modes, a chat's history and its compaction;
+# the spending caps (budget), the loop breaker and instructions (agent_guard), the text tool protocol
+# for models without tool calls (agent_text).
 # May use: project, http, auth, db, core.
 lib_libsvc_a_SOURCES += lib/agent/agent.h lib/agent/agent.c lib/agent/agent_sse.c \
 	lib/agent/agent_step.c lib/agent/agent_guard.c lib/agent/agent_text.c lib/agent/agent_openai.c lib/agent/agent_anthropic.c lib/agent/agent_tools.c \
