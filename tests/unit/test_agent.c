@@ -1533,6 +1533,52 @@ static void test_agent_chat_open_history_failure_is_unavailable(void)
 	svc_config_dispose(&cfg);
 }
 
+/* The text of the assistant.message_delta events of a step, gathered (test_agent_text_markup_hidden_at_any_split). */
+static int text_gather(void *ctx, const char *type, struct json_object *payload)
+{
+	struct svc_buf *b = ctx;
+	struct json_object *d;
+
+	if (strcmp(type, "assistant.message_delta") == 0 && json_object_object_get_ex(payload, "delta", &d))
+		svc_buf_adds(b, json_object_get_string(d));
+	return 0;
+}
+
+/* The text tool protocol: whatever the split of the stream, the markup is never shown and becomes the same calls. */
+static void test_agent_text_markup_hidden_at_any_split(void)
+{
+	static const char answer[] = "I'll do it <b>now</b>. <svc-write path=\"a.html\">\n<p>x</p>\n</svc-write>"
+				     "<svc-read path=\"a.html\"/> and <svc-edit path=\"a.html\"><search>\nx\n</search>"
+				     "<replace>y</replace></svc-edit>done <svc";
+	static const char shown[] = "I'll do it <b>now</b>.  and done <svc";
+	size_t len = strlen(answer), cut;
+
+	for (cut = 1; cut < len; cut++) {
+		struct svc_agent__step st;
+		struct svc_buf got;
+
+		svc_buf_init(&got, 4096);
+		svc_agent__step_init(&st, text_gather, &got);
+		st.text_mode = 1;
+		st.finished = 1;
+		CU_ASSERT_EQUAL(svc_agent__step_delta(&st, 0, answer, cut), 0);
+		CU_ASSERT_EQUAL(svc_agent__step_delta(&st, 0, answer + cut, len - cut), 0);
+		CU_ASSERT_EQUAL(svc_agent__step_end(&st), 0);
+		CU_ASSERT_STRING_EQUAL(svc_buf_str(&got), shown);
+		CU_ASSERT_STRING_EQUAL(svc_buf_str(&st.shown), shown);
+		CU_ASSERT_EQUAL(st.ncalls, 3);
+		if (st.ncalls == 3) {
+			CU_ASSERT_STRING_EQUAL(st.calls[0].name, "write_file");
+			CU_ASSERT_STRING_EQUAL(svc_buf_str(&st.calls[0].args), "{\"path\":\"a.html\",\"content\":\"<p>x<\\/p>\\n\"}");
+			CU_ASSERT_STRING_EQUAL(st.calls[1].name, "read_file");
+			CU_ASSERT_STRING_EQUAL(st.calls[2].name, "edit_file");
+			CU_ASSERT_PTR_NOT_NULL(strstr(svc_buf_str(&st.calls[2].args), "\"old_string\":\"x\",\"new_string\":\"y\""));
+		}
+		svc_agent__step_dispose(&st);
+		svc_buf_dispose(&got);
+	}
+}
+
 /* issue 29: the loop breaker's memory, the instructions' cut, the caps' arithmetic (lib/agent/agent_guard.c, budget.c) */
 static void test_agent_breaker_counts_same_calls(void)
 {
@@ -1651,5 +1697,6 @@ SVC_TEST_SUITE(agent)
 	CU_add_test(s, "test_agent_breaker_counts_idle_steps", test_agent_breaker_counts_idle_steps);
 	CU_add_test(s, "test_agent_instructions_cut_with_a_note", test_agent_instructions_cut_with_a_note);
 	CU_add_test(s, "test_agent_budget_blocks_and_warns", test_agent_budget_blocks_and_warns);
+	CU_add_test(s, "test_agent_text_markup_hidden_at_any_split", test_agent_text_markup_hidden_at_any_split);
 	CU_add_test(s, "test_agent_mode_lookup_refuses_malformed_tables", test_agent_mode_lookup_refuses_malformed_tables);
 }
