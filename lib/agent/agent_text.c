@@ -180,7 +180,7 @@ int svc_agent__text_calls(struct svc_agent__step *st)
 			break; /* an unfinished block is not run */
 		name_len = strcspn(b + OPEN_LEN, " \t\r\n/>");
 		tag_len = (size_t)(gt - b) + 1;
-		if (gt[-1] != '/') {
+		if (gt[-1] != '/' && end - at >= tag_len + name_len + 7) {
 			body = gt + 1;
 			body_len = end - at - tag_len - (name_len + 7); /* less "</svc-" name ">" */
 		}
