@@ -94,6 +94,12 @@ def main():
     other = signup(tag="revert-other")
     r = revert(other, pid, later)
     check("test_version_revert_non_member_is_refused", r.status in (403, 404), r)
+    # a public project: the outsider may read its versions, but taking one back is a change (403)
+    pub = api("PATCH", "/projects/%s" % pid, {"visibility": "public"}, token=a.token)
+    seen = api("GET", "/projects/%s/versions/%s/diff" % (pid, later), token=other.token)
+    r = revert(other, pid, later)
+    check("test_version_revert_reader_of_a_public_project_is_403",
+          pub.status == 200 and seen.status == 200 and is_error(r, 403, "forbidden"), (pub, seen, r))
     check("test_version_revert_refusals_change_nothing", head(a, pid) == before, head(a, pid))
 
 
