@@ -49,6 +49,12 @@ static const char prompt_plan[] =
 	"Each step has a short title, a description of the change, the files it touches and its risk: "
 	"low, medium or high. Do not change any file.";
 
+/* issue 29 "Point at an element" (agent's block) */
+static const char prompt_element[] =
+	"\n\nThe user pointed at an element of the page: it is described after their message (page, selector, "
+	"text, HTML), with a picture of it when there is one. Change that element, and around it only what the "
+	"request needs.";
+
 static const char prompt_summary[] =
 	"You summarise conversations between a user and svc's coding agent so that the agent can go on "
 	"without the full history. Keep what was asked, what was decided, which files were changed and "
@@ -651,8 +657,11 @@ static struct json_object *start_conversation(const struct svc_agent_turn *turn,
 	return conv;
 }
 
-/* Adds the assistant's answer (text and tool calls, with arguments as parsed) to the conversation. */
-static int add_assistant(struct json_object *conv, struct svc_agent__step *st, struct json_object **args)
+/*
+ * Adds the assistant's answer (text and tool calls, with arguments as parsed) to the conversation;
+ * with `text_tools` the raw text alone, markup and all (the calls are in it).
+ */
+static int add_assistant(struct json_object *conv, struct svc_agent__step *st, struct json_object **args, int text_tools)
 {
 	struct json_object *m, *calls, *c;
 	size_t i;
@@ -660,7 +669,7 @@ static int add_assistant(struct json_object *conv, struct svc_agent__step *st, s
 	if (!(m = obj2("role", "assistant", "content", json_object_new_string(svc_buf_str(&st->text)))))
 		return SVC_E_INTERNAL;
 	json_object_array_add(conv, m);
-	if (!st->ncalls)
+	if (!st->ncalls || text_tools)
 		return 0;
 	if (!(calls = json_object_new_array()))
 		return SVC_E_INTERNAL;
@@ -675,6 +684,38 @@ static int add_assistant(struct json_object *conv, struct svc_agent__step *st, s
 			args[i] ? json_object_to_json_string_ext(args[i], JSON_C_TO_STRING_PLAIN) : "{}"));
 	}
 	return 0;
+}
+
+/*
+ * The text protocol's result of `call`: appended to the user message that follows the step's answer
+ * ("[svc tool results]", one per step, made by the first call), as "[<tool> <path>] <result>" or
+ * "[<tool> <path>] error: <text>". Returns 0 or SVC_E_INTERNAL.
+ */
+static int text_result(struct json_object *conv, const struct svc_agent__call *call, struct json_object *args, int rc,
+		       const char *text)
+{
+	size_t n = json_object_array_length(conv);
+	struct json_object *last = n ? json_object_array_get_idx(conv, n - 1) : NULL, *m = NULL;
+	const char *role = last ? svc_agent__json_str(last, "role") : NULL, *was = last ? svc_agent__json_str(last, "content") : NULL;
+	const char *path = args ? svc_agent__json_str(args, "path") : NULL;
+	int again = role && strcmp(role, "user") == 0 && was &&
+		    strncmp(was, SVC_AGENT__TEXT_RESULTS, strlen(SVC_AGENT__TEXT_RESULTS)) == 0;
+	struct svc_buf b;
+
+	svc_buf_init(&b, (SVC_AGENT__MAX_RESULT + 1024) * SVC_AGENT__MAX_CALLS);
+	if (svc_buf_adds(&b, again ? was : SVC_AGENT__TEXT_RESULTS) < 0 || svc_buf_adds(&b, "\n[") < 0 ||
+	    svc_buf_adds(&b, call->name) < 0 || (path && (svc_buf_adds(&b, " ") < 0 || svc_buf_adds(&b, path) < 0)) ||
+	    svc_buf_adds(&b, rc < 0 ? "] error: " : "] ") < 0 || svc_buf_adds(&b, text) < 0)
+		goto done;
+	if (!(m = obj2("role", "user", "content", json_object_new_string(svc_buf_str(&b)))))
+		goto done;
+	if (again)
+		json_object_array_put_idx(conv, n - 1, m);
+	else
+		json_object_array_add(conv, m);
+done:
+	svc_buf_dispose(&b);
+	return m ? 0 : SVC_E_INTERNAL;
 }
 
 /* Emits tool.call, runs the tool, emits tool.result or tool.error and adds the result to the conversation. */
@@ -705,6 +746,17 @@ static int run_call(const struct svc_agent_turn *turn, struct svc_agent__tools *
 	else
 		payload = obj2("id", call->id, "result", json_object_new_string(shown));
 	/* the model sees an error as "error: <text>" */
+	if (turn->provider.text_tools) {
+		m = NULL;
+		if (text_result(conv, call, args, rc, shown) == 0)
+			m = conv; /* (not put below) */
+		free(text);
+		if (!m) {
+			json_object_put(payload);
+			return SVC_E_INTERNAL;
+		}
+		return emit(turn, rc < 0 ? "tool.error" : "tool.result", payload);
+	}
 	m = obj2("role", "tool", "tool_call_id", json_object_new_string(call->id));
 	if (m) {
 		struct svc_buf content;
@@ -773,7 +825,13 @@ static int system_prompt(const struct svc_agent_turn *turn, const struct svc_age
 		if ((error = svc_buf_adds(out, "\n\n")) < 0 || (error = svc_buf_add(out, extra, n)) < 0)
 			return error;
 	}
-	return 0;
+	/* issue 29: the text tool protocol for models without tool calls; the workspace's instructions, then the
+	 * project's AGENTS.md */
+	if (turn->provider.text_tools && (error = svc_buf_adds(out, svc_agent__text_prompt(tools->read_only))) < 0)
+		return error;
+	if (turn->element && (error = svc_buf_adds(out, prompt_element)) < 0)
+		return error;
+	return svc_agent__instructions_add(turn, out);
 }
 
 /* The state of one turn's loop (svc_agent_run()), from its set-up to its end. */
@@ -791,6 +849,9 @@ struct loop {
 	struct svc_agent__step st;     /* the step being run, when have_step */
 	int have_step;
 	CURL *curl;
+	struct svc_agent__breaker breaker; /* the loop breaker (lib/agent/agent_guard.c) */
+	int budget_stop;               /* the spend callback asked to stop before the next provider call */
+	char note[160];                /* why the turn stopped early (loop_step() returned 2) */
 };
 
 /*
@@ -830,7 +891,8 @@ static int loop_begin(struct loop *l)
 	l->tools.root = turn->project_dir;
 	l->tools.repo_quota_bytes = turn->repo_quota_bytes;
 	l->tools.read_only = !turn->all_tools && (!turn->mode || strcmp(turn->mode, "build") != 0);
-	l->tools.integ = !l->tools.read_only && turn->integ && svc_agent__integration_available(turn->integ) ? turn->integ : NULL;
+	l->tools.integ = !l->tools.read_only && !turn->provider.text_tools && turn->integ &&
+			 svc_agent__integration_available(turn->integ) ? turn->integ : NULL;
 	l->mode[0] = '\0';
 	if (turn->mode && svc_utf8_valid(turn->mode, strlen(turn->mode))) {
 		size_t n = svc_utf8_cut(turn->mode, strlen(turn->mode), 32);
@@ -841,10 +903,57 @@ static int loop_begin(struct loop *l)
 	l->tools.mode = l->mode[0] ? l->mode : "read-only";
 	if ((error = system_prompt(turn, &l->tools, &l->system, l->ro, sizeof(l->ro))) < 0)
 		return error;
-	if (!(l->conv = start_conversation(turn, 0)) || !(l->defs = svc_agent__tools_json(l->tools.read_only, l->anthropic)) ||
+	if (!(l->conv = start_conversation(turn, turn->provider.text_tools)) ||
+	    !(l->defs = turn->provider.text_tools ? json_object_new_array() : svc_agent__tools_json(l->tools.read_only, l->anthropic)) ||
 	    (l->tools.integ && svc_agent__integration_def(l->defs, l->anthropic) < 0) || !(l->curl = svc_outbound_handle()))
 		return SVC_E_INTERNAL;
 	return 0;
+}
+
+/*
+ * The loop breaker's first half: a call of the same tool with the same arguments for the
+ * SVC_AGENT__BREAKER_REPEATS-th time in the turn is not run; session.loop_stopped {reason
+ * "repeated_call", tool, args, count} is emitted instead and 2 returned (the turn ends before its
+ * next provider call). Returns 0 for any other call, or the emit's error.
+ */
+static int repeated_call(struct loop *l, struct svc_agent__call *call, struct json_object *args)
+{
+	const char *text = args ? json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN) : svc_buf_str(&call->args);
+	unsigned n = svc_agent__breaker_call(&l->breaker, call->name, text);
+	struct json_object *ev;
+	int error;
+
+	if (n < SVC_AGENT__BREAKER_REPEATS)
+		return 0;
+	ev = obj2("reason", "repeated_call", "tool", json_object_new_string(call->name));
+	if (ev) {
+		json_object_object_add(ev, "args", args ? json_object_get(args) : json_object_new_object());
+		json_object_object_add(ev, "count", json_object_new_int((int)n));
+	}
+	if ((error = emit(l->turn, "session.loop_stopped", ev)) < 0)
+		return error;
+	snprintf(l->note, sizeof(l->note), "(Stopped: the agent asked for the same %s call %u times.)", call->name, n);
+	return 2;
+}
+
+/*
+ * The loop breaker's second half, after a build-mode step's tools ran: turn->idle_steps steps in
+ * a row without a file change emit session.loop_stopped {reason "idle_steps", steps} and return
+ * 2; else 0, or the emit's error.
+ */
+static int idle_steps(struct loop *l)
+{
+	unsigned idle = svc_agent__breaker_step(&l->breaker, l->tools.changes);
+	struct json_object *ev;
+	int error;
+
+	if (l->tools.read_only || !l->turn->idle_steps || idle < l->turn->idle_steps)
+		return 0;
+	ev = obj2("reason", "idle_steps", "steps", json_object_new_int((int)idle));
+	if ((error = emit(l->turn, "session.loop_stopped", ev)) < 0)
+		return error;
+	snprintf(l->note, sizeof(l->note), "(Stopped: %u steps in a row changed no file.)", idle);
+	return 2;
 }
 
 /* Runs the tool calls of the step that asked for them, each answered in the conversation. */
@@ -854,6 +963,8 @@ static int loop_calls(struct loop *l, struct svc_agent_result *out)
 	int error;
 
 	for (i = 0; i < l->st.ncalls; i++) {
+		if ((error = repeated_call(l, &l->st.calls[i], l->args[i])) != 0)
+			return error;
 		error = run_call(l->turn, &l->tools, l->conv, &l->st.calls[i], l->args[i]);
 		out->files_changed = l->tools.files_changed;
 		if (error < 0)
@@ -878,6 +989,7 @@ static int loop_step(struct loop *l, struct svc_agent_result *out)
 	const struct svc_agent_turn *turn = l->turn;
 	const struct svc_agent_provider *p = &turn->provider;
 	struct svc_agent__step *st = &l->st;
+	const struct svc_buf *shown = p->text_tools ? &st->shown : &st->text;
 	struct json_object *body = NULL;
 	size_t i;
 	int error;
@@ -890,15 +1002,23 @@ static int loop_step(struct loop *l, struct svc_agent_result *out)
 		return error;
 	svc_agent__step_init(st, turn->emit, turn->ctx);
 	l->have_step = 1;
+	st->text_mode = p->text_tools;
 	st->text_prefix = l->final.len ? "\n\n" : NULL;
 	error = call_step(l->curl, turn, l->anthropic, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN), st, out);
 	json_object_put(body);
 	out->input_tokens += st->input_tokens;
 	out->output_tokens += st->output_tokens;
+	if (turn->spend) {
+		int r = turn->spend(turn->ctx, st->input_tokens, st->output_tokens);
+
+		if (r < 0 && error >= 0)
+			error = r;
+		l->budget_stop = r == 1;
+	}
 	if (error < 0)
 		return error;
-	if (st->text.len && ((l->final.len && (error = svc_buf_adds(&l->final, "\n\n")) < 0) ||
-			     (error = svc_buf_add(&l->final, st->text.data, st->text.len)) < 0)) {
+	if (shown->len && ((l->final.len && (error = svc_buf_adds(&l->final, "\n\n")) < 0) ||
+			     (error = svc_buf_add(&l->final, shown->data, shown->len)) < 0)) {
 		snprintf(out->message, sizeof(out->message), "the model's answers are longer than %d bytes", MAX_FINAL);
 		return SVC_E_MODEL_UNAVAILABLE;
 	}
@@ -906,28 +1026,35 @@ static int loop_step(struct loop *l, struct svc_agent_result *out)
 		if (svc_agent__parse_args(svc_buf_str(&st->calls[i].args), st->calls[i].args.len, &l->args[i]) < 0)
 			l->args[i] = NULL;
 	}
-	if ((error = add_assistant(l->conv, st, l->args)) < 0)
+	if ((error = add_assistant(l->conv, st, l->args, p->text_tools)) < 0)
 		return error;
 	if (st->ncalls == 0)
 		return 1;
-	return loop_calls(l, out);
+	if ((error = loop_calls(l, out)) != 0)
+		return error;
+	if (l->budget_stop) {
+		snprintf(l->note, sizeof(l->note), "(Stopped: the turn reached a spending cap.)");
+		return 2;
+	}
+	return idle_steps(l);
 }
 
 /*
- * The end of a turn: a note when it stopped at its limit of `max_steps` model calls, then
- * assistant.message with the whole text and session.usage_info.
+ * The end of a turn: a note when it stopped at its limit of `max_steps` model calls (r 0) or early
+ * (r 2, l->note), then assistant.message with the whole text and session.usage_info.
  */
-static int loop_end(struct loop *l, int done_ok, unsigned max_steps, struct svc_agent_result *out)
+static int loop_end(struct loop *l, int r, unsigned max_steps, struct svc_agent_result *out)
 {
 	const struct svc_agent_turn *turn = l->turn;
 	int error;
 
-	if (!done_ok) {
-		char note[128];
+	if (r != 1) {
+		char note[256], limit[128];
 		struct json_object *d;
 
-		snprintf(note, sizeof(note), "%s(Stopped: the agent reached its limit of %u model calls in one turn.)",
-			 l->final.len ? "\n\n" : "", max_steps);
+		snprintf(limit, sizeof(limit), "(Stopped: the agent reached its limit of %u model calls in one turn.)",
+			 max_steps);
+		snprintf(note, sizeof(note), "%s%s", l->final.len ? "\n\n" : "", r == 2 ? l->note : limit);
 		if ((error = svc_buf_adds(&l->final, note)) < 0)
 			return error;
 		d = json_object_new_object();
@@ -953,7 +1080,8 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 	l.turn = turn;
 	svc_buf_init(&l.final, MAX_FINAL);
 	svc_buf_init(&l.system, sizeof(prompt_build) + SVC_AGENT__STACK_MAX + sizeof(l.ro) + sizeof(prompt_plan) +
-				SVC_AGENT_PROMPT_EXTRA_MAX + 8);
+				SVC_AGENT_PROMPT_EXTRA_MAX + 8 + svc_agent__instructions_room(turn) +
+				strlen(svc_agent__text_prompt(0)) + sizeof(prompt_element));
 	if ((error = turn_check(turn, &l.anthropic, out)) < 0 || (error = loop_begin(&l)) < 0)
 		goto done;
 	for (step = 0; step < max_steps && r == 0; step++) {
@@ -962,7 +1090,9 @@ int svc_agent_run(const struct svc_agent_turn *turn, struct svc_agent_result *ou
 			goto done;
 		}
 	}
-	error = loop_end(&l, r == 1, max_steps, out);
+	if (r == 2)
+		snprintf(out->stopped, sizeof(out->stopped), "%s", l.budget_stop ? "budget" : "loop");
+	error = loop_end(&l, r, max_steps, out);
 done:
 	if (l.have_step)
 		svc_agent__step_dispose(&l.st);

@@ -18,6 +18,8 @@ struct svc_agent_provider {
 	const char *model;    /* model name sent to the provider */
 	double price_input_per_mtok;  /* USD per million input tokens; 0 = unknown */
 	double price_output_per_mtok; /* USD per million output tokens; 0 = unknown */
+	int text_tools;               /* 1: the model has no tool calls: tools are taught as markup in the system
+				       * prompt and parsed from its text (toolMode "text"); 0: native tool calls */
 	const struct svc_outbound_policy *outbound; /* NULL: trusted (the instance's svc.conf provider); else every
 						     * address connected to must be allowed by it (a workspace's
 						     * own base URL, lib/core/outbound.h) */
@@ -50,6 +52,16 @@ typedef int (*svc_agent_emit_fn)(void *ctx, const char *type, struct json_object
  * go on, or a negative svc_err to cancel the provider call at once.
  */
 typedef int (*svc_agent_tick_fn)(void *ctx);
+
+/*
+ * Called after every provider call of a turn with the tokens it reported
+ * (either may be 0), before the tools it asked for run: the callee records
+ * the spend and holds it against the turn's caps (lib/agent/budget.h). Return
+ * 0 to go on, 1 to end the turn before its next provider call (the callee
+ * has emitted why: session.budget_stopped), or a negative svc_err to end it
+ * at once as that error.
+ */
+typedef int (*svc_agent_spend_fn)(void *ctx, int64_t input_tokens, int64_t output_tokens);
 
 /*
  * What the integration_request tool needs (lib/agent/agent_integration.c): the database, the
@@ -94,6 +106,15 @@ struct svc_agent_turn {
 	long idle_secs;                /* a provider call that receives no byte for this long (before or during
 					* its answer) fails with model_unavailable; 0 = default 120 */
 	const struct svc_agent_integ *integ; /* the integration_request tool, offered in build mode only; NULL: never */
+	/* issue 29: spending caps, the loop breaker, instructions (docs/agent.md) */
+	svc_agent_spend_fn spend;      /* may be NULL */
+	unsigned idle_steps;           /* build mode (all tools): model calls in a row without a file change
+					* after which the turn stops (session.loop_stopped); 0 = never */
+	const char *ws_instructions;   /* the workspace's instructions to the agent; may be NULL */
+	const char *project_instructions; /* the project's AGENTS.md, as read; may be NULL */
+	const char *project_instructions_note; /* why AGENTS.md is missing from the prompt (too large to read); may be NULL */
+	size_t instructions_max;       /* bytes of each of the two put into the system prompt; 0 = 16 KiB */
+	int element;                   /* the user message points at an element of the page (user_text says which) */
 };
 
 /* What a finished turn produced. */
@@ -102,6 +123,8 @@ struct svc_agent_result {
 	int64_t input_tokens;     /* summed over the model calls, as reported by the provider */
 	int64_t output_tokens;
 	char message[512];        /* for an error return: a message for a person */
+	char stopped[16];         /* "loop" (the loop breaker) or "budget" (spend callback) when the turn ended
+				   * early on its own, else "" */
 };
 
 /*
@@ -203,6 +226,20 @@ int svc_agent_mode_lookup(const char *table, const char *mode, struct svc_agent_
  */
 int svc_agent_attachments_check(struct json_object *attachments, struct json_object **out, char *msg, size_t msgmax);
 
+#define SVC_AGENT_ELEMENT_HTML_MAX 4096   /* bytes of an element attachment's outerHTML */
+#define SVC_AGENT_ELEMENT_FIELD_MAX 4096  /* bytes of its selector, text and pagePath each */
+
+/*
+ * Element attachments (issue 29 "Point at an element"): svc_agent_attachments_check() also takes
+ * {type: "element", selector, html?, text?, pagePath, image?} (selector and pagePath required,
+ * pagePath beginning with "/", html at most SVC_AGENT_ELEMENT_HTML_MAX bytes, the others at most
+ * SVC_AGENT_ELEMENT_FIELD_MAX; image a data URL checked as an image attachment's, which joins
+ * *out). This function writes what the model is told of them into *out (malloc'd; NULL when
+ * there is none): for each, the page, the selector, its text and its HTML, to follow the user's
+ * text. `attachments` must have passed svc_agent_attachments_check(). Returns 0 or SVC_E_INTERNAL.
+ */
+int svc_agent_attachments_elements(struct json_object *attachments, char **out);
+
 /*
  * ---- Module-internal ----
  * What follows is shared between the files of lib/agent*.c and
@@ -274,6 +311,13 @@ struct svc_agent__step {
 	char error[256];
 	long http_status;            /* the provider's HTTP status (0 when none arrived) */
 	long retry_after;            /* its Retry-After in seconds, -1 when none */
+	/* the text tool protocol (toolMode "text", lib/agent/agent_text.c): `text` keeps the raw answer,
+	 * the deltas emitted and `shown` leave the <svc-…> markup out */
+	int text_mode;
+	struct svc_buf shown;        /* the text without the markup (text_mode only) */
+	size_t text_pos;             /* how far `text` was looked at */
+	int text_block;              /* inside a block that starts at text_block_at */
+	size_t text_block_at, text_scan;
 };
 
 /* Sets up an empty step that emits through `emit(ctx, ...)`. */
@@ -297,6 +341,23 @@ int svc_agent__openai_event(void *ctx, const char *event, const char *data, size
  * struct svc_agent__step.
  */
 int svc_agent__anthropic_event(void *ctx, const char *event, const char *data, size_t len);
+
+/*
+ * The text tool protocol (docs/agent.md "Models without tool calls"). svc_agent__text_shown():
+ * after more of st->text arrived, the next span of it to show (markup left out) in *out (into
+ * st->text, *out_len bytes; 0 when nothing can be shown yet: a block not closed, or a "<svc" that
+ * may begin one, held back until `final`). Call it until *out_len is 0. Returns 0.
+ * svc_agent__text_calls(): the blocks of the whole answer as the step's tool calls (read_file,
+ * write_file, edit_file, delete_file, list_files, search_files; "unknown_markup" for another
+ * <svc-…>), with ids "text_N"; an unfinished block is not a call. Returns 0 or
+ * SVC_E_MODEL_UNAVAILABLE (too many calls, arguments too long; st->error says which).
+ */
+#define SVC_AGENT__TEXT_RESULTS "[svc tool results]" /* begins the user message that carries a step's results */
+
+/* The system prompt's paragraph that teaches the markup; the read-only subset (`read_only`) or all of it. Static. */
+const char *svc_agent__text_prompt(int read_only);
+int svc_agent__text_shown(struct svc_agent__step *st, int final, const char **out, size_t *out_len);
+int svc_agent__text_calls(struct svc_agent__step *st);
 
 /* Emits an assistant.message_delta (kind 0) or assistant.reasoning_delta (kind 1) and keeps text; for the parsers. */
 int svc_agent__step_delta(struct svc_agent__step *st, int kind, const char *delta, size_t len);
@@ -364,6 +425,7 @@ struct svc_agent__tools {
 	const char *mode;            /* for the "denied" message */
 	int read_only;
 	int files_changed;           /* set to 1 by a write, edit or delete that succeeded */
+	unsigned changes;            /* how many writes, edits and deletes succeeded (the loop breaker) */
 	const struct svc_agent_integ *integ; /* integration_request is offered (build mode), else NULL */
 	uint64_t repo_quota_bytes;   /* the project directory's quota (svc_agent_turn), 0 = none */
 };
@@ -401,6 +463,37 @@ int svc_agent__integration_def(struct json_object *defs, int anthropic);
  * negative svc_err with the reason for the model in *out.
  */
 int svc_agent__integration_run(const struct svc_agent_integ *ig, struct json_object *args, char **out);
+
+/*
+ * ---- The loop breaker and the instructions (lib/agent/agent_guard.c) ----
+ */
+#define SVC_AGENT__BREAKER_CALLS 256      /* distinct tool calls one turn's breaker tells apart */
+#define SVC_AGENT__BREAKER_REPEATS 3      /* the same call (tool and arguments) this often stops the turn */
+
+/* The breaker's memory of one turn; zeroed before the turn. */
+struct svc_agent__breaker {
+	uint64_t sig[SVC_AGENT__BREAKER_CALLS]; /* FNV-1a of tool name and arguments text */
+	unsigned count[SVC_AGENT__BREAKER_CALLS];
+	size_t n;
+	unsigned idle;               /* steps in a row without a file change */
+	unsigned changes;            /* svc_agent__tools.changes after the last step */
+};
+
+/* Counts one call of tool `name` with arguments `args` (JSON text); returns how often it was asked for in the turn. */
+unsigned svc_agent__breaker_call(struct svc_agent__breaker *b, const char *name, const char *args);
+
+/* After a step whose tools left the turn at `changes` file changes: returns the steps in a row without one. */
+unsigned svc_agent__breaker_step(struct svc_agent__breaker *b, unsigned changes);
+
+/*
+ * Appends turn->ws_instructions, then turn->project_instructions (each under a heading, cut at
+ * turn->instructions_max bytes on a UTF-8 boundary with a note to the model when longer), then
+ * turn->project_instructions_note, to the system prompt `out`. Returns 0 or SVC_E_TOO_LARGE.
+ */
+int svc_agent__instructions_add(const struct svc_agent_turn *turn, struct svc_buf *out);
+
+/* The bytes svc_agent__instructions_add() may add at most, for sizing the prompt's buffer. */
+size_t svc_agent__instructions_room(const struct svc_agent_turn *turn);
 
 /*
  * Parses the arguments text of a tool call: "" or whitespace is {}; anything

@@ -14,6 +14,7 @@ void svc_agent__step_init(struct svc_agent__step *st, svc_agent_emit_fn emit, vo
 	st->emit = emit;
 	st->ctx = ctx;
 	svc_buf_init(&st->text, SVC_AGENT__MAX_TEXT);
+	svc_buf_init(&st->shown, SVC_AGENT__MAX_TEXT);
 	for (i = 0; i < SVC_AGENT__MAX_CALLS; i++)
 		svc_buf_init(&st->calls[i].args, SVC_AGENT__MAX_ARGS);
 }
@@ -23,6 +24,7 @@ void svc_agent__step_dispose(struct svc_agent__step *st)
 	size_t i;
 
 	svc_buf_dispose(&st->text);
+	svc_buf_dispose(&st->shown);
 	for (i = 0; i < SVC_AGENT__MAX_CALLS; i++)
 		svc_buf_dispose(&st->calls[i].args);
 }
@@ -60,6 +62,29 @@ static int emit_delta(struct svc_agent__step *st, const char *type, const char *
 	return 0;
 }
 
+/* The text protocol's delta: kept raw in st->text; what may be shown of it emitted and kept in st->shown. */
+static int text_delta(struct svc_agent__step *st, const char *delta, size_t len, int final)
+{
+	const char *span;
+	size_t n;
+	int error;
+
+	if (len && svc_buf_add(&st->text, delta, len) < 0)
+		return svc_agent__step_fail(st, "the model's answer is longer than %d bytes", SVC_AGENT__MAX_TEXT);
+	for (;;) {
+		svc_agent__text_shown(st, final, &span, &n);
+		if (!n)
+			return 0;
+		if (st->shown.len == 0 && st->text_prefix && st->text_prefix[0] &&
+		    (error = emit_delta(st, "assistant.message_delta", st->text_prefix, strlen(st->text_prefix))) < 0)
+			return error;
+		if (svc_buf_add(&st->shown, span, n) < 0)
+			return svc_agent__step_fail(st, "the model's answer is longer than %d bytes", SVC_AGENT__MAX_TEXT);
+		if ((error = emit_delta(st, "assistant.message_delta", span, n)) < 0)
+			return error;
+	}
+}
+
 int svc_agent__step_delta(struct svc_agent__step *st, int kind, const char *delta, size_t len)
 {
 	int error;
@@ -70,6 +95,8 @@ int svc_agent__step_delta(struct svc_agent__step *st, int kind, const char *delt
 		return svc_agent__step_fail(st, "a delta from the model provider is too long");
 	if (kind == 1)
 		return emit_delta(st, "assistant.reasoning_delta", delta, len);
+	if (st->text_mode)
+		return text_delta(st, delta, len, 0);
 	if (st->text.len == 0 && st->text_prefix && st->text_prefix[0]) {
 		if ((error = emit_delta(st, "assistant.message_delta", st->text_prefix, strlen(st->text_prefix))) < 0)
 			return error;
@@ -123,6 +150,13 @@ int svc_agent__step_end(struct svc_agent__step *st)
 
 	if (!st->done && !st->finished)
 		return svc_agent__step_fail(st, "the model provider's stream ended before the answer was complete");
+	if (st->text_mode) {
+		int error;
+
+		/* what was held back is shown now; the markup becomes the step's calls */
+		if ((error = text_delta(st, "", 0, 1)) < 0 || (error = svc_agent__text_calls(st)) < 0)
+			return error;
+	}
 	for (i = 0; i < st->ncalls; i++) {
 		if (!st->calls[i].name[0])
 			return svc_agent__step_fail(st, "the model provider sent a tool call without a name");

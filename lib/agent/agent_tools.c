@@ -256,6 +256,7 @@ static int do_write(struct svc_agent__tools *t, struct json_object *args, char *
 	if ((error = svc_fsx_write(t->root, path, content, len)) < 0)
 		return fsx_error(error, path, out);
 	t->files_changed = 1;
+	t->changes++;
 	*out = textf("wrote %s (%zu bytes)", shown(path, b, sizeof(b)), len);
 	return 0;
 }
@@ -322,6 +323,7 @@ static int do_edit(struct svc_agent__tools *t, struct json_object *args, char **
 		goto done;
 	}
 	t->files_changed = 1;
+	t->changes++;
 	*out = textf("edited %s: replaced %zu bytes with %zu bytes", shown(path, b, sizeof(b)), olen, nlen);
 done:
 	free(data);
@@ -340,6 +342,7 @@ static int do_delete(struct svc_agent__tools *t, struct json_object *args, char 
 	if ((error = svc_fsx_delete(t->root, path)) < 0)
 		return fsx_error(error, path, out);
 	t->files_changed = 1;
+	t->changes++;
 	*out = textf("deleted %s", shown(path, b, sizeof(b)));
 	return 0;
 }

@@ -81,20 +81,6 @@ int svc_agent_credit_exhausted(struct svc_db *db, const struct svc_config *cfg, 
 	return spent >= limit;
 }
 
-void svc_agent_credit_add_spend(struct svc_db *db, const char *wid, double cost)
-{
-	struct svc_dbv p[2];
-	char text[64];
-
-	if (!(cost > 0))
-		return;
-	snprintf(text, sizeof text, "%.6f", cost);
-	p[0] = svc_dbv_str(wid);
-	p[1] = svc_dbv_str(text);
-	if (svc_db_run(db, STMT_AGENT_CREDIT_ADD, p, 2, NULL, NULL) < 0)
-		svc_log_error("chat: cannot record a spend of %s USD for workspace %s", text, wid);
-}
-
 /* ---- the generation lock and its caps ---- */
 
 /* Counts rows of statement `id` for `key` (a COUNT(*)) into *out. */

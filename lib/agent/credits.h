@@ -45,8 +45,7 @@ int svc_agent_credit_set_limit(struct svc_db *db, const char *wid, int use_defau
  */
 int svc_agent_credit_exhausted(struct svc_db *db, const struct svc_config *cfg, const char *wid, double *out_limit);
 
-/* Adds `cost` US dollars to what `wid` spent (nothing for 0 or less; a failure is logged, never returned). */
-void svc_agent_credit_add_spend(struct svc_db *db, const char *wid, double cost);
+/* What a turn spends is added by svc_agent_budget_record() (lib/agent/budget.h), with its caps' rows. */
 
 /*
  * ---- The generation lock and the caps on turns running at once ----

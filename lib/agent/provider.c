@@ -35,6 +35,7 @@ static int from_row(struct svc_db *db, const struct svc_config *cfg, const char 
 	r->model = dup(svc_rows_get(rows, 0, PVCOL_MODEL));
 	r->allowed_models = dup(svc_rows_get(rows, 0, PVCOL_ALLOWED_MODELS));
 	r->from_workspace = 1;
+	r->text_tools = svc_rows_get(rows, 0, PVCOL_TOOL_MODE) && strcmp(svc_rows_get(rows, 0, PVCOL_TOOL_MODE), "text") == 0;
 	if (!key || !key[0]) {
 		r->api_key = dup("");
 		return 0;
@@ -55,6 +56,7 @@ static void from_instance(const struct svc_config *cfg, struct svc_agent_provide
 	r->allowed_models = dup(cfg->ai_models);
 	r->api_key = dup(cfg->ai_api_key);
 	r->api_key_len = strlen(r->api_key ? r->api_key : "");
+	r->text_tools = cfg->ai_tool_mode && strcmp(cfg->ai_tool_mode, "text") == 0;
 }
 
 int svc_agent_provider_choose(struct svc_db *db, const struct svc_config *cfg, const char *wid,

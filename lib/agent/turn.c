@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/budget.h"
 #include "agent/credits.h"
 #include "agent/history.h"
 #include "agent/turn.h"
 #include "auth/internal.h"
 #include "core/err.h"
+#include "core/fsx.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/outbound.h"
@@ -54,6 +56,17 @@ struct svc_agent_chat {
 	size_t history_chars;
 	int64_t up_to;                 /* the last event before this turn */
 	char dir[2048];                /* the project's files */
+	/* spending caps (lib/agent/budget.h, docs/agent.md "Spending caps") */
+	struct svc_agent_spender who;
+	struct svc_agent_budget budget;
+	double spent[SVC_AGENT_CAP__MAX];  /* as the turn started, then after each provider call; [TURN] the turn's own */
+	int warned[SVC_AGENT_CAP__MAX];    /* a session.budget_warning of that cap was sent in this turn */
+	int stop_cap;                      /* the blocking cap the turn reached (on_spend()), -1 while none */
+	double pin, pout;                  /* the model's prices, USD per million tokens */
+	/* instructions (docs/agent.md "Project instructions") */
+	char *ws_instructions, *agents_md;
+	char *user_text;                   /* the message with the elements it points at (svc_agent_attachments_elements()) */
+	char agents_note[200];
 };
 
 /* What a turn's run produced, passed between its steps. */
@@ -210,6 +223,127 @@ static void emit_error(struct svc_agent_chat *t, int code, const char *message)
 	json_object_put(e);
 }
 
+/* ---- spending caps (lib/agent/budget.h, docs/agent.md "Spending caps") ---- */
+
+/* Whether the turn has any cap to hold its spend against. */
+static int budget_any(const struct svc_agent_chat *t)
+{
+	int i;
+
+	for (i = 0; i < SVC_AGENT_CAP__MAX; i++) {
+		if (t->budget.caps[i].set)
+			return 1;
+	}
+	return 0;
+}
+
+/* Emits session.budget_warning once a turn for each cap at or over its warning level (a blocking cap reached is not a warning). */
+static void budget_warnings(struct svc_agent_chat *t)
+{
+	struct json_object *ev;
+	int i;
+
+	for (i = 0; i < SVC_AGENT_CAP__MAX; i++) {
+		if (t->warned[i] || !svc_agent_budget_warns(&t->budget, i, t->spent[i]) ||
+		    (t->budget.caps[i].block && t->spent[i] >= t->budget.caps[i].limit_usd))
+			continue;
+		t->warned[i] = 1;
+		if ((ev = svc_agent_budget_event(&t->budget, i, t->spent[i], "Warning", NULL, 0))) {
+			emit(t, "session.budget_warning", ev);
+			json_object_put(ev);
+		}
+	}
+}
+
+/*
+ * Before any provider call: the caps of the workspace (and SVC_AGENT_TURN_MAX_USD) against what
+ * was spent; a blocking cap reached ends the turn with credit_exhausted {error, message, cap}
+ * naming it. Caps that cannot be read end it with service_unavailable. Returns 0 or -1 (ended).
+ */
+static int budget_check(struct svc_agent_chat *t)
+{
+	struct json_object *ev, *e;
+	char msg[400];
+	int cap;
+
+	t->who.workspace_id = t->spec.workspace_id;
+	t->who.user_id = t->spec.user_id;
+	t->who.project_id = t->spec.project_id;
+	t->who.token_id = t->spec.token_id;
+	if (svc_agent_budget_load(t->db, t->spec.workspace_id, &t->budget) < 0 ||
+	    svc_agent_budget_spent(t->db, &t->who, t->spent) < 0) {
+		emit_error(t, SVC_E_UNAVAILABLE, "The workspace's spending caps cannot be read; try again shortly.");
+		return -1;
+	}
+	svc_agent_budget_instance(t->cfg, &t->budget);
+	if ((cap = svc_agent_budget_blocked(&t->budget, t->spent)) >= 0) {
+		ev = svc_agent_budget_event(&t->budget, cap, t->spent[cap], "Refused", msg, sizeof msg);
+		json_object_put(ev);
+		e = json_object_new_object();
+		svc_json_add_str(e, "error", svc_err_code(SVC_E_CREDIT));
+		svc_json_add_str(e, "message", msg);
+		svc_json_add_str(e, "cap", svc_agent_cap_name(cap));
+		emit(t, "error", e);
+		json_object_put(e);
+		return -1;
+	}
+	budget_warnings(t);
+	return 0;
+}
+
+/*
+ * The agent's spend callback (svc_agent_spend_fn), also run for a compaction: records the call's
+ * cost with the credit in one transaction, reads the spend back when a cap is set (other hosts'
+ * turns count too), warns, and returns 1 when a blocking cap is reached (t->stop_cap), so no
+ * further provider call is made; else 0. finish() tells the client (session.budget_stopped).
+ */
+static int on_spend(void *ctx, int64_t input_tokens, int64_t output_tokens)
+{
+	struct svc_agent_chat *t = ctx;
+	double cost = (double)input_tokens * t->pin / 1e6 + (double)output_tokens * t->pout / 1e6, turn;
+	int cap, i;
+
+	if (!(cost > 0))
+		return 0;
+	svc_agent_budget_record(t->db, &t->who, cost);
+	turn = t->spent[SVC_AGENT_CAP_TURN] + cost;
+	if (!budget_any(t))
+		return 0;
+	if (svc_agent_budget_spent(t->db, &t->who, t->spent) < 0) {
+		for (i = 0; i < SVC_AGENT_CAP_TURN; i++)
+			t->spent[i] += cost;
+	}
+	t->spent[SVC_AGENT_CAP_TURN] = turn;
+	budget_warnings(t);
+	if ((cap = svc_agent_budget_blocked(&t->budget, t->spent)) < 0)
+		return 0;
+	t->stop_cap = cap;
+	return 1;
+}
+
+#define AGENTS_MD_READ_MAX (4 * 1024 * 1024) /* bytes of AGENTS.md read at all; SVC_AGENT_INSTRUCTIONS_MAX_BYTES of it are used */
+
+/* The workspace's instructions and the project's AGENTS.md for the system prompt (docs/agent.md "Project instructions"). */
+static void load_instructions(struct svc_agent_chat *t)
+{
+	size_t len = 0;
+	int err;
+
+	if (svc_agent_instructions_get(t->db, t->spec.workspace_id, &t->ws_instructions, NULL, 0) < 0)
+		svc_log_error("chat: the instructions of workspace %s cannot be read", t->spec.workspace_id);
+	err = svc_fsx_read(t->dir, "AGENTS.md", AGENTS_MD_READ_MAX, &t->agents_md, &len);
+	if (err == SVC_E_TOO_LARGE)
+		snprintf(t->agents_note, sizeof t->agents_note,
+			 "[svc: the project's AGENTS.md is larger than %d MiB and was left out of these instructions.]",
+			 AGENTS_MD_READ_MAX >> 20);
+	if (err == 0 && !svc_utf8_valid(t->agents_md, len)) {
+		free(t->agents_md);
+		t->agents_md = NULL;
+		snprintf(t->agents_note, sizeof t->agents_note,
+			 "[svc: the project's AGENTS.md is not valid UTF-8 text and was left out of these instructions.]");
+	}
+}
+
 /*
  * What the chat's mode means for this turn (SVC_AI_MODES, docs/agent.md
  * "Custom modes"): sets at->all_tools and, for a custom mode with a prompt
@@ -265,7 +399,7 @@ static int can_run(struct svc_agent_chat *t)
 		emit_error(t, SVC_E_CREDIT, limit_text);
 		return -1;
 	}
-	return 0;
+	return budget_check(t);
 }
 
 /*
@@ -281,6 +415,26 @@ static uint64_t repo_quota(struct svc_agent_chat *t)
 	return left == UINT64_MAX ? 0 : now + left;
 }
 
+/* The message followed by the elements it points at into t->user_text (NULL when it points at none). Returns 0 or SVC_E_INTERNAL. */
+static int with_elements(struct svc_agent_chat *t)
+{
+	char *elements = NULL;
+	size_t n;
+	int err;
+
+	free(t->user_text);
+	t->user_text = NULL;
+	if ((err = svc_agent_attachments_elements(t->spec.attachments, &elements)) < 0 || !elements)
+		return err;
+	n = strlen(t->spec.text);
+	if ((t->user_text = malloc(n + strlen(elements) + 1))) {
+		memcpy(t->user_text, t->spec.text, n);
+		memcpy(t->user_text + n, elements, strlen(elements) + 1);
+	}
+	free(elements);
+	return t->user_text ? 0 : SVC_E_INTERNAL;
+}
+
 /* Fills the agent's turn `at` for model `model` at prices `pin`/`pout`; *out_extra as apply_mode(). */
 static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pin, double pout,
 			  struct svc_outbound_policy *outbound, const struct svc_agent_integ *integ,
@@ -293,6 +447,7 @@ static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pi
 	at->provider.model = model;
 	at->provider.price_input_per_mtok = pin;
 	at->provider.price_output_per_mtok = pout;
+	at->provider.text_tools = t->prov.text_tools;
 	if (t->prov.from_workspace) {
 		/* a workspace's own base URL is a name its admin chose: SSRF guard (docs/operations.md) */
 		svc_outbound_policy_load(t->cfg, outbound);
@@ -305,6 +460,11 @@ static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pi
 	at->prompt_extra = *out_extra;
 	at->history = t->history;
 	at->user_text = t->spec.text;
+	/* issue 29: an element the user pointed at follows the text, and the prompt says to change it */
+	if (with_elements(t) == 0 && t->user_text) {
+		at->user_text = t->user_text;
+		at->element = 1;
+	}
 	at->images = t->spec.images;
 	at->retry_max_secs = t->cfg->ai_retry_max_secs > 0 ? t->cfg->ai_retry_max_secs : -1;
 	at->idle_secs = (long)t->cfg->ai_idle_secs;
@@ -312,6 +472,13 @@ static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pi
 	at->tick = tick;
 	at->ctx = t;
 	at->integ = integ;
+	/* issue 29: spend per provider call, the loop breaker, instructions */
+	at->spend = on_spend;
+	at->idle_steps = t->cfg->agent_idle_steps;
+	at->ws_instructions = t->ws_instructions;
+	at->project_instructions = t->agents_md;
+	at->project_instructions_note = t->agents_note;
+	at->instructions_max = (size_t)t->cfg->agent_instructions_max;
 }
 
 /* Compaction when the history outgrows the model's window, then the agent; the tokens of both are charged. */
@@ -327,19 +494,21 @@ static void run_agent(struct svc_agent_chat *t, struct outcome *oc)
 
 	memset(&spent, 0, sizeof spent);
 	svc_config_model_price(t->cfg, model, &pin, &pout);
+	t->pin = pin;
+	t->pout = pout;
+	load_instructions(t);
 	agent_turn_of(t, model, pin, pout, &outbound, &integ, &at, &prompt_extra);
 	oc->rc = t->client_gone ? SVC_E_CLIENT_GONE : 0;
 	if (oc->rc == 0)
 		oc->rc = svc_agent_compact(t->db, t->chat_id, &at, svc_config_model_context(t->cfg, model), t->history_chars,
 					   t->up_to, &t->history, &spent, oc->result.message, sizeof oc->result.message);
-	if (oc->rc == 0)
+	/* the agent's own calls are charged one by one (on_spend); the compaction's here, before them */
+	if (on_spend(t, spent.input_tokens, spent.output_tokens) == 1 && oc->rc == 0)
+		snprintf(oc->result.stopped, sizeof oc->result.stopped, "budget");
+	else if (oc->rc == 0)
 		oc->rc = svc_agent_run(&at, &oc->result);
 	free(prompt_extra);
 	flush_deltas(t);
-	spent.input_tokens += oc->result.input_tokens;
-	spent.output_tokens += oc->result.output_tokens;
-	svc_agent_credit_add_spend(t->db, t->spec.workspace_id,
-				   (double)spent.input_tokens * pin / 1e6 + (double)spent.output_tokens * pout / 1e6);
 }
 
 /* Whatever the outcome, files already written become one commit: nothing is lost. */
@@ -397,10 +566,18 @@ static void finish(struct svc_agent_chat *t, const struct outcome *oc)
 		emit_error(t, code, oc->result.message);
 		return;
 	}
+	if (strcmp(oc->result.stopped, "budget") == 0 && t->stop_cap >= 0 &&
+	    (done_ev = svc_agent_budget_event(&t->budget, t->stop_cap, t->spent[t->stop_cap], "Stopped", NULL, 0))) {
+		emit(t, "session.budget_stopped", done_ev);
+		json_object_put(done_ev);
+	}
 	done_ev = json_object_new_object();
-	json_object_object_add(done_ev, "stopped", json_object_new_boolean(rc == SVC_E_CANCELLED || rc == SVC_E_CLIENT_GONE));
+	json_object_object_add(done_ev, "stopped", json_object_new_boolean(rc == SVC_E_CANCELLED || rc == SVC_E_CLIENT_GONE ||
+									   oc->result.stopped[0]));
 	if (rc == SVC_E_CLIENT_GONE)
 		json_object_object_add(done_ev, "reason", json_object_new_string("client_gone"));
+	else if (oc->result.stopped[0]) /* "budget" (a spending cap) or "loop" (the loop breaker) */
+		json_object_object_add(done_ev, "reason", json_object_new_string(oc->result.stopped));
 	json_object_object_add(done_ev, "filesChanged", json_object_new_boolean(oc->changed));
 	json_object_object_add(done_ev, "commit", oc->changed ? json_object_new_string(oc->sha) : NULL);
 	emit(t, "session.task_complete", done_ev);
@@ -442,6 +619,7 @@ static int chat_new(struct svc_db *db, const struct svc_config *cfg, const struc
 	t->cfg = cfg;
 	t->spec = *spec;
 	t->fcgi_fd = -1;
+	t->stop_cap = -1;
 	t->chat_id = spec->chat_id;
 	if (turn_id)
 		snprintf(t->turn_id, sizeof t->turn_id, "%s", turn_id);
@@ -573,6 +751,9 @@ void svc_agent_chat_close(struct svc_agent_chat *c)
 	if (c->have_prov)
 		svc_agent_provider_choice_dispose(&c->prov);
 	json_object_put(c->history);
+	free(c->ws_instructions);
+	free(c->user_text);
+	free(c->agents_md);
 	free(c->final_text);
 	svc_buf_dispose(&c->deltas);
 	free(c);

@@ -25,6 +25,7 @@ struct svc_agent_provider_choice {
 	char *api_key;           /* plaintext, "" when none */
 	size_t api_key_len;
 	int from_workspace;      /* 1 = the workspace's own */
+	int text_tools;          /* 1: toolMode "text" (the workspace's, or SVC_AI_TOOL_MODE for the instance's) */
 };
 
 /* The table whose api_key column holds a workspace's sealed provider key (the AAD of lib/auth/crypto.h). */
@@ -65,6 +66,7 @@ int svc_agent_provider_check_model(const struct svc_config *cfg, const struct sv
 /* What one chat turn is asked to do. Strings and objects are borrowed until svc_agent_chat_close(). */
 struct svc_agent_chat_spec {
 	const char *project_id, *workspace_id, *chat_id, *user_id;
+	const char *token_id;            /* the API token the message came with, NULL or "" for a session (its cap) */
 	const char *text;                /* the user message */
 	const char *model;               /* the message's model override, or NULL */
 	const char *mode;                /* the mode this turn runs in */

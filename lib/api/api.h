@@ -96,6 +96,7 @@ extern const struct svc_body svc_api_projects_file_put_body;
 extern const struct svc_body svc_api_projects_file_move_body;
 enum svc_err svc_api_projects_versions(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_projects_revert(struct svc_req *req, struct svc_resp *resp); /* issue 29: take back one version */
 enum svc_err svc_api_projects_version_diff(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_deploy(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_deployments_list(struct svc_req *req, struct svc_resp *resp);

@@ -40,4 +40,29 @@ extern const struct svc_body svc_api_ai_provider_put_body;
 enum svc_err svc_api_credits_get(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_credits_put(struct svc_req *req, struct svc_resp *resp);
 
+/*
+ * Spending caps and instructions (lib/api/api_budget.c, docs/api.md "Spending caps and instructions"):
+ *
+ * svc_api_budget_get        GET /workspaces/:wid/budget: 200 {workspaceId, caps {workspaceDay, workspaceMonth,
+ *                           memberDay, projectDay, tokenDay, turn: {limitUsd, warnPercent, block, updatedAt} or null},
+ *                           instanceTurnMaxUsd, spent {workspaceDay, workspaceMonth, memberDay (the caller's)},
+ *                           warnings [cap], canEdit, today {members, projects, tokens: [{id, spentUsd}]} (editors
+ *                           only)}; 403 (not a member); 404.
+ * svc_api_budget_put        PUT /workspaces/:wid/budget {caps: {<cap>: {limitUsd, warnPercent?, block?} | null}}:
+ *                           200 as GET; 400 (field caps or caps.<cap>); 403 (not admin or owner); 404.
+ * svc_api_budget_admin      GET /admin/budget: 200 {items: [{workspaceId, name, kind, todayUsd, monthUsd, totalUsd,
+ *                           limitUsd}]}; 403 (not a platform admin).
+ * svc_api_instructions_get  GET /workspaces/:wid/instructions: 200 {workspaceId, text, maxBytes, updatedAt,
+ *                           canEdit}; 403 (not a member); 404.
+ * svc_api_instructions_put  PUT /workspaces/:wid/instructions {text}: 200 as GET; 400 (over 16 KiB); 403 (not
+ *                           admin or owner); 404.
+ */
+enum svc_err svc_api_budget_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_budget_put(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_budget_admin(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_instructions_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_instructions_put(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_budget_put_body;
+extern const struct svc_body svc_api_instructions_put_body;
+
 #endif

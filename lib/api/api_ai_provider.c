@@ -88,6 +88,7 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 		json_object_object_add(o, "hasApiKey", json_object_new_boolean(key && key[0]));
 		add_key_last4(req, o, wid, key);
 		svc_json_add_time(o, "updatedAt", svc_rows_get(rows, 0, PVCOL_UPDATED));
+		svc_json_add_str(o, "toolMode", svc_rows_get(rows, 0, PVCOL_TOOL_MODE));
 	} else {
 		/* the instance default: its URL and model are shown, its key is not */
 		svc_json_add_str(o, "source", cfg->ai_base_url[0] ? "instance" : "none");
@@ -98,9 +99,19 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 		json_object_object_add(o, "hasApiKey", json_object_new_boolean(cfg->ai_api_key[0] != '\0'));
 		svc_json_add_str(o, "apiKeyLast4", NULL);   /* the instance's key is the operator's */
 		svc_json_add_str(o, "updatedAt", NULL);
+		svc_json_add_str(o, "toolMode", cfg->ai_base_url[0] ? cfg->ai_tool_mode : NULL);
 	}
 	svc_rows_free(rows);
 	return svc_resp_json(resp, 200, o);
+}
+
+/* The PUT's toolMode ("native" when absent: a PUT replaces the provider) into the workspace's row (issue 29). */
+static int set_tool_mode(struct svc_req *req, const char *wid)
+{
+	const char *mode = svc_json_str(req->json, "toolMode");
+	struct svc_dbv p[2] = { svc_dbv_str(mode ? mode : "native"), svc_dbv_str(wid) };
+
+	return svc_db_run(req->ctx->db, STMT_AGENT_PROVIDER_TOOL_MODE, p, 2, NULL, NULL);
 }
 
 /* GET /workspaces/:wid/ai-provider: 200; 403; 404. */
@@ -161,12 +172,14 @@ static int base_url_changed(struct svc_req *req, const char *wid, const char *ur
 }
 
 static const char *const protocols[] = { "openai", "anthropic", NULL };
+static const char *const tool_modes[] = { "native", "text", NULL };
 static const struct svc_field provider_fields[] = {
 	{ "protocol", SVC_V_ENUM, SVC_F_REQUIRED, 0, 0, protocols },
 	{ "baseUrl", SVC_V_TEXT, SVC_F_REQUIRED, 1, 2000, NULL },
 	{ "model", SVC_V_TEXT, SVC_F_REQUIRED, 1, 200, NULL },
 	{ "apiKey", SVC_V_STR, SVC_F_NULLABLE, 0, 4096, NULL },
 	{ "allowedModels", SVC_V_ARRAY, SVC_F_NULLABLE, 0, MAX_ALLOWED, NULL },
+	{ "toolMode", SVC_V_ENUM, 0, 0, 0, tool_modes },
 };
 const struct svc_body svc_api_ai_provider_put_body = SVC_BODY(provider_fields);
 
@@ -272,7 +285,7 @@ enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
 	}
 	free(sealed);
 	svc_buf_dispose(&list);
-	if (err < 0)
+	if (err < 0 || (err = set_tool_mode(req, wid)) < 0)
 		return err;
 	return answer(req, resp, wid);
 }

@@ -43,6 +43,15 @@ static int stream_turn(struct svc_req *req, struct svc_resp *resp, const struct 
 	return 0;
 }
 
+/* A tool event's own id (the model's call id, which pairs a tool.call with its result) as callId, before the row's id takes "id". */
+static void keep_call_id(struct json_object *ev)
+{
+	struct json_object *own;
+
+	if (json_object_object_get_ex(ev, "id", &own) && json_object_is_type(own, json_type_string))
+		json_object_object_add(ev, "callId", json_object_get(own));
+}
+
 /* The body of a chat or plan message (checked by the router). */
 static const struct svc_field message_fields[] = {
 	{ "chatId", SVC_V_UUID, SVC_F_REQUIRED, 0, 0, NULL },
@@ -89,6 +98,7 @@ static enum svc_err message_turn(struct svc_req *req, struct svc_resp *resp, int
 	sp.project_id = project_id;
 	sp.workspace_id = svc_rows_get(project, 0, PCOL_WORKSPACE);
 	sp.user_id = req->user_id;
+	sp.token_id = req->token_id;
 	sp.plan = plan;
 	sp.mode = plan ? "plan" : svc_rows_get(chat, 0, CCOL_MODE);
 	sp.set_mode = plan ? "plan" : NULL;
@@ -195,6 +205,7 @@ enum svc_err svc_api_plan_run(struct svc_req *req, struct svc_resp *resp)
 	sp.workspace_id = svc_rows_get(project, 0, PCOL_WORKSPACE);
 	sp.chat_id = chat_id;
 	sp.user_id = req->user_id;
+	sp.token_id = req->token_id;
 	sp.text = text;
 	sp.mode = "build";
 	sp.set_mode = "build";
@@ -284,6 +295,7 @@ enum svc_err svc_api_chat_history(struct svc_req *req, struct svc_resp *resp)
 		if (!payload || svc_json_parse_object(payload, strlen(payload), &ev) < 0)
 			ev = json_object_new_object();
 		json_object_object_add(ev, "type", json_object_new_string(svc_rows_get(rows, i - 1, ECOL_TYPE)));
+		keep_call_id(ev);
 		json_object_object_add(ev, "id", json_object_new_string(svc_rows_get(rows, i - 1, ECOL_ID)));
 		svc_json_add_str(ev, "turnId", svc_rows_get(rows, i - 1, ECOL_TURN));
 		svc_json_add_time(ev, "createdAt", svc_rows_get(rows, i - 1, ECOL_CREATED));

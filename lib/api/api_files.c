@@ -162,14 +162,33 @@ int svc_api__version_sha(const char *dir, const char *sha, char *out)
 	return found == 1 ? 0 : SVC_E_NOT_FOUND;
 }
 
+/*
+ * After a restore or a revert made version `sha` from `from` (named `key`): the project touched,
+ * svc-wsd and the preview told, and 200 {sha, <key>: from, message}.
+ */
+static int version_made(struct svc_req *req, struct svc_resp *resp, const char *id, const char *sha, const char *key,
+			const char *from, const char *msg)
+{
+	struct svc_dbv p = svc_dbv_str(id);
+	struct json_object *body;
+
+	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
+	svc_internal_notify_files(&req->ctx->cfg, req->ctx->db, id); /* the live document takes the change (svc-wsd) */
+	svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id);
+	svc_gitio_mirror_queue(req->ctx->db, id); /* git-io: the mirror gets the new version */
+	body = json_object_new_object();
+	json_object_object_add(body, "sha", json_object_new_string(sha));
+	json_object_object_add(body, key, json_object_new_string(from));
+	json_object_object_add(body, "message", json_object_new_string(msg));
+	return svc_resp_json(resp, 200, body);
+}
+
 /* POST /projects/:id/versions/:sha/checkout: 200 {sha, restoredFrom}; 403; 404 (unknown project or sha). */
 enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *id = svc_req_param(req, "id"), *sha = svc_req_param(req, "sha");
 	struct svc_rows *rows = NULL;
-	struct json_object *body;
 	char dir[2048], aname[256], aemail[256], msg[128], out[41], full[41];
-	struct svc_dbv p;
 	int err;
 
 	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_WRITE, &rows)) < 0)
@@ -183,16 +202,73 @@ enum svc_err svc_api_projects_checkout(struct svc_req *req, struct svc_resp *res
 	snprintf(msg, sizeof msg, "Restore version %.12s", full);
 	if ((err = svc_repo_checkout_as_new(dir, full, msg, aname, aemail, out)) < 0)
 		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
-	p = svc_dbv_str(id);
-	svc_db_run(req->ctx->db, STMT_PROJECT_TOUCH, &p, 1, NULL, NULL);
-	svc_internal_notify_files(&req->ctx->cfg, req->ctx->db, id); /* the live document takes the change (svc-wsd) */
-	svc_preview_build_request(req->ctx->db, &req->ctx->cfg, id);
-	svc_gitio_mirror_queue(req->ctx->db, id); /* git-io: the mirror gets the new version */
-	body = json_object_new_object();
-	json_object_object_add(body, "sha", json_object_new_string(out));
-	json_object_object_add(body, "restoredFrom", json_object_new_string(full));
-	json_object_object_add(body, "message", json_object_new_string(msg));
-	return svc_resp_json(resp, 200, body);
+	return version_made(req, resp, id, out, "restoredFrom", full, msg);
+}
+
+/*
+ * POST /projects/:id/versions/:sha/revert: takes back that version alone (issue 29: "Revert this
+ * turn"), as a new version: 200 {sha, reverted, message}; 400 (the first version); 403; 404
+ * (unknown project or sha); 409 conflict when a later version changed the same lines (the message
+ * names the files; nothing changes). What is not committed yet is committed first.
+ */
+enum svc_err svc_api_projects_revert(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id"), *sha = svc_req_param(req, "sha");
+	char dir[2048], ws[37], aname[256], aemail[256], msg[128], out[41], full[41], pending[41];
+	char *conflicts = NULL;
+	int err, lockfd, committed = 0;
+
+	if ((err = project_dir_ws(req, id, SVC_ACT_WRITE, dir, sizeof dir, ws)) < 0)
+		return err;
+	if ((err = svc_api__version_sha(dir, sha, full)) < 0)
+		return err == SVC_E_NOT_FOUND ? svc_resp_error(resp, err, NULL, "No version with this sha.") : err;
+	if ((lockfd = svc_project_lock(dir)) < 0)
+		return lockfd;
+	svc_project_author(req->ctx->db, req->user_id, aname, sizeof aname, aemail, sizeof aemail);
+	snprintf(msg, sizeof msg, "Revert version %.12s", full);
+	if ((err = svc_project_commit_change(svc_req_caller(req), id, dir, "Save before a revert", pending, &committed)) == 0)
+		err = svc_repo_revert(dir, full, msg, aname, aemail, out, &conflicts);
+	close(lockfd);
+	if (err == SVC_E_CONFLICT)
+		err = svc_resp_error(resp, err, NULL, "This version cannot be taken back alone: later versions changed the same "
+				     "lines of %s. Nothing was changed.", conflicts ? conflicts : "its files");
+	else if (err == SVC_E_VALIDATION)
+		err = svc_resp_error(resp, err, NULL, "The first version has nothing before it to go back to.");
+	else if (err == SVC_E_NOT_FOUND)
+		err = svc_resp_error(resp, err, NULL, "No version with this sha.");
+	free(conflicts);
+	if (err < 0)
+		return err;
+	return version_made(req, resp, id, out, "reverted", full, msg);
+}
+
+/* The +/- line counts of a unified diff (inside its hunks only) into `f` as additions and deletions (null without a text). */
+static void add_counts(struct json_object *f, const char *diff)
+{
+	int64_t plus = 0, minus = 0;
+	const char *l = diff;
+	int hunk = 0;
+
+	if (!diff) {
+		json_object_object_add(f, "additions", NULL);
+		json_object_object_add(f, "deletions", NULL);
+		return;
+	}
+	while (l && *l) {
+		if (strncmp(l, "@@", 2) == 0)
+			hunk = 1;
+		else if (strncmp(l, "diff --git ", 11) == 0)
+			hunk = 0;
+		else if (hunk && *l == '+')
+			plus++;
+		else if (hunk && *l == '-')
+			minus++;
+		l = strchr(l, '\n');
+		if (l)
+			l++;
+	}
+	json_object_object_add(f, "additions", json_object_new_int64(plus));
+	json_object_object_add(f, "deletions", json_object_new_int64(minus));
 }
 
 /*
@@ -231,6 +307,7 @@ enum svc_err svc_api_projects_version_diff(struct svc_req *req, struct svc_resp 
 		json_object_object_add(f, "binary", json_object_new_boolean(d.files[i].binary));
 		svc_json_add_str(f, "diff", d.files[i].diff);
 		json_object_object_add(f, "truncated", json_object_new_boolean(d.files[i].truncated));
+		add_counts(f, d.files[i].diff);
 		json_object_array_add(files, f);
 	}
 	json_object_object_add(body, "files", files);

@@ -118,6 +118,7 @@
 			style: attr('style'),
 			computed: computed,
 			rect: rectOf(el),
+			html: String(el.outerHTML).slice(0, 4096),
 		};
 	}
 

@@ -65,6 +65,11 @@ struct svc_config {
 	uint64_t ai_max_turns_user;    /* SVC_AI_MAX_TURNS_PER_USER: agent turns one user may run at once, default 4, 0 = no cap */
 	uint64_t ai_max_turns_workspace; /* SVC_AI_MAX_TURNS_PER_WORKSPACE: at once in one workspace, default 16, 0 = no cap */
 	double default_credit_usd;     /* SVC_DEFAULT_CREDIT_USD: a workspace's credit limit, default 10 */
+	/* the agent's bounds of issue 29 (docs/agent.md "Spending caps", "Loop breaker", "Project instructions") */
+	const char *ai_tool_mode;      /* SVC_AI_TOOL_MODE: "native" (default) or "text": how the instance's provider gets its tools */
+	double agent_turn_max_usd;     /* SVC_AGENT_TURN_MAX_USD: what one turn may spend, USD; 0 (default) = no cap */
+	unsigned agent_idle_steps;     /* SVC_AGENT_IDLE_STEPS: build-mode steps without a file change before the turn stops, default 6; 0 = never */
+	uint64_t agent_instructions_max; /* SVC_AGENT_INSTRUCTIONS_MAX_BYTES: bytes of AGENTS.md and of the workspace's instructions, default 16 KiB */
 	const char *encryption_key;    /* ENCRYPTION_KEY: 64 hex digits (AES-256 instance key); "" = none (lib/auth/crypto.h) */
 	const char *encryption_key_previous; /* ENCRYPTION_KEY_PREVIOUS: the key before a rotation, opens only; "" = none */
 	int envelope_encryption;       /* SVC_ENVELOPE_ENCRYPTION: 1 = per-workspace data keys sealed by ENCRYPTION_KEY */

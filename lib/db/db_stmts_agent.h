@@ -42,9 +42,9 @@ SVC_STMT(STMT_AGENT_CREDIT_SET_LIMIT,
 	"INSERT INTO workspace_credits (workspace_id, limit_usd, spent_usd, updated_at) VALUES (?, ?, 0, " NOW ") "
 	"ON DUPLICATE KEY UPDATE limit_usd = VALUES(limit_usd), updated_at = " NOW)
 SVC_STMT(STMT_AGENT_PROVIDER_GET,
-	"SELECT protocol, base_url, model, allowed_models, api_key, " TS("updated_at") " FROM workspace_ai_providers "
+	"SELECT protocol, base_url, model, allowed_models, api_key, " TS("updated_at") ", tool_mode FROM workspace_ai_providers "
 	"WHERE workspace_id = ?")
-SVC_COLS(PVCOL_PROTOCOL, PVCOL_BASE_URL, PVCOL_MODEL, PVCOL_ALLOWED_MODELS, PVCOL_API_KEY, PVCOL_UPDATED)
+SVC_COLS(PVCOL_PROTOCOL, PVCOL_BASE_URL, PVCOL_MODEL, PVCOL_ALLOWED_MODELS, PVCOL_API_KEY, PVCOL_UPDATED, PVCOL_TOOL_MODE)
 SVC_STMT(STMT_AGENT_PROVIDER_PUT,
 	"INSERT INTO workspace_ai_providers (workspace_id, protocol, base_url, model, allowed_models, api_key, "
 	"updated_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, " NOW ") ON DUPLICATE KEY UPDATE protocol = VALUES(protocol), "

@@ -422,6 +422,92 @@ done:
 	return error;
 }
 
+/* ---- taking back one commit (issue 29; agent's block) ---- */
+
+/* The paths of the conflicts in `index`, ", "-separated, into a malloc'd *out (at most 20, then "…"). */
+static int conflict_paths(git_index *index, char **out)
+{
+	const git_index_entry *anc, *ours, *theirs;
+	git_index_conflict_iterator *it = NULL;
+	struct svc_buf b;
+	size_t n = 0;
+	int gerr;
+
+	svc_buf_init(&b, 64 * 1024);
+	if ((gerr = git_index_conflict_iterator_new(&it, index)) < 0) {
+		svc_buf_dispose(&b);
+		return git_fail(gerr, "conflicts");
+	}
+	while (git_index_conflict_next(&anc, &ours, &theirs, it) == 0) {
+		const git_index_entry *e = ours ? ours : theirs ? theirs : anc;
+
+		if (n++ == 20) {
+			svc_buf_adds(&b, ", …");
+			break;
+		}
+		if ((n > 1 && svc_buf_adds(&b, ", ") < 0) || svc_buf_adds(&b, e->path) < 0)
+			break;
+	}
+	git_index_conflict_iterator_free(it);
+	*out = strdup(svc_buf_str(&b));
+	svc_buf_dispose(&b);
+	return *out ? SVC_OK : SVC_E_INTERNAL;
+}
+
+int svc_repo_revert(const char *dir, const char *sha, const char *message, const char *author_name,
+		    const char *author_email, char *out_sha, char **out_conflicts)
+{
+	git_checkout_options opts;
+	git_repository *repo = NULL;
+	git_commit *head = NULL, *target = NULL;
+	git_index *index = NULL;
+	git_tree *tree = NULL;
+	git_oid tree_id;
+	char new_sha[GIT_OID_HEXSZ + 1];
+	int gerr, error;
+
+	*out_conflicts = NULL;
+	if ((error = svc_repo_global_init()) < 0 || (error = repo_open(&repo, dir)) < 0)
+		return error;
+	if ((error = head_commit(repo, &head)) < 0 || (error = resolve_commit(repo, head, sha, &target)) < 0)
+		goto done;
+	if (git_commit_parentcount(target) == 0) {
+		error = SVC_E_VALIDATION; /* the first version: nothing before it to go back to */
+		goto done;
+	}
+	/* a 3-way merge of the commit's parent into HEAD with the commit as the base: only its own change goes */
+	if ((gerr = git_revert_commit(&index, repo, target, head, git_commit_parentcount(target) > 1 ? 1 : 0, NULL)) < 0) {
+		error = git_fail(gerr, "revert");
+		goto done;
+	}
+	if (git_index_has_conflicts(index)) {
+		if ((error = conflict_paths(index, out_conflicts)) == SVC_OK)
+			error = SVC_E_CONFLICT;
+		goto done;
+	}
+	if ((gerr = git_index_write_tree_to(&tree_id, index, repo)) < 0 || (gerr = git_tree_lookup(&tree, repo, &tree_id)) < 0 ||
+	    (gerr = git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION)) < 0) {
+		error = git_fail(gerr, "revert tree");
+		goto done;
+	}
+	/* the working tree is HEAD's (the caller committed first): FORCE writes only what the revert changes */
+	opts.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
+	if ((gerr = git_checkout_tree(repo, (const git_object *)tree, &opts)) < 0) {
+		error = git_fail(gerr, "revert checkout");
+		goto done;
+	}
+	if ((error = commit_tree(repo, &tree_id, head, message, author_name, author_email, new_sha)) < 0)
+		goto done;
+	memcpy(out_sha, new_sha, sizeof new_sha);
+done:
+	git_tree_free(tree);
+	git_index_free(index);
+	git_commit_free(target);
+	git_commit_free(head);
+	git_repository_free(repo);
+	return error;
+}
+
 /* ---- the changes of one commit ---- */
 
 /* As git_fail(), for steps where any failure is ours (the commit has been found already). */

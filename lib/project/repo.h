@@ -114,4 +114,20 @@ int svc_repo_diff(const char *dir, const char *sha, size_t max_files, size_t max
 /* Frees what svc_repo_diff() put into `d` and zeroes it. */
 void svc_repo_diff_dispose(struct svc_repo_diff *d);
 
+/*
+ * Takes back commit `sha` (as svc_repo_checkout_as_new() accepts it) alone:
+ * a 3-way revert (git_revert_commit(): the commit's parent merged into HEAD
+ * with the commit as the base), so later changes to other lines and files
+ * stay; the result is checked out into `dir` and committed on HEAD with
+ * `message`. Uncommitted changes are discarded: call svc_repo_commit_all()
+ * first. Writes the new commit's id into out_sha (41 bytes). When the revert
+ * conflicts with a later change nothing changes, SVC_E_CONFLICT is returned
+ * and *out_conflicts holds the conflicting paths, ", "-separated (malloc'd,
+ * the caller frees it; NULL otherwise). Errors: SVC_E_NOT_FOUND (as
+ * svc_repo_checkout_as_new()), SVC_E_VALIDATION (the first commit, which has
+ * nothing before it, or the author), SVC_E_CONFLICT, SVC_E_INTERNAL.
+ */
+int svc_repo_revert(const char *dir, const char *sha, const char *message, const char *author_name,
+		    const char *author_email, char *out_sha, char **out_conflicts);
+
 #endif

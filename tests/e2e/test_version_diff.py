@@ -6,7 +6,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import UNKNOWN_ID, api, check, create_project, finish, is_error, signup, versions  # noqa: E402
 
-FILE_FIELDS = {"path", "oldPath", "status", "binary", "diff", "truncated"}
+FILE_FIELDS = {"path", "oldPath", "status", "binary", "diff", "truncated", "additions", "deletions"}
 
 
 def shas(a, pid):

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "agent/agent.h"
+#include "agent/budget.h"
 #include "agent/history.h"
 #include "agent/turn.h"
 #include "core/err.h"
@@ -1532,6 +1533,131 @@ static void test_agent_chat_open_history_failure_is_unavailable(void)
 	svc_config_dispose(&cfg);
 }
 
+/* The text of the assistant.message_delta events of a step, gathered (test_agent_text_markup_hidden_at_any_split). */
+static int text_gather(void *ctx, const char *type, struct json_object *payload)
+{
+	struct svc_buf *b = ctx;
+	struct json_object *d;
+
+	if (strcmp(type, "assistant.message_delta") == 0 && json_object_object_get_ex(payload, "delta", &d))
+		svc_buf_adds(b, json_object_get_string(d));
+	return 0;
+}
+
+/* The text tool protocol: whatever the split of the stream, the markup is never shown and becomes the same calls. */
+static void test_agent_text_markup_hidden_at_any_split(void)
+{
+	static const char answer[] = "I'll do it <b>now</b>. <svc-write path=\"a.html\">\n<p>x</p>\n</svc-write>"
+				     "<svc-read path=\"a.html\"/> and <svc-edit path=\"a.html\"><search>\nx\n</search>"
+				     "<replace>y</replace></svc-edit>done <svc";
+	static const char shown[] = "I'll do it <b>now</b>.  and done <svc";
+	size_t len = strlen(answer), cut;
+
+	for (cut = 1; cut < len; cut++) {
+		struct svc_agent__step st;
+		struct svc_buf got;
+
+		svc_buf_init(&got, 4096);
+		svc_agent__step_init(&st, text_gather, &got);
+		st.text_mode = 1;
+		st.finished = 1;
+		CU_ASSERT_EQUAL(svc_agent__step_delta(&st, 0, answer, cut), 0);
+		CU_ASSERT_EQUAL(svc_agent__step_delta(&st, 0, answer + cut, len - cut), 0);
+		CU_ASSERT_EQUAL(svc_agent__step_end(&st), 0);
+		CU_ASSERT_STRING_EQUAL(svc_buf_str(&got), shown);
+		CU_ASSERT_STRING_EQUAL(svc_buf_str(&st.shown), shown);
+		CU_ASSERT_EQUAL(st.ncalls, 3);
+		if (st.ncalls == 3) {
+			CU_ASSERT_STRING_EQUAL(st.calls[0].name, "write_file");
+			CU_ASSERT_STRING_EQUAL(svc_buf_str(&st.calls[0].args), "{\"path\":\"a.html\",\"content\":\"<p>x<\\/p>\\n\"}");
+			CU_ASSERT_STRING_EQUAL(st.calls[1].name, "read_file");
+			CU_ASSERT_STRING_EQUAL(st.calls[2].name, "edit_file");
+			CU_ASSERT_PTR_NOT_NULL(strstr(svc_buf_str(&st.calls[2].args), "\"old_string\":\"x\",\"new_string\":\"y\""));
+		}
+		svc_agent__step_dispose(&st);
+		svc_buf_dispose(&got);
+	}
+}
+
+/* issue 29: the loop breaker's memory, the instructions' cut, the caps' arithmetic (lib/agent/agent_guard.c, budget.c) */
+static void test_agent_breaker_counts_same_calls(void)
+{
+	static struct svc_agent__breaker b;
+
+	memset(&b, 0, sizeof b);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "read_file", "{\"path\":\"a\"}"), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "read_file", "{\"path\":\"b\"}"), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "list_files", "{\"path\":\"a\"}"), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "read_file", "{\"path\":\"a\"}"), 2);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "read_file", "{\"path\":\"a\"}"), 3);
+	/* the name and the arguments are told apart: "ab"+"c" is not "a"+"bc" */
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "ab", "c"), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_call(&b, "a", "bc"), 1);
+}
+
+static void test_agent_breaker_counts_idle_steps(void)
+{
+	struct svc_agent__breaker b;
+
+	memset(&b, 0, sizeof b);
+	CU_ASSERT_EQUAL(svc_agent__breaker_step(&b, 0), 1);
+	CU_ASSERT_EQUAL(svc_agent__breaker_step(&b, 0), 2);
+	CU_ASSERT_EQUAL(svc_agent__breaker_step(&b, 1), 0);
+	CU_ASSERT_EQUAL(svc_agent__breaker_step(&b, 1), 1);
+}
+
+static void test_agent_instructions_cut_with_a_note(void)
+{
+	struct svc_agent_turn t;
+	struct svc_buf b;
+	char big[300];
+	const char *ws, *pr, *cut;
+
+	memset(&t, 0, sizeof t);
+	memset(big, 'x', sizeof big - 3);
+	memcpy(big + 100, "\xc3\xa9", 2); /* an é across byte 101: the cut never splits it */
+	big[sizeof big - 1] = '\0';
+	t.ws_instructions = "WS-RULE";
+	t.project_instructions = big;
+	t.instructions_max = 101;
+	svc_buf_init(&b, svc_agent__instructions_room(&t));
+	CU_ASSERT_EQUAL(svc_agent__instructions_add(&t, &b), 0);
+	ws = strstr(svc_buf_str(&b), "WS-RULE");
+	pr = strstr(svc_buf_str(&b), "AGENTS.md");
+	cut = strstr(svc_buf_str(&b), "were cut at 100 bytes");
+	CU_ASSERT_PTR_NOT_NULL(ws);
+	CU_ASSERT_PTR_NOT_NULL(pr);
+	CU_ASSERT_PTR_NOT_NULL(cut);
+	CU_ASSERT(ws && pr && ws < pr);
+	CU_ASSERT(svc_utf8_valid(svc_buf_str(&b), b.len));
+	svc_buf_dispose(&b);
+}
+
+static void test_agent_budget_blocks_and_warns(void)
+{
+	struct svc_agent_budget bd;
+	double spent[SVC_AGENT_CAP__MAX] = { 0 };
+	struct json_object *ev;
+	char msg[300];
+
+	memset(&bd, 0, sizeof bd);
+	bd.caps[SVC_AGENT_CAP_PROJECT_DAY] = (struct svc_agent_cap_setting){ 1, 0.001, 80, 1, "" };
+	bd.caps[SVC_AGENT_CAP_WORKSPACE_DAY] = (struct svc_agent_cap_setting){ 1, 0.001, 80, 0, "" };
+	spent[SVC_AGENT_CAP_PROJECT_DAY] = 0.0008;
+	CU_ASSERT_EQUAL(svc_agent_budget_blocked(&bd, spent), -1);
+	CU_ASSERT_EQUAL(svc_agent_budget_warns(&bd, SVC_AGENT_CAP_PROJECT_DAY, 0.0008), 1);
+	CU_ASSERT_EQUAL(svc_agent_budget_warns(&bd, SVC_AGENT_CAP_PROJECT_DAY, 0.000799), 0);
+	spent[SVC_AGENT_CAP_WORKSPACE_DAY] = 5; /* warns only: never blocks */
+	spent[SVC_AGENT_CAP_PROJECT_DAY] = 0.001;
+	CU_ASSERT_EQUAL(svc_agent_budget_blocked(&bd, spent), SVC_AGENT_CAP_PROJECT_DAY);
+	ev = svc_agent_budget_event(&bd, SVC_AGENT_CAP_PROJECT_DAY, 0.001, "Refused", msg, sizeof msg);
+	CU_ASSERT_PTR_NOT_NULL(ev);
+	CU_ASSERT_PTR_NOT_NULL(strstr(msg, "this project's daily cap of 0.001 USD is used up"));
+	json_object_put(ev);
+	CU_ASSERT_EQUAL(svc_agent_cap_by_name("tokenDay"), SVC_AGENT_CAP_TOKEN_DAY);
+	CU_ASSERT_EQUAL(svc_agent_cap_by_name("nope"), -1);
+}
+
 SVC_TEST_SUITE(agent)
 {
 	CU_pSuite s = CU_add_suite("agent", NULL, agent_suite_cleanup);
@@ -1567,5 +1693,10 @@ SVC_TEST_SUITE(agent)
 	CU_add_test(s, "test_agent_loop_refused_path_goes_on", test_agent_loop_refused_path_goes_on);
 	CU_add_test(s, "test_agent_loop_reasoning_and_steps", test_agent_loop_reasoning_and_steps);
 	CU_add_test(s, "test_agent_mode_lookup_custom_and_builtin", test_agent_mode_lookup_custom_and_builtin);
+	CU_add_test(s, "test_agent_breaker_counts_same_calls", test_agent_breaker_counts_same_calls);
+	CU_add_test(s, "test_agent_breaker_counts_idle_steps", test_agent_breaker_counts_idle_steps);
+	CU_add_test(s, "test_agent_instructions_cut_with_a_note", test_agent_instructions_cut_with_a_note);
+	CU_add_test(s, "test_agent_budget_blocks_and_warns", test_agent_budget_blocks_and_warns);
+	CU_add_test(s, "test_agent_text_markup_hidden_at_any_split", test_agent_text_markup_hidden_at_any_split);
 	CU_add_test(s, "test_agent_mode_lookup_refuses_malformed_tables", test_agent_mode_lookup_refuses_malformed_tables);
 }

@@ -270,6 +270,23 @@ export const listDeployments = (pid) => get(`/projects/${enc(pid)}/deployments`)
 /** restoreDeployment(pid, id): POST /projects/:pid/deployments/:id/restore. */
 export const restoreDeployment = (pid, id) => post(`/projects/${enc(pid)}/deployments/${enc(id)}/restore`);
 
+// ------------------------------------------------------------------ the agent's budget, instructions, revert (issue 29)
+
+/** getBudget(wid): GET /workspaces/:wid/budget (caps, the caller's spend, warnings). */
+export const getBudget = (wid) => get(`/workspaces/${enc(wid)}/budget`);
+/** setBudget(wid, caps): PUT /workspaces/:wid/budget {caps: {<cap>: {limitUsd, warnPercent, block} | null}}. */
+export const setBudget = (wid, caps) => put(`/workspaces/${enc(wid)}/budget`, { caps });
+/** getAdminBudget(): GET /admin/budget, every workspace's spend (platform admins). */
+export const getAdminBudget = () => get('/admin/budget');
+/** getInstructions(wid): GET /workspaces/:wid/instructions. */
+export const getInstructions = (wid) => get(`/workspaces/${enc(wid)}/instructions`);
+/** setInstructions(wid, text): PUT /workspaces/:wid/instructions ("" removes them). */
+export const setInstructions = (wid, text) => put(`/workspaces/${enc(wid)}/instructions`, { text });
+/** saveAgentsMd(pid, content): PUT /projects/:pid/files/AGENTS.md {content, overwrite: true} (one commit, created or replaced). */
+export const saveAgentsMd = (pid, content) => put(filePath(pid, 'AGENTS.md'), { content, overwrite: true });
+/** revertVersion(pid, sha): POST /projects/:pid/versions/:sha/revert (undo that one version, as a new one). */
+export const revertVersion = (pid, sha) => post(`/projects/${enc(pid)}/versions/${enc(sha)}/revert`);
+
 // ------------------------------------------------------------------ custom domains
 
 /** listDomains(pid): GET /domains/project/:pid. */

@@ -16,6 +16,7 @@ import { Versions } from './versions/versions.jsx';
 import { Deployments } from './deployments/deployments.jsx';
 import { Domains, canManageDomains } from './settings/domains.jsx';
 import { GitPanel } from './settings/git.jsx';
+import { Instructions } from './settings/instructions.jsx';
 
 const NARROW = '(max-width: 899px)';
 
@@ -120,6 +121,7 @@ export function ProjectPage({ id }) {
 					<Publish project={p} previewUrl={previewUrl} onPublished={(np) => project.setData(np)} onDone={() => setDeployTick((t) => t + 1)} />
 					{canManageDomains(user, p) && <Domains project={p} />}
 					<GitPanel project={p} writable={canWrite(user, p)} onChanged={filesChanged} />
+					{canWrite(user, p) && <Instructions project={p} onSaved={filesChanged} />}
 				</div>
 				{p.importState === 'importing' && (
 					<p class="import-state" role="status">

@@ -9,6 +9,7 @@ import { navigate } from '../../lib/router.js';
 import { usd } from '../../lib/format.js';
 import { Field, ErrorNote, Loading, ConfirmDialog, NameDialog, useAsync, useTitle } from '../../ui/index.js';
 import { Section, Status, useAction, sentence, spoken } from './parts.jsx';
+import { Budget, AgentInstructions, AllSpend } from './budget.jsx';
 
 const ROLE_NAMES = { member: 'Member', admin: 'Admin', owner: 'Owner' };
 const RANK = { member: 1, admin: 2, owner: 3 };
@@ -50,6 +51,9 @@ export function WorkspaceSettings({ wid, onNewWorkspace }) {
 			<Folders w={w} />
 			{RANK[w.role] >= RANK.admin && <Provider w={w} />}
 			<Credits w={w} platform={platform} />
+			<Budget w={w} />
+			<AgentInstructions w={w} />
+			{platform && <AllSpend />}
 			{w.kind === 'team' && w.role && <Leave w={w} />}
 		</>
 	);
@@ -406,10 +410,11 @@ function ProviderForm({ w, p, onSaved }) {
 	const [key, setKey] = useState('');
 	const [removeKey, setRemoveKey] = useState(false);
 	const [allowed, setAllowed] = useState(own ? (p.allowedModels || []).join(', ') : '');
+	const [toolMode, setToolMode] = useState(own && p.toolMode ? p.toolMode : 'native');
 	const a = useAction();
 	async function save(e) {
 		e.preventDefault();
-		const body = { protocol, baseUrl: baseUrl.trim(), model: model.trim(), allowedModels: allowed.split(',').map((s) => s.trim()).filter(Boolean) };
+		const body = { protocol, baseUrl: baseUrl.trim(), model: model.trim(), allowedModels: allowed.split(',').map((s) => s.trim()).filter(Boolean), toolMode };
 		if (key) body.apiKey = key;
 		else if (removeKey) body.apiKey = null;
 		const r = await a.run(() => setAiProvider(w.id, body), 'The provider is saved.');
@@ -449,6 +454,10 @@ function ProviderForm({ w, p, onSaved }) {
 						<input type="checkbox" checked={removeKey} onChange={(e) => setRemoveKey(e.currentTarget.checked)} /> Remove the stored key
 					</label>
 				)}
+				<Field label="Tools" as="select" value={toolMode} hint="Text: for a model without tool calls; the tools are taught as markup in its prompt." onChange={(e) => setToolMode(e.currentTarget.value)}>
+					<option value="native">Native tool calls</option>
+					<option value="text">Markup in the text</option>
+				</Field>
 				<Field label="Allowed models" value={allowed} hint="Optional: model names, separated by commas, that a chat may pick. Empty: any." error={fe('allowedModels')} onInput={(e) => setAllowed(e.currentTarget.value)} />
 				{a.error && !a.error.field && <ErrorNote error={sentence(a.error, { 503: 'Keys cannot be stored: this instance has no encryption key (ENCRYPTION_KEY). Ask its operator.', 403: 'Only admins and owners manage the AI provider.' })} />}
 				<div class="form-end">

@@ -1,11 +1,13 @@
 // chat.jsx: the project page's chat: chat switcher, mode, the timeline (paged upward), the live
 // turn streamed from POST /chat/:projectId/messages (or /plan), Stop, images, plans.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { listChats, createChat, listChatMessages, sendChatMessage, sendPlanMessage, runPlan as startPlanRun, stopChat, ApiError } from '../../../lib/api.js';
+import { listChats, createChat, listChatMessages, sendChatMessage, sendPlanMessage, runPlan as startPlanRun, stopChat, ApiError, getVersionDiff, revertVersion } from '../../../lib/api.js';
 import { readEventStream } from '../../../lib/sse.js';
 import { renderMarkdown } from '../../../lib/markdown.js';
 import { usd, when } from '../../../lib/format.js';
 import { ErrorNote, Field } from '../../../ui/index.js';
+import { useStore } from '../../../lib/store.js';
+import { pointed } from './pointed.js';
 
 // [mode, option label, what it does]: the label stays short so the select shows it whole at
 // 390 px; what the mode does is the hint under the bar, which the select is described by.
@@ -25,6 +27,8 @@ export function errorText(code, message) {
 		case 'model_unavailable':
 			return `The AI model is not available right now${message ? ` (${message})` : ''}. Try again in a moment.`;
 		case 'credit_exhausted':
+			// a spending cap names itself (docs/api.md "Spending caps and instructions")
+			if (message && message.startsWith('Refused:')) return `${message} A workspace admin can change the caps under Budget in the workspace’s settings.`;
 			return 'This workspace has used all of its AI credit. A platform admin can raise its limit.';
 		case 'conflict':
 			return 'This chat is already answering a message. Wait for it to finish, or press Stop.';
@@ -79,14 +83,15 @@ export function buildTurns(events) {
 				if (!t.sawText && e.text) t.blocks.push({ kind: 'text', text: e.text });
 				break;
 			case 'tool.call': {
-				const b = { kind: 'tool', id: e.id, tool: e.tool, target: toolTarget(e.args), result: null, error: null };
-				t.tools.set(e.id, b);
+				// a stored event's id is its row's; the call's own id is callId there (docs/api.md)
+				const b = { kind: 'tool', id: e.callId || e.id, tool: e.tool, target: toolTarget(e.args), result: null, error: null };
+				t.tools.set(b.id, b);
 				t.blocks.push(b);
 				break;
 			}
 			case 'tool.result':
 			case 'tool.error': {
-				let b = t.tools.get(e.id);
+				let b = t.tools.get(e.callId || e.id);
 				if (!b) {
 					b = { kind: 'tool', id: e.id, tool: 'tool', target: '', result: null, error: null };
 					t.blocks.push(b);
@@ -103,6 +108,20 @@ export function buildTurns(events) {
 				break;
 			case 'plan.created':
 				if (e.plan) t.blocks.push({ kind: 'plan', plan: e.plan });
+				break;
+			// issue 29: spending caps and the loop breaker (docs/agent.md)
+			case 'session.budget_warning':
+				t.warning = e;
+				t.blocks.push({ kind: 'note', text: e.message || 'The workspace is close to a spending cap.' });
+				break;
+			case 'session.budget_stopped':
+				t.blocks.push({ kind: 'note', text: e.message || 'The turn stopped at a spending cap.' });
+				break;
+			case 'session.loop_stopped':
+				t.blocks.push({
+					kind: 'note',
+					text: e.reason === 'repeated_call' ? `Stopped: the agent repeated the same ${e.tool || 'tool'} call ${e.count || 3} times.` : `Stopped: ${e.steps || 'several'} steps in a row changed no file.`,
+				});
 				break;
 			case 'session.usage_info':
 				t.usage = e;
@@ -149,6 +168,7 @@ export function Chat({ project, onFilesChanged }) {
 	const [older, setOlder] = useState(null);
 	const [text, setText] = useState('');
 	const [images, setImages] = useState([]);
+	const element = useStore(pointed); // the element pointed at in the preview (Select element), for the next message
 	const [running, setRunning] = useState(null); // {chatId}
 	const [error, setError] = useState(null);
 	const [status, setStatus] = useState('');
@@ -276,8 +296,10 @@ export function Chat({ project, onFilesChanged }) {
 			return;
 		}
 		const attachments = images.map((i) => ({ type: 'image', url: i.url }));
+		if (element) attachments.push(element);
 		setText('');
 		setImages([]);
+		pointed.set(null);
 		const body = { chatId: target, text: t, attachments: attachments.length ? attachments : null };
 		const open = mode === 'plan' ? () => sendPlanMessage(pid, body) : () => sendChatMessage(pid, body);
 		await stream(target, open, { type: 'user.message', text: t, attachments });
@@ -365,7 +387,7 @@ export function Chat({ project, onFilesChanged }) {
 				) : (
 					<ol class="turns">
 						{turns.map((t) => (
-							<Turn t={t} key={t.id} plan={lastPlan} canRun={!running && chat && chat.mode === 'plan'} onRun={runPlan} />
+							<Turn t={t} key={t.id} plan={lastPlan} canRun={!running && chat && chat.mode === 'plan'} onRun={runPlan} pid={pid} onFilesChanged={onFilesChanged} />
 						))}
 					</ol>
 				)}
@@ -378,6 +400,11 @@ export function Chat({ project, onFilesChanged }) {
 			<p class="sr-only" role="status">
 				{status}
 			</p>
+			{turns.length > 0 && turns[turns.length - 1].warning && (
+				<p class="budget-banner" role="note" aria-label="Spending">
+					{turns[turns.length - 1].warning.message}
+				</p>
+			)}
 			<form
 				class="composer"
 				onSubmit={(e) => {
@@ -385,6 +412,14 @@ export function Chat({ project, onFilesChanged }) {
 					send();
 				}}
 			>
+				{element && (
+					<p class="element-chip">
+						<span>Element: <code>{element.selector}</code></span>{' '}
+						<button type="button" class="icon" aria-label="Remove the element" onClick={() => pointed.set(null)}>
+							×
+						</button>
+					</p>
+				)}
 				{images.length > 0 && (
 					<ul class="attachments" aria-label="Attached images">
 						{images.map((im, i) => (
@@ -434,7 +469,7 @@ export function Chat({ project, onFilesChanged }) {
 	);
 }
 
-function Turn({ t, plan, canRun, onRun }) {
+function Turn({ t, plan, canRun, onRun, pid, onFilesChanged }) {
 	return (
 		<li class="turn">
 			{t.user && (
@@ -443,9 +478,15 @@ function Turn({ t, plan, canRun, onRun }) {
 					<p class="text">{t.user.text}</p>
 					{t.user.attachments && t.user.attachments.length > 0 && (
 						<div class="thumbs">
-							{t.user.attachments.map((a, i) => (
-								<img src={a.url} alt={`Attached image ${i + 1}`} key={i} />
-							))}
+							{t.user.attachments.map((a, i) =>
+								a.type === 'element' ? (
+									<span class="element-chip" key={i}>
+										Element: <code>{a.selector}</code>
+									</span>
+								) : (
+									<img src={a.url} alt={`Attached image ${i + 1}`} key={i} />
+								),
+							)}
 						</div>
 					)}
 					{t.user.createdAt && <time dateTime={t.user.createdAt}>{when(t.user.createdAt)}</time>}
@@ -463,6 +504,7 @@ function Turn({ t, plan, canRun, onRun }) {
 							Changed files{t.end.commit ? ` (version ${String(t.end.commit).slice(0, 7)})` : ''}.
 						</p>
 					)}
+					{t.end && t.end.filesChanged && t.end.commit && <TurnChanges pid={pid} commit={t.end.commit} onChanged={onFilesChanged} />}
 					{t.usage && (
 						<p class="usage">
 							{t.usage.inputTokens} tokens in · {t.usage.outputTokens} out · {usd(t.usage.cost)}
@@ -471,6 +513,70 @@ function Turn({ t, plan, canRun, onRun }) {
 				</div>
 			)}
 		</li>
+	);
+}
+
+/**
+ * TurnChanges: under a turn that changed files, its files with +/− line counts, the unified diff
+ * (expandable) and Revert this turn (a new version taking back only this one; docs/api.md
+ * "POST /projects/:id/versions/:sha/revert").
+ */
+function TurnChanges({ pid, commit, onChanged }) {
+	const [diff, setDiff] = useState(null);
+	const [busy, setBusy] = useState(false);
+	const [note, setNote] = useState('');
+	const [error, setError] = useState(null);
+	useEffect(() => {
+		let live = true;
+		getVersionDiff(pid, commit).then((d) => live && setDiff(d), (e) => live && setError(e.message));
+		return () => (live = false);
+	}, [pid, commit]);
+	async function revert() {
+		setBusy(true);
+		setError(null);
+		setNote('');
+		try {
+			const r = await revertVersion(pid, commit);
+			setNote(`Reverted: the new version is ${String(r.sha).slice(0, 7)}.`);
+			if (onChanged) onChanged();
+		} catch (e) {
+			setError(e.message);
+		} finally {
+			setBusy(false);
+		}
+	}
+	const files = (diff && diff.files) || [];
+	return (
+		<div class="turn-diff">
+			{files.length > 0 && (
+				<ul aria-label="Files this turn changed">
+					{files.map((f) => (
+						<li key={f.path}>
+							<code>{f.path}</code> {f.additions !== null && f.additions !== undefined ? <span class="plus">+{f.additions}</span> : null}{' '}
+							{f.deletions !== null && f.deletions !== undefined ? <span class="minus">−{f.deletions}</span> : null}
+							{f.binary ? ' (binary)' : ''}
+						</li>
+					))}
+				</ul>
+			)}
+			{files.some((f) => f.diff) && (
+				<details>
+					<summary>Show the changes</summary>
+					<pre>{files.map((f) => f.diff || '').join('')}</pre>
+				</details>
+			)}
+			<button type="button" class="secondary" disabled={busy} onClick={revert}>
+				Revert this turn
+			</button>
+			<p role="status" class="status-line">
+				{note}
+			</p>
+			{error && (
+				<p class="chat-error" role="alert">
+					{error}
+				</p>
+			)}
+		</div>
 	);
 }
 

@@ -4,6 +4,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { getPreview, directSave, listVersions, checkoutVersion, ApiError } from '../../../lib/api.js';
 import { ErrorNote, Field, Loading } from '../../../ui/index.js';
+import { pointAt } from '../chat/pointed.js';
 import { previewMessage, toFrame, element, rectOf, pageFile, fieldsOf, valuesOf, patchesOf, saveError, threadsOf } from './visual-bridge.js';
 import { useDesignComments, Pins, CommentsPanel } from './comments.jsx';
 
@@ -37,6 +38,9 @@ function samePage(url, path) {
  * onChanged(): files changed here (a visual edit, its undo); writer: the user may change the
  * project (Edit visually is offered).
  */
+/** The frame's mode for the app's: Select element (point) picks like Edit visually (select). */
+const frameMode = (m) => (m === 'point' ? 'select' : m);
+
 export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = false }) {
 	const [state, setState] = useState({ url: null, expiresAt: null, error: null });
 	const [n, setN] = useState(0); // the frame's key: a new value reloads it
@@ -99,10 +103,16 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 				if (page) shown.current = page;
 				setFrame({ ready: true, page });
 				setHover(null);
-				send('mode', { mode: c.mode });
+				send('mode', { mode: frameMode(c.mode) });
 				send('track', { selectors: trackOf(page, c) });
 				if (c.selected && c.selected.el && c.selected.page === page) send('pick', { selector: c.selected.el.selector });
 			} else if (d.type === 'select') {
+				if (c.mode === 'point' && !d.picked) {
+					// Select element (issue 29): the element goes to the chat's next message
+					pointAt(d.el, page);
+					setMode('off');
+					return;
+				}
 				if (c.mode !== 'select' && !d.picked) return;
 				const el = element(d.el);
 				if (d.picked && !el) setSelected((s) => (s ? { ...s, gone: true } : s));
@@ -124,7 +134,7 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 		return () => window.removeEventListener('message', onMessage);
 	}, []);
 
-	useEffect(() => send('mode', { mode }), [mode]);
+	useEffect(() => send('mode', { mode: frameMode(mode) }), [mode]);
 	const trackKey = track.join('\n');
 	useEffect(() => send('track', { selectors: track }), [trackKey]);
 
@@ -171,6 +181,11 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 					{writer && (
 						<button type="button" class="secondary" aria-pressed={inspecting ? 'true' : 'false'} onClick={() => toggleMode('select')}>
 							Edit visually
+						</button>
+					)}
+					{writer && (
+						<button type="button" class="secondary" aria-pressed={mode === 'point' ? 'true' : 'false'} onClick={() => toggleMode('point')}>
+							Select element
 						</button>
 					)}
 					{writer && (
