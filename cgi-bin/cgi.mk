@@ -1,6 +1,6 @@
 # cgi.mk: the FastCGI responders, one per endpoint group: each is a route table and main().
 pkglibexec_PROGRAMS += cgi-bin/svc-auth.fcgi cgi-bin/svc-projects.fcgi cgi-bin/svc-chat.fcgi cgi-bin/svc-internal.fcgi \
-	cgi-bin/svc-preview.fcgi
+	cgi-bin/svc-preview.fcgi cgi-bin/svc-app.fcgi
 cgi_bin_svc_auth_fcgi_SOURCES = cgi-bin/svc-auth.c
 cgi_bin_svc_auth_fcgi_LDADD = $(SVC_LIBS)
 cgi_bin_svc_projects_fcgi_SOURCES = cgi-bin/svc-projects.c
@@ -11,3 +11,5 @@ cgi_bin_svc_internal_fcgi_SOURCES = cgi-bin/svc-internal.c
 cgi_bin_svc_internal_fcgi_LDADD = $(SVC_LIBS)
 cgi_bin_svc_preview_fcgi_SOURCES = cgi-bin/svc-preview.c
 cgi_bin_svc_preview_fcgi_LDADD = $(SVC_LIBS)
+cgi_bin_svc_app_fcgi_SOURCES = cgi-bin/svc-app.c
+cgi_bin_svc_app_fcgi_LDADD = $(SVC_LIBS)

@@ -11,8 +11,8 @@ lib_libsvc_a_SOURCES += lib/api/api.h lib/api/api_agent.h lib/api/api_internal.h
 # The preview origin's script (docs/web.md "Visual editing"), kept as JavaScript in
 # lib/api/preview_script.js and compiled into svc-preview as a C string: comment lines dropped,
 # backslashes, quotes and "?" (trigraphs) escaped, one string literal per line.
-BUILT_SOURCES = lib/api/preview_script.h
-CLEANFILES = lib/api/preview_script.h
+BUILT_SOURCES += lib/api/preview_script.h
+CLEANFILES += lib/api/preview_script.h
 EXTRA_DIST += lib/api/preview_script.js
 lib/api/preview_script.h: $(top_srcdir)/lib/api/preview_script.js
 	$(AM_V_GEN)$(MKDIR_P) lib/api && sed -e '/^[[:space:]]*\/\//d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \

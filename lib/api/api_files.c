@@ -10,6 +10,7 @@
 #include "core/fsx.h"
 #include "auth/internal.h"
 #include "core/json.h"
+#include "project/app_decl.h"
 #include "project/preview_build.h"
 #include "project/quota.h"
 #include "project/repo.h"
@@ -330,6 +331,11 @@ enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *res
 	len = (size_t)json_object_get_string_len(v);
 	if ((fd = file_change_begin(req, resp, id, path, "path", dir, sizeof dir, norm, ws)) < 0)
 		return fd;
+	/* svc.data.json stays a valid declaration (lib/project/app_decl.h): the last valid one is in force */
+	if ((err = svc_app_decl_guard(norm, content, len, full, sizeof full)) < 0) {
+		close(fd);
+		return svc_resp_error(resp, err, "content", "%s", full);
+	}
 	/* the repository quota, with the file it replaces (if any) taken out; nothing is written past it */
 	snprintf(full, sizeof full, "%s/%s", dir, norm);
 	if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, id, dir, SVC_QUOTA_REPO_BYTES, len,

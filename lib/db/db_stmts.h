@@ -30,3 +30,4 @@ SVC_COLS(PCOL_ID, PCOL_WORKSPACE, PCOL_FOLDER, PCOL_SLUG, PCOL_NAME, PCOL_DESCRI
 #include "db/db_stmts_quota.h"
 #include "db/db_stmts_cluster.h"
 #include "db/db_stmts_crypto.h"
+#include "db/db_stmts_app.h"

@@ -9,6 +9,6 @@ lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/
 	lib/project/direct_save.c lib/project/direct_save.h lib/project/thumbnail.c lib/project/thumbnail.h \
 	lib/project/publish.c lib/project/publish.h lib/project/preview_build.c lib/project/preview_build.h lib/project/build.c lib/project/build.h \
 	lib/project/domains.c lib/project/domains.h \
-	lib/project/quota.c lib/project/quota.h
+	lib/project/quota.c lib/project/quota.h lib/project/app_decl.c lib/project/app_decl.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_save.c tests/unit/test_thumbnail.c \
 	tests/unit/test_publish.c tests/unit/test_domains.c

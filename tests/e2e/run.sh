@@ -22,7 +22,7 @@ for t in "$ROOT"/tests/e2e/test_*.py "$ROOT"/tests/e2e/test_*.sh; do
 	esac
 done
 apache=$SVC_TEST_APACHE_URL
-for t in test_main_job.py test_streaming.py test_pool.py test_agent_stop.py test_preview.py test_web_serving.py test_deploy_site.py test_deploy_atomic.py; do
+for t in test_main_job.py test_streaming.py test_pool.py test_agent_stop.py test_preview.py test_web_serving.py test_deploy_site.py test_deploy_atomic.py test_app_backend.py; do
 	[ -e "$ROOT/tests/e2e/$t" ] || continue
 	only "apache: $t" || continue
 	SVC_BASE_URL="$apache/api" SVC_APP_URL="$apache" SVC_WS_URL="ws://${apache#http://}" SVC_HTTP_PORT=${apache##*:} \
