@@ -384,6 +384,11 @@ enum svc_err svc_api_projects_file_move(struct svc_req *req, struct svc_resp *re
 		close(fd);
 		return svc_resp_error(resp, SVC_E_VALIDATION, "path", "the new file path is not allowed");
 	}
+	/* a file renamed to svc.data.json must be a valid declaration (lib/project/app_decl.h) */
+	if ((err = svc_app_decl_guard_rename(dir, from, to, msg, sizeof msg)) < 0) {
+		close(fd);
+		return svc_resp_error(resp, err, "path", "%s", msg);
+	}
 	if ((err = svc_fsx_rename(dir, from, to)) < 0) {
 		close(fd);
 		return file_change_error(resp, err, err == SVC_E_NOT_FOUND ? "oldPath" : "path");

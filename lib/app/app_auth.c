@@ -75,6 +75,9 @@ static int session_start(struct svc_req *req, struct svc_resp *resp, const struc
 	if ((err = svc_random_hex(token + sizeof SVC_APP_SESSION_PREFIX - 1, TOKEN_BYTES)) < 0 ||
 	    (err = svc_sha256_hex(token, strlen(token), hash)) < 0)
 		goto done;
+	p[0] = svc_dbv_str(uid);
+	if ((err = svc_db_run(req->ctx->db, STMT_APP_SESSION_PRUNE, p, 1, NULL, NULL)) < 0)
+		goto done;
 	p[0] = svc_dbv_str(hash);
 	p[1] = svc_dbv_str(uid);
 	p[2] = svc_dbv_str(s->project_id);

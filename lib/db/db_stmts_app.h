@@ -35,6 +35,8 @@ SVC_STMT(STMT_APP_SESSION_USER,
 SVC_STMT(STMT_APP_SESSION_INSERT,
 	"INSERT INTO app_sessions (token_sha256, user_id, project_id, env, created_at, expires_at) "
 	"VALUES (?, ?, ?, ?, " NOW ", DATE_ADD(" NOW ", INTERVAL ? SECOND))")
+/* a user's sessions that have expired, cleared when they sign in again */
+SVC_STMT(STMT_APP_SESSION_PRUNE, "DELETE FROM app_sessions WHERE user_id = ? AND expires_at <= " NOW)
 SVC_STMT(STMT_APP_SESSION_DELETE, "DELETE FROM app_sessions WHERE token_sha256 = ?")
 
 /* ---- records ---- */

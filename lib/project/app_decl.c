@@ -588,6 +588,26 @@ int svc_app_decl_guard(const char *path, const char *content, size_t len, char *
 	return err == SVC_E_INTERNAL ? err : err < 0 ? SVC_E_VALIDATION : 0;
 }
 
+int svc_app_decl_guard_rename(const char *dir, const char *from, const char *to, char *msg, size_t max)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	if (!to || strcmp(to, SVC_APP_DECL_FILE) != 0)
+		return 0;
+	err = svc_fsx_read(dir, from, SVC_APP_DECL_MAX + 1, &text, &len);
+	if (err == SVC_E_TOO_LARGE) {
+		snprintf(msg, max, SVC_APP_DECL_FILE " line 1: the file is over %u KiB", SVC_APP_DECL_MAX / 1024);
+		return SVC_E_VALIDATION;
+	}
+	if (err < 0)
+		return 0;
+	err = svc_app_decl_guard(to, text, len, msg, max);
+	free(text);
+	return err;
+}
+
 int svc_app_index_value(const struct svc_app_field *f, struct json_object *v, char *out, size_t max)
 {
 	size_t n;
@@ -640,8 +660,29 @@ static int decl_remembered(struct svc_db *db, const char *project_id, struct svc
 	return 0;
 }
 
+/*
+ * The declarations this process last knew to be remembered in MariaDB, by project: a request whose
+ * file has that very text makes no round trip to check it again (one request at a time per process).
+ */
+#define SYNCED_SLOTS 16
+static struct {
+	char project_id[37];
+	char sha256[65];
+} synced[SYNCED_SLOTS];
+
+/* The slot of `project_id` (by a hash of the id: a collision only costs a check). */
+static size_t synced_slot(const char *project_id)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *project_id; project_id++)
+		h = (h ^ (unsigned char)*project_id) * 16777619u;
+	return h % SYNCED_SLOTS;
+}
+
 int svc_app_decl_load(struct svc_db *db, const char *project_id, const char *dir, struct svc_app_decl **out)
 {
+	size_t slot = synced_slot(project_id);
 	struct svc_dbv p[3];
 	char *text = NULL, msg[512], known[65] = "";
 	struct svc_rows *rows = NULL;
@@ -657,7 +698,9 @@ int svc_app_decl_load(struct svc_db *db, const char *project_id, const char *dir
 	if (err == 0 && svc_app_decl_parse(text, len, &d, msg, sizeof msg) == 0) {
 		/* remember it as the last valid one, unless it is that already */
 		p[0] = svc_dbv_str(project_id);
-		if (svc_db_run(db, STMT_APP_DECL_SHA, p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1)
+		if (strcmp(synced[slot].project_id, project_id) == 0)
+			snprintf(known, sizeof known, "%s", synced[slot].sha256);
+		else if (svc_db_run(db, STMT_APP_DECL_SHA, p, 1, &rows, NULL) == 0 && rows && rows->nrows == 1)
 			snprintf(known, sizeof known, "%s", svc_rows_get(rows, 0, ADSCOL_SHA));
 		svc_rows_free(rows);
 		if (strcmp(known, d->sha256) != 0) {
@@ -669,6 +712,8 @@ int svc_app_decl_load(struct svc_db *db, const char *project_id, const char *dir
 				return err;
 			}
 		}
+		snprintf(synced[slot].project_id, sizeof synced[slot].project_id, "%s", project_id);
+		snprintf(synced[slot].sha256, sizeof synced[slot].sha256, "%s", d->sha256);
 		free(text);
 		*out = d;
 		return 0;

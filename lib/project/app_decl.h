@@ -92,6 +92,14 @@ const struct svc_app_field *svc_app_decl_field(const struct svc_app_collection *
 int svc_app_decl_guard(const char *path, const char *content, size_t len, char *msg, size_t max);
 
 /*
+ * svc_app_decl_guard() for a rename within working tree `dir`: when `to` is
+ * svc.data.json, the file `from` (normalised paths) must be a valid
+ * declaration (a file that cannot be read is left to the rename to report).
+ * Returns 0 or SVC_E_VALIDATION with the message in msg (max bytes).
+ */
+int svc_app_decl_guard_rename(const char *dir, const char *from, const char *to, char *msg, size_t max);
+
+/*
  * The declaration in force for project `project_id` (working tree `dir`):
  * its svc.data.json when valid (which is then remembered in MariaDB as the
  * last valid one, when it differs from what is there), else the last valid

@@ -268,6 +268,10 @@ def main():
     r = put_file(a, pid, "svc.data.json", '{"collections": {"x": ')
     check("test_app_declaration_syntax_error_refused", is_error(r, 400, "validation_failed", "content")
           and "line 1" in r.body["message"], r)
+    r = put_file(a, pid, "draft.json", bad)
+    r = api("PATCH", "/projects/%s/files/draft.json" % pid, {"path": "svc.data.json"}, token=a.token)
+    check("test_app_invalid_declaration_renamed_in_refused", is_error(r, 400, "validation_failed", "path")
+          and ("line %d:" % line) in r.body["message"], r)
     r = api("GET", "/projects/%s/files/svc.data.json" % pid, token=a.token)
     check("test_app_old_declaration_kept_on_disk", r.status == 200 and '"boolean"' in json.dumps(r.body), r)
     r = api("POST", "/deploy/%s" % pid, token=a.token, timeout=120)
@@ -288,6 +292,19 @@ def main():
         cross_site(env, site, site)
         if env == "live":
             live_pw, live_email, live_rec = pw, email, rec
+
+    # lock-out as svc's own sign-in: five failures of one account from one address (a client behind the
+    # trusted proxy, so not the stack's exempt loopback), then even the right password is 429 there
+    addr = "203.0.113.%d" % (secrets.randbelow(90) + 100)
+    lk = live.as_user()
+    rs = [lk.call("POST", "/_svc/auth/login", {"email": live_email, "password": "wrong-" + secrets.token_hex(3)},
+                  headers={"X-Forwarded-For": addr}) for _ in range(5)]
+    r = lk.call("POST", "/_svc/auth/login", {"email": live_email, "password": live_pw}, headers={"X-Forwarded-For": addr})
+    check("test_app_login_lockout_429", [x.status for x in rs] == [401] * 5 and is_error(r, 429, "rate_limited")
+          and r.headers.get("retry-after"), ([x.status for x in rs], r))
+    r = lk.call("POST", "/_svc/auth/login", {"email": live_email, "password": live_pw},
+                headers={"X-Forwarded-For": "198.51.100.%d" % (secrets.randbelow(200) + 1)})
+    check("test_app_login_lockout_other_address_ok", r.status == 200, r)
 
     # test and live apart: the live end user is not one of the preview's, nor are its records
     t2 = test.as_user()
