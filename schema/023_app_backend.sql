@@ -74,3 +74,15 @@ CREATE TABLE app_record_index (
   KEY ix_app_record_index_record (project_id, env, collection, record_id),
   CONSTRAINT fk_app_record_index_project FOREIGN KEY (project_id) REFERENCES projects (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+
+-- What each project's environment holds, against SVC_APP_MAX_RECORDS, SVC_APP_MAX_BYTES and
+-- SVC_APP_MAX_USERS: moved in the transaction of every write, so a write past a quota changes nothing.
+CREATE TABLE app_usage (
+  project_id CHAR(36) NOT NULL,
+  env ENUM('test','live') NOT NULL,
+  records BIGINT NOT NULL DEFAULT 0,
+  bytes BIGINT NOT NULL DEFAULT 0,
+  users BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (project_id, env),
+  CONSTRAINT fk_app_usage_project FOREIGN KEY (project_id) REFERENCES projects (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;

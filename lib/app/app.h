@@ -70,4 +70,15 @@ extern const struct svc_body svc_app_credentials_body;
  * is https) with `token` for SVC_APP_SESSION_SECS, or clearing it when token is NULL. Returns 0 or SVC_E_INTERNAL. */
 int svc_app__cookie(struct svc_req *req, struct svc_resp *resp, const char *token);
 
+/*
+ * lib/app internal, inside the transaction of a write: moves what site `s`
+ * holds by `records`, `bytes` (of fields' JSON) and `users` (each may be
+ * negative), refusing an increase past SVC_APP_MAX_RECORDS, _BYTES or _USERS
+ * of `cfg` (0: no limit) with SVC_E_TOO_LARGE and a message naming the
+ * setting in msg (max bytes). Locks the site's row of app_usage. Returns 0,
+ * SVC_E_TOO_LARGE or DB errors.
+ */
+int svc_app__usage(struct svc_db *db, const struct svc_config *cfg, const struct svc_app_site *s, int64_t records,
+		   int64_t bytes, int64_t users, char *msg, size_t max);
+
 #endif

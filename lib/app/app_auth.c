@@ -115,6 +115,24 @@ static int user_by_email(struct svc_db *db, const struct svc_app_site *s, const 
 	return svc_db_run(db, STMT_APP_USER_BY_EMAIL, p, 3, out, NULL);
 }
 
+/* A sign-up's end user: counted against SVC_APP_MAX_USERS and inserted in one transaction. */
+struct new_user {
+	const struct svc_config *cfg;
+	const struct svc_app_site *s;
+	const struct svc_dbv *p; /* STMT_APP_USER_INSERT's 5 */
+	char msg[256];
+};
+
+static int signup_tx(struct svc_db *db, void *arg)
+{
+	struct new_user *nu = arg;
+	int err;
+
+	if ((err = svc_app__usage(db, nu->cfg, nu->s, 0, 0, 1, nu->msg, sizeof nu->msg)) < 0)
+		return err;
+	return svc_db_run(db, STMT_APP_USER_INSERT, nu->p, 5, NULL, NULL);
+}
+
 enum svc_err svc_app_signup(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_app_site s;
@@ -122,6 +140,7 @@ enum svc_err svc_app_signup(struct svc_req *req, struct svc_resp *resp)
 	const char *password;
 	struct svc_rows *rows = NULL;
 	struct svc_dbv p[5];
+	struct new_user nu;
 	size_t len;
 	int err;
 
@@ -136,10 +155,13 @@ enum svc_err svc_app_signup(struct svc_req *req, struct svc_resp *resp)
 	p[2] = svc_dbv_str(s.env);
 	p[3] = svc_dbv_str(email);
 	p[4] = svc_dbv_str(hash);
-	err = svc_db_run(req->ctx->db, STMT_APP_USER_INSERT, p, 5, NULL, NULL);
+	nu = (struct new_user){ &req->ctx->cfg, &s, p, "" };
+	err = svc_db_tx(req->ctx->db, signup_tx, &nu);
 	OPENSSL_cleanse(hash, sizeof hash);
 	if (err == SVC_E_CONFLICT)
 		return svc_resp_error(resp, err, "email", "An account with this e-mail address exists; sign in instead.");
+	if (err == SVC_E_TOO_LARGE)
+		return svc_resp_error(resp, err, NULL, "%s", nu.msg);
 	if (err < 0 || (err = session_start(req, resp, &s, uid)) < 0)
 		return err;
 	/* read back for createdAt as stored */

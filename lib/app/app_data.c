@@ -83,6 +83,7 @@ static struct json_object *record_json(const struct svc_rows *rows, size_t r)
 /* ---- writes: each in one svc_db_tx() ---- */
 
 struct write {
+	const struct svc_config *cfg; /* the quotas */
 	struct coll *k;
 	const char *id;              /* the record's */
 	struct json_object *body;    /* create, update: the fields given */
@@ -163,7 +164,8 @@ static int create_tx(struct svc_db *db, void *arg)
 	p[3] = svc_dbv_str(w->id);
 	p[4] = w->k->site.user_id[0] ? svc_dbv_str(w->k->site.user_id) : svc_dbv_null();
 	p[5] = svc_dbv_str(fields);
-	if ((err = svc_db_run(db, STMT_APP_RECORD_INSERT, p, 6, NULL, NULL)) < 0 ||
+	if ((err = svc_app__usage(db, w->cfg, &w->k->site, 1, (int64_t)strlen(fields), 0, w->msg, sizeof w->msg)) < 0 ||
+	    (err = svc_db_run(db, STMT_APP_RECORD_INSERT, p, 6, NULL, NULL)) < 0 ||
 	    (err = index_write(db, w->k, w->id, w->body)) < 0)
 		return err;
 	return record_read(db, w, 0, &w->after);
@@ -208,7 +210,9 @@ static int update_tx(struct svc_db *db, void *arg)
 	p[0] = svc_dbv_str(json_object_to_json_string_ext(merged, JSON_C_TO_STRING_PLAIN));
 	key_params(w->k, p + 1);
 	p[4] = svc_dbv_str(w->id);
-	if ((err = svc_db_run(db, STMT_APP_RECORD_UPDATE, p, 5, NULL, NULL)) < 0 ||
+	if ((err = svc_app__usage(db, w->cfg, &w->k->site, 0, (int64_t)p[0].len - (int64_t)before->lens[ARCOL_FIELDS], 0,
+				  w->msg, sizeof w->msg)) < 0 ||
+	    (err = svc_db_run(db, STMT_APP_RECORD_UPDATE, p, 5, NULL, NULL)) < 0 ||
 	    (err = index_write(db, w->k, w->id, merged)) < 0)
 		goto done;
 	err = record_read(db, w, 0, &w->after);
@@ -229,7 +233,9 @@ static int delete_tx(struct svc_db *db, void *arg)
 		goto done;
 	key_params(w->k, p);
 	p[3] = svc_dbv_str(w->id);
-	if ((err = svc_db_run(db, STMT_APP_RECORD_DELETE, p, 4, NULL, NULL)) < 0)
+	if ((err = svc_app__usage(db, w->cfg, &w->k->site, -1, -(int64_t)before->lens[ARCOL_FIELDS], 0, w->msg,
+				  sizeof w->msg)) < 0 ||
+	    (err = svc_db_run(db, STMT_APP_RECORD_DELETE, p, 4, NULL, NULL)) < 0)
 		goto done;
 	err = index_write(db, w->k, w->id, NULL);
 done:
@@ -244,6 +250,8 @@ static int write_run(struct svc_req *req, struct svc_resp *resp, struct write *w
 
 	if (err == SVC_E_VALIDATION)
 		err = field_error(resp, w->field, w->msg);
+	else if (err == SVC_E_TOO_LARGE)
+		err = svc_resp_error(resp, err, NULL, "%s", w->msg);
 	else if (err < 0)
 		err = rule_refused(resp, err);
 	else if (w->after)
@@ -257,7 +265,7 @@ static int write_run(struct svc_req *req, struct svc_resp *resp, struct write *w
 enum svc_err svc_app_data_create(struct svc_req *req, struct svc_resp *resp)
 {
 	struct coll k;
-	struct write w = { .k = &k, .body = req->json, .op = SVC_APP_CREATE };
+	struct write w = { .cfg = &req->ctx->cfg, .k = &k, .body = req->json, .op = SVC_APP_CREATE };
 	char id[37];
 	int err;
 
@@ -284,7 +292,7 @@ done:
 static int record_write(struct svc_req *req, struct svc_resp *resp, enum svc_app_op op, svc_db_tx_fn fn, int status)
 {
 	struct coll k;
-	struct write w = { .k = &k, .id = svc_req_param(req, "id"), .body = req->json, .op = op };
+	struct write w = { .cfg = &req->ctx->cfg, .k = &k, .id = svc_req_param(req, "id"), .body = req->json, .op = op };
 	int err;
 
 	if ((err = coll_open(req, resp, &k)) == 0) {

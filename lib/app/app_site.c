@@ -172,3 +172,42 @@ enum svc_err svc_app_client(struct svc_req *req, struct svc_resp *resp)
 		return err;
 	return svc_resp_raw(resp, 200, "text/javascript; charset=utf-8", client_js, sizeof client_js - 1);
 }
+
+int svc_app__usage(struct svc_db *db, const struct svc_config *cfg, const struct svc_app_site *s, int64_t records,
+		   int64_t bytes, int64_t users, char *msg, size_t max)
+{
+	static const char *const names[3] = { "SVC_APP_MAX_RECORDS", "SVC_APP_MAX_BYTES", "SVC_APP_MAX_USERS" };
+	static const char *const what[3] = { "records", "bytes of records", "end users" };
+	const int64_t delta[3] = { records, bytes, users };
+	const uint64_t limit[3] = { cfg->app_max_records, cfg->app_max_bytes, cfg->app_max_users };
+	const size_t col[3] = { AUSCOL_RECORDS, AUSCOL_BYTES, AUSCOL_USERS };
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[5];
+	size_t i;
+	int err;
+
+	p[0] = svc_dbv_str(s->project_id);
+	p[1] = svc_dbv_str(s->env);
+	if ((err = svc_db_run(db, STMT_APP_USAGE_ENSURE, p, 2, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_APP_USAGE_LOCK, p, 2, &rows, NULL)) < 0)
+		return err;
+	for (i = 0; i < 3 && rows && rows->nrows == 1; i++) {
+		uint64_t now = 0;
+		if (delta[i] <= 0 || !limit[i])
+			continue;
+		svc_parse_u64(svc_rows_get(rows, 0, col[i]), UINT64_MAX, &now);
+		if (now + (uint64_t)delta[i] > limit[i]) {
+			snprintf(msg, max, "This app's %s backend holds its maximum of %llu %s (%s).", s->env,
+				 (unsigned long long)limit[i], what[i], names[i]);
+			svc_rows_free(rows);
+			return SVC_E_TOO_LARGE;
+		}
+	}
+	svc_rows_free(rows);
+	p[0] = svc_dbv_i64(records);
+	p[1] = svc_dbv_i64(bytes);
+	p[2] = svc_dbv_i64(users);
+	p[3] = svc_dbv_str(s->project_id);
+	p[4] = svc_dbv_str(s->env);
+	return svc_db_run(db, STMT_APP_USAGE_MOVE, p, 5, NULL, NULL);
+}

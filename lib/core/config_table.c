@@ -166,6 +166,13 @@ static const struct svc_setting table[] = {
 	QUOTA("REPO_BYTES", 1, "536870912", "bytes", "bytes one project's directory may hold"),
 	QUOTA("SITE_BYTES", 2, "268435456", "bytes", "bytes one published site or preview may hold"),
 	QUOTA("WORKSPACE_BYTES", 3, "2147483648", "bytes", "bytes all of a workspace's projects may hold"),
+	/* the apps' backend (lib/app, docs/app-backend.md "Quotas"), per project and environment */
+	SOFT("SVC_APP_MAX_RECORDS", SVC_SET_U64, app_max_records, "100000", 0, UINT64_MAX, "records",
+	     "records of one project's environment"),
+	SOFT("SVC_APP_MAX_BYTES", SVC_SET_U64, app_max_bytes, "268435456", 0, UINT64_MAX, "bytes",
+	     "bytes of the records' fields of one project's environment"),
+	SOFT("SVC_APP_MAX_USERS", SVC_SET_U64, app_max_users, "10000", 0, UINT64_MAX, "users",
+	     "end users of one project's environment"),
 	/* svc-wsd */
 	STR("SVC_WS_HOST", ws_host, "127.0.0.1", "address svc-wsd listens on"),
 	ROW("SVC_WS_PORT", SVC_SET_UINT, ws_port, "8081", 1, 65535, "port", 0, "svc-wsd's port"),

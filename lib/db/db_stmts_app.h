@@ -74,3 +74,10 @@ SVC_STMT(STMT_APP_INDEX_INSERT,
 	" AND i.env = r.env AND i.collection = r.collection AND i.field = ? AND i.value = ? AND i.record_id = r.id))"
 SVC_STMT(STMT_APP_RECORD_PAGE_ASC, APP_RECORD_PAGE(">", "ASC"))
 SVC_STMT(STMT_APP_RECORD_PAGE_DESC, APP_RECORD_PAGE("<", "DESC"))
+
+/* ---- what a project's environment holds (the quotas SVC_APP_MAX_*) ---- */
+SVC_STMT(STMT_APP_USAGE_ENSURE, "INSERT IGNORE INTO app_usage (project_id, env) VALUES (?, ?)")
+SVC_STMT(STMT_APP_USAGE_LOCK, "SELECT records, bytes, users FROM app_usage WHERE project_id = ? AND env = ? FOR UPDATE")
+SVC_COLS(AUSCOL_RECORDS, AUSCOL_BYTES, AUSCOL_USERS)
+SVC_STMT(STMT_APP_USAGE_MOVE,
+	"UPDATE app_usage SET records = records + ?, bytes = bytes + ?, users = users + ? WHERE project_id = ? AND env = ?")

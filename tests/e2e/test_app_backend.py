@@ -250,6 +250,36 @@ def client_js(env, site):
           and "export const auth" in r.body and "export const data" in r.body and "<" not in r.body.split("\n")[0], r)
 
 
+def quotas(a):
+    """SVC_APP_MAX_RECORDS, _BYTES and _USERS of the stack (40, 30000, 12; tests/stack.env), on a project of
+    their own: one past each is 413 naming it, and nothing of it is written."""
+    decl = {"collections": {"notes": {"fields": {"text": {"type": "text"}},
+                                      "rules": {"list": "public", "create": "public", "delete": "public",
+                                                "update": "public"}}}}
+    r = create_project(a, template="blank")
+    pid = r.body["id"]
+    put_file(a, pid, "svc.data.json", json.dumps(decl))
+    r = api("GET", "/projects/%s/preview" % pid, token=a.token)
+    site = Site(urllib.parse.urlsplit(r.body["url"]).netloc)
+    r = site.call("POST", "/_svc/data/notes", {"text": "x" * 29990})
+    check("test_app_quota_bytes_413", is_error(r, 413, "payload_too_large") and "SVC_APP_MAX_BYTES" in r.body["message"], r)
+    made = [site.call("POST", "/_svc/data/notes", {"text": "n%d" % i}) for i in range(40)]
+    r = site.call("POST", "/_svc/data/notes", {"text": "one more"})
+    check("test_app_quota_records_413", all(x.status == 201 for x in made) and is_error(r, 413, "payload_too_large")
+          and "SVC_APP_MAX_RECORDS" in r.body["message"], r)
+    r = site.call("GET", "/_svc/data/notes?limit=100")
+    check("test_app_quota_nothing_written_past_it", r.status == 200 and len(r.body["items"]) == 40, r)
+    r = site.call("PATCH", "/_svc/data/notes/" + made[0].body["id"], {"text": "y" * 29700})
+    check("test_app_quota_bytes_on_update_413", is_error(r, 413, "payload_too_large"), r)
+    r = site.call("DELETE", "/_svc/data/notes/" + made[0].body["id"])
+    r2 = site.call("POST", "/_svc/data/notes", {"text": "room again"})
+    check("test_app_quota_delete_frees_room", r.status == 204 and r2.status == 201, (r, r2))
+    users = [sign_up(site.as_user(), "q")[0] for _ in range(12)]
+    r, _ = sign_up(site.as_user(), "q")
+    check("test_app_quota_users_413", all(u.status == 201 for u in users) and is_error(r, 413, "payload_too_large")
+          and "SVC_APP_MAX_USERS" in r.body["message"], r)
+
+
 def main():
     a = signup(tag="appbe")
     r = create_project(a, template="blank")
@@ -349,6 +379,8 @@ def main():
         check("test_app_last_valid_declaration_in_force", r.status == 200 and len(r.body["items"]) >= 1, r)
         with open(path, "w") as f:
             f.write(good)
+
+    quotas(a)
 
     r = request("GET", "http://127.0.0.1:%d/_svc/client.js" % HTTP_PORT, None,
                 {"Host": "no-such-site-%s.%s:%d" % (secrets.token_hex(3), DOMAIN, HTTP_PORT)})
