@@ -17,6 +17,12 @@ static const struct svc_route routes[] = {
 	{ SVC_DELETE, "/api/projects/:id/files/*", svc_api_projects_file_delete, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions", svc_api_projects_versions, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/preview", svc_api_projects_preview, SVC_R_OPTAUTH, 0, NULL },
+	/* the apps' backend as builders see it (docs/api.md "The apps' backend: for builders") */
+	{ SVC_GET, "/api/projects/:id/backend", svc_api_backend_get, SVC_R_AUTH, 0, NULL },
+	{ SVC_DELETE, "/api/projects/:id/backend/:env", svc_api_backend_empty, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/projects/:id/backend/:env/data/:collection", svc_api_backend_records, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/projects/:id/backend/:env/users", svc_api_backend_users, SVC_R_AUTH, 0, NULL },
+	{ SVC_DELETE, "/api/projects/:id/backend/:env/users/:userId", svc_api_backend_user_delete, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions/:sha/diff", svc_api_projects_version_diff, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/projects/:id/versions/:sha/checkout", svc_api_projects_checkout, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:projectId/chats", svc_api_chats_list, SVC_R_OPTAUTH, 0, NULL },

@@ -6,7 +6,8 @@ lib_libsvc_a_SOURCES += lib/api/api.h lib/api/api_agent.h lib/api/api_internal.h
 	lib/api/api_credits.c lib/api/api_internal.c lib/api/api_files.c lib/api/api_thumbnails.c \
 	lib/api/api_direct_save.c lib/api/api_deploy.c lib/api/api_deployments.c lib/api/api_chats.c \
 	lib/api/api_web.h lib/api/api_web.c lib/api/api_preview.c lib/api/api_domains.c \
-	lib/api/api_integrations.h lib/api/api_integrations.c lib/api/api_integrations_xray.c lib/api/api_integrations_hosts.c
+	lib/api/api_integrations.h lib/api/api_integrations.c lib/api/api_integrations_xray.c lib/api/api_integrations_hosts.c \
+	lib/api/api_backend.c
 
 # The preview origin's script (docs/web.md "Visual editing"), kept as JavaScript in
 # lib/api/preview_script.js and compiled into svc-preview as a C string: comment lines dropped,

@@ -63,6 +63,17 @@ enum svc_err svc_app_data_get(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_app_data_update(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_app_data_delete(struct svc_req *req, struct svc_resp *resp);
 
+/*
+ * A page of collection `collection`'s records in environment `env` ("test",
+ * "live") of project `project_id`, every owner's, oldest first, as builders
+ * see them (lib/api/api_backend.c): `limit` (1 to 100) records after
+ * `cursor` (a nextCursor of such a page, or NULL). Sets *out to {items,
+ * nextCursor} (the caller's) and returns 0, SVC_E_VALIDATION for a bad
+ * cursor, or DB errors.
+ */
+int svc_app_records_page(struct svc_db *db, const char *project_id, const char *env, const char *collection,
+			 const char *cursor, uint64_t limit, struct json_object **out);
+
 /* The body fields of signup and login ({email, password}). */
 extern const struct svc_body svc_app_credentials_body;
 

@@ -491,15 +491,65 @@ static int page_run(struct svc_db *db, const struct coll *k, const struct page_q
 	return svc_db_run(db, q->desc ? STMT_APP_RECORD_PAGE_DESC : STMT_APP_RECORD_PAGE_ASC, p, n, out, NULL);
 }
 
+/* {items, nextCursor} of a page the statement gave (q->limit + 1 rows at most) into *out. */
+static int page_json(const struct svc_rows *rows, const struct page_query *q, struct json_object **out)
+{
+	struct json_object *body = json_object_new_object(), *items = json_object_new_array();
+	size_t i, n = rows ? rows->nrows : 0;
+
+	for (i = 0; i < n && i < q->limit; i++)
+		json_object_array_add(items, record_json(rows, i));
+	json_object_object_add(body, "items", items);
+	if (n > q->limit) {
+		char raw[80], hex[161];
+		int len = snprintf(raw, sizeof raw, "%c %s|%s", q->desc ? 'd' : 'a',
+				   svc_rows_get(rows, q->limit - 1, ARCOL_CREATED), svc_rows_get(rows, q->limit - 1, ARCOL_ID));
+		if (len < 0 || (size_t)len >= sizeof raw) {
+			json_object_put(body);
+			return SVC_E_INTERNAL;
+		}
+		svc_hex_encode(raw, (size_t)len, hex);
+		json_object_object_add(body, "nextCursor", json_object_new_string(hex));
+	} else {
+		json_object_object_add(body, "nextCursor", NULL);
+	}
+	*out = body;
+	return 0;
+}
+
+int svc_app_records_page(struct svc_db *db, const char *project_id, const char *env, const char *collection,
+			 const char *cursor, uint64_t limit, struct json_object **out)
+{
+	struct svc_app_collection c;
+	struct page_query q;
+	struct svc_rows *rows = NULL;
+	struct coll k;
+	int err;
+
+	memset(&c, 0, sizeof c);
+	memset(&q, 0, sizeof q);
+	memset(&k, 0, sizeof k);
+	snprintf(c.name, sizeof c.name, "%s", collection);
+	snprintf(k.site.project_id, sizeof k.site.project_id, "%s", project_id);
+	k.site.env = env;
+	k.c = &c;
+	q.limit = limit;
+	if (cursor && *cursor && parse_cursor(cursor, &q) < 0)
+		return SVC_E_VALIDATION;
+	if ((err = page_run(db, &k, &q, NULL, &rows)) == 0)
+		err = page_json(rows, &q, out);
+	svc_rows_free(rows);
+	return err;
+}
+
 enum svc_err svc_app_data_list(struct svc_req *req, struct svc_resp *resp)
 {
 	struct coll k;
 	struct page_query q;
 	struct svc_rows *rows = NULL;
-	struct json_object *body, *items;
+	struct json_object *body;
 	char filter[2048];
 	enum svc_app_rule rule;
-	size_t i, n;
 	int err;
 
 	memset(&q, 0, sizeof q);
@@ -515,26 +565,8 @@ enum svc_err svc_app_data_list(struct svc_req *req, struct svc_resp *resp)
 	/* under owner, only the caller's records, whatever the filter says */
 	if ((err = page_run(req->ctx->db, &k, &q, rule == SVC_APP_OWNER ? k.site.user_id : NULL, &rows)) < 0)
 		goto done;
-	n = rows ? rows->nrows : 0;
-	body = json_object_new_object();
-	items = json_object_new_array();
-	for (i = 0; i < n && i < q.limit; i++)
-		json_object_array_add(items, record_json(rows, i));
-	json_object_object_add(body, "items", items);
-	if (n > q.limit) {
-		char raw[80], hex[161];
-		int len = snprintf(raw, sizeof raw, "%c %s|%s", q.desc ? 'd' : 'a',
-				   svc_rows_get(rows, q.limit - 1, ARCOL_CREATED), svc_rows_get(rows, q.limit - 1, ARCOL_ID));
-		if (len < 0 || (size_t)len >= sizeof raw) {
-			json_object_put(body);
-			err = SVC_E_INTERNAL;
-			goto done;
-		}
-		svc_hex_encode(raw, (size_t)len, hex);
-		json_object_object_add(body, "nextCursor", json_object_new_string(hex));
-	} else {
-		json_object_object_add(body, "nextCursor", NULL);
-	}
+	if ((err = page_json(rows, &q, &body)) < 0)
+		goto done;
 	err = svc_resp_json(resp, 200, body);
 done:
 	svc_rows_free(rows);

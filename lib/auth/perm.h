@@ -41,6 +41,8 @@ enum svc_action {
 	SVC_ACT_WS_PLAN,         /* change a workspace's plan: platform admins only */
 	/* integrations (lib/api/api_integrations.c) */
 	SVC_ACT_INTEG_ADMIN,     /* the integration admin endpoints, xray: platform admins only (spec "Authentication" 10) */
+	SVC_ACT_BACKEND_READ,    /* the apps' backend of a project as builders see it (counts, records, end users): members */
+	SVC_ACT_BACKEND_USERS,   /* delete an app's end users: workspace admin or higher */
 	SVC_ACT__MAX
 };
 

@@ -81,3 +81,28 @@ SVC_STMT(STMT_APP_USAGE_LOCK, "SELECT records, bytes, users FROM app_usage WHERE
 SVC_COLS(AUSCOL_RECORDS, AUSCOL_BYTES, AUSCOL_USERS)
 SVC_STMT(STMT_APP_USAGE_MOVE,
 	"UPDATE app_usage SET records = records + ?, bytes = bytes + ?, users = users + ? WHERE project_id = ? AND env = ?")
+
+/* ---- for builders (lib/api/api_backend.c): what a project's backend holds, its end users, emptying it ---- */
+SVC_STMT(STMT_APP_COUNTS,
+	"SELECT env, collection, COUNT(*) FROM app_records WHERE project_id = ? GROUP BY env, collection LIMIT 1000")
+SVC_COLS(ACCOL_ENV, ACCOL_COLLECTION, ACCOL_COUNT)
+SVC_STMT(STMT_APP_USAGE_GET, "SELECT env, records, bytes, users FROM app_usage WHERE project_id = ?")
+SVC_COLS(AUGCOL_ENV, AUGCOL_RECORDS, AUGCOL_BYTES, AUGCOL_USERS)
+SVC_STMT(STMT_APP_USERS_LIST,
+	"SELECT id, email, disabled, " TS("created_at") " FROM app_users WHERE project_id = ? AND env = ? "
+	"ORDER BY created_at, id LIMIT 1000")
+SVC_COLS(AULCOL_ID, AULCOL_EMAIL, AULCOL_DISABLED, AULCOL_CREATED)
+/* emptying an environment: its index rows, records, end users (their sessions go with them) and counts */
+SVC_STMT(STMT_APP_ENV_INDEX_CLEAR, "DELETE FROM app_record_index WHERE project_id = ? AND env = ?")
+SVC_STMT(STMT_APP_ENV_RECORDS_CLEAR, "DELETE FROM app_records WHERE project_id = ? AND env = ?")
+SVC_STMT(STMT_APP_ENV_USERS_CLEAR, "DELETE FROM app_users WHERE project_id = ? AND env = ?")
+SVC_STMT(STMT_APP_ENV_USAGE_CLEAR, "DELETE FROM app_usage WHERE project_id = ? AND env = ?")
+/* an end user deleted with their records: what they hold, then the rows */
+SVC_STMT(STMT_APP_USER_HOLDS,
+	"SELECT COUNT(*), COALESCE(SUM(LENGTH(fields)), 0) FROM app_records WHERE project_id = ? AND env = ? AND owner = ?")
+SVC_COLS(AUHCOL_RECORDS, AUHCOL_BYTES)
+SVC_STMT(STMT_APP_USER_INDEX_CLEAR,
+	"DELETE i FROM app_record_index i JOIN app_records r ON r.project_id = i.project_id AND r.env = i.env "
+	"AND r.collection = i.collection AND r.id = i.record_id WHERE r.project_id = ? AND r.env = ? AND r.owner = ?")
+SVC_STMT(STMT_APP_USER_RECORDS_CLEAR, "DELETE FROM app_records WHERE project_id = ? AND env = ? AND owner = ?")
+SVC_STMT(STMT_APP_USER_DELETE, "DELETE FROM app_users WHERE project_id = ? AND env = ? AND id = ?")

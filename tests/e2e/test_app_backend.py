@@ -280,6 +280,58 @@ def quotas(a):
           and "SVC_APP_MAX_USERS" in r.body["message"], r)
 
 
+def builders(a, pid, live_user_email, b_live_id):
+    """The builders' view (GET /projects/:id/backend...): members only, every end user's records, emptying the test data."""
+    r = api("GET", "/projects/%s/backend" % pid, token=a.token)
+    todos = next((c for c in r.body.get("collections", []) if c["name"] == "todos"), None) if r.status == 200 else None
+    check("test_app_builders_summary", todos and todos["records"]["live"] >= 2 and todos["records"]["test"] >= 2
+          and todos["rules"]["list"] == "owner" and todos["fields"]["done"] == "boolean"
+          and r.body["usage"]["live"]["users"] >= 2 and r.body["quotas"]["records"] == 40, r)
+    stranger = signup(tag="appbe-x")
+    r = api("GET", "/projects/%s/backend" % pid, token=stranger.token)
+    r2 = api("GET", "/projects/%s" % pid, token=stranger.token)
+    check("test_app_builders_stranger_refused_as_for_the_project", r.status in (403, 404) and r.status == r2.status,
+          (r, r2))
+    r = api("GET", "/projects/%s/backend" % pid)
+    check("test_app_builders_anonymous_401", r.status == 401, r)
+    r = api("PATCH", "/projects/%s" % pid, {"visibility": "public"}, token=a.token)
+    r2 = api("GET", "/projects/%s/backend" % pid, token=stranger.token)
+    r3 = api("GET", "/projects/%s/backend/live/users" % pid, token=stranger.token)
+    check("test_app_builders_public_project_viewer_sees_nothing", r.status == 200 and r2.status in (403, 404)
+          and r3.status in (403, 404) and live_user_email not in r3.raw.decode(), (r, r2, r3))
+    r = api("GET", "/projects/%s/backend/live/data/todos?limit=100" % pid, token=a.token)
+    owners = {x["owner"] for x in r.body.get("items", [])} if r.status == 200 else set()
+    check("test_app_builders_records_of_every_owner", b_live_id in owners and len(owners) >= 2, r)
+    r = api("GET", "/projects/%s/backend/live/data/todos?limit=1" % pid, token=a.token)
+    r2 = api("GET", "/projects/%s/backend/live/data/todos?limit=1&cursor=%s" % (pid, r.body.get("nextCursor")), token=a.token)
+    check("test_app_builders_records_paged", r.status == 200 and r2.status == 200 and r.body["nextCursor"]
+          and r2.body["items"][0]["id"] != r.body["items"][0]["id"], (r, r2))
+    r = api("GET", "/projects/%s/backend/live/data/todos?cursor=zz" % pid, token=a.token)
+    check("test_app_builders_records_bad_cursor_400", is_error(r, 400, "validation_failed", "cursor"), r)
+    r = api("GET", "/projects/%s/backend/prod/data/todos" % pid, token=a.token)
+    check("test_app_builders_unknown_env_404", r.status == 404, r)
+    r = api("GET", "/projects/%s/backend/live/users" % pid, token=a.token)
+    check("test_app_builders_users", r.status == 200 and live_user_email in [u["email"] for u in r.body["items"]], r)
+    r = api("DELETE", "/projects/%s/backend/live" % pid, token=a.token)
+    check("test_app_builders_live_not_emptied_400", is_error(r, 400, "validation_failed", "env"), r)
+    r = api("DELETE", "/projects/%s/backend/test" % pid, token=stranger.token)
+    check("test_app_builders_stranger_cannot_empty", r.status in (403, 404), r)
+    r = api("DELETE", "/projects/%s/backend/test" % pid, token=a.token)
+    r2 = api("GET", "/projects/%s/backend" % pid, token=a.token)
+    r3 = api("GET", "/projects/%s/backend/test/users" % pid, token=a.token)
+    todos = next(c for c in r2.body["collections"] if c["name"] == "todos")
+    check("test_app_builders_test_data_emptied", r.status == 204 and todos["records"]["test"] == 0
+          and todos["records"]["live"] >= 2 and r3.body["items"] == [] and r2.body["usage"]["test"]["records"] == 0, (r, r2))
+    r = api("DELETE", "/projects/%s/backend/live/users/%s" % (pid, b_live_id), token=a.token)
+    r2 = api("GET", "/projects/%s/backend/live/data/todos?limit=100" % pid, token=a.token)
+    check("test_app_builders_user_deleted_with_records", r.status == 204
+          and b_live_id not in {x["owner"] for x in r2.body["items"]}, (r, r2))
+    r = api("DELETE", "/projects/%s/backend/live/users/%s" % (pid, b_live_id), token=a.token)
+    check("test_app_builders_user_delete_again_404", r.status == 404, r)
+    r = api("DELETE", "/projects/%s/backend/live/users/%s" % (pid, b_live_id), token=stranger.token)
+    check("test_app_builders_stranger_cannot_delete_users", r.status in (403, 404), r)
+
+
 def main():
     a = signup(tag="appbe")
     r = create_project(a, template="blank")
@@ -316,12 +368,13 @@ def main():
         b = site.as_user()
         r, _ = sign_up(b, "b")
         rec = owners_apart(env, site, b)
+        b_id = b.call("GET", "/_svc/auth/me").body["user"]["id"]
         anonymous(env, site, rec)
         validation(env, site)
         paging(env, site)
         cross_site(env, site, site)
         if env == "live":
-            live_pw, live_email, live_rec = pw, email, rec
+            live_pw, live_email, live_rec, b_live = pw, email, rec, b_id
 
     # lock-out as svc's own sign-in: five failures of one account from one address (a client behind the
     # trusted proxy, so not the stack's exempt loopback), then even the right password is 429 there
@@ -381,6 +434,7 @@ def main():
             f.write(good)
 
     quotas(a)
+    builders(a, pid, live_email, b_live)
 
     r = request("GET", "http://127.0.0.1:%d/_svc/client.js" % HTTP_PORT, None,
                 {"Host": "no-such-site-%s.%s:%d" % (secrets.token_hex(3), DOMAIN, HTTP_PORT)})
