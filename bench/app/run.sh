@@ -78,15 +78,15 @@ log "project $PID ($SLUG): seeding $OWNERS end users with a session each and $RE
 "${SQL[@]}" <<EOF
 SET @p = '$PID', @h = (SELECT password_hash FROM app_users WHERE project_id = '$PID' AND email = 'seed@bench.test');
 INSERT INTO app_users (id, project_id, env, email, password_hash, created_at)
-  SELECT CONCAT('00000000-0000-4000-8000-', LPAD(seq, 12, '0')), @p, 'live', CONCAT('u', seq, '@bench.test'), @h, UTC_TIMESTAMP(3)
+  SELECT CONCAT(LEFT(@p, 8), '-0000-4000-8000-', LPAD(seq, 12, '0')), @p, 'live', CONCAT('u', seq, '@bench.test'), @h, UTC_TIMESTAMP(3)
   FROM seq_1_to_$OWNERS;
 INSERT INTO app_sessions (token_sha256, user_id, project_id, env, created_at, expires_at)
-  SELECT SHA2(CONCAT('svca_', LPAD(seq, 64, '0')), 256), CONCAT('00000000-0000-4000-8000-', LPAD(seq, 12, '0')), @p, 'live',
+  SELECT SHA2(CONCAT('svca_', LEFT(@p, 8), LPAD(seq, 56, '0')), 256), CONCAT(LEFT(@p, 8), '-0000-4000-8000-', LPAD(seq, 12, '0')), @p, 'live',
          UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 30 DAY
   FROM seq_1_to_$OWNERS;
 INSERT INTO app_records (project_id, env, collection, id, owner, fields, created_at, updated_at)
-  SELECT @p, 'live', 'todos', CONCAT('10000000-0000-4000-8000-', LPAD(seq, 12, '0')),
-         CONCAT('00000000-0000-4000-8000-', LPAD(seq MOD $OWNERS + 1, 12, '0')),
+  SELECT @p, 'live', 'todos', CONCAT(LEFT(@p, 8), '-1000-4000-8000-', LPAD(seq, 12, '0')),
+         CONCAT(LEFT(@p, 8), '-0000-4000-8000-', LPAD(seq MOD $OWNERS + 1, 12, '0')),
          CONCAT('{"title":"todo ', seq, '","done":false}'), UTC_TIMESTAMP(3) - INTERVAL seq SECOND, UTC_TIMESTAMP(3)
   FROM seq_1_to_$RECORDS;
 EOF
@@ -140,13 +140,22 @@ lighttpd -f "$B/lighttpd.conf"
 HOST="$SLUG.localhost:$PORT"
 NAMES=(svc)
 [ "$PHP" = 1 ] && NAMES+=(php)
-COOKIE="svc_app_session=svca_$(printf '%064d' 42)"
+TOK=${PID:0:8}  # the seeded sessions' tokens: svca_<first 8 of the project id><56 digits of the user's number>
+COOKIE="svc_app_session=svca_$TOK$(printf '%056d' 42)"
 for i in "${!NAMES[@]}"; do
 	code=$(curl -s -o "$B/check-${NAMES[$i]}.json" -w '%{http_code}' -H "Host: $HOST" -H "Cookie: $COOKIE" \
 		"http://127.0.0.1:$((PORT + 10 + i))/_svc/data/todos?limit=20")
 	n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["items"]))' "$B/check-${NAMES[$i]}.json" 2>/dev/null || echo 0)
-	[ "$code" = 200 ] && [ "$n" = 20 ] || { log "${NAMES[$i]} answered $code: $(head -c 300 "$B/check-${NAMES[$i]}.json")"; exit 1; }
-	log "${NAMES[$i]}: 200, 20 records"
+	want=$((RECORDS / OWNERS < 20 ? RECORDS / OWNERS : 20))
+	[ "$code" = 200 ] && [ "$n" = "$want" ] || { log "${NAMES[$i]} answered $code: $(head -c 300 "$B/check-${NAMES[$i]}.json")"; exit 1; }
+	code=$(curl -s -o "$B/check-create-${NAMES[$i]}.json" -w '%{http_code}' -H "Host: $HOST" -H "Cookie: $COOKIE" \
+		-H 'Content-Type: application/json' -H 'X-Svc-Client: 1' -d '{"title":"check","done":false}' \
+		"http://127.0.0.1:$((PORT + 10 + i))/_svc/data/todos")
+	[ "$code" = 201 ] || { log "${NAMES[$i]} create answered $code: $(head -c 300 "$B/check-create-${NAMES[$i]}.json")"; exit 1; }
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H "Host: $HOST" -H 'Content-Type: application/json' -H 'X-Svc-Client: 1' \
+		-d '{"email":"u7@bench.test","password":"bench-password"}' "http://127.0.0.1:$((PORT + 10 + i))/_svc/auth/login")
+	[ "$code" = 200 ] || { log "${NAMES[$i]} login answered $code"; exit 1; }
+	log "${NAMES[$i]}: list 200 with $n records, create 201, login 200"
 done
 [ "$CHECK" = 0 ] || exit 0
 
@@ -154,13 +163,13 @@ done
 cat >"$B/list.lua" <<EOF
 request = function()
   return wrk.format("GET", "/_svc/data/todos?limit=20", { ["Host"] = "$HOST",
-    ["Cookie"] = string.format("svc_app_session=svca_%064d", math.random(1, $OWNERS)) })
+    ["Cookie"] = string.format("svc_app_session=svca_$TOK%056d", math.random(1, $OWNERS)) })
 end
 EOF
 cat >"$B/create.lua" <<EOF
 request = function()
   return wrk.format("POST", "/_svc/data/todos", { ["Host"] = "$HOST", ["Content-Type"] = "application/json",
-    ["X-Svc-Client"] = "1", ["Cookie"] = string.format("svc_app_session=svca_%064d", math.random(1, $OWNERS)) },
+    ["X-Svc-Client"] = "1", ["Cookie"] = string.format("svc_app_session=svca_$TOK%056d", math.random(1, $OWNERS)) },
     '{"title":"new todo","done":false}')
 end
 EOF

@@ -785,6 +785,18 @@ int svc_app_datetime_valid(const char *s, size_t len)
 	       digits(s + i + 4, 2, &om) && oh <= 23 && om <= 59;
 }
 
+/* Writes a message into msg (max bytes) and returns SVC_E_VALIDATION. */
+static int bad(char *msg, size_t max, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *msg, size_t max, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, max, fmt, ap);
+	va_end(ap);
+	return SVC_E_VALIDATION;
+}
+
 /* Checks one value `v` (not null) of field `f`. Returns 0 or SVC_E_VALIDATION with a message. */
 static int value_check(const struct svc_app_field *f, struct json_object *v, char *msg, size_t max)
 {
@@ -796,40 +808,38 @@ static int value_check(const struct svc_app_field *f, struct json_object *v, cha
 	case SVC_APP_STRING:
 	case SVC_APP_TEXT:
 		if (!s || !svc_utf8_valid(s, n))
-			return snprintf(msg, max, "%s must be a string", f->name), SVC_E_VALIDATION;
+			return bad(msg, max, "%s must be a string", f->name);
 		if (svc_utf8_count(s, n) > f->max_len)
-			return snprintf(msg, max, "%s is longer than %zu characters", f->name, f->max_len), SVC_E_VALIDATION;
+			return bad(msg, max, "%s is longer than %zu characters", f->name, f->max_len);
 		if (f->required && n == 0)
-			return snprintf(msg, max, "%s must not be empty", f->name), SVC_E_VALIDATION;
+			return bad(msg, max, "%s must not be empty", f->name);
 		return 0;
 	case SVC_APP_NUMBER:
 		if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
-			return snprintf(msg, max, "%s must be a number", f->name), SVC_E_VALIDATION;
+			return bad(msg, max, "%s must be a number", f->name);
 		d = json_object_get_double(v);
 		if (!isfinite(d))
-			return snprintf(msg, max, "%s must be a finite number", f->name), SVC_E_VALIDATION;
+			return bad(msg, max, "%s must be a finite number", f->name);
 		if ((f->has_min && d < f->min) || (f->has_max && d > f->max))
-			return snprintf(msg, max, "%s must be from %g to %g", f->name, f->has_min ? f->min : -INFINITY,
-					f->has_max ? f->max : INFINITY), SVC_E_VALIDATION;
+			return bad(msg, max, "%s must be from %g to %g", f->name, f->has_min ? f->min : -INFINITY,
+					f->has_max ? f->max : INFINITY);
 		return 0;
 	case SVC_APP_BOOLEAN:
 		if (!json_object_is_type(v, json_type_boolean))
-			return snprintf(msg, max, "%s must be true or false", f->name), SVC_E_VALIDATION;
+			return bad(msg, max, "%s must be true or false", f->name);
 		return 0;
 	case SVC_APP_DATETIME:
 		if (!s || !svc_app_datetime_valid(s, n))
-			return snprintf(msg, max, "%s must be an RFC 3339 date-time (2026-11-22T01:22:11.123Z)", f->name),
-			       SVC_E_VALIDATION;
+			return bad(msg, max, "%s must be an RFC 3339 date-time (2026-11-22T01:22:11.123Z)", f->name);
 		return 0;
 	case SVC_APP_JSON:
 		if (strlen(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN)) > f->max_len)
-			return snprintf(msg, max, "%s is larger than %zu bytes", f->name, f->max_len), SVC_E_VALIDATION;
+			return bad(msg, max, "%s is larger than %zu bytes", f->name, f->max_len);
 		return 0;
 	case SVC_APP_FILE:
 	case SVC_APP_USER:
 		if (!s || !svc_uuid_valid(s))
-			return snprintf(msg, max, "%s must be the id of a %s", f->name, f->type == SVC_APP_FILE ? "file" : "user"),
-			       SVC_E_VALIDATION;
+			return bad(msg, max, "%s must be the id of a %s", f->name, f->type == SVC_APP_FILE ? "file" : "user");
 		return 0;
 	default:
 		return SVC_E_VALIDATION;

@@ -60,7 +60,9 @@ if ($path === '/data/todos' && $method === 'GET') {
     $b = json_decode(file_get_contents('php://input'), true, 32);
     if (!is_array($b)) fail(400, 'invalid_json', 'The body is not a JSON object.');
     foreach ($b as $k => $v) if ($k !== 'title' && $k !== 'done') fail(400, 'validation_failed', "$k is not a field", $k);
-    if (!isset($b['title']) || !is_string($b['title']) || $b['title'] === '' || mb_strlen($b['title']) > 200)
+    // characters, as svc counts them (code points; no mbstring needed)
+    if (!isset($b['title']) || !is_string($b['title']) || $b['title'] === '' || !preg_match('//u', $b['title'])
+        || preg_match_all('/./us', $b['title']) > 200)
         fail(400, 'validation_failed', 'title is required', 'title');
     if (isset($b['done']) && !is_bool($b['done'])) fail(400, 'validation_failed', 'done must be true or false', 'done');
     $d = random_bytes(16);
