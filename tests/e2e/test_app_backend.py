@@ -11,8 +11,8 @@ import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import (DATA_DIR, DOMAIN, HTTP_PORT, UUID_RE, api, check, create_project, finish, is_error,  # noqa: E402
-                    request, signup)
+from svclib import (DATA_DIR, DOMAIN, HTTP_PORT, PROVIDER_URL, UUID_RE, api, check, create_project, finish,  # noqa: E402
+                    is_error, request, signup)
 
 DECL = {
     "collections": {
@@ -332,6 +332,22 @@ def builders(a, pid, live_user_email, b_live_id):
     check("test_app_builders_stranger_cannot_delete_users", r.status in (403, 404), r)
 
 
+def agent_refused(a):
+    """The agent's write_file of an invalid svc.data.json is refused with the line, and nothing is written."""
+    if not PROVIDER_URL:
+        return
+    from agentlib import double_requests, fresh_project, reset_double, send
+    pid, chat_id = fresh_project(a)
+    reset_double()
+    send(a, pid, chat_id, "write a bad declaration")
+    reqs = double_requests()
+    tool_text = json.dumps(reqs[-1]) if reqs else ""
+    check("test_app_agent_write_of_invalid_declaration_refused",
+          "not written: svc.data.json line 3" in tool_text and "strin" in tool_text, tool_text[-600:])
+    r = api("GET", "/projects/%s/files/svc.data.json" % pid, token=a.token)
+    check("test_app_agent_invalid_declaration_not_on_disk", r.status == 404, r)
+
+
 def main():
     a = signup(tag="appbe")
     r = create_project(a, template="blank")
@@ -434,6 +450,7 @@ def main():
             f.write(good)
 
     quotas(a)
+    agent_refused(a)
     builders(a, pid, live_email, b_live)
 
     r = request("GET", "http://127.0.0.1:%d/_svc/client.js" % HTTP_PORT, None,
