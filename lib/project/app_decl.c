@@ -662,13 +662,48 @@ static int decl_remembered(struct svc_db *db, const char *project_id, struct svc
 
 /*
  * The declarations this process last knew to be remembered in MariaDB, by project: a request whose
- * file has that very text makes no round trip to check it again (one request at a time per process).
+ * file has that very text makes no round trip to check it again, and one whose file has not changed
+ * since (the same inode, size and mtime: svc writes a file to a temporary one renamed into place, so
+ * each save is a new inode) is not read or parsed again (one request at a time per process).
  */
 #define SYNCED_SLOTS 16
 static struct {
 	char project_id[37];
 	char sha256[65];
+	struct stat st;            /* of the file parsed into `decl` */
+	struct svc_app_decl *decl; /* the parsed valid declaration, or NULL */
 } synced[SYNCED_SLOTS];
+
+/* A copy of `d` (the caller frees it with svc_app_decl_free()), or NULL when out of memory. */
+static struct svc_app_decl *decl_copy(const struct svc_app_decl *d)
+{
+	struct svc_app_decl *c = calloc(1, sizeof *c);
+	size_t i;
+
+	if (!c || !(c->collections = calloc(d->ncollections + 1, sizeof *c->collections))) {
+		free(c);
+		return NULL;
+	}
+	memcpy(c->sha256, d->sha256, sizeof c->sha256);
+	for (i = 0; i < d->ncollections; i++) {
+		c->collections[i] = d->collections[i];
+		c->collections[i].fields = calloc(d->collections[i].nfields + 1, sizeof *c->collections[i].fields);
+		c->ncollections = i + 1;
+		if (!c->collections[i].fields) {
+			svc_app_decl_free(c);
+			return NULL;
+		}
+		memcpy(c->collections[i].fields, d->collections[i].fields, d->collections[i].nfields * sizeof *c->collections[i].fields);
+	}
+	return c;
+}
+
+/* 1 when `a` and `b` describe the same version of a file. */
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
 
 /* The slot of `project_id` (by a hash of the id: a collision only costs a check). */
 static size_t synced_slot(const char *project_id)
@@ -688,8 +723,20 @@ int svc_app_decl_load(struct svc_db *db, const char *project_id, const char *dir
 	struct svc_rows *rows = NULL;
 	struct svc_app_decl *d = NULL;
 	size_t len = 0;
-	int err;
+	struct stat st;
+	char path[2200];
+	int err, have_st;
 
+	/* the file as it was when this process last parsed it: the same declaration (lstat: a symlink is never
+	 * followed here; svc_fsx_read() below refuses one) */
+	have_st = snprintf(path, sizeof path, "%s/" SVC_APP_DECL_FILE, dir) < (int)sizeof path && lstat(path, &st) == 0 &&
+		  S_ISREG(st.st_mode);
+	if (have_st && synced[slot].decl && strcmp(synced[slot].project_id, project_id) == 0 &&
+	    same_file(&st, &synced[slot].st)) {
+		if (!(*out = decl_copy(synced[slot].decl)))
+			return SVC_E_INTERNAL;
+		return 0;
+	}
 	err = svc_fsx_read(dir, SVC_APP_DECL_FILE, SVC_APP_DECL_MAX, &text, &len);
 	if (err == SVC_E_NOT_FOUND) {
 		*out = NULL;
@@ -714,6 +761,10 @@ int svc_app_decl_load(struct svc_db *db, const char *project_id, const char *dir
 		}
 		snprintf(synced[slot].project_id, sizeof synced[slot].project_id, "%s", project_id);
 		snprintf(synced[slot].sha256, sizeof synced[slot].sha256, "%s", d->sha256);
+		svc_app_decl_free(synced[slot].decl);
+		synced[slot].decl = have_st ? decl_copy(d) : NULL;
+		if (have_st)
+			synced[slot].st = st;
 		free(text);
 		*out = d;
 		return 0;
