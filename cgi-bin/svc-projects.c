@@ -19,6 +19,12 @@ static const struct svc_route routes[] = {
 	{ SVC_GET, "/api/projects/:id/versions", svc_api_projects_versions, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/branches", svc_api_projects_branches, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/preview", svc_api_projects_preview, SVC_R_OPTAUTH, 0, NULL },
+	/* the apps' backend as builders see it (docs/api.md "The apps' backend: for builders") */
+	{ SVC_GET, "/api/projects/:id/backend", svc_api_backend_get, SVC_R_AUTH, 0, NULL },
+	{ SVC_DELETE, "/api/projects/:id/backend/:env", svc_api_backend_empty, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/projects/:id/backend/:env/data/:collection", svc_api_backend_records, SVC_R_AUTH, 0, NULL },
+	{ SVC_GET, "/api/projects/:id/backend/:env/users", svc_api_backend_users, SVC_R_AUTH, 0, NULL },
+	{ SVC_DELETE, "/api/projects/:id/backend/:env/users/:userId", svc_api_backend_user_delete, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions/:sha/diff", svc_api_projects_version_diff, SVC_R_OPTAUTH, 0, NULL },
 	/* git-io (docs/git.md) */
 	{ SVC_GET, "/api/projects/:id/export.zip", svc_api_projects_export, SVC_R_OPTAUTH, 0, NULL },

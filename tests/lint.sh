@@ -38,7 +38,7 @@ rule "no JSON built with printf/snprintf/svc_buf_addf" '(printf|svc_buf_addf)\s*
 # folder and of the folders below it, never of one above. wsd/ is a client of lib/ like cgi-bin/,
 # but links no handler: it may not include lib/api.
 layer_check() {
-	local order="core db auth integ project http agent api" f dir inc incdir allowed bad="" l
+	local order="core db auth integ project http app agent api" f dir inc incdir allowed bad="" l
 	# every quoted include of every file, read with one grep ("file:#include "x/y.h"")
 	while IFS=: read -r f inc; do
 		inc=${inc#\#include \"}; inc=${inc%%\"*}
@@ -47,7 +47,7 @@ layer_check() {
 		[ "$incdir" = "$inc" ] && continue           # same-folder include without a prefix
 		dir=${f#lib/}; dir=${dir%%/*}
 		case $f in
-		wsd/*) allowed="core db auth integ http project agent yjs" ;;
+		wsd/*) allowed="core db auth integ http project app agent yjs" ;;
 		lib/yjs/*) allowed="core yjs" ;;
 		*) allowed=""; for l in $order; do allowed="$allowed $l"; [ "$l" = "$dir" ] && break; done ;;
 		esac

@@ -36,6 +36,19 @@ static const char prompt_build[] =
 	"When you are done, answer with a short summary of what you changed, in the user's language, "
 	"without repeating whole files.";
 
+/* The apps' backend (issue 28, docs/app-backend.md): one paragraph of its own, after the base prompt. */
+static const char prompt_backend[] =
+	"\nWhen the app needs accounts or data kept on the server, it has a backend on its own origin: declare "
+	"collections in svc.data.json at the root, e.g. {\"collections\": {\"todos\": {\"fields\": {\"title\": "
+	"{\"type\": \"string\", \"required\": true, \"max\": 200}, \"done\": {\"type\": \"boolean\"}}, "
+	"\"indexes\": [\"done\"]}}} (types string, text, number, boolean, datetime, json, file, user; rules list, get, "
+	"create, update, delete: public, user, owner or none; a missing rule is owner), and in a module script "
+	"import { auth, data } from \"/_svc/client.js\": await auth.signUp(email, password), auth.signIn, "
+	"auth.signOut(), await auth.user() (null when signed out), auth.onChange(cb); const todos = "
+	"data.collection(\"todos\"); await todos.list({filter: {done: false}, limit: 20}) gives {items, nextCursor}, "
+	"todos.create({title}), todos.update(id, {done: true}), todos.delete(id). The server enforces the rules; "
+	"an invalid svc.data.json is refused with the line to fix.";
+
 static const char prompt_read_only[] =
 	"\nThis conversation is in %s mode: the project is read-only. You have list_files, read_file "
 	"and search_files only; do not try to change files. Answer the user's question, or lay out a "
@@ -808,7 +821,7 @@ static int system_prompt(const struct svc_agent_turn *turn, const struct svc_age
 	size_t n;
 	int error;
 
-	if ((error = svc_buf_adds(out, prompt_build)) < 0)
+	if ((error = svc_buf_adds(out, prompt_build)) < 0 || (error = svc_buf_adds(out, prompt_backend)) < 0)
 		return error;
 	/* what kind of project it is: the react template's layout, package.json, static (agent_stack.c) */
 	if ((error = svc_agent__prompt_stack(turn->project_dir, out)) < 0)

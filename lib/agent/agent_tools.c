@@ -8,6 +8,7 @@
 #include "agent/agent.h"
 #include "core/err.h"
 #include "core/fsx.h"
+#include "project/app_decl.h"
 #include "project/quota.h"
 
 #define MAX_LIST 5000                    /* files listed */
@@ -237,6 +238,17 @@ static int quota_ok(struct svc_agent__tools *t, const char *path, size_t len, ch
 	return SVC_E_TOO_LARGE;
 }
 
+/* svc.data.json must stay a valid declaration (lib/project/app_decl.h): else SVC_E_VALIDATION, the parser's message in *out. */
+static int decl_ok(const char *path, const char *content, size_t len, char **out)
+{
+	char norm[SVC_FSX_PATH_MAX + 1], msg[512];
+
+	if (svc_fsx_check_path(path, norm) < 0 || svc_app_decl_guard(norm, content, len, msg, sizeof msg) == 0)
+		return 0;
+	*out = textf("not written: %s", msg);
+	return SVC_E_VALIDATION;
+}
+
 static int do_write(struct svc_agent__tools *t, struct json_object *args, char **out)
 {
 	const char *path = arg(args, "path", out), *content;
@@ -251,7 +263,7 @@ static int do_write(struct svc_agent__tools *t, struct json_object *args, char *
 		return SVC_E_VALIDATION;
 	json_object_object_get_ex(args, "content", &v);
 	len = (size_t)json_object_get_string_len(v);
-	if ((error = quota_ok(t, path, len, out)) < 0)
+	if ((error = quota_ok(t, path, len, out)) < 0 || (error = decl_ok(path, content, len, out)) < 0)
 		return error;
 	if ((error = svc_fsx_write(t->root, path, content, len)) < 0)
 		return fsx_error(error, path, out);
@@ -316,7 +328,7 @@ static int do_edit(struct svc_agent__tools *t, struct json_object *args, char **
 	memcpy(res, data, (size_t)(at - data));
 	memcpy(res + (at - data), news, nlen);
 	memcpy(res + (at - data) + nlen, at + olen, len - (size_t)(at - data) - olen);
-	if ((error = quota_ok(t, path, reslen, out)) < 0)
+	if ((error = quota_ok(t, path, reslen, out)) < 0 || (error = decl_ok(path, res, reslen, out)) < 0)
 		goto done;
 	if ((error = svc_fsx_write(t->root, path, res, reslen)) < 0) {
 		fsx_error(error, path, out);

@@ -90,6 +90,12 @@ enum svc_err svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 enum svc_err svc_api_projects_files(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_file(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *resp);
+/* The apps' backend for builders (lib/api/api_backend.c, docs/api.md "The apps' backend: for builders"). */
+enum svc_err svc_api_backend_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_backend_records(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_backend_users(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_backend_user_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_backend_empty(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_file_move(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_file_delete(struct svc_req *req, struct svc_resp *resp);
 extern const struct svc_body svc_api_projects_file_put_body;

@@ -7,14 +7,14 @@ lib_libsvc_a_SOURCES += lib/api/api.h lib/api/api_agent.h lib/api/api_internal.h
 	lib/api/api_direct_save.c lib/api/api_deploy.c lib/api/api_deployments.c lib/api/api_chats.c \
 	lib/api/api_web.h lib/api/api_web.c lib/api/api_preview.c lib/api/api_domains.c \
 	lib/api/api_integrations.h lib/api/api_integrations.c lib/api/api_integrations_xray.c lib/api/api_integrations_hosts.c \
-	lib/api/api_git.c
+	lib/api/api_backend.c lib/api/api_git.c
 lib_libsvc_a_SOURCES += lib/api/api_gitio.h lib/api/api_gitio.c
 
 # The preview origin's script (docs/web.md "Visual editing"), kept as JavaScript in
 # lib/api/preview_script.js and compiled into svc-preview as a C string: comment lines dropped,
 # backslashes, quotes and "?" (trigraphs) escaped, one string literal per line.
-BUILT_SOURCES = lib/api/preview_script.h
-CLEANFILES = lib/api/preview_script.h
+BUILT_SOURCES += lib/api/preview_script.h
+CLEANFILES += lib/api/preview_script.h
 EXTRA_DIST += lib/api/preview_script.js
 lib/api/preview_script.h: $(top_srcdir)/lib/api/preview_script.js
 	$(AM_V_GEN)$(MKDIR_P) lib/api && sed -e '/^[[:space:]]*\/\//d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \

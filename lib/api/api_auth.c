@@ -149,28 +149,10 @@ int svc_api__login_ok(struct svc_req *req, const char *email, const char *uid)
 	return svc_db_run(req->ctx->db, STMT_KNOWN_ADDR_PUT, p, 3, NULL, NULL);
 }
 
-/* Lower-cases an e-mail address into out (255 bytes) and checks its shape: one '@', non-empty parts, no spaces. */
+/* Lower-cases an e-mail address into out (255 bytes) and checks its shape (svc_auth_email_normalise). */
 static int normalise_email(const char *in, char *out)
 {
-	size_t i, len = strlen(in), at = 0, ats = 0;
-
-	if (len < 3 || len > 254)
-		return SVC_E_VALIDATION;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)in[i];
-		if (c <= ' ' || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '\\')
-			return SVC_E_VALIDATION;
-		if (c == '@') {
-			at = i;
-			ats++;
-		}
-		out[i] = (char)tolower(c);
-	}
-	out[len] = '\0';
-	if (ats != 1 || at == 0 || at == len - 1 || !strchr(out + at + 1, '.') ||
-	    out[len - 1] == '.' || out[at + 1] == '.')
-		return SVC_E_VALIDATION;
-	return 0;
+	return svc_auth_email_normalise(in, out);
 }
 
 

@@ -10,6 +10,7 @@
 #include "core/fsx.h"
 #include "auth/internal.h"
 #include "core/json.h"
+#include "project/app_decl.h"
 #include "project/gitio.h"
 #include "project/preview_build.h"
 #include "project/quota.h"
@@ -405,6 +406,11 @@ enum svc_err svc_api_projects_file_put(struct svc_req *req, struct svc_resp *res
 	len = (size_t)json_object_get_string_len(v);
 	if ((fd = file_change_begin(req, resp, id, path, "path", dir, sizeof dir, norm, ws)) < 0)
 		return fd;
+	/* svc.data.json stays a valid declaration (lib/project/app_decl.h): the last valid one is in force */
+	if ((err = svc_app_decl_guard(norm, content, len, full, sizeof full)) < 0) {
+		close(fd);
+		return svc_resp_error(resp, err, "content", "%s", full);
+	}
 	/* the repository quota, with the file it replaces (if any) taken out; nothing is written past it */
 	snprintf(full, sizeof full, "%s/%s", dir, norm);
 	if ((err = svc_quota_bytes_check(req->ctx->db, &req->ctx->cfg, ws, id, dir, SVC_QUOTA_REPO_BYTES, len,
@@ -452,6 +458,11 @@ enum svc_err svc_api_projects_file_move(struct svc_req *req, struct svc_resp *re
 	if (svc_fsx_check_path(svc_json_str(req->json, "path"), to) < 0) {
 		close(fd);
 		return svc_resp_error(resp, SVC_E_VALIDATION, "path", "the new file path is not allowed");
+	}
+	/* a file renamed to svc.data.json must be a valid declaration (lib/project/app_decl.h) */
+	if ((err = svc_app_decl_guard_rename(dir, from, to, msg, sizeof msg)) < 0) {
+		close(fd);
+		return svc_resp_error(resp, err, "path", "%s", msg);
 	}
 	if ((err = svc_fsx_rename(dir, from, to)) < 0) {
 		close(fd);

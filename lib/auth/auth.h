@@ -217,6 +217,14 @@ int svc_rate_rule_parse(const char *s, struct svc_rate_rule *out);
 int svc_auth_addr_in_list(const char *addr, const char *list);
 
 /*
+ * Lower-cases the e-mail address `in` into out (255 bytes) and checks its
+ * shape: 3 to 254 bytes, one '@' with something on both sides, a dot in the
+ * domain, no spaces, control bytes, quotes, angle brackets or backslashes.
+ * Returns 0 or SVC_E_VALIDATION. Used by svc's sign-in and the apps' (lib/app).
+ */
+int svc_auth_email_normalise(const char *in, char *out);
+
+/*
  * Writes the key rate limits count client address `addr` under into `out`
  * (`size` bytes; SVC_ADDR_MAX is enough): an IPv4 address as itself (an
  * IPv4-mapped IPv6 one too), an IPv6 address as its /64 ("2001:db8:1:2::/64":
@@ -298,6 +306,9 @@ int svc_ratelimit_clear(struct svc_db *db, const char *rule, const char *key);
 /* ---- per-user API tokens (lib/auth/auth_tokens.c; spec "Authentication" 7) ---- */
 
 #define SVC_PAT_PREFIX "svc_pat_"
+/* An app end user's session token (lib/app, cookie svc_app_session on the site's origin): never an API credential. */
+#define SVC_APP_SESSION_PREFIX "svca_"
+#define SVC_APP_SESSION_COOKIE "svc_app_session"
 #define SVC_PAT_LEN 48          /* "svc_pat_" + 40 base64url characters (30 random bytes) */
 #define SVC_PAT_SHOWN 12        /* characters kept for display: "svc_pat_" and 4 more */
 

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "auth/auth.h"
@@ -206,4 +207,27 @@ int svc_auth_addr_key(const char *addr, char *out, size_t size)
 		n = snprintf(out, size, "%x:%x:%x:%x::/64", a.b[0] << 8 | a.b[1], a.b[2] << 8 | a.b[3],
 			     a.b[4] << 8 | a.b[5], a.b[6] << 8 | a.b[7]);
 	return n < 0 || (size_t)n >= size ? SVC_E_INTERNAL : 0;
+}
+
+int svc_auth_email_normalise(const char *in, char *out)
+{
+	size_t i, len = strlen(in), at = 0, ats = 0;
+
+	if (len < 3 || len > 254)
+		return SVC_E_VALIDATION;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c <= ' ' || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '\\')
+			return SVC_E_VALIDATION;
+		if (c == '@') {
+			at = i;
+			ats++;
+		}
+		out[i] = (char)tolower(c);
+	}
+	out[len] = '\0';
+	if (ats != 1 || at == 0 || at == len - 1 || !strchr(out + at + 1, '.') ||
+	    out[len - 1] == '.' || out[at + 1] == '.')
+		return SVC_E_VALIDATION;
+	return 0;
 }

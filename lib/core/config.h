@@ -80,6 +80,10 @@ struct svc_config {
 	const char *wsd_internal_url;  /* SVC_WSD_INTERNAL_URL: how the API reaches it; "" = http://127.0.0.1:<ws_port> */
 	uint64_t wsd_max_message;      /* SVC_WSD_MAX_MESSAGE: largest WebSocket message, bytes, default 1 MiB */
 	uint64_t wsd_max_rooms;        /* SVC_WSD_MAX_ROOMS: open rooms (projects), default 1000 */
+	/* the apps' backend (lib/app), per project and environment; 0 = no limit */
+	uint64_t app_max_records;      /* SVC_APP_MAX_RECORDS */
+	uint64_t app_max_bytes;        /* SVC_APP_MAX_BYTES: of the records' fields */
+	uint64_t app_max_users;        /* SVC_APP_MAX_USERS: end users */
 	uint64_t wsd_max_conns;        /* SVC_WSD_MAX_CONNECTIONS: sockets in all, default 10000 */
 	uint64_t wsd_max_conns_per_user; /* SVC_WSD_MAX_CONNECTIONS_PER_USER, default 32 */
 	uint64_t wsd_max_rooms_per_user; /* SVC_WSD_MAX_ROOMS_PER_USER, default 16 */

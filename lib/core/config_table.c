@@ -196,6 +196,13 @@ static const struct svc_setting table[] = {
 	QUOTA("REPO_BYTES", 1, "536870912", "bytes", "bytes one project's directory may hold"),
 	QUOTA("SITE_BYTES", 2, "268435456", "bytes", "bytes one published site or preview may hold"),
 	QUOTA("WORKSPACE_BYTES", 3, "2147483648", "bytes", "bytes all of a workspace's projects may hold"),
+	/* the apps' backend (lib/app, docs/app-backend.md "Quotas"), per project and environment */
+	SOFT("SVC_APP_MAX_RECORDS", SVC_SET_U64, app_max_records, "100000", 0, UINT64_MAX, "records",
+	     "records of one project's environment"),
+	SOFT("SVC_APP_MAX_BYTES", SVC_SET_U64, app_max_bytes, "268435456", 0, UINT64_MAX, "bytes",
+	     "bytes of the records' fields of one project's environment"),
+	SOFT("SVC_APP_MAX_USERS", SVC_SET_U64, app_max_users, "10000", 0, UINT64_MAX, "users",
+	     "end users of one project's environment"),
 	/* Git over smart HTTP (svc-git, docs/git.md) */
 	U64("SVC_QUOTA_FILE_BYTES", quota_file_bytes, "8388608", 1, INT64_MAX, "bytes", "largest file a push may hold"),
 	STR("SVC_GIT_HTTP_BACKEND", git_http_backend, "/usr/lib/git-core/git-http-backend", "Git's smart HTTP CGI program"),

@@ -25,7 +25,7 @@
 #include "core/log.h"
 #include "core/util.h"
 
-#define MAX_PARAMS 16
+#define MAX_PARAMS 32 /* the widest statement: a page of an app's records (db_stmts_app.h) binds 25 */
 #define MAX_COLS 32
 #define CELL_MAX (16u * 1024 * 1024)
 /* A statement that failed with a lost connection after this long timed out (a stalled

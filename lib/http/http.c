@@ -197,6 +197,9 @@ int svc_req_authenticate(struct svc_req *req, char *out_user_id)
 	}
 	if (!t || !*t)
 		return SVC_E_UNAUTHORIZED;
+	/* an app end user's session (svc_app_session, lib/app) is never a credential of the API */
+	if (strncmp(t, SVC_APP_SESSION_PREFIX, sizeof(SVC_APP_SESSION_PREFIX) - 1) == 0)
+		return SVC_E_UNAUTHORIZED;
 	req->token_id[0] = '\0';
 	req->session_id[0] = '\0';
 	req->token_scopes = 0;
@@ -785,7 +788,7 @@ static int body_check(struct svc_req *req, struct svc_resp *resp, const struct s
 }
 
 /* The cookies svc sets (lib/api/api_auth.c): at most one of each per request. */
-static const char *const svc_cookie_names[] = { "svc_access_token", "svc_refresh_token", "svc_oauth" };
+static const char *const svc_cookie_names[] = { "svc_access_token", "svc_refresh_token", "svc_oauth", "svc_app_session" };
 
 /* What the router's steps learn about one request and hand on to the next (dispatch()). */
 struct dispatch {
@@ -922,8 +925,7 @@ static int step_unrouted(struct dispatch *d, struct svc_req *req, struct svc_res
 /* A cross-site unsafe request: 403 (csrf_check()). */
 static int step_csrf(struct dispatch *d, struct svc_req *req, struct svc_resp *resp)
 {
-	(void)d;
-	if (csrf_check(req) == 0)
+	if (csrf_check(req) == 0 || (d->route && (d->route->flags & SVC_R_APP)))
 		return 0;
 	svc_auth_log(req->ctx->auth.auth_log, req->ctx->name, "csrf_refused", req->client_addr, NULL);
 	return svc_resp_error(resp, SVC_E_FORBIDDEN, NULL, "Cross-site request refused: the Origin is not this site's.");

@@ -836,8 +836,12 @@ static int build_apache(const struct svc_config *cfg, const struct svc_rows *row
 			"\tServerName %s\n"
 			"\tDocumentRoot \"${SVC_DATA_DIR}/published/%s\"\n"
 			"\tDirectoryIndex index.html\n"
+			/* the site's backend (docs/app-backend.md): /_svc/ is svc-app's, never a file */
+			"\tProxyFCGIBackendType GENERIC\n"
+			"\tProxyPass \"/_svc/\" \"unix:${SVC_RUN_DIR}/svc-app.sock|fcgi://svc-app/_svc/\" timeout=60\n"
 			"\t<IfFile \"${SVC_SITES_DIR}/" SVC_PUBLISH_MAP "\">\n"
 			"\t\tRewriteEngine On\n"
+			"\t\tRewriteRule \"^/_svc/\" \"-\" [L]\n"
 			"\t\tRewriteMap svcsites \"txt:${SVC_SITES_DIR}/" SVC_PUBLISH_MAP "\"\n"
 			"\t\tRewriteCond \"${svcsites:%s}\" \"^([0-9a-f-]{36}/[0-9a-f-]{36})$\"\n"
 			"\t\tRewriteRule \"^/(.*)$\" \"${SVC_DATA_DIR}/deployments/%%1/$1\" [L]\n"

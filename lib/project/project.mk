@@ -11,7 +11,7 @@ lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/
 	lib/project/publish.c lib/project/publish.h lib/project/preview_build.c lib/project/preview_build.h lib/project/build.c lib/project/build.h \
 	lib/project/sandbox.c lib/project/sandbox.h lib/project/deps.c lib/project/deps.h \
 	lib/project/domains.c lib/project/domains.h \
-	lib/project/quota.c lib/project/quota.h \
+	lib/project/quota.c lib/project/quota.h lib/project/app_decl.c lib/project/app_decl.h \
 	lib/project/githttp.c lib/project/githttp.h lib/project/git_check.c
 tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_save.c tests/unit/test_thumbnail.c \
 	tests/unit/test_publish.c tests/unit/test_domains.c tests/unit/test_sandbox.c tests/unit/test_build.c tests/unit/test_deps.c \

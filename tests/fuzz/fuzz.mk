@@ -5,9 +5,9 @@
 # (build-fuzz/), is the libFuzzer binary.
 # (tests/fuzz/run.sh has the same list.)
 EXTRA_PROGRAMS = tests/fuzz/http-replay tests/fuzz/jwt-replay tests/fuzz/sse-replay tests/fuzz/plan-replay \
-	tests/fuzz/direct_save-replay tests/fuzz/wsd-replay tests/fuzz/domain-replay \
+	tests/fuzz/direct_save-replay tests/fuzz/wsd-replay tests/fuzz/domain-replay tests/fuzz/app_decl-replay \
 	tests/fuzz/fuzz-http tests/fuzz/fuzz-jwt tests/fuzz/fuzz-sse tests/fuzz/fuzz-plan \
-	tests/fuzz/fuzz-direct_save tests/fuzz/fuzz-wsd tests/fuzz/fuzz-domain
+	tests/fuzz/fuzz-direct_save tests/fuzz/fuzz-wsd tests/fuzz/fuzz-domain tests/fuzz/fuzz-app_decl
 
 # (awareness.c and room.c are included by fuzz_wsd.c, which checks their state)
 FUZZ_WSD_SOURCES = wsd/known.c wsd/session.c wsd/conn.c wsd/comments.c wsd/disk.c wsd/proto.c wsd/merge.c
@@ -65,6 +65,12 @@ tests_fuzz_fuzz_integ_SOURCES = tests/fuzz/fuzz_integ.c
 tests_fuzz_fuzz_integ_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_integ_LDADD = $(SVC_LIBS)
 
+# svc.data.json's parser (lib/project/app_decl.c, the apps' backend)
+tests_fuzz_app_decl_replay_SOURCES = tests/fuzz/fuzz_app_decl.c tests/fuzz/replay.c
+tests_fuzz_app_decl_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_app_decl_SOURCES = tests/fuzz/fuzz_app_decl.c
+tests_fuzz_fuzz_app_decl_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_app_decl_LDADD = $(SVC_LIBS)
 # git-io: a remote's URL and a ZIP to import (lib/project/gitio.h)
 EXTRA_PROGRAMS += tests/fuzz/gitio-replay tests/fuzz/fuzz-gitio
 tests_fuzz_gitio_replay_SOURCES = tests/fuzz/fuzz_gitio.c tests/fuzz/replay.c

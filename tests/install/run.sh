@@ -154,7 +154,7 @@ start_as_svc() { # NAME COMMAND...: as the units do (User=svc, SupplementaryGrou
 	STARTED_PIDS+=($!)
 }
 mkdir -p /run/svc && chown svc:svc /run/svc && chmod 755 /run/svc
-for r in svc-auth svc-projects svc-chat svc-internal svc-preview svc-git; do
+for r in svc-auth svc-projects svc-chat svc-internal svc-preview svc-app svc-git; do
 	start_as_svc "$r" "/usr/libexec/svc/$r.fcgi" --listen "/run/svc/$r.sock" --procs 2 --socket-group www-data
 done
 start_as_svc svc-wsd /usr/bin/svc-wsd
@@ -242,7 +242,7 @@ mariadb --socket="$SOCK" -e 'DROP DATABASE svc; CREATE DATABASE svc CHARACTER SE
 find /var/lib/svc -mindepth 2 -maxdepth 2 -exec rm -rf {} +
 check "svc-migrate on the wiped instance" runuser -u svc -- env SVC_CONFIG=/etc/svc/svc.conf svc-migrate
 check "svc-admin restore as svc" runuser -u svc -- env SVC_CONFIG=/etc/svc/svc.conf svc-admin restore /var/backups/svc-install-test/b1
-for r in svc-auth svc-projects svc-chat svc-internal svc-preview svc-git; do
+for r in svc-auth svc-projects svc-chat svc-internal svc-preview svc-app svc-git; do
 	start_as_svc "$r" "/usr/libexec/svc/$r.fcgi" --listen "/run/svc/$r.sock" --procs 2 --socket-group www-data
 done
 for _ in $(seq 100); do

@@ -1,0 +1,269 @@
+/* api_backend.c: the apps' backend of a project as its builders see it (/projects/:id/backend...): counts, records, end users, emptying the test data. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "app/app.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "project/paths.h"
+
+static const char *const envs[] = { "test", "live" };
+
+/* Loads the project for `action` (SVC_ACT_BACKEND_READ, SVC_ACT_WRITE, SVC_ACT_BACKEND_USERS); a caller who may not
+ * even read it gets 404, one who may read but not this 403; the :env parameter, when there is one, test or live. */
+static int backend_open(struct svc_req *req, struct svc_resp *resp, enum svc_action action, const char **out_env)
+{
+	const char *env = svc_req_param(req, "env");
+	struct svc_rows *rows = NULL;
+	int err;
+
+	if ((err = svc_project_load(svc_req_caller(req), svc_req_param(req, "id"), action, &rows)) == SVC_E_FORBIDDEN) {
+		/* refused: one who may not read the project either learns nothing of it */
+		int read = svc_project_load(svc_req_caller(req), svc_req_param(req, "id"), SVC_ACT_READ, &rows);
+		svc_rows_free(rows);
+		return read < 0 ? read : err;
+	}
+	if (err < 0)
+		return err;
+	svc_rows_free(rows);
+	if (out_env) {
+		if (!env || (strcmp(env, envs[0]) != 0 && strcmp(env, envs[1]) != 0))
+			return svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "The environments are test and live.");
+		*out_env = env;
+	}
+	return 0;
+}
+
+/* {test: n, live: n} */
+static struct json_object *per_env(int64_t test, int64_t live)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, envs[0], json_object_new_int64(test));
+	json_object_object_add(o, envs[1], json_object_new_int64(live));
+	return o;
+}
+
+/* The "usage" and "quotas" of the summary from STMT_APP_USAGE_GET's rows. */
+static void add_usage(struct json_object *body, const struct svc_config *cfg, const struct svc_rows *rows)
+{
+	static const char *const keys[3] = { "records", "bytes", "users" };
+	static const size_t cols[3] = { AUGCOL_RECORDS, AUGCOL_BYTES, AUGCOL_USERS };
+	struct json_object *usage = json_object_new_object(), *quotas = json_object_new_object();
+	size_t e, i, r;
+
+	for (e = 0; e < 2; e++) {
+		struct json_object *u = json_object_new_object();
+		for (i = 0; i < 3; i++) {
+			uint64_t v = 0;
+			for (r = 0; rows && r < rows->nrows; r++)
+				if (strcmp(svc_rows_get(rows, r, AUGCOL_ENV), envs[e]) == 0)
+					svc_parse_u64(svc_rows_get(rows, r, cols[i]), UINT64_MAX, &v);
+			json_object_object_add(u, keys[i], json_object_new_int64((int64_t)v));
+		}
+		json_object_object_add(usage, envs[e], u);
+	}
+	json_object_object_add(quotas, "records", json_object_new_int64((int64_t)cfg->app_max_records));
+	json_object_object_add(quotas, "bytes", json_object_new_int64((int64_t)cfg->app_max_bytes));
+	json_object_object_add(quotas, "users", json_object_new_int64((int64_t)cfg->app_max_users));
+	json_object_object_add(body, "usage", usage);
+	json_object_object_add(body, "quotas", quotas);
+}
+
+/*
+ * GET /projects/:id/backend: 200 {collections: [{name, fields, rules, records: {test, live}}], usage: {test,
+ * live: {records, bytes, users}}, quotas: {records, bytes, users}}; 401; 403 (not a member: a public project's
+ * viewers see nothing of it); 404.
+ */
+enum svc_err svc_api_backend_get(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id");
+	struct svc_app_decl *decl = NULL;
+	struct svc_rows *counts = NULL, *usage = NULL;
+	struct json_object *body, *cols;
+	struct svc_dbv p;
+	char dir[2048];
+	size_t i, r, f, op;
+	int err;
+
+	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_READ, NULL)) < 0)
+		return err;
+	p = svc_dbv_str(id);
+	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0 ||
+	    (err = svc_app_decl_load(req->ctx->db, id, dir, &decl)) < 0 ||
+	    (err = svc_db_run(req->ctx->db, STMT_APP_COUNTS, &p, 1, &counts, NULL)) < 0 ||
+	    (err = svc_db_run(req->ctx->db, STMT_APP_USAGE_GET, &p, 1, &usage, NULL)) < 0)
+		goto done;
+	body = json_object_new_object();
+	cols = json_object_new_array();
+	for (i = 0; decl && i < decl->ncollections; i++) {
+		const struct svc_app_collection *c = &decl->collections[i];
+		struct json_object *o = json_object_new_object(), *fields = json_object_new_object(),
+				   *rules = json_object_new_object();
+		int64_t n[2] = { 0, 0 };
+		for (r = 0; counts && r < counts->nrows; r++) {
+			uint64_t v = 0;
+			if (strcmp(svc_rows_get(counts, r, ACCOL_COLLECTION), c->name) != 0)
+				continue;
+			svc_parse_u64(svc_rows_get(counts, r, ACCOL_COUNT), UINT64_MAX, &v);
+			n[strcmp(svc_rows_get(counts, r, ACCOL_ENV), envs[1]) == 0] = (int64_t)v;
+		}
+		for (f = 0; f < c->nfields; f++)
+			json_object_object_add(fields, c->fields[f].name, json_object_new_string(svc_app_ftype_name(c->fields[f].type)));
+		for (op = 0; op < SVC_APP_OP__MAX; op++) {
+			static const char *const ops[SVC_APP_OP__MAX] = { "list", "get", "create", "update", "delete" };
+			json_object_object_add(rules, ops[op], json_object_new_string(svc_app_rule_name(c->rules[op])));
+		}
+		json_object_object_add(o, "name", json_object_new_string(c->name));
+		json_object_object_add(o, "fields", fields);
+		json_object_object_add(o, "rules", rules);
+		json_object_object_add(o, "records", per_env(n[0], n[1]));
+		json_object_array_add(cols, o);
+	}
+	json_object_object_add(body, "collections", cols);
+	add_usage(body, &req->ctx->cfg, usage);
+	err = svc_resp_json(resp, 200, body);
+done:
+	svc_rows_free(counts);
+	svc_rows_free(usage);
+	svc_app_decl_free(decl);
+	return err;
+}
+
+/*
+ * GET /projects/:id/backend/:env/data/:collection?cursor=&limit=: 200 {items, nextCursor}, every end user's
+ * records, oldest first; 400 cursor, limit; 401; 403; 404 (also an :env other than test and live).
+ */
+enum svc_err svc_api_backend_records(struct svc_req *req, struct svc_resp *resp)
+{
+	char cursor[200] = "", limit_s[24];
+	uint64_t limit = 50;
+	struct json_object *body = NULL;
+	const char *env;
+	int err, has;
+
+	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_READ, &env)) < 0)
+		return err;
+	if ((has = svc_req_query(req, "limit", limit_s, sizeof limit_s)) < 0 ||
+	    (has && (svc_parse_u64(limit_s, 100, &limit) < 0 || limit == 0)))
+		return svc_resp_error(resp, SVC_E_VALIDATION, "limit", "limit is from 1 to 100");
+	if (svc_req_query(req, "cursor", cursor, sizeof cursor) < 0 ||
+	    (err = svc_app_records_page(req->ctx->db, svc_req_param(req, "id"), env, svc_req_param(req, "collection"),
+					cursor, limit, &body)) == SVC_E_VALIDATION)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "cursor", "cursor is the nextCursor of a page of this list");
+	if (err < 0)
+		return err;
+	return svc_resp_json(resp, 200, body);
+}
+
+/* GET /projects/:id/backend/:env/users: 200 {items: [{id, email, disabled, createdAt}]} (the first 1000); 401; 403; 404. */
+enum svc_err svc_api_backend_users(struct svc_req *req, struct svc_resp *resp)
+{
+	struct svc_rows *rows = NULL;
+	struct json_object *body, *items;
+	struct svc_dbv p[2];
+	const char *env;
+	size_t i;
+	int err;
+
+	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_READ, &env)) < 0)
+		return err;
+	p[0] = svc_dbv_str(svc_req_param(req, "id"));
+	p[1] = svc_dbv_str(env);
+	if ((err = svc_db_run(req->ctx->db, STMT_APP_USERS_LIST, p, 2, &rows, NULL)) < 0)
+		return err;
+	body = json_object_new_object();
+	items = json_object_new_array();
+	for (i = 0; rows && i < rows->nrows; i++) {
+		struct json_object *u = json_object_new_object();
+		svc_json_add_str(u, "id", svc_rows_get(rows, i, AULCOL_ID));
+		svc_json_add_str(u, "email", svc_rows_get(rows, i, AULCOL_EMAIL));
+		json_object_object_add(u, "disabled", json_object_new_boolean(strcmp(svc_rows_get(rows, i, AULCOL_DISABLED), "0") != 0));
+		svc_json_add_time(u, "createdAt", svc_rows_get(rows, i, AULCOL_CREATED));
+		json_object_array_add(items, u);
+	}
+	json_object_object_add(body, "items", items);
+	svc_rows_free(rows);
+	return svc_resp_json(resp, 200, body);
+}
+
+/* An end user removed with their records, in one transaction: their counts leave app_usage. */
+struct user_delete {
+	const char *project_id, *env, *user_id;
+	uint64_t deleted;
+};
+
+static int user_delete_tx(struct svc_db *db, void *arg)
+{
+	struct user_delete *u = arg;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[5];
+	uint64_t n = 0, bytes = 0;
+	int err;
+
+	p[0] = svc_dbv_str(u->project_id);
+	p[1] = svc_dbv_str(u->env);
+	p[2] = svc_dbv_str(u->user_id);
+	if ((err = svc_db_run(db, STMT_APP_USER_DELETE, p, 3, NULL, &u->deleted)) < 0 || !u->deleted)
+		return err;
+	if ((err = svc_db_run(db, STMT_APP_USER_HOLDS, p, 3, &rows, NULL)) < 0)
+		return err;
+	svc_parse_u64(svc_rows_get(rows, 0, AUHCOL_RECORDS), UINT64_MAX, &n);
+	svc_parse_u64(svc_rows_get(rows, 0, AUHCOL_BYTES), UINT64_MAX, &bytes);
+	svc_rows_free(rows);
+	if ((err = svc_db_run(db, STMT_APP_USER_INDEX_CLEAR, p, 3, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_APP_USER_RECORDS_CLEAR, p, 3, NULL, NULL)) < 0)
+		return err;
+	p[0] = svc_dbv_i64(-(int64_t)n);
+	p[1] = svc_dbv_i64(-(int64_t)bytes);
+	p[2] = svc_dbv_i64(-1);
+	p[3] = svc_dbv_str(u->project_id);
+	p[4] = svc_dbv_str(u->env);
+	return svc_db_run(db, STMT_APP_USAGE_MOVE, p, 5, NULL, NULL);
+}
+
+/* DELETE /projects/:id/backend/:env/users/:userId: 204, the end user, their sessions and their records gone; 401;
+ * 403 (below workspace admin); 404 (no such end user in that environment). */
+enum svc_err svc_api_backend_user_delete(struct svc_req *req, struct svc_resp *resp)
+{
+	struct user_delete u = { svc_req_param(req, "id"), NULL, svc_req_param(req, "userId"), 0 };
+	int err;
+
+	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_USERS, &u.env)) < 0)
+		return err;
+	if ((err = svc_db_tx(req->ctx->db, user_delete_tx, &u)) < 0)
+		return err;
+	if (!u.deleted)
+		return svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "No such end user.");
+	svc_log_info("app: user %s deleted end user %s of project %s (%s)", req->user_id, u.user_id, u.project_id, u.env);
+	resp->status = 204;
+	return 0;
+}
+
+/* DELETE /projects/:id/backend/:env: 204, every end user, session and record of the test environment gone; 400 for
+ * live (only the test data can be emptied); 401; 403; 404. */
+enum svc_err svc_api_backend_empty(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *env;
+	struct svc_dbv p[2];
+	int err;
+
+	if ((err = backend_open(req, resp, SVC_ACT_WRITE, &env)) < 0)
+		return err;
+	if (strcmp(env, "test") != 0)
+		return svc_resp_error(resp, SVC_E_VALIDATION, "env", "Only the test data can be emptied.");
+	p[0] = svc_dbv_str(svc_req_param(req, "id"));
+	p[1] = svc_dbv_str(env);
+	{
+		const struct svc_db_step steps[] = {
+			{ STMT_APP_ENV_INDEX_CLEAR, p, 2, NULL }, { STMT_APP_ENV_RECORDS_CLEAR, p, 2, NULL },
+			{ STMT_APP_ENV_USERS_CLEAR, p, 2, NULL }, { STMT_APP_ENV_USAGE_CLEAR, p, 2, NULL },
+		};
+		if ((err = svc_db_tx_steps(req->ctx->db, steps, sizeof steps / sizeof steps[0])) < 0)
+			return err;
+	}
+	resp->status = 204;
+	return 0;
+}

@@ -1,0 +1,95 @@
+/* app.h: the backend of the apps svc builds, served by svc-app under /_svc/ on each site's own origin (docs/app-backend.md). */
+#ifndef SVC_APP_H
+#define SVC_APP_H
+
+#include <stddef.h>
+
+#include "http/http.h"
+#include "project/app_decl.h"
+
+#define SVC_APP_SESSION_SECS (30 * 86400) /* an end user's session lasts this long */
+#define SVC_APP_CLIENT_HEADER "X-Svc-Client" /* client.js sends it on every call */
+
+/* The site a request of svc-app is for, and who calls (svc_app_site_open). */
+struct svc_app_site {
+	char project_id[37];
+	const char *env;              /* "test" (the preview origin) or "live" (a published site, a custom domain) */
+	char dir[2048];               /* the project's working tree (its svc.data.json) */
+	char user_id[37];             /* the signed-in end user of this site, "" when signed out */
+	char user_email[256];
+	char user_created[32];        /* DB timestamp text */
+	char session_sha[65];         /* SHA-256 of the session token presented, "" when none */
+};
+
+/*
+ * Finds the site of `req` from its Host: "<token>.preview.<SVC_DOMAIN>"
+ * (the token checked by lib/auth/preview.h: environment test),
+ * "<slug>.<SVC_DOMAIN>" of a published project, or an active custom domain
+ * of one (environment live); then, for POST, PUT, PATCH and DELETE, that the
+ * request comes from the site itself: an Origin equal to the site's origin
+ * (app_url's scheme, the Host), or no Origin and the X-Svc-Client header;
+ * then the end user of the svc_app_session cookie, when it names a session
+ * of this site (project and environment) that has not expired. svc's own
+ * cookies and tokens are never read. Fills *out. Returns 0; SVC_E_NOT_FOUND
+ * when the Host is no site (or its project is deleted or not published);
+ * SVC_E_FORBIDDEN (with a message in resp) for a cross-site unsafe request;
+ * DB errors.
+ */
+int svc_app_site_open(struct svc_req *req, struct svc_resp *resp, struct svc_app_site *out);
+
+/*
+ * Handlers of svc-app (cgi-bin/svc-app.c), each as docs/app-backend.md and
+ * docs/api.md "The apps' backend" give it; besides the router's answers and
+ * those of svc_app_site_open():
+ *   client:  GET /_svc/client.js, 200 the ES module.
+ *   signup:  POST /_svc/auth/signup {email, password} 201 {user} and the session cookie; 400, 409 taken, 429.
+ *   login:   POST /_svc/auth/login {email, password} 200 {user} and the cookie; 401 wrong pair, 429 (rate limit,
+ *            lock-out as svc's own sign-in).
+ *   logout:  POST /_svc/auth/logout 204, the cookie cleared.
+ *   me:      GET /_svc/auth/me 200 {user}; 401.
+ *   list:    GET /_svc/data/:collection 200 {items, nextCursor}; 400 filter, sort, limit, cursor; 401; 403; 404.
+ *   create:  POST /_svc/data/:collection 201 record; 400 validation_failed (field); 401; 403; 404.
+ *   get, update, delete: GET, PATCH (200 record), DELETE (204) /_svc/data/:collection/:id; 400; 401; 403;
+ *            404 (also a record the caller may not get).
+ */
+enum svc_err svc_app_client(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_app_signup(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_app_login(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_app_logout(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_app_me(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_app_data_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_app_data_create(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_app_data_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_app_data_update(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_app_data_delete(struct svc_req *req, struct svc_resp *resp);
+
+/*
+ * A page of collection `collection`'s records in environment `env` ("test",
+ * "live") of project `project_id`, every owner's, oldest first, as builders
+ * see them (lib/api/api_backend.c): `limit` (1 to 100) records after
+ * `cursor` (a nextCursor of such a page, or NULL). Sets *out to {items,
+ * nextCursor} (the caller's) and returns 0, SVC_E_VALIDATION for a bad
+ * cursor, or DB errors.
+ */
+int svc_app_records_page(struct svc_db *db, const char *project_id, const char *env, const char *collection,
+			 const char *cursor, uint64_t limit, struct json_object **out);
+
+/* The body fields of signup and login ({email, password}). */
+extern const struct svc_body svc_app_credentials_body;
+
+/* lib/app internal: writes Set-Cookie svc_app_session (host-only, HttpOnly, SameSite=Lax, Secure when app_url
+ * is https) with `token` for SVC_APP_SESSION_SECS, or clearing it when token is NULL. Returns 0 or SVC_E_INTERNAL. */
+int svc_app__cookie(struct svc_req *req, struct svc_resp *resp, const char *token);
+
+/*
+ * lib/app internal, inside the transaction of a write: moves what site `s`
+ * holds by `records`, `bytes` (of fields' JSON) and `users` (each may be
+ * negative), refusing an increase past SVC_APP_MAX_RECORDS, _BYTES or _USERS
+ * of `cfg` (0: no limit) with SVC_E_TOO_LARGE and a message naming the
+ * setting in msg (max bytes). Locks the site's row of app_usage. Returns 0,
+ * SVC_E_TOO_LARGE or DB errors.
+ */
+int svc_app__usage(struct svc_db *db, const struct svc_config *cfg, const struct svc_app_site *s, int64_t records,
+		   int64_t bytes, int64_t users, char *msg, size_t max);
+
+#endif
