@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/api.h"
 #include "core/err.h"
@@ -478,7 +479,8 @@ enum svc_err svc_api_git_push(struct svc_req *req, struct svc_resp *resp)
 
 /*
  * POST /projects/:id/git/pull: fast-forwards main to the remote's branch (a
- * change of the project: working tree, svc-wsd, preview). 200 {result:
+ * change of the project: working tree, svc-wsd, preview; what the working
+ * tree holds uncommitted is saved as a version first). 200 {result:
  * "fast-forward" | "up-to-date", sha, previous, remote}; 400 (the remote's
  * tree holds a symlink or a refused path); 413 (its files exceed
  * SVC_IMPORT_MAX_MB); 403; 404 (no project, no remote,
@@ -490,10 +492,18 @@ enum svc_err svc_api_git_pull(struct svc_req *req, struct svc_resp *resp)
 	const char *id = svc_req_param(req, "id");
 	struct svc_gitio_pull_result r;
 	struct json_object *body;
-	char wid[37], why[1000];
-	int err;
+	char wid[37], why[1000], dir[2048], pending[41];
+	int err, lock, committed = 0;
 
 	if ((err = mirror_project(req, id, wid)) < 0)
+		return err;
+	/* what is not committed yet (collaborative edits before their debounced commit) becomes a version
+	 * first: git merge --ff-only refuses a working tree with changes, and they would be lost otherwise */
+	if ((err = svc_project_dir(&req->ctx->cfg, id, dir, sizeof dir)) < 0 || (lock = svc_project_lock(dir)) < 0)
+		return err < 0 ? err : SVC_E_INTERNAL;
+	err = svc_project_commit_change(svc_req_caller(req), id, dir, "Save before a pull", pending, &committed);
+	close(lock);
+	if (err < 0)
 		return err;
 	if ((err = svc_gitio_pull(req->ctx->db, &req->ctx->cfg, id, &r, why, sizeof why)) < 0)
 		return svc_resp_error(resp, err == SVC_E_FORBIDDEN ? SVC_E_VALIDATION : err, NULL, "%s", why);

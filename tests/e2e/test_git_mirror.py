@@ -29,9 +29,32 @@ def main():
     forge = Forge()
     try:
         run(a, pid, forge)
+        dirty_case(a, forge)
     finally:
         forge.stop()
     return finish()
+
+
+def dirty_case(a, forge):
+    """A pull while the working tree holds a change not committed yet (collaborative edits before their
+    debounced commit): the change is saved as a version first, so the pull is a divergence (409), never a
+    500 nor a lost edit."""
+    pid = create_project(a, "blank").body["id"]
+    base = "/projects/%s/git" % pid
+    forge.make_repo("dirty-mirror", [{"README.md": "forge side\n"}])
+    os.system("git --git-dir %s branch -q -m main other" % forge.path("dirty-mirror"))
+    api("PUT", base + "/remote", {"url": forge.url("dirty-mirror"), "username": forge.user,
+                                  "token": forge.password}, token=a.token)
+    api("POST", base + "/push", {}, token=a.token)
+    forge.commit_on("dirty-mirror", {"index.html": "<p>forge</p>\n"})
+    with open(os.path.join(setting("SVC_DATA_DIR"), "projects", pid, "index.html"), "w") as f:
+        f.write("<p>svc, not committed yet</p>\n")
+    r = api("POST", base + "/pull", token=a.token)
+    vs = versions(a, pid)
+    check("test_git_mirror_pull_uncommitted_change_is_saved_then_409",
+          is_error(r, 409, "conflict") and vs[0]["message"].startswith("Save before a pull"), (r, vs[:2]))
+    f = api("GET", "/projects/%s/files/index.html" % pid, token=a.token)
+    check("test_git_mirror_pull_uncommitted_change_kept", f.status == 200 and "not committed yet" in f.body, f)
 
 
 def run(a, pid, forge):
