@@ -1,4 +1,4 @@
-/* git_check.c: svc's pre-receive check of a push over smart HTTP: main only fast-forwards, no symlink, no path outside the tree or under .git, no file or push over its quota. */
+/* git_check.c: svc's pre-receive check of a push over smart HTTP: main only fast-forwards, no symlink, no path outside the tree or under .git, no file or push over its quota, a valid svc.data.json on main. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "core/fsx.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "project/app_decl.h"
 #include "project/githttp.h"
 #include "project/quota.h"
 #include "project/repo.h"
@@ -131,7 +132,7 @@ static int check_commits(git_repository *repo, git_odb *odb, const git_oid *tips
 
 /* Parses "<old> <new> <ref>" lines; main's command is checked at once, the new tips are kept. */
 static int check_commands(git_repository *repo, const char *input, size_t len, git_oid **out_tips, size_t *out_n,
-			  char *why, size_t why_max)
+			  git_oid *out_main, char *why, size_t why_max)
 {
 	git_oid *tips = NULL;
 	size_t n = 0, cap = 0, off = 0;
@@ -161,6 +162,8 @@ static int check_commands(git_repository *repo, const char *input, size_t len, g
 		}
 		if (strcmp(ref, MAIN_REF) == 0 && (err = check_main(repo, &old, &new, why, why_max)) < 0)
 			break;
+		if (strcmp(ref, MAIN_REF) == 0)
+			*out_main = new;
 		if (git_oid_is_zero(&new))
 			continue;
 		if ((err = SVC_ARRAY_GROW(tips, cap, n + 1)) < 0)
@@ -176,12 +179,46 @@ static int check_commands(git_repository *repo, const char *input, size_t len, g
 	return 0;
 }
 
+/*
+ * The svc.data.json that main's new tip `tip` holds at its root, when it has
+ * one, must be a valid declaration of the apps' backend (docs/app-backend.md),
+ * as a save or a turn must: the push is refused with the parser's message
+ * (which names the line), and the last valid one stays in force. Other
+ * branches are not the project and are not checked. Runs after the size
+ * check, so the blob is at most SVC_QUOTA_FILE_BYTES.
+ */
+static int check_decl(git_repository *repo, const git_oid *tip, char *why, size_t why_max)
+{
+	git_commit *c = NULL;
+	git_tree *t = NULL;
+	git_blob *b = NULL;
+	const git_tree_entry *e;
+	char msg[512];
+	int err = 0;
+
+	if (git_commit_lookup(&c, repo, tip) < 0 || git_commit_tree(&t, c) < 0)
+		err = SVC_E_INTERNAL;
+	else if ((e = git_tree_entry_byname(t, SVC_APP_DECL_FILE)) && git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
+		if (git_blob_lookup(&b, repo, git_tree_entry_id(e)) < 0)
+			err = SVC_E_INTERNAL;
+		else if (svc_app_decl_guard(SVC_APP_DECL_FILE, git_blob_rawcontent(b), (size_t)git_blob_rawsize(b), msg,
+					    sizeof msg) < 0) {
+			snprintf(why, why_max, "svc: %s", msg);
+			err = SVC_E_VALIDATION;
+		}
+	}
+	git_blob_free(b);
+	git_tree_free(t);
+	git_commit_free(c);
+	return err;
+}
+
 int svc_git_prereceive(const char *git_dir, const char *input, size_t len, const struct svc_git_limits *l,
 		       char *why, size_t why_max)
 {
 	git_repository *repo = NULL;
 	git_odb *odb = NULL;
-	git_oid *tips = NULL;
+	git_oid *tips = NULL, main_tip;
 	size_t ntips = 0;
 	uint64_t pushed = 0;
 	int err;
@@ -208,9 +245,12 @@ int svc_git_prereceive(const char *git_dir, const char *input, size_t len, const
 			goto done;
 		}
 	}
-	if ((err = check_commands(repo, input, len, &tips, &ntips, why, why_max)) < 0)
+	memset(&main_tip, 0, sizeof main_tip);
+	if ((err = check_commands(repo, input, len, &tips, &ntips, &main_tip, why, why_max)) < 0)
 		goto done;
 	err = check_commits(repo, odb, tips, ntips, l, why, why_max);
+	if (err == 0 && !git_oid_is_zero(&main_tip))
+		err = check_decl(repo, &main_tip, why, why_max);
 done:
 	if (err == SVC_E_INTERNAL) {
 		const git_error *e = git_error_last();

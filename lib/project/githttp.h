@@ -144,8 +144,11 @@ struct svc_git_limits {
  * new commit (reachable from a pushed ref and from no existing ref) whose
  * tree holds a symlink, a submodule, a path that svc_fsx_check_path()
  * refuses (outside the tree, under .git) or a file over
- * l->max_file_bytes, and pushed objects more than l->room_bytes in all.
- * The objects are read from the repository and its quarantine. Returns 0,
+ * l->max_file_bytes, pushed objects more than l->room_bytes in all, and
+ * a new main whose svc.data.json is not a valid declaration of the apps'
+ * backend (svc_app_decl_guard(), the same check as a save's; `why` is the
+ * parser's message naming the line). The objects are read from the
+ * repository and its quarantine. Returns 0,
  * SVC_E_VALIDATION (refused, `why` set), SVC_E_TOO_LARGE (a quota, `why`
  * set) or SVC_E_INTERNAL.
  */

@@ -191,6 +191,18 @@ def test_refusals(a, pid, d):
     names = [b.get("name") for b in (r.body.get("items") if isinstance(r.body, dict) else None) or []]
     check("test_git_http_other_branches_are_pushed_and_listed", st == 0 and names[:1] == ["main"] and
           "experiment" in names and main_sha(a, pid) == before and on_disk(pid, "other.txt") is None, (out, r))
+    # main's svc.data.json must be a valid declaration of the apps' backend: an invalid one is refused with
+    # the parser's message naming the line, and a valid one goes in (docs/git.md "What a push may not do")
+    broken = '{"collections": {"todos": {"fields": {"title": {"type": "strin"}}}}}\n'
+    refused_push(a, pid, d, "invalid_svc_data_json", r"remote: svc: svc\.data\.json line \d+",
+                 lambda dd: commit_file(dd, "svc.data.json", broken, "a broken backend"))
+    check("test_git_http_invalid_svc_data_json_is_not_in_the_tree", on_disk(pid, "svc.data.json") is None)
+    git("reset", "-q", "--hard", "origin/main", cwd=d)
+    valid = '{"collections": {"todos": {"fields": {"title": {"type": "string", "max": 200}}}}}\n'
+    commit_file(d, "svc.data.json", valid, "a backend")
+    st, out = git("push", "origin", "HEAD:main", cwd=d)
+    check("test_git_http_valid_svc_data_json_is_pushed", st == 0 and on_disk(pid, "svc.data.json") == valid.encode(),
+          (out, on_disk(pid, "svc.data.json")))
     git("reset", "-q", "--hard", "origin/main", cwd=d)
 
 
