@@ -101,6 +101,12 @@ struct svc_config {
 	unsigned build_network, build_wall_secs, build_cpu_secs, build_memory_mb, build_procs, build_tmp_mb;
 	unsigned build_uid, thumb_uid; /* SVC_BUILD_UID, SVC_THUMB_UID */
 	const char *build_bwrap, *build_npm;
+	/* dev servers (svc-devd, docs/operations.md "Dev servers") */
+	const char *devd_host;         /* SVC_DEVD_HOST: where svc-devd listens, default 127.0.0.1 */
+	unsigned devd_port;            /* SVC_DEVD_PORT: its port, default 8082 */
+	unsigned devserver_max;        /* SVC_DEVSERVER_MAX: dev servers on a host at once, 0 none */
+	unsigned devserver_idle_secs;  /* SVC_DEVSERVER_IDLE_SECS: without a viewer before one stops */
+	unsigned devserver_start_secs; /* SVC_DEVSERVER_START_SECS: an install and start may take */
 	unsigned deployments_kept, deployments_grace_secs;
 	uint64_t integ_timeout_secs, integ_max_response_bytes, xray_stuck_secs;
 	int integ_allow_http;
