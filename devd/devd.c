@@ -214,8 +214,9 @@ static void status_answer(struct conn *c, const char *method, const char *path)
 		json_object_object_add(e, "idleMs", json_object_new_int64(svc_mono_ms() - s->last_view_ms));
 		json_object_object_add(e, "startMs", json_object_new_int64(s->ready_ms ? s->ready_ms - s->started_ms : 0));
 		json_object_object_add(e, "memoryBytes", json_object_new_int64(
-			s->state == DEVD_RUNNING && s->proc.cg ? (int64_t)svc_cgroup_memory_bytes(s->proc.cg) : 0));
-		json_object_object_add(e, "pid", json_object_new_int(s->state == DEVD_RUNNING ? s->proc.pid : 0));
+			s->state == DEVD_RUNNING ? (int64_t)svc_devserver_memory(&s->proc) : 0));
+		json_object_object_add(e, "pid", json_object_new_int(
+			s->state == DEVD_RUNNING && s->proc.sb ? (int)svc_sandbox_pid(s->proc.sb) : 0));
 		if (s->state == DEVD_FAILED)
 			json_object_object_add(e, "error", json_object_new_string(s->why));
 		json_object_array_add(list, e);

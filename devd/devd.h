@@ -22,7 +22,6 @@ struct devd_server {
 	char dir[2100];          /* SVC_DATA_DIR/builds/dev-<id>: app/ (the mirror), cache/, log, deps.key */
 	enum devd_state state;
 	struct svc_devserver_proc proc; /* while RUNNING */
-	int reaped;              /* proc.pid was waited for already */
 	int log_fd;              /* dir/log, the dev server's output */
 	int conns;               /* connections proxied to it now (an open HMR socket is a viewer) */
 	int restarts;            /* restarts after a crash: one is allowed */
@@ -35,6 +34,13 @@ struct devd_server {
 	int thread_live;
 	int thread_done;         /* set by the thread (atomically) when it ends */
 	int start_err;           /* the thread's result */
+	/* the thread asks the loop to fork the sandbox (launch 1), the loop answers (launch 2, launch_err) */
+	pthread_mutex_t launch_mu;
+	pthread_cond_t launch_cv;
+	int launch;
+	enum svc_devserver_kind launch_kind;
+	int launch_err;
+	char launch_why[512];
 };
 
 /* The daemon's settings (read once at start). */

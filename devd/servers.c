@@ -83,14 +83,15 @@ static void log_tail(const struct devd_server *s, char *out, size_t max)
 static int prepare(const struct svc_config *cfg, struct devd_server *s, char *why, size_t why_max)
 {
 	char app[2200], cache[2200], key[SVC_SHA256_HEX_LEN + 1], old[SVC_SHA256_HEX_LEN + 1] = "", *text = NULL;
-	char nm[2300];
+	char nm[2300], svcdir[2200], name[64];
 	struct stat st;
 	size_t len;
 	int err, i;
 
 	snprintf(app, sizeof app, "%s/app", s->dir);
 	snprintf(cache, sizeof cache, "%s/cache", s->dir);
-	if (svc_project_mkdirs(app) < 0 || svc_project_mkdirs(cache) < 0) {
+	snprintf(svcdir, sizeof svcdir, "%s/svc", s->dir);
+	if (svc_project_mkdirs(app) < 0 || svc_project_mkdirs(cache) < 0 || svc_project_mkdirs(svcdir) < 0) {
 		snprintf(why, why_max, "the dev server's directory could not be made");
 		return SVC_E_INTERNAL;
 	}
@@ -114,7 +115,8 @@ static int prepare(const struct svc_config *cfg, struct devd_server *s, char *wh
 	snprintf(nm, sizeof nm, "%s/node_modules", app);
 	if (strcmp(key, old) != 0 || lstat(nm, &st) < 0) {
 		svc_fsx_delete(s->dir, "deps.key");
-		if ((err = svc_devserver_install(cfg, app, s->log_fd, why, why_max)) < 0)
+		snprintf(name, sizeof name, "devinstall-%s", s->id);
+		if ((err = svc_devserver_install(cfg, name, app, s->log_fd, why, why_max)) < 0)
 			return err;
 		svc_fsx_write(s->dir, "deps.key", key, strlen(key));
 	}
@@ -138,31 +140,18 @@ static int prepare(const struct svc_config *cfg, struct devd_server *s, char *wh
 	return 0;
 }
 
-/* Waits until the dev server accepts a connection, it ends, or the deadline passes. */
+/* Waits until the dev server answers HTTP, it ends, or the deadline passes. */
 static int wait_ready(struct devd_server *s, int64_t deadline, char *why, size_t why_max)
 {
-	while (svc_mono_ms() < deadline) {
-		struct pollfd p;
-		int fd, soerr = 0;
-		socklen_t sl = sizeof soerr;
-		int status;
+	int status;
 
-		if (waitpid(s->proc.pid, &status, WNOHANG) == s->proc.pid) {
-			s->reaped = 1;
-			snprintf(why, why_max, "the dev server exited with status %d before it listened",
-				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	while (svc_mono_ms() < deadline) {
+		if (svc_devserver_ended(&s->proc, &status)) {
+			snprintf(why, why_max, "the dev server exited with status %d before it listened", status);
 			return SVC_E_VALIDATION;
 		}
-		if (svc_devserver_connect(&s->proc, &fd) == 0) {
-			p.fd = fd;
-			p.events = POLLOUT;
-			p.revents = 0;
-			if (poll(&p, 1, 500) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0) {
-				close(fd);
-				return 0;
-			}
-			close(fd);
-		}
+		if (svc_devserver_ready(&s->proc, 500))
+			return 0;
 		usleep(100 * 1000);
 	}
 	snprintf(why, why_max, "the dev server did not listen within %d s", (int)((deadline - s->started_ms) / 1000));
@@ -175,15 +164,12 @@ static void *start_thread(void *arg)
 	struct devd_server *s = arg;
 	const struct svc_config *cfg = devd_cfg();
 	enum svc_devserver_kind kind;
-	char name[64], app[2200], cache[2200];
+	char app[2200];
 	int64_t deadline = s->started_ms + (int64_t)cfg->devserver_start_secs * 1000;
 	int err;
 
 	snprintf(app, sizeof app, "%s/app", s->dir);
-	snprintf(cache, sizeof cache, "%s/cache", s->dir);
-	snprintf(name, sizeof name, "dev-%s", s->id);
 	s->start_err = 0;
-	s->reaped = 0;
 	if ((err = prepare(cfg, s, s->why, sizeof s->why)) < 0)
 		goto done;
 	kind = svc_devserver_kind(app);
@@ -192,10 +178,20 @@ static void *start_thread(void *arg)
 		err = SVC_E_VALIDATION;
 		goto done;
 	}
-	if ((err = svc_devserver_start(cfg, kind, name, app, cache, s->log_fd, &s->proc, s->why, sizeof s->why)) < 0)
+	/* the sandbox is forked by the loop's thread: a child's parent-death signal (bubblewrap's
+	 * --die-with-parent) fires when the thread that forked it ends, and this one ends soon */
+	pthread_mutex_lock(&s->launch_mu);
+	s->launch_kind = kind;
+	s->launch = 1;
+	devd_wake();
+	while (s->launch == 1)
+		pthread_cond_wait(&s->launch_cv, &s->launch_mu);
+	err = s->launch_err;
+	pthread_mutex_unlock(&s->launch_mu);
+	if (err < 0)
 		goto done;
 	if ((err = wait_ready(s, deadline, s->why, sizeof s->why)) < 0) {
-		svc_devserver_stop(&s->proc, s->reaped);
+		svc_devserver_stop(&s->proc);
 		goto done;
 	}
 done:
@@ -203,6 +199,25 @@ done:
 	__atomic_store_n(&s->thread_done, 1, __ATOMIC_RELEASE);
 	devd_wake();
 	return NULL;
+}
+
+/* The loop's part of a start: forks the sandbox its start thread asked for, and lets the thread go on. */
+static void launch(struct devd_server *s)
+{
+	char name[64], app[2200], cache[2200], svcdir[2200];
+
+	snprintf(app, sizeof app, "%s/app", s->dir);
+	snprintf(cache, sizeof cache, "%s/cache", s->dir);
+	snprintf(svcdir, sizeof svcdir, "%s/svc", s->dir);
+	snprintf(name, sizeof name, "dev-%s", s->id);
+	pthread_mutex_lock(&s->launch_mu);
+	s->launch_err = svc_devserver_start(devd_cfg(), s->launch_kind, name, app, cache, svcdir, s->log_fd, &s->proc,
+					    s->launch_why, sizeof s->launch_why);
+	if (s->launch_err < 0)
+		snprintf(s->why, sizeof s->why, "%s", s->launch_why);
+	s->launch = 2;
+	pthread_cond_signal(&s->launch_cv);
+	pthread_mutex_unlock(&s->launch_mu);
 }
 
 /* Starts server `s` (new, or after a crash or idle stop): its log truncated, its thread started. */
@@ -213,15 +228,15 @@ static void start(struct devd_server *s)
 	s->state = DEVD_STARTING;
 	s->started_ms = svc_mono_ms();
 	s->why[0] = '\0';
-	s->proc.factory = -1;
-	s->proc.cg = NULL;
-	s->proc.pid = 0;
+	memset(&s->proc, 0, sizeof s->proc);
+	s->proc.dirfd = -1;
 	if (s->log_fd >= 0)
 		close(s->log_fd);
 	snprintf(path, sizeof path, "%s/log", s->dir);
 	svc_project_mkdirs(s->dir);
 	s->log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
 	__atomic_store_n(&s->thread_done, 0, __ATOMIC_RELEASE);
+	s->launch = 0;
 	if (pthread_create(&s->thread, NULL, start_thread, s) != 0) {
 		s->state = DEVD_FAILED;
 		snprintf(s->why, sizeof s->why, "the dev server could not be started");
@@ -237,11 +252,13 @@ static void forget(struct devd_server *s, const char *reason)
 	size_t i;
 
 	if (s->state == DEVD_RUNNING)
-		svc_devserver_stop(&s->proc, s->reaped);
+		svc_devserver_stop(&s->proc);
 	svc_log_info("devd: dev server of %s stopped (%s)", s->id, reason);
 	devd_conns_drop(s);
 	if (s->log_fd >= 0)
 		close(s->log_fd);
+	pthread_mutex_destroy(&s->launch_mu);
+	pthread_cond_destroy(&s->launch_cv);
 	for (i = 0; i < nservers; i++)
 		if (servers[i] == s) {
 			servers[i] = servers[--nservers];
@@ -294,6 +311,8 @@ int devd_server_view(const char *id, const char *src, struct devd_server **out)
 			return SVC_E_INTERNAL;
 		if (!(s = calloc(1, sizeof *s)))
 			return SVC_E_INTERNAL;
+		pthread_mutex_init(&s->launch_mu, NULL);
+		pthread_cond_init(&s->launch_cv, NULL);
 		s->log_fd = -1;
 		snprintf(s->id, sizeof s->id, "%s", id);
 		snprintf(s->src, sizeof s->src, "%s", src);
@@ -345,18 +364,14 @@ static void start_done(struct devd_server *s)
 	failed(s);
 }
 
-/* A running server's process ended: restart it once, else it failed. */
+/* A running server's process ended (exit status `status`): restart it once, else it failed. */
 static void crashed(struct devd_server *s, int status)
 {
 	char tail[LOG_TAIL + 1];
 
-	s->reaped = 1;
-	svc_devserver_stop(&s->proc, 1);
 	devd_conns_drop(s);
 	log_tail(s, tail, sizeof tail);
-	snprintf(s->why, sizeof s->why, "the dev server exited with status %d%s%s",
-		 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0),
-		 tail[0] ? ": " : "", tail);
+	snprintf(s->why, sizeof s->why, "the dev server exited with status %d%s%s", status, tail[0] ? ": " : "", tail);
 	svc_log_info("devd: dev server of %s crashed: %s", s->id, s->why);
 	if (s->restarts == 0) {
 		s->restarts++;
@@ -377,6 +392,12 @@ void devd_servers_tick(void)
 		int status;
 
 		if (s->state == DEVD_STARTING) {
+			int want;
+			pthread_mutex_lock(&s->launch_mu);
+			want = s->launch == 1;
+			pthread_mutex_unlock(&s->launch_mu);
+			if (want)
+				launch(s);
 			if (s->thread_live && __atomic_load_n(&s->thread_done, __ATOMIC_ACQUIRE))
 				start_done(s);
 			continue;
@@ -388,7 +409,7 @@ void devd_servers_tick(void)
 		}
 		if (s->state != DEVD_RUNNING)
 			continue;
-		if (waitpid(s->proc.pid, &status, WNOHANG) == s->proc.pid) {
+		if (svc_devserver_ended(&s->proc, &status)) {
 			crashed(s, status);
 			continue;
 		}
@@ -416,6 +437,15 @@ void devd_servers_stop_all(void)
 	while (nservers) {
 		struct devd_server *s = servers[nservers - 1];
 		if (s->thread_live) {
+			while (!__atomic_load_n(&s->thread_done, __ATOMIC_ACQUIRE)) {
+				int want;
+				pthread_mutex_lock(&s->launch_mu);
+				want = s->launch == 1;
+				pthread_mutex_unlock(&s->launch_mu);
+				if (want)
+					launch(s);
+				usleep(10 * 1000);
+			}
 			pthread_join(s->thread, NULL);
 			s->thread_live = 0;
 			if (s->start_err == 0)

@@ -57,7 +57,7 @@ static int preview_ttl(const struct svc_config *cfg, int64_t *out)
 }
 
 /*
- * GET /projects/:id/preview: 200 {url, expiresAt}; 401 (anonymous, not a
+ * GET /projects/:id/preview: 200 {url, expiresAt, devServer}; 401 (anonymous, not a
  * public project); 403; 404. Whoever may read the project's files may preview
  * it. The expiry is rounded up to the minute, so the URL stays the same for a
  * minute and the browser's frame does not reload for nothing.
@@ -68,6 +68,7 @@ enum svc_err svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp
 	const char *id = svc_req_param(req, "id");
 	struct svc_rows *rows = NULL;
 	char token[SVC_PREVIEW_TOKEN_MAX], label[SVC_PREVIEW_TOKEN_MAX + sizeof PREVIEW_LABEL], url[512], ts[25];
+	char dir[2048];
 	struct json_object *body;
 	int64_t ttl, expires;
 	int err;
@@ -87,6 +88,10 @@ enum svc_err svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp
 	body = json_object_new_object();
 	json_object_object_add(body, "url", json_object_new_string(url));
 	json_object_object_add(body, "expiresAt", json_object_new_string(ts));
+	/* a dev server's page updates itself (HMR): the app then does not reload the frame after a change */
+	json_object_object_add(body, "devServer", json_object_new_boolean(
+		cfg->devserver_max && svc_project_dir(cfg, id, dir, sizeof dir) == 0 &&
+		svc_devserver_kind(dir) != SVC_DEVSERVER_NONE));
 	return svc_resp_json(resp, 200, body);
 }
 

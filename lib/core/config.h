@@ -101,6 +101,8 @@ struct svc_config {
 	unsigned build_network, build_wall_secs, build_cpu_secs, build_memory_mb, build_procs, build_tmp_mb;
 	unsigned build_uid, thumb_uid; /* SVC_BUILD_UID, SVC_THUMB_UID */
 	const char *build_bwrap, *build_npm;
+	unsigned build_cpu_percent, build_disk_mb; /* SVC_BUILD_CPU_PERCENT, SVC_BUILD_DISK_MB (issue 27) */
+	const char *npm_registry, *build_cgroup;    /* SVC_NPM_REGISTRY, SVC_BUILD_CGROUP */
 	/* dev servers (svc-devd, docs/operations.md "Dev servers") */
 	const char *devd_host;         /* SVC_DEVD_HOST: where svc-devd listens, default 127.0.0.1 */
 	unsigned devd_port;            /* SVC_DEVD_PORT: its port, default 8082 */

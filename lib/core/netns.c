@@ -77,13 +77,16 @@ static int send_fd(int sock, int fd)
 	return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
-int svc_netns_alone(void)
+int svc_netns_isolate(unsigned port, int send_sock)
 {
 	char map[64];
+	struct sockaddr_in a;
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	int e;
+	int lfd = -1, e, one = 1;
 
+	if (port == 0 || port > 65535)
+		return -EINVAL;
 	/* a user namespace of its own gives the capability to make the network one without being root; a
 	 * process that just changed its user is not dumpable, and its /proc/self files are root's then */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
@@ -92,19 +95,7 @@ int svc_netns_alone(void)
 	if ((e = write_proc("/proc/self/setgroups", "deny")) < 0 || (e = write_proc("/proc/self/uid_map", map)) < 0)
 		return e;
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	if ((e = write_proc("/proc/self/gid_map", map)) < 0)
-		return e;
-	return loopback_up();
-}
-
-int svc_netns_isolate(unsigned port, int send_sock)
-{
-	struct sockaddr_in a;
-	int lfd = -1, e, one = 1;
-
-	if (port == 0 || port > 65535)
-		return -EINVAL;
-	if ((e = svc_netns_alone()) < 0)
+	if ((e = write_proc("/proc/self/gid_map", map)) < 0 || (e = loopback_up()) < 0)
 		return e;
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
@@ -159,47 +150,4 @@ int svc_netns_recv_listener(int recv_fd, long timeout_ms, int *out_fd)
 	memcpy(&fd, CMSG_DATA(h), sizeof fd);
 	*out_fd = fd;
 	return 0;
-}
-
-/* ---- the socket factory of a namespace whose listeners the host reaches (svc-devd's dev servers) ---- */
-
-int svc_netns_factory_serve(int sock, int (*stop)(void *arg), void *arg)
-{
-	struct pollfd p = { sock, POLLIN, 0 };
-	char byte;
-	int s, r;
-
-	for (;;) {
-		if (stop && stop(arg))
-			return 0;
-		r = poll(&p, 1, 200);
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r <= 0)
-			continue;
-		r = (int)read(sock, &byte, 1);
-		if (r == 0)
-			return 0;
-		if (r < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (s < 0)
-			return -errno;
-		r = send_fd(sock, s);
-		close(s);
-		if (r < 0)
-			return r;
-	}
-}
-
-int svc_netns_factory_socket(int sock, long timeout_ms, int *out_fd)
-{
-	char byte = 'S';
-
-	if (write(sock, &byte, 1) != 1)
-		return SVC_E_UNAVAILABLE;
-	return svc_netns_recv_listener(sock, timeout_ms, out_fd); /* the same one-descriptor message */
 }

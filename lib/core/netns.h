@@ -41,35 +41,4 @@ int svc_netns_isolate(unsigned port, int send_sock);
  */
 int svc_netns_recv_listener(int recv_fd, long timeout_ms, int *out_fd);
 
-/*
- * For a child about to exec (after it dropped to its user): the first half of
- * svc_netns_isolate(): a new user namespace mapping only its own uid and gid,
- * a new network namespace with `lo` up, and no listener. Everything it and
- * its children make from then on lives there: a TCP listener on 127.0.0.1
- * inside is reachable only through sockets made in this namespace (below).
- * Returns 0 or a negative errno. Not thread-safe: a single-threaded child only.
- */
-int svc_netns_alone(void);
-
-/*
- * The socket factory of such a namespace: a process left in it (a child
- * that called svc_netns_alone(), svc-devd's dev servers, docs/operations.md
- * "Dev servers") answers each byte read from the AF_UNIX stream socket
- * `sock` with a fresh, unconnected AF_INET TCP socket made in its namespace
- * (SCM_RIGHTS), so the parent can connect() it to a listener on 127.0.0.1
- * inside (a socket keeps the namespace it was made in; network_namespaces(7)).
- * Polls `stop(arg)` (may be NULL) every 200 ms and returns 0 when it says 1
- * or when `sock` is closed; a negative errno when a call failed. Uses system
- * calls only: fine in a child forked from a threaded process.
- */
-int svc_netns_factory_serve(int sock, int (*stop)(void *arg), void *arg);
-
-/*
- * The parent's side of the factory: asks it on `sock` for a socket and waits
- * at most `timeout_ms` for it. Sets *out_fd (the caller's to close;
- * close-on-exec). Returns 0 or SVC_E_UNAVAILABLE (the factory is gone).
- * Blocking: a factory answers within microseconds while it lives.
- */
-int svc_netns_factory_socket(int sock, long timeout_ms, int *out_fd);
-
 #endif

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -16,17 +17,22 @@
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/log.h"
-#include "core/netns.h"
+#include "core/json.h"
 #include "core/util.h"
 #include "project/build.h"
+#include "project/sandbox.h"
 
-#define BUILD_ARGS_MAX 96
+#define NPMRC "/build/.svc-home/npmrc" /* svc's own npmrc inside the sandbox */
 
 void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_build_opts *out)
 {
 	/* bounds and defaults: the settings table (lib/core/config_table.c) */
 	out->bwrap = cfg->build_bwrap;
 	out->npm = cfg->build_npm;
+	out->registry = cfg->npm_registry;
+	out->cgroup_parent = cfg->build_cgroup && cfg->build_cgroup[0] ? cfg->build_cgroup : NULL;
+	out->cpu_percent = cfg->build_cpu_percent;
+	out->disk_mb = cfg->build_disk_mb;
 	out->cpu_secs = cfg->build_cpu_secs;
 	out->memory_mb = cfg->build_memory_mb;
 	out->procs = cfg->build_procs;
@@ -36,6 +42,10 @@ void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_b
 	out->thumb_uid = cfg->thumb_uid;
 	out->network = cfg->build_network;
 	out->scripts = scripts;
+	svc_outbound_policy_load(cfg, &out->egress);
+	memcpy(out->run_name, "build-", 6);
+	if (svc_random_hex(out->run_name + 6, 8) < 0)
+		snprintf(out->run_name + 6, sizeof out->run_name - 6, "%ld", (long)getpid());
 }
 
 static void say(svc_build_log_fn log, void *arg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -80,219 +90,346 @@ static int chown_tree(int dirfd, uid_t uid, gid_t gid, int depth)
 	return err;
 }
 
-struct step {
-	const char *title;  /* "npm ci", for the log and the reason */
-	int network;        /* the host's network */
-	const char *cmd[8]; /* the command inside the sandbox, NULL-terminated */
-};
+/* ---- dependencies from the registry only ---- */
 
-size_t svc_build_sandbox_base(const char *bwrap, const char *uid, const char **argv)
+/* Whether the dependency spec `v` makes npm fetch from outside the registry (a URL, Git, a path, a tarball). */
+static int spec_outside(const char *v)
 {
-	static const char *const base[] = {
-		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--new-session", "--die-with-parent",
-		"--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-		"--proc", "/proc", "--dev", "/dev",
-		"--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
-	};
-	size_t n = 0, i;
+	static const char *const prefixes[] = { "git", "github:", "gitlab:", "bitbucket:", "gist:", "file:", "link:",
+						"http:", "https:", "./", "../", "/", "~/", "." };
+	const char *at;
+	size_t i, n = strlen(v);
 
-	argv[n++] = bwrap;
-	for (i = 0; i < sizeof base / sizeof base[0]; i++)
-		argv[n++] = base[i];
-	argv[n++] = "--uid";
-	argv[n++] = uid;
-	argv[n++] = "--gid";
-	argv[n++] = uid;
-	assert(n <= SVC_SANDBOX_BASE_ARGS);
-	return n;
+	if (strncmp(v, "npm:", 4) == 0) /* an alias: npm:<name>@<range>, the range is what npm fetches */
+		return (at = strrchr(v + 5, '@')) ? spec_outside(at + 1) : 0;
+	if (strncmp(v, "workspace:", 10) == 0)
+		return 0;
+	for (i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (strncmp(v, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	if (strstr(v, "://") || strchr(v, '/') || strchr(v, '\\') || strchr(v, ':'))
+		return 1; /* a URL, or a GitHub "user/repo" shorthand (semver ranges and tags have no '/') */
+	return n > 4 && (strcmp(v + n - 4, ".tgz") == 0 || strcmp(v + n - 4, ".tar") == 0 ||
+			 (n > 7 && strcmp(v + n - 7, ".tar.gz") == 0));
 }
 
-/* The bubblewrap command line of one step (docs/operations.md "The build sandbox"). */
-static size_t sandbox_args(const struct svc_build_opts *o, const char *dir, const struct step *s, const char *tmp_size,
-			   const char *uid, const char **argv)
+/* Checks every string of `o` (a dependency map, or overrides' nested maps) as a spec; `where` names the map. */
+static int check_map(struct json_object *o, const char *where, const char *registry, int depth, char *why,
+		     size_t why_max)
 {
-	static const char *const base[] = {
-		"--setenv", "HOME", "/build/.svc-home",
-		"--setenv", "npm_config_cache", "/build/.svc-home/npm-cache", "--setenv", "npm_config_update_notifier",
-		"false", "--setenv", "npm_config_fund", "false", "--setenv", "npm_config_audit", "false",
-		"--setenv", "CI", "1",
-	};
-	/* name resolution and TLS for the registry, only in a step with the network */
-	static const char *const net[] = {
-		"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf", "--ro-bind-try", "/etc/hosts", "/etc/hosts",
-		"--ro-bind-try", "/etc/nsswitch.conf", "/etc/nsswitch.conf", "--ro-bind-try", "/etc/ssl", "/etc/ssl",
-		"--ro-bind-try", "/etc/ca-certificates", "/etc/ca-certificates",
-	};
-	size_t n = 0, i;
+	if (!o || !json_object_is_type(o, json_type_object) || depth > 8)
+		return 0;
+	json_object_object_foreach(o, key, val)
+	{
+		if (json_object_is_type(val, json_type_object)) {
+			if (check_map(val, where, registry, depth + 1, why, why_max) < 0)
+				return SVC_E_VALIDATION;
+		} else if (json_object_is_type(val, json_type_string) && spec_outside(json_object_get_string(val))) {
+			snprintf(why, why_max,
+				 "the dependency \"%s\" (package.json %s) is not from the registry (%s): svc installs only "
+				 "from %s",
+				 key, where, json_object_get_string(val), registry);
+			return SVC_E_VALIDATION;
+		}
+	}
+	return 0;
+}
 
-	n = svc_build_sandbox_base(o->bwrap, uid, argv);
-	for (i = 0; i < sizeof base / sizeof base[0]; i++)
-		argv[n++] = base[i];
-	argv[n++] = "--size";
-	argv[n++] = tmp_size;
-	argv[n++] = "--tmpfs";
-	argv[n++] = "/tmp";
-	argv[n++] = "--bind";
-	argv[n++] = dir;
-	argv[n++] = "/build";
-	argv[n++] = "--chdir";
-	argv[n++] = "/build";
-	if (s->network) {
-		for (i = 0; i < sizeof net / sizeof net[0]; i++)
-			argv[n++] = net[i];
+/* Whether the lockfile URL `url` lies under the registry `registry` (or npm's default, mapped onto it). */
+static int under_registry(const char *url, const char *registry)
+{
+	static const char npmjs[] = "https://registry.npmjs.org/";
+	size_t n = strlen(registry);
+
+	if (n && registry[n - 1] == '/')
+		n--;
+	if (strncmp(url, registry, n) == 0 && url[n] == '/')
+		return 1;
+	return strncmp(url, npmjs, sizeof npmjs - 1) == 0;
+}
+
+/* Checks the `resolved` URLs of a lockfile's "packages" (v2, v3) or nested "dependencies" (v1). */
+static int check_lock(struct json_object *o, const char *registry, int depth, char *why, size_t why_max)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_is_type(o, json_type_object) || depth > 64)
+		return 0;
+	json_object_object_foreach(o, key, val)
+	{
+		const char *url;
+		if (!json_object_is_type(val, json_type_object))
+			continue;
+		if (json_object_object_get_ex(val, "resolved", &v) && (url = json_object_get_string(v)) &&
+		    !under_registry(url, registry)) {
+			snprintf(why, why_max,
+				 "the dependency \"%s\" (package-lock.json) is not from the registry (%s): svc installs only "
+				 "from %s",
+				 key[0] ? key : "(the project)", url, registry);
+			return SVC_E_VALIDATION;
+		}
+		if (json_object_object_get_ex(val, "dependencies", &v) && check_lock(v, registry, depth + 1, why, why_max) < 0)
+			return SVC_E_VALIDATION;
+	}
+	return 0;
+}
+
+/* Parses `dir`/`name` (at most 64 MiB) into *out; 0, SVC_E_NOT_FOUND, or SVC_E_VALIDATION when it does not parse. */
+static int read_json(const char *dir, const char *name, struct json_object **out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	*out = NULL;
+	if ((err = svc_fsx_read(dir, name, (size_t)64 << 20, &text, &len)) < 0)
+		return err == SVC_E_NOT_FOUND ? SVC_E_NOT_FOUND : SVC_E_VALIDATION;
+	err = svc_json_parse_object(text, len, out) < 0 ? SVC_E_VALIDATION : 0;
+	free(text);
+	return err;
+}
+
+int svc_build_check_deps(const char *dir, const char *registry, char *why, size_t why_max)
+{
+	static const char *const maps[] = { "dependencies", "devDependencies", "optionalDependencies",
+					    "peerDependencies", "overrides" };
+	static const char *const locks[] = { "package-lock.json", "npm-shrinkwrap.json" };
+	struct json_object *o = NULL, *v;
+	size_t i;
+	int err = 0;
+
+	snprintf(why, why_max, "%s", "");
+	if ((err = read_json(dir, "package.json", &o)) < 0) {
+		snprintf(why, why_max, "package.json is not a JSON object");
+		return err == SVC_E_NOT_FOUND ? 0 : SVC_E_VALIDATION;
+	}
+	for (i = 0; err == 0 && i < sizeof maps / sizeof maps[0]; i++)
+		if (json_object_object_get_ex(o, maps[i], &v))
+			err = check_map(v, maps[i], registry, 0, why, why_max);
+	json_object_put(o);
+	for (i = 0; err == 0 && i < sizeof locks / sizeof locks[0]; i++) {
+		if ((err = read_json(dir, locks[i], &o)) == SVC_E_NOT_FOUND) {
+			err = 0;
+			continue;
+		}
+		if (err < 0) {
+			snprintf(why, why_max, "%s is not a JSON object", locks[i]);
+			break;
+		}
+		if (json_object_object_get_ex(o, "packages", &v))
+			err = check_lock(v, registry, 0, why, why_max);
+		if (err == 0 && json_object_object_get_ex(o, "dependencies", &v))
+			err = check_lock(v, registry, 0, why, why_max);
+		json_object_put(o);
+	}
+	return err;
+}
+
+/* ---- npm's configuration: svc's, never the project's ---- */
+
+size_t svc_build_npm_args(const struct svc_build_opts *o, const char *npmrc, int network, const char **argv)
+{
+	static const char proxy[] = "http://127.0.0.1:3128";
+	size_t n = 0;
+
+	(void)sizeof(char[SVC_SANDBOX_PROXY_PORT == 3128 ? 1 : -1]);
+	argv[n++] = "--registry";
+	argv[n++] = o->registry;
+	argv[n++] = "--userconfig";
+	argv[n++] = npmrc;
+	argv[n++] = "--globalconfig"; /* not /usr/etc/npmrc: nothing but svc's */
+	argv[n++] = "/dev/null";
+	if (network) {
+		argv[n++] = "--proxy";
+		argv[n++] = proxy;
+		argv[n++] = "--https-proxy";
+		argv[n++] = proxy;
 	} else {
-		argv[n++] = "--unshare-net";
+		argv[n++] = "--offline";
 	}
-	argv[n++] = "--remount-ro"; /* bubblewrap's own root (a tmpfs): /build and /tmp are mounts of their own */
-	argv[n++] = "/";
-	argv[n++] = "--";
-	for (i = 0; s->cmd[i]; i++)
-		argv[n++] = s->cmd[i];
-	argv[n] = NULL;
+	argv[n++] = "--no-audit";
+	argv[n++] = "--no-fund";
+	argv[n++] = "--no-update-notifier";
+	assert(n <= SVC_BUILD_NPM_ARGS);
 	return n;
-}
-
-void svc_build_sandbox_exec(const char *bwrap, const struct svc_sandbox_limits *lim, int out_fd, int err_fd,
-			    const char **argv)
-{
-	static char *const envp[] = { "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
-	struct rlimit cpu = { lim->cpu_secs, lim->cpu_secs + 5 };
-	struct rlimit as = { (rlim_t)lim->memory_mb << 20, (rlim_t)lim->memory_mb << 20 };
-	struct rlimit np = { lim->procs, lim->procs }, core = { 0, 0 };
-	int devnull, e;
-
-	setsid();
-	if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(lim->uid) < 0 || setuid(lim->uid) < 0))
-		goto fail;
-	if (lim->netns_port && (e = svc_netns_isolate(lim->netns_port, lim->netns_sock)) < 0) {
-		errno = -e;
-		goto fail;
-	}
-	if ((lim->cpu_secs && setrlimit(RLIMIT_CPU, &cpu) < 0) || (lim->memory_mb && setrlimit(RLIMIT_AS, &as) < 0) ||
-	    (lim->procs && setrlimit(RLIMIT_NPROC, &np) < 0) || setrlimit(RLIMIT_CORE, &core) < 0)
-		goto fail;
-	devnull = open("/dev/null", O_RDWR);
-	if (out_fd < 0)
-		out_fd = devnull;
-	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
-		goto fail;
-	/* nothing of the caller (a FastCGI socket, MariaDB) reaches the sandbox */
-	if (err_fd < 3 || dup2(err_fd, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
-		goto fail;
-	if (close_range(4, ~0U, 0) < 0) {
-		long fd, max = sysconf(_SC_OPEN_MAX);
-		for (fd = 4; fd < (max > 0 ? max : 65536); fd++)
-			close((int)fd);
-	}
-	err_fd = 3;
-	execve(bwrap, (char *const *)argv, envp);
-fail:
-	e = errno;
-	if (write(err_fd, &e, sizeof e) < 0)
-		_exit(127);
-	_exit(127);
 }
 
 /*
- * Runs step `s` in the sandbox until it ends or `deadline_ms` (svc_mono_ms)
- * passes. *out_status is its exit status (128 + signal when killed, -1 when
- * the deadline killed it). Returns 0 or SVC_E_INTERNAL (it could not start).
+ * Sets the project's own npm configuration aside (its .npmrc could name
+ * another registry, a proxy or scoped registries) and writes svc's npmrc
+ * into `dir`/.svc-home. Returns 0 or SVC_E_INTERNAL.
  */
-static int run_step(const struct svc_build_opts *o, const char *dir, const struct step *s, int64_t deadline_ms,
-		    svc_build_log_fn log, void *arg, int *out_status)
+static int npm_config(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg)
 {
-	const char *argv[BUILD_ARGS_MAX];
-	char tmp_size[32], uid[16], buf[4096];
-	int fds[2], efds[2], status = 0, timed_out = 0, child_errno = 0;
-	pid_t pid;
+	char rc[1024];
+	int n;
 
-	snprintf(tmp_size, sizeof tmp_size, "%llu", (unsigned long long)o->tmp_mb << 20);
-	snprintf(uid, sizeof uid, "%u", o->uid);
-	sandbox_args(o, dir, s, tmp_size, uid, argv);
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	if (svc_fsx_delete(dir, ".npmrc") == 0)
+		say(log, arg, "(the project's .npmrc is not used: svc sets the registry)\n");
+	n = snprintf(rc, sizeof rc,
+		     "; written by svc for this build: the registry and proxy are svc's (docs/operations.md)\n"
+		     "registry=%s\nstrict-ssl=true\naudit=false\nfund=false\nupdate-notifier=false\n",
+		     o->registry);
+	if (n < 0 || (size_t)n >= sizeof rc || svc_fsx_write(dir, ".svc-home/npmrc", rc, (size_t)n) < 0)
 		return SVC_E_INTERNAL;
-	if (pipe2(efds, O_CLOEXEC) < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return SVC_E_INTERNAL;
-	}
-	pid = fork();
-	if (pid == 0) {
-		struct svc_sandbox_limits lim = { o->uid, o->cpu_secs, o->memory_mb, o->procs, 0, -1 };
-		svc_build_sandbox_exec(o->bwrap, &lim, fds[1], efds[1], argv);
-	}
-	close(fds[1]);
-	close(efds[1]);
-	if (pid > 0 && read(efds[0], &child_errno, sizeof child_errno) > 0) {
-		svc_log_error("build: cannot run %s: %s", o->bwrap, strerror(child_errno));
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		pid = -1;
-	}
-	close(efds[0]);
-	if (pid < 0) {
-		close(fds[0]);
-		return SVC_E_INTERNAL;
-	}
-	for (;;) {
-		struct pollfd p = { fds[0], POLLIN, 0 };
-		int64_t left = deadline_ms - svc_mono_ms();
-		ssize_t n;
-		int r;
-
-		if (left <= 0) {
-			timed_out = 1;
-			break;
-		}
-		r = poll(&p, 1, left < 1000 ? (int)left : 1000);
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r <= 0) {
-			if (log)
-				log(arg, NULL, 0);
-			continue;
-		}
-		n = read(fds[0], buf, sizeof buf);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			break;
-		if (log)
-			log(arg, buf, (size_t)n);
-	}
-	if (timed_out) {
-		kill(-pid, SIGKILL); /* bubblewrap's session: --die-with-parent takes the rest */
-		kill(pid, SIGKILL);
-	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (timed_out)
-		*out_status = -1;
-	else if (WIFEXITED(status))
-		*out_status = WEXITSTATUS(status);
-	else
-		*out_status = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	return 0;
+}
+
+/* ---- the steps ---- */
+
+struct step {
+	const char *title;         /* "npm ci", for the log and the reason */
+	const char *tag;           /* the cgroup's suffix: "install", "scripts", "build" */
+	int network;               /* the registry */
+	const char *cmd[8 + SVC_BUILD_NPM_ARGS]; /* the command inside the sandbox, NULL-terminated */
+};
+
+/* The steps of the build of `dir` into steps[] (at most 3); returns their number. */
+static size_t plan(const struct svc_build_opts *o, const char *dir, struct step *steps)
+{
+	char lock[2048];
+	struct stat st;
+	size_t n = 0, k;
+	int ci;
+
+	snprintf(lock, sizeof lock, "%s/package-lock.json", dir);
+	ci = lstat(lock, &st) == 0;
+	steps[n].title = ci ? "npm ci --ignore-scripts" : "npm install --ignore-scripts";
+	steps[n].tag = "install";
+	steps[n].network = o->network;
+	k = 0;
+	steps[n].cmd[k++] = o->npm;
+	steps[n].cmd[k++] = ci ? "ci" : "install";
+	steps[n].cmd[k++] = "--ignore-scripts"; /* the install proper never runs project code */
+	k += svc_build_npm_args(o, NPMRC, o->network, steps[n].cmd + k);
+	steps[n++].cmd[k] = NULL;
+	if (o->scripts) {
+		/* the dependencies' install scripts, then the project's own (npm rebuild runs only the former) */
+		steps[n].title = "npm rebuild (install scripts, allowed for this workspace)";
+		steps[n].tag = "scripts";
+		steps[n].network = o->network;
+		k = 0;
+		steps[n].cmd[k++] = "/bin/sh";
+		steps[n].cmd[k++] = "-c";
+		steps[n].cmd[k++] = "\"$0\" rebuild --foreground-scripts \"$@\" && for s in preinstall install "
+				    "postinstall prepare; do \"$0\" run --if-present \"$s\" \"$@\" || exit; done";
+		steps[n].cmd[k++] = o->npm;
+		k += svc_build_npm_args(o, NPMRC, o->network, steps[n].cmd + k);
+		steps[n++].cmd[k] = NULL;
+	}
+	steps[n].title = o->scripts ? "npm run build" : "npm run build --ignore-scripts";
+	steps[n].tag = "build";
+	steps[n].network = 0;
+	k = 0;
+	steps[n].cmd[k++] = o->npm;
+	steps[n].cmd[k++] = "run";
+	steps[n].cmd[k++] = "build";
+	if (!o->scripts)
+		steps[n].cmd[k++] = "--ignore-scripts"; /* no prebuild/postbuild either */
+	k += svc_build_npm_args(o, NPMRC, 0, steps[n].cmd + k);
+	steps[n++].cmd[k] = NULL;
+	return n;
+}
+
+/* The sandbox of one step of the build of `dir` (the spec's strings borrowed from o, dir, s and name). */
+static void step_spec(const struct svc_build_opts *o, const char *dir, const struct step *s, const char *name,
+		      int64_t deadline, svc_build_log_fn log, void *arg, struct svc_sandbox_mount *m,
+		      struct svc_sandbox_spec *sp)
+{
+	static const char *const env[] = {
+		"HOME=/build/.svc-home", "npm_config_cache=/build/.svc-home/npm-cache", "CI=1", NULL,
+	};
+	memset(sp, 0, sizeof *sp);
+	*m = (struct svc_sandbox_mount){ dir, "/build", 1, 0 };
+	sp->bwrap = o->bwrap;
+	sp->argv = s->cmd;
+	sp->env = env;
+	sp->mounts = m;
+	sp->nmounts = 1;
+	sp->chdir = "/build";
+	sp->tmp_mb = o->tmp_mb;
+	sp->network = s->network ? SVC_SANDBOX_NET_REGISTRY : SVC_SANDBOX_NET_NONE;
+	sp->registry = o->registry;
+	sp->egress_policy = &o->egress;
+	sp->memory_mb = o->memory_mb;
+	sp->procs = o->procs;
+	sp->cpu_percent = o->cpu_percent;
+	sp->cpu_secs = o->cpu_secs;
+	sp->name = name;
+	sp->cgroup_parent = o->cgroup_parent;
+	sp->disk_mb = o->disk_mb;
+	sp->uid = o->uid;
+	sp->deadline_ms = deadline;
+	sp->log = log;
+	sp->log_arg = arg;
+}
+
+/* Runs step `s`; 0 when it succeeded, else the reason in `why` and SVC_E_VALIDATION / _UNAVAILABLE / _INTERNAL. */
+static int run_one(const struct svc_build_opts *o, const char *dir, const char *disk_dir, const struct step *s,
+		   int64_t deadline, svc_build_log_fn log, void *arg, char *why, size_t why_max)
+{
+	struct svc_sandbox_mount m;
+	struct svc_sandbox_spec sp;
+	struct svc_sandbox_result r;
+	char name[64], err_why[256];
+	int err;
+
+	snprintf(name, sizeof name, "%s-%s", o->run_name, s->tag);
+	step_spec(o, dir, s, name, deadline, log, arg, &m, &sp);
+	sp.disk_dir = disk_dir;
+	say(log, arg, "$ %s%s\n", s->title, s->network ? " (the registry only)" : " (no network)");
+	if ((err = svc_sandbox_run(&sp, &r, err_why, sizeof err_why)) < 0) {
+		if (err == SVC_E_UNAVAILABLE)
+			snprintf(why, why_max, "svc refuses to build: %s", err_why);
+		else
+			snprintf(why, why_max, "the build sandbox could not be started%s%s%s", err_why[0] ? " (" : "",
+				 err_why, err_why[0] ? ")" : "");
+		say(log, arg, "%s\n", why);
+		return err == SVC_E_VALIDATION ? SVC_E_INTERNAL : err;
+	}
+	if (r.limit == SVC_SANDBOX_LIMIT_TIME && r.status == -1)
+		snprintf(why, why_max, "the build ran out of time (%u s)", o->wall_secs);
+	else if (r.limit != SVC_SANDBOX_LIMIT_NONE)
+		snprintf(why, why_max, "the build used %s (%s)", r.limit_text, s->title);
+	else if (r.status > 128)
+		snprintf(why, why_max, "%s was killed by signal %d", s->title, r.status - 128);
+	else if (r.status != 0)
+		snprintf(why, why_max, "%s exited with status %d", s->title, r.status);
+	else
+		return 0;
+	say(log, arg, "%s\n", why);
+	return SVC_E_VALIDATION;
 }
 
 int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg, char *why,
 		  size_t why_max)
 {
-	struct step steps[2] = { { 0 } };
-	char lock[2048], dist[2048];
-	struct stat st;
+	struct step steps[3];
+	char dist[2048], top[2048], up[2100], *slash;
+	struct stat st, tst, ust;
 	int64_t deadline = svc_mono_ms() + (int64_t)o->wall_secs * 1000;
-	size_t i, k;
-	int dfd, err, status;
+	size_t i, n;
+	int dfd, err;
 
+	memset(steps, 0, sizeof steps);
 	snprintf(why, why_max, "%s", "");
-	snprintf(lock, sizeof lock, "%s/package-lock.json", dir);
 	snprintf(dist, sizeof dist, "%s/dist", dir);
 	/* the project's own dist/ is not its build's output */
 	if (svc_fsx_remove_tree(dist) < 0) {
+		snprintf(why, why_max, "the build directory could not be prepared");
+		return SVC_E_INTERNAL;
+	}
+	if (svc_sandbox_check(o->bwrap, o->cgroup_parent, top, sizeof top) < 0) {
+		snprintf(why, why_max, "svc refuses to build: %s", top);
+		say(log, arg, "%s\n", why);
+		svc_log_error("build: %s", why);
+		return SVC_E_UNAVAILABLE;
+	}
+	if ((err = svc_build_check_deps(dir, o->registry, why, why_max)) < 0) {
+		say(log, arg, "%s\n", why);
+		return SVC_E_VALIDATION;
+	}
+	if (npm_config(o, dir, log, arg) < 0) {
 		snprintf(why, why_max, "the build directory could not be prepared");
 		return SVC_E_INTERNAL;
 	}
@@ -307,51 +444,51 @@ int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log
 			return SVC_E_INTERNAL;
 		}
 	}
-	steps[0].title = lstat(lock, &st) == 0 ? "npm ci" : "npm install";
-	steps[0].network = o->network;
-	k = 0;
-	steps[0].cmd[k++] = o->npm;
-	steps[0].cmd[k++] = lstat(lock, &st) == 0 ? "ci" : "install";
-	if (!o->scripts)
-		steps[0].cmd[k++] = "--ignore-scripts";
-	if (!o->network)
-		steps[0].cmd[k++] = "--offline";
-	steps[0].cmd[k++] = "--no-audit";
-	steps[0].cmd[k++] = "--no-fund";
-	steps[1].title = "npm run build";
-	steps[1].network = 0;
-	k = 0;
-	steps[1].cmd[k++] = o->npm;
-	steps[1].cmd[k++] = "run";
-	steps[1].cmd[k++] = "build";
-	if (!o->scripts)
-		steps[1].cmd[k++] = "--ignore-scripts"; /* no prebuild/postbuild either */
-	for (i = 0; i < 2; i++) {
-		say(log, arg, "$ %s%s%s\n", steps[i].title, o->scripts || i == 1 ? "" : " --ignore-scripts",
-		    steps[i].network ? "" : " (no network)");
-		if ((err = run_step(o, dir, &steps[i], deadline, log, arg, &status)) < 0) {
-			snprintf(why, why_max, "the build sandbox could not be started");
-			return SVC_E_INTERNAL;
-		}
-		if (status == -1) {
-			snprintf(why, why_max, "the build ran out of time (%u s)", o->wall_secs);
-			say(log, arg, "%s\n", why);
-			return SVC_E_VALIDATION;
-		}
-		if (status != 0) {
-			if (status > 128)
-				snprintf(why, why_max, "%s was killed by signal %d (a limit: CPU %u s, memory %u MiB?)",
-					 steps[i].title, status - 128, o->cpu_secs, o->memory_mb);
-			else
-				snprintf(why, why_max, "%s exited with status %d", steps[i].title, status);
-			say(log, arg, "%s\n", why);
-			return SVC_E_VALIDATION;
-		}
-	}
+	/* the bounded tree: `dir`'s parent when it is a mount of its own (svc_build_dir_make()) */
+	snprintf(top, sizeof top, "%s", dir);
+	if ((slash = strrchr(top, '/')) && slash != top)
+		*slash = '\0';
+	snprintf(up, sizeof up, "%s/..", top);
+	if (stat(top, &tst) < 0 || stat(up, &ust) < 0 || tst.st_dev == ust.st_dev)
+		top[0] = '\0';
+	n = plan(o, dir, steps);
+	for (i = 0; i < n; i++)
+		if ((err = run_one(o, dir, top[0] ? top : NULL, &steps[i], deadline, log, arg, why, why_max)) < 0)
+			return err;
 	if (lstat(dist, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(why, why_max, "the build made no dist/ directory");
 		say(log, arg, "%s\n", why);
 		return SVC_E_VALIDATION;
 	}
 	return 0;
+}
+
+/* ---- the build's directory: a tmpfs of SVC_BUILD_DISK_MB ---- */
+
+int svc_build_dir_make(const struct svc_build_opts *o, const char *top, char *project, size_t max, char *why,
+		       size_t why_max)
+{
+	int n = snprintf(project, max, "%s/project", top);
+
+	snprintf(why, why_max, "%s", "");
+	if (n < 0 || (size_t)n >= max)
+		return SVC_E_INTERNAL;
+	if (geteuid() != 0) {
+		/* no tmpfs without root: RLIMIT_FSIZE bounds each file (docs/operations.md "The build sandbox") */
+		if (mkdir(top, 0711) < 0) {
+			snprintf(why, why_max, "cannot make %s: %s", top, strerror(errno));
+			return SVC_E_INTERNAL;
+		}
+		return 0;
+	}
+	if (svc_sandbox_disk_mount(top, o->disk_mb, o->uid, why, why_max) < 0) {
+		svc_log_error("build: %s", why);
+		return SVC_E_INTERNAL;
+	}
+	return 0;
+}
+
+int svc_build_dir_remove(const char *top)
+{
+	return svc_sandbox_disk_remove(top);
 }

@@ -5,21 +5,29 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "core/outbound.h"
 
 /* What a build may use (docs/operations.md "Builds"): the settings, and the workspace's choice about scripts. */
 struct svc_build_opts {
-	const char *bwrap;  /* SVC_BUILD_BWRAP: the bubblewrap program, default /usr/bin/bwrap (borrowed from the config) */
-	const char *npm;    /* SVC_BUILD_NPM: npm inside the sandbox, default /usr/bin/npm (under /usr: the sandbox sees only /usr) */
-	unsigned cpu_secs;  /* SVC_BUILD_CPU_SECS: CPU seconds of each process (RLIMIT_CPU), default 300 */
-	unsigned memory_mb; /* SVC_BUILD_MEMORY_MB: address space of each process (RLIMIT_AS), MiB, default 4096 */
-	unsigned procs;     /* SVC_BUILD_PROCS: processes of the build's user (RLIMIT_NPROC), default 256 */
-	unsigned wall_secs; /* SVC_BUILD_WALL_SECS: the whole build (install and build), default 600 */
-	unsigned tmp_mb;    /* SVC_BUILD_TMP_MB: the sandbox's /tmp (a tmpfs), MiB, default 256 */
-	unsigned uid;       /* SVC_BUILD_UID: the user builds run as when svc runs as root, default 65534 (nobody) */
-	unsigned thumb_uid; /* SVC_THUMB_UID: the user the thumbnails' Chromium runs as when svc runs as root, default 65533
-			     * (another user than builds': RLIMIT_NPROC counts every process of a user on the host) */
-	int network;        /* SVC_BUILD_NETWORK: 1 (default) the install step has the host's network; 0 none (npm --offline) */
-	int scripts;        /* the workspace allows install scripts (workspaces.build_scripts): no --ignore-scripts */
+	const char *bwrap;    /* SVC_BUILD_BWRAP: the bubblewrap program, default /usr/bin/bwrap (borrowed from the config) */
+	const char *npm;      /* SVC_BUILD_NPM: npm inside the sandbox, default /usr/bin/npm (under /usr: the sandbox sees only /usr) */
+	const char *registry; /* SVC_NPM_REGISTRY: the only registry the install step reaches, default https://registry.npmjs.org/ */
+	const char *cgroup_parent; /* SVC_BUILD_CGROUP: NULL for svc's own cgroup */
+	unsigned cpu_secs;    /* SVC_BUILD_CPU_SECS: CPU seconds of each process (RLIMIT_CPU), default 300 */
+	unsigned memory_mb;   /* SVC_BUILD_MEMORY_MB: memory of each step's processes together (its cgroup), MiB, default 2048 */
+	unsigned procs;       /* SVC_BUILD_PROCS: processes and threads of each step at once (pids.max), default 256 */
+	unsigned cpu_percent; /* SVC_BUILD_CPU_PERCENT: CPU of each step, percent of one core, default 100 */
+	unsigned disk_mb;     /* SVC_BUILD_DISK_MB: the build's tmpfs and RLIMIT_FSIZE, MiB, default 2048 */
+	unsigned wall_secs;   /* SVC_BUILD_WALL_SECS: the whole build (install and build), default 600 */
+	unsigned tmp_mb;      /* SVC_BUILD_TMP_MB: the sandbox's /tmp (a tmpfs), MiB, default 256 */
+	unsigned uid;         /* SVC_BUILD_UID: the user builds run as when svc runs as root, default 65534 (nobody) */
+	unsigned thumb_uid;   /* SVC_THUMB_UID: the user the thumbnails' Chromium runs as when svc runs as root, default 65533 */
+	int network;          /* SVC_BUILD_NETWORK: 1 (default) the install step reaches the registry only; 0 none (npm --offline) */
+	int scripts;          /* a platform admin allows install scripts in the workspace (workspaces.build_scripts):
+				 run as a step of their own (npm rebuild) after the install proper */
+	char run_name[49];    /* a name unique on the host for this build (the cgroups' "<run_name>-<step>");
+				 svc_build_opts_load() makes a random one, a caller may set its own ([A-Za-z0-9._-]) */
+	struct svc_outbound_policy egress; /* which addresses the registry's name may resolve to (SVC_OUTBOUND_*) */
 };
 
 /*
@@ -38,63 +46,70 @@ typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
 
 /*
  * Builds the project whose files are in `dir` (absolute, trusted: a copy
- * made for this build, which the build may change at will): `npm ci` when
- * it has package-lock.json, `npm install` otherwise (with --ignore-scripts
- * unless o->scripts), then `npm run build`, each in bubblewrap: the system's
- * /usr read-only, `dir` as /build (the only writable place besides a small
- * /tmp), no other file of the host (no SVC_DATA_DIR, settings or secrets),
- * an empty environment, its own PID, IPC and UTS namespaces, the network
- * only for the install step and only when o->network, and the limits of
- * `o` (the wall clock over both steps). When svc runs as root the build runs
- * as o->uid and `dir` is handed to that user. Lines about each step ("$ npm
- * ci ...") and the output go to `log`. Returns 0 when the build made the
- * directory `dir`/dist; SVC_E_VALIDATION when the project's build failed,
- * with the reason for a person in `why` (`why_max` bytes: "npm run build
- * exited with status 1", "the build ran out of time (600 s)", "the build made
- * no dist/ directory"); SVC_E_INTERNAL when the host could not run it
- * (logged, `why` says so too).
+ * made for this build, which the build may change at will; best inside a
+ * svc_build_dir_make() tree): refuses dependencies from outside the registry
+ * (svc_build_check_deps()), sets the project's .npmrc aside, then runs each
+ * step in the sandbox of lib/project/sandbox.h, a cgroup of its own per step:
+ * `npm ci` (with package-lock.json) or `npm install`, always with
+ * --ignore-scripts, reaching only the registry (o->network; else
+ * --offline and no network); when o->scripts, `npm rebuild` and the
+ * project's own install scripts as a step of their own with the same
+ * network; then `npm run build` without any network. `dir` is /build inside,
+ * the only writable place besides a small /tmp. When svc runs as root the
+ * steps run as o->uid and `dir` is handed to that user. Lines about each step
+ * ("$ npm ci ...") and the output go to `log`. Returns 0 when the build made
+ * `dir`/dist; SVC_E_VALIDATION when the project's build failed, with the
+ * reason for a person in `why` (`why_max` bytes): "npm run build exited with
+ * status 1", "the build used more than 2048 MB of memory" (or processes,
+ * disk), "the build ran out of time (600 s)", "the dependency \"x\" is not
+ * from the registry: ...", "the build made no dist/ directory";
+ * SVC_E_UNAVAILABLE when this host cannot contain builds ("svc refuses to
+ * build: no cgroup hierarchy ..."); SVC_E_INTERNAL when the host could not
+ * run it (logged, `why` says so too).
  */
 int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg, char *why,
 		  size_t why_max);
 
-/* ---- the sandbox, shared with the thumbnails' Chromium (lib/project/thumbnail.c) ---- */
+/*
+ * Makes the directory a build works in: `top` (absolute, trusted; must not
+ * exist, its parent must) as a tmpfs of o->disk_mb when svc runs as root
+ * (svc_sandbox_disk_mount()), a plain directory otherwise, and writes into
+ * `project` (of `max` bytes) the path of the project's copy inside it,
+ * `top`/project, which the caller creates (svc_fsx_copy_tree()) and passes to
+ * svc_build_run(). Returns 0 or SVC_E_INTERNAL (why says so).
+ */
+int svc_build_dir_make(const struct svc_build_opts *o, const char *top, char *project, size_t max, char *why,
+		       size_t why_max);
 
-#define SVC_SANDBOX_BASE_ARGS 40 /* entries svc_build_sandbox_base() writes at most */
+/* Removes what svc_build_dir_make() made at `top`: unmounts its tmpfs (if any) and removes the tree. Returns 0 or SVC_E_INTERNAL. */
+int svc_build_dir_remove(const char *top);
 
 /*
- * Writes the start of every svc bubblewrap command line into argv (at most
- * SVC_SANDBOX_BASE_ARGS entries; argv[0] is `bwrap`): its own user, PID, IPC,
- * UTS and cgroup namespaces, a new session, death with its parent, the
- * host's /usr read-only (with the /lib, /lib64, /bin and /sbin links), a
- * fresh /proc and /dev, an empty environment but PATH and LANG, and `uid`
- * (decimal text, borrowed) as the user and group inside. No other file of
- * the host is there: the caller adds its own mounts and, last,
- * "--remount-ro / -- <command>". Returns the number of entries written.
+ * Refuses, before npm runs, what would make npm fetch from outside the
+ * registry `registry` (an https URL, SVC_NPM_REGISTRY): in `dir`/package.json
+ * a dependency spec (dependencies, devDependencies, optionalDependencies,
+ * peerDependencies, overrides) that is a URL (http:, https:, git:, git+ssh:,
+ * file:, ...), a Git host shorthand (github:, gitlab:, bitbucket:, gist:,
+ * "user/repo"), a path or tarball ("./x", "../x", "/x", "x.tgz") or link:;
+ * in `dir`/package-lock.json (and npm-shrinkwrap.json) a `resolved` URL that
+ * is not under `registry` (or https://registry.npmjs.org/, which npm maps
+ * onto the configured registry). Returns 0, or SVC_E_VALIDATION with the
+ * reason naming the dependency in `why` ("the dependency \"leak\" is not
+ * from the registry (http://127.0.0.1:9/x.tgz): svc installs only from
+ * https://registry.npmjs.org/"), or for a package.json that does not parse.
  */
-size_t svc_build_sandbox_base(const char *bwrap, const char *uid, const char **argv);
-
-/* What the sandboxed process may use; 0 is "no limit" for each limit. */
-struct svc_sandbox_limits {
-	unsigned uid;       /* the user it runs as when the caller is root (setuid before bwrap) */
-	unsigned cpu_secs;  /* RLIMIT_CPU of each process */
-	unsigned memory_mb; /* RLIMIT_AS of each process, MiB */
-	unsigned procs;     /* RLIMIT_NPROC of the user */
-	unsigned netns_port; /* 0: the caller's network; else a network namespace of its own (netns.h) */
-	int netns_sock;      /* with netns_port: where its listener on 127.0.0.1:netns_port is sent */
-};
+int svc_build_check_deps(const char *dir, const char *registry, char *why, size_t why_max);
 
 /*
- * For a child just forked: a new session, the user lim->uid (groups dropped)
- * when running as root, with lim->netns_port a network namespace of its own
- * whose listener goes to lim->netns_sock (svc_netns_isolate() of
- * lib/core/netns.h), the limits of `lim`, no core files, stdin from
- * /dev/null, stdout and stderr to `out_fd` (-1: /dev/null), every other
- * descriptor closed, then execve of `bwrap` with `argv` and an environment of
- * PATH and LANG only. Never returns: when it cannot exec, it writes errno
- * (an int) to `err_fd`, which must be close-on-exec (the parent reads
- * nothing when the exec worked), and exits 127.
+ * Writes the npm flags of a step into argv (at most SVC_BUILD_NPM_ARGS
+ * entries, NULL not added; strings borrowed from `o` and `npmrc`): the
+ * registry (--registry), svc's own npmrc as the user config (`npmrc`, its
+ * path inside the sandbox; written by svc_build_run() at
+ * /build/.svc-home/npmrc) and none as the global one, the proxy (--proxy/--https-proxy
+ * http://127.0.0.1:3128) when `network`, else --offline, and no audit, fund
+ * or update notice. Returns the number of entries.
  */
-void svc_build_sandbox_exec(const char *bwrap, const struct svc_sandbox_limits *lim, int out_fd, int err_fd,
-			    const char **argv) __attribute__((noreturn));
+#define SVC_BUILD_NPM_ARGS 16
+size_t svc_build_npm_args(const struct svc_build_opts *o, const char *npmrc, int network, const char **argv);
 
 #endif

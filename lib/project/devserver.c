@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,9 +25,9 @@
 #include "core/fsx.h"
 #include "core/json.h"
 #include "core/log.h"
-#include "core/netns.h"
 #include "core/util.h"
 #include "project/build.h"
+#include "project/sandbox.h"
 #include "project/devserver.h"
 
 #define PKG_MAX (1u << 20)  /* bytes of a package.json read */
@@ -90,7 +91,14 @@ enum svc_devserver_kind svc_devserver_kind(const char *dir)
 static int mirror_own(const char *name, int depth)
 {
 	return strcmp(name, ".git") == 0 ||
-	       (depth == 0 && (strcmp(name, "node_modules") == 0 || strcmp(name, "dist") == 0));
+	       (depth == 0 && (strcmp(name, "node_modules") == 0 || strcmp(name, "dist") == 0 ||
+			       strcmp(name, ".svc-home") == 0));
+}
+
+/* 1 for what the mirror never gets: the project's own npm configuration (svc sets the registry). */
+static int mirror_never(const char *name, int depth)
+{
+	return depth == 0 && strcmp(name, ".npmrc") == 0;
 }
 
 /* Copies the regular file `name` of `sfd` to `dfd` (temp + rename, 0644, mtime kept); 0 or SVC_E_INTERNAL. */
@@ -166,7 +174,7 @@ static int sync_in(int sfd, int dfd, int depth, int *changed)
 		return err;
 	while (err >= 0 && (r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
 		int have = fstatat(dfd, name, &dst, AT_SYMLINK_NOFOLLOW) == 0;
-		if (mirror_own(name, depth) || strncmp(name, ".svc-sync-", 10) == 0)
+		if (mirror_own(name, depth) || mirror_never(name, depth) || strncmp(name, ".svc-sync-", 10) == 0)
 			continue;
 		if (S_ISREG(st.st_mode)) {
 			if (have && S_ISREG(dst.st_mode) && dst.st_size == st.st_size &&
@@ -220,7 +228,7 @@ static int sync_out(int sfd, int dfd, int depth, int *changed)
 	while (err >= 0 && (r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
 		if (mirror_own(name, depth))
 			continue;
-		if (fstatat(sfd, name, &sst, AT_SYMLINK_NOFOLLOW) == 0 &&
+		if (!mirror_never(name, depth) && fstatat(sfd, name, &sst, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    (S_ISREG(sst.st_mode) || S_ISDIR(sst.st_mode)))
 			continue;
 		if ((err = remove_entry(dfd, name, &st)) == 0)
@@ -323,44 +331,25 @@ int svc_devserver_deps_key(const char *dir, char *out)
 
 /* ---- the sandbox ---- */
 
-/* The sandbox's command line around `cmd`: the mirror at /app (writable or not), Vite's caches, /tmp, HOME;
- * `network` 1 the host's (the install step, SVC_BUILD_NETWORK=1), 0 none, -1 the caller's own namespace. */
-static size_t devserver_args(const struct svc_config *cfg, const char *app, const char *cache, int app_writable,
-			     int network, const char *const *cmd, char bufs[][4200], const char **argv)
-{
-	size_t n, i;
-
-	snprintf(bufs[0], sizeof bufs[0], "%u", cfg->build_uid);
-	snprintf(bufs[1], sizeof bufs[1], "%llu", (unsigned long long)cfg->build_tmp_mb << 20);
-	n = svc_build_sandbox_base(cfg->build_bwrap, bufs[0], argv);
-	argv[n++] = "--setenv", argv[n++] = "HOME", argv[n++] = "/tmp";
-	argv[n++] = "--setenv", argv[n++] = "npm_config_update_notifier", argv[n++] = "false";
-	argv[n++] = "--setenv", argv[n++] = "BROWSER", argv[n++] = "none";
-	argv[n++] = "--setenv", argv[n++] = "HOST", argv[n++] = "127.0.0.1";
-	argv[n++] = "--setenv", argv[n++] = "PORT", argv[n++] = "5173";
-	argv[n++] = "--size", argv[n++] = bufs[1], argv[n++] = "--tmpfs", argv[n++] = "/tmp";
-	argv[n++] = app_writable ? "--bind" : "--ro-bind", argv[n++] = app, argv[n++] = "/app";
-	if (cache) {
-		snprintf(bufs[2], sizeof bufs[2], "%s/vite", cache);
-		snprintf(bufs[3], sizeof bufs[3], "%s/vite-temp", cache);
-		argv[n++] = "--bind", argv[n++] = bufs[2], argv[n++] = "/app/node_modules/.vite";
-		argv[n++] = "--bind", argv[n++] = bufs[3], argv[n++] = "/app/node_modules/.vite-temp";
-	}
-	if (network == 0)
-		argv[n++] = "--unshare-net";
-	if (network == 1) {
-		static const char *const net[] = { "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl",
-						   "/etc/ca-certificates" };
-		for (i = 0; i < sizeof net / sizeof net[0]; i++)
-			argv[n++] = "--ro-bind-try", argv[n++] = net[i], argv[n++] = net[i];
-	}
-	argv[n++] = "--chdir", argv[n++] = "/app";
-	argv[n++] = "--remount-ro", argv[n++] = "/", argv[n++] = "--";
-	for (i = 0; cmd[i] && n < ARGS_MAX - 1; i++)
-		argv[n++] = cmd[i];
-	argv[n] = NULL;
-	return n;
-}
+/*
+ * The relay the dev server's Node process loads first (NODE_OPTIONS=--require): it listens on the
+ * Unix socket /svc/s, which svc-devd reaches from outside (the directory is bound in), and joins each
+ * connection to 127.0.0.1:5173 inside, where the dev server listens. unref(): it never keeps a Node
+ * process alive; a second Node process of the sandbox (npm runs the script's) finds the socket taken
+ * and leaves it to the first.
+ */
+static const char relay_js[] =
+	"// svc-devd's relay (lib/project/devserver.c): /svc/s -> 127.0.0.1:5173 inside this sandbox\n"
+	"'use strict';\n"
+	"const net = require('node:net');\n"
+	"const srv = net.createServer((c) => {\n"
+	"  const u = net.connect(5173, '127.0.0.1');\n"
+	"  const end = () => { c.destroy(); u.destroy(); };\n"
+	"  c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end);\n"
+	"  c.pipe(u); u.pipe(c);\n"
+	"});\n"
+	"srv.on('error', () => {});\n"
+	"srv.listen('/svc/s', () => srv.unref());\n";
 
 /* Hands `path` to the build's user when svc runs as root; 0 or SVC_E_INTERNAL. */
 static int hand_over(const struct svc_config *cfg, const char *path)
@@ -370,169 +359,157 @@ static int hand_over(const struct svc_config *cfg, const char *path)
 	return chown(path, cfg->build_uid, cfg->build_uid) < 0 ? SVC_E_INTERNAL : 0;
 }
 
-int svc_devserver_install(const struct svc_config *cfg, const char *app, int log_fd, char *why, size_t why_max)
-{
-	char bufs[4][4200], lock[4200];
-	const char *argv[ARGS_MAX], *cmd[8];
-	struct stat st;
-	int efd[2], status = 0, k = 0, ci;
-	int64_t deadline = svc_mono_ms() + (int64_t)cfg->devserver_start_secs * 1000;
-	pid_t pid;
+/* The environment of a dev server (besides PATH and LANG), and of its install. */
+static const char *const run_env[] = { "HOME=/tmp", "HOST=127.0.0.1", "PORT=5173", "BROWSER=none",
+				       "NODE_OPTIONS=--require /svc/relay.cjs", "npm_config_update_notifier=false",
+				       "NODE_ENV=development", NULL };
+static const char *const install_env[] = { "HOME=/tmp", "npm_config_update_notifier=false", NULL };
 
+/* The install's output into the dev server's log. */
+static void log_to_fd(void *arg, const char *text, size_t len)
+{
+	const int *fd = arg;
+
+	if (text && len && *fd >= 0 && write(*fd, text, len) < 0) {
+		/* a log that cannot be written is no reason to stop the install */
+	}
+}
+
+int svc_devserver_install(const struct svc_config *cfg, const char *name, const char *app, int log_fd, char *why,
+			  size_t why_max)
+{
+	static const char rc_fmt[] = "; written by svc-devd: the registry is svc's (docs/operations.md)\n"
+				     "registry=%s\nstrict-ssl=true\naudit=false\nfund=false\nupdate-notifier=false\n%s";
+	struct svc_sandbox_mount mounts[1] = { { app, "/app", 1, 0 } };
+	struct svc_sandbox_spec spec;
+	struct svc_sandbox_result res;
+	struct svc_build_opts o;
+	const char *argv[8 + SVC_BUILD_NPM_ARGS];
+	char lock[2200], rc[1024];
+	struct stat st;
+	size_t k = 0;
+	int ci, n, err;
+
+	svc_build_opts_load(cfg, 0, &o);
+	if ((err = svc_build_check_deps(app, cfg->npm_registry, why, why_max)) < 0)
+		return err;
 	snprintf(lock, sizeof lock, "%s/package-lock.json", app);
 	ci = lstat(lock, &st) == 0;
-	cmd[k++] = cfg->build_npm;
-	cmd[k++] = ci ? "ci" : "install";
-	cmd[k++] = "--ignore-scripts";
-	cmd[k++] = "--no-audit";
-	cmd[k++] = "--no-fund";
-	if (!cfg->build_network)
-		cmd[k++] = "--offline";
-	cmd[k] = NULL;
-	if (hand_over(cfg, app) < 0 || pipe2(efd, O_CLOEXEC) < 0) {
+	n = snprintf(rc, sizeof rc, rc_fmt, cfg->npm_registry,
+		     /* npm trusts its own CA list unless told: the system's (a TLS-inspecting proxy's CA) */
+		     access("/etc/ssl/certs/ca-certificates.crt", R_OK) == 0 ? "cafile=/etc/ssl/certs/ca-certificates.crt\n" : "");
+	if (n < 0 || (size_t)n >= sizeof rc || hand_over(cfg, app) < 0 ||
+	    svc_fsx_write(app, ".svc-home/npmrc", rc, (size_t)n) < 0) {
 		snprintf(why, why_max, "the dev server's directory could not be prepared");
 		return SVC_E_INTERNAL;
 	}
-	devserver_args(cfg, app, NULL, 1, cfg->build_network ? 1 : 0, cmd, bufs, argv);
-	pid = fork();
-	if (pid == 0) {
-		struct svc_sandbox_limits lim = { cfg->build_uid, 0, 0, 0, 0, -1 };
-		svc_build_sandbox_exec(cfg->build_bwrap, &lim, log_fd, efd[1], argv);
+	argv[k++] = cfg->build_npm;
+	argv[k++] = ci ? "ci" : "install";
+	argv[k++] = "--ignore-scripts";
+	k += svc_build_npm_args(&o, "/app/.svc-home/npmrc", cfg->build_network, argv + k);
+	argv[k] = NULL;
+	memset(&spec, 0, sizeof spec);
+	svc_sandbox_spec_defaults(cfg, &spec);
+	spec.argv = argv;
+	spec.env = install_env;
+	spec.mounts = mounts;
+	spec.nmounts = 1;
+	spec.chdir = "/app";
+	spec.network = cfg->build_network ? SVC_SANDBOX_NET_REGISTRY : SVC_SANDBOX_NET_NONE;
+	spec.name = name;
+	spec.deadline_ms = svc_mono_ms() + (int64_t)cfg->devserver_start_secs * 1000;
+	spec.log = log_to_fd;
+	spec.log_arg = &log_fd;
+	if ((err = svc_sandbox_run(&spec, &res, why, why_max)) < 0)
+		return err;
+	if (res.limit != SVC_SANDBOX_LIMIT_NONE) {
+		snprintf(why, why_max, "%s used %s", ci ? "npm ci" : "npm install", res.limit_text);
+		return SVC_E_VALIDATION;
 	}
-	close(efd[1]);
-	close(efd[0]);
-	if (pid < 0) {
-		snprintf(why, why_max, "the sandbox could not be started");
-		return SVC_E_INTERNAL;
-	}
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR) {
-			status = -1;
-			break;
-		}
-		if (svc_mono_ms() > deadline) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			snprintf(why, why_max, "%s ran out of time (%u s)", ci ? "npm ci" : "npm install",
-				 cfg->devserver_start_secs);
-			return SVC_E_VALIDATION;
-		}
-		usleep(50 * 1000);
-	}
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		snprintf(why, why_max, "%s exited with status %d", ci ? "npm ci" : "npm install",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0));
+	if (res.status != 0) {
+		snprintf(why, why_max, "%s exited with status %d", ci ? "npm ci" : "npm install", res.status);
 		return SVC_E_VALIDATION;
 	}
 	return 0;
 }
 
-/* The factory's stop test: the dev server (bubblewrap, pid *arg) ended; its status goes to arg[1]. */
-static int child_ended(void *arg)
-{
-	int *a = arg, status;
-
-	if (waitpid(a[0], &status, WNOHANG) != a[0])
-		return 0;
-	a[1] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-	return 1;
-}
-
-/* The child svc_devserver_start() forks: into the cgroup, the build's user, a network of its own; then the
- * dev server (a grandchild) and the socket factory (itself) until the dev server ends. Never returns. */
-static void __attribute__((noreturn)) devserver_child(const struct svc_config *cfg, const struct svc_cgroup *cg,
-						       int sock, int log_fd, const char **argv)
-{
-	struct svc_sandbox_limits lim = { cfg->build_uid, 0, 0, 0, 0, -1 };
-	int efd[2], a[2] = { 0, 127 };
-
-	if (svc_cgroup_join(cg) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		_exit(127);
-	setsid();
-	if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(cfg->build_uid) < 0 || setuid(cfg->build_uid) < 0))
-		_exit(127);
-	if (svc_netns_alone() < 0 || pipe2(efd, O_CLOEXEC) < 0)
-		_exit(127);
-	a[0] = fork();
-	if (a[0] == 0)
-		svc_build_sandbox_exec(cfg->build_bwrap, &lim, log_fd, efd[1], argv);
-	if (a[0] < 0)
-		_exit(127);
-	/* the factory keeps nothing of svc-devd's but its socket */
-	if (sock != 3 && (dup2(sock, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0))
-		_exit(127);
-	close_range(4, ~0U, 0);
-	svc_netns_factory_serve(3, child_ended, a);
-	if (a[1] == 127 && !child_ended(a)) {
-		kill(a[0], SIGKILL);
-		waitpid(a[0], NULL, 0);
-	}
-	_exit(a[1]);
-}
-
 int svc_devserver_start(const struct svc_config *cfg, enum svc_devserver_kind kind, const char *name,
-			const char *app, const char *cache, int log_fd, struct svc_devserver_proc *out, char *why,
-			size_t why_max)
+			const char *app, const char *cache, const char *svcdir, int log_fd,
+			struct svc_devserver_proc *out, char *why, size_t why_max)
 {
 	static const char *const vite[] = { "/usr/bin/node", "/app/node_modules/vite/bin/vite.js", "--host",
 					    "127.0.0.1", "--port", "5173", "--strictPort", "--clearScreen", "false",
 					    NULL };
-	const char *script[] = { cfg->build_npm, "run", "dev", NULL, NULL, NULL, NULL, NULL, NULL, NULL };
-	struct svc_cgroup_opts o = { NULL, cfg->build_memory_mb, cfg->build_procs, 100, 0 };
-	char bufs[4][4200], dev[512];
-	const char *argv[ARGS_MAX];
-	struct svc_cgroup *cg = NULL;
-	int sp[2], err;
-	pid_t pid;
+	struct svc_sandbox_spec spec;
+	char dev[512];
+	int err;
 
+	memset(out, 0, sizeof *out);
+	out->dirfd = -1;
+	out->argv[0] = cfg->build_npm, out->argv[1] = "run", out->argv[2] = "dev";
 	/* `vite` itself when that is all its dev script says (or it has none); else npm runs the script, with
 	 * Vite's options after -- when the script is Vite's */
-	if (kind == SVC_DEVSERVER_VITE && dev_script(app, dev, sizeof dev) == 0 && dev[0] && strcmp(dev, "vite") != 0) {
-		script[3] = "--", script[4] = "--host", script[5] = "127.0.0.1", script[6] = "--port";
-		script[7] = "5173", script[8] = "--strictPort";
-		kind = SVC_DEVSERVER_SCRIPT;
+	if (kind == SVC_DEVSERVER_VITE && !(dev_script(app, dev, sizeof dev) == 0 && dev[0] && strcmp(dev, "vite") != 0)) {
+		memcpy(out->argv, vite, sizeof vite);
+	} else if (kind == SVC_DEVSERVER_VITE) {
+		out->argv[3] = "--", out->argv[4] = "--host", out->argv[5] = "127.0.0.1", out->argv[6] = "--port";
+		out->argv[7] = "5173", out->argv[8] = "--strictPort";
 	}
-	if ((err = svc_cgroup_new(&o, name, &cg, why, why_max)) < 0)
+	snprintf(out->name, sizeof out->name, "%s", name);
+	snprintf(out->paths[0], sizeof out->paths[0], "%s", app);
+	snprintf(out->paths[1], sizeof out->paths[1], "%s/vite", cache);
+	snprintf(out->paths[2], sizeof out->paths[2], "%s/vite-temp", cache);
+	snprintf(out->paths[3], sizeof out->paths[3], "%s", svcdir);
+	out->mounts[0] = (struct svc_sandbox_mount){ out->paths[0], "/app", 0, 0 };
+	out->mounts[1] = (struct svc_sandbox_mount){ out->paths[1], "/app/node_modules/.vite", 1, 0 };
+	out->mounts[2] = (struct svc_sandbox_mount){ out->paths[2], "/app/node_modules/.vite-temp", 1, 0 };
+	out->mounts[3] = (struct svc_sandbox_mount){ out->paths[3], "/svc", 1, 0 };
+	/* the relay (readable by the sandbox's user), and no socket left by an earlier run */
+	{
+		char path[2300];
+		snprintf(path, sizeof path, "%s/s", svcdir);
+		unlink(path);
+		snprintf(path, sizeof path, "%s/relay.cjs", svcdir);
+		if (svc_fsx_write(svcdir, "relay.cjs", relay_js, sizeof relay_js - 1) < 0 || chmod(path, 0644) < 0 ||
+		    chmod(svcdir, 0755) < 0 || hand_over(cfg, svcdir) < 0 ||
+		    (out->dirfd = open(svcdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			snprintf(why, why_max, "the dev server's directory could not be prepared");
+			return SVC_E_INTERNAL;
+		}
+	}
+	memset(&spec, 0, sizeof spec);
+	svc_sandbox_spec_defaults(cfg, &spec);
+	spec.argv = out->argv;
+	spec.env = run_env;
+	spec.mounts = out->mounts;
+	spec.nmounts = 4;
+	spec.chdir = "/app";
+	spec.network = SVC_SANDBOX_NET_NONE;
+	spec.name = out->name;
+	spec.cpu_secs = 0; /* it runs for hours: the cgroup's CPU quota bounds it, not a CPU-time total */
+	if ((err = svc_sandbox_start(&spec, log_fd, &out->sb, why, why_max)) < 0) {
+		close(out->dirfd);
+		out->dirfd = -1;
 		return err;
-	devserver_args(cfg, app, cache, 0, -1, kind == SVC_DEVSERVER_VITE ? vite : script, bufs, argv);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-		svc_cgroup_free(cg);
-		snprintf(why, why_max, "the sandbox could not be started");
-		return SVC_E_INTERNAL;
 	}
-	pid = fork();
-	if (pid == 0)
-		devserver_child(cfg, cg, sp[1], log_fd, argv);
-	close(sp[1]);
-	if (pid < 0) {
-		close(sp[0]);
-		svc_cgroup_free(cg);
-		snprintf(why, why_max, "the sandbox could not be started");
-		return SVC_E_INTERNAL;
-	}
-	out->pid = pid;
-	out->factory = sp[0];
-	out->cg = cg;
 	return 0;
 }
 
 int svc_devserver_connect(const struct svc_devserver_proc *p, int *out_fd)
 {
-	struct sockaddr_in a;
+	struct sockaddr_un a;
 	int fd;
 
-	if (p->factory < 0 || svc_netns_factory_socket(p->factory, 1000, &fd) < 0)
+	if (!p->sb || p->dirfd < 0)
 		return SVC_E_UNAVAILABLE;
+	/* through the directory's descriptor: sun_path is short, SVC_DATA_DIR may not be */
 	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = htons(SVC_DEVSERVER_PORT);
-	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0 ||
-	    (connect(fd, (struct sockaddr *)&a, sizeof a) < 0 && errno != EINPROGRESS)) {
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path, sizeof a.sun_path, "/proc/self/fd/%d/s", p->dirfd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return SVC_E_UNAVAILABLE;
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0 && errno != EINPROGRESS && errno != EAGAIN) {
 		close(fd);
 		return SVC_E_UNAVAILABLE;
 	}
@@ -540,18 +517,61 @@ int svc_devserver_connect(const struct svc_devserver_proc *p, int *out_fd)
 	return 0;
 }
 
-void svc_devserver_stop(struct svc_devserver_proc *p, int reaped)
+int svc_devserver_ready(const struct svc_devserver_proc *p, long timeout_ms)
 {
-	if (p->cg)
-		svc_cgroup_free(p->cg); /* kills the dev server and the factory with it */
-	if (p->factory >= 0)
-		close(p->factory);
-	if (!reaped && p->pid > 0)
-		while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	p->cg = NULL;
-	p->factory = -1;
-	p->pid = 0;
+	static const char probe[] = "HEAD / HTTP/1.0\r\nHost: 127.0.0.1:5173\r\n\r\n";
+	struct pollfd pf;
+	char byte;
+	int fd, ok = 0;
+
+	if (svc_devserver_connect(p, &fd) < 0)
+		return 0;
+	pf.fd = fd;
+	pf.events = POLLOUT;
+	pf.revents = 0;
+	if (poll(&pf, 1, (int)timeout_ms) == 1 && (pf.revents & POLLOUT) &&
+	    write(fd, probe, sizeof probe - 1) == (ssize_t)(sizeof probe - 1)) {
+		pf.events = POLLIN;
+		pf.revents = 0;
+		/* the relay closes at once when nothing listens on 5173 yet: a byte means an answer */
+		ok = poll(&pf, 1, (int)timeout_ms) == 1 && read(fd, &byte, 1) == 1;
+	}
+	close(fd);
+	return ok;
+}
+
+int svc_devserver_ended(struct svc_devserver_proc *p, int *out_status)
+{
+	struct svc_sandbox_result res;
+
+	if (!p->sb || !svc_sandbox_poll(p->sb))
+		return 0;
+	svc_sandbox_wait(p->sb, &res);
+	p->sb = NULL;
+	if (p->dirfd >= 0)
+		close(p->dirfd);
+	p->dirfd = -1;
+	*out_status = res.status;
+	return 1;
+}
+
+unsigned long long svc_devserver_memory(const struct svc_devserver_proc *p)
+{
+	return p->sb ? svc_cgroup_memory_bytes(svc_sandbox_cgroup(p->sb)) : 0;
+}
+
+void svc_devserver_stop(struct svc_devserver_proc *p)
+{
+	struct svc_sandbox_result res;
+
+	if (p->sb) {
+		svc_sandbox_stop(p->sb, 2000);
+		svc_sandbox_wait(p->sb, &res);
+	}
+	if (p->dirfd >= 0)
+		close(p->dirfd);
+	p->sb = NULL;
+	p->dirfd = -1;
 }
 
 /* ---- svc-preview's side ---- */

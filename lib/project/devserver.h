@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "core/config.h"
+#include "project/sandbox.h"
 
 /*
  * The pieces svc-devd (devd/) puts together (docs/operations.md "Dev
@@ -16,12 +17,12 @@
  * sees that copy read-only as /app, with node_modules installed into it and
  * Vite's two cache folders (node_modules/.vite, node_modules/.vite-temp)
  * bound writable from SVC_DATA_DIR/builds/dev-<projectId>/cache. The
- * sandbox: svc_build_sandbox_base() (its own user, PID, IPC, UTS namespaces,
+ * sandbox: lib/project/sandbox.h (its own user, PID, IPC, UTS namespaces,
  * /usr read-only, an empty environment), a cgroup of its own (memory,
  * processes, CPU), no network at all: a network namespace with only `lo`,
- * where the dev server listens on 127.0.0.1:SVC_DEVSERVER_PORT. A process
- * left in that namespace, the socket factory (lib/core/netns.h), hands
- * svc-devd a fresh socket for every connection it makes to it.
+ * where the dev server listens on 127.0.0.1:SVC_DEVSERVER_PORT. The only
+ * way in is a Unix socket in a directory bound into the sandbox, on which a
+ * relay loaded into the dev server's own Node process listens.
  */
 
 #define SVC_DEVSERVER_PORT 5173 /* where every dev server listens, inside its own namespace */
@@ -66,50 +67,68 @@ unsigned long long svc_devserver_tree_stamp(const char *src);
  */
 int svc_devserver_deps_key(const char *dir, char *out);
 
-/* A started dev server: the process svc-devd waits for, and its way in. */
+/* A started dev server: its sandbox run, and its way in. Filled by svc_devserver_start(); the spec's
+ * strings live here as long as the run (lib/project/sandbox.h). */
 struct svc_devserver_proc {
-	pid_t pid;               /* the socket factory: it exits with the dev server's status (128 + signal) */
-	int factory;             /* AF_UNIX socket to the factory (svc_netns_factory_socket()) */
-	struct svc_cgroup *cg;   /* its cgroup (memory: svc_cgroup_memory_bytes()) */
+	struct svc_sandbox *sb;    /* the run (NULL: none) */
+	int dirfd;                 /* the run's /svc directory on the host, where the relay's socket `s` is */
+	char name[80];             /* its cgroup's name */
+	const char *argv[16];
+	char paths[4][2200];
+	struct svc_sandbox_mount mounts[4];
 };
 
 /*
  * Installs node_modules into the mirror `app` (`npm ci` with a lockfile,
- * `npm install` without, always --ignore-scripts) in the build sandbox with
- * `app` writable, the network as SVC_BUILD_NETWORK says (0: --offline), at
- * most SVC_DEVSERVER_START_SECS. Output goes to `log_fd`. Blocking: svc-devd
+ * `npm install` without, always --ignore-scripts, svc's own npmrc) in the
+ * sandbox of lib/project/sandbox.h (cgroup `name`) with `app` writable,
+ * reaching only the registry (SVC_BUILD_NETWORK; 0: --offline and no
+ * network), at most SVC_DEVSERVER_START_SECS, its output on `log_fd`; dependencies from outside the
+ * registry are refused first (svc_build_check_deps()). Blocking: svc-devd
  * runs it off its event loop. Returns 0, or SVC_E_VALIDATION with the reason
- * in `why` ("npm ci exited with status 1"), SVC_E_INTERNAL.
+ * in `why` ("npm ci exited with status 1"), SVC_E_UNAVAILABLE, SVC_E_INTERNAL.
+ * (Until lib/project/deps.h's store is used here: then the install is
+ * svc_build_deps() and node_modules a read-only store entry.)
  */
-int svc_devserver_install(const struct svc_config *cfg, const char *app, int log_fd, char *why, size_t why_max);
+int svc_devserver_install(const struct svc_config *cfg, const char *name, const char *app, int log_fd, char *why,
+			  size_t why_max);
 
 /*
  * Starts the dev server of kind `kind` on the mirror `app` with the cache
- * folder `cache` (both absolute, made by the caller) in a cgroup named
- * `name` (unique on the host: "dev-<projectId>"), bounded by
- * SVC_BUILD_MEMORY_MB and SVC_BUILD_PROCS, as SVC_BUILD_UID when svc runs as
- * root, with its output on `log_fd`. Returns at once (the server is not
- * listening yet: svc_devserver_connect() until it is). Fills *out. Returns 0,
- * SVC_E_UNAVAILABLE (no cgroups here: `why` says why), SVC_E_INTERNAL.
+ * folder `cache` and its own directory `svcdir` (absolute, made by the
+ * caller: /svc inside, where the relay's script and socket are) in the
+ * sandbox of lib/project/sandbox.h: a cgroup named `name` (unique on the
+ * host: "dev-<projectId>"), the build's limits but no CPU-time total, no
+ * network at all, `app` read-only at /app with node_modules/.vite and
+ * node_modules/.vite-temp bound writable from `cache`. Its Node process loads
+ * the relay first (NODE_OPTIONS), which joins the Unix socket `svcdir`/s to
+ * 127.0.0.1:SVC_DEVSERVER_PORT inside. Output goes to `log_fd`. Returns at
+ * once (svc_devserver_ready() tells when it listens). Fills *out (kept at one
+ * place until svc_devserver_stop()). Returns 0, SVC_E_UNAVAILABLE (no cgroups
+ * here: `why`), SVC_E_INTERNAL.
  */
 int svc_devserver_start(const struct svc_config *cfg, enum svc_devserver_kind kind, const char *name,
-			const char *app, const char *cache, int log_fd, struct svc_devserver_proc *out, char *why,
-			size_t why_max);
+			const char *app, const char *cache, const char *svcdir, int log_fd,
+			struct svc_devserver_proc *out, char *why, size_t why_max);
 
 /*
- * Opens a non-blocking TCP connection to the dev server of `p`
- * (127.0.0.1:SVC_DEVSERVER_PORT in its namespace); the connect may still be in
- * progress (EINPROGRESS: wait for POLLOUT, then SO_ERROR). Sets *out_fd (the
- * caller's). Returns 0, or SVC_E_UNAVAILABLE (the factory is gone).
+ * Opens a non-blocking connection to the dev server of `p` (the relay's
+ * socket; the connect may still be in progress: wait for POLLOUT). Sets
+ * *out_fd (the caller's). Returns 0, or SVC_E_UNAVAILABLE.
  */
 int svc_devserver_connect(const struct svc_devserver_proc *p, int *out_fd);
 
-/*
- * Stops the dev server of `p`: kills every process of its cgroup, reaps the
- * factory (unless `reaped`: the caller's waitpid() already did) and removes
- * the cgroup. `p` is empty afterwards.
- */
-void svc_devserver_stop(struct svc_devserver_proc *p, int reaped);
+/* 1 when the dev server of `p` answers an HTTP request within `timeout_ms` (twice that at most), else 0. */
+int svc_devserver_ready(const struct svc_devserver_proc *p, long timeout_ms);
+
+/* 1 when the run of `p` has ended: it is reaped and freed, *out_status its exit status (128 + signal); else 0. */
+int svc_devserver_ended(struct svc_devserver_proc *p, int *out_status);
+
+/* The memory of the run's cgroup now, bytes (0 when unknown or not running). */
+unsigned long long svc_devserver_memory(const struct svc_devserver_proc *p);
+
+/* Stops the dev server of `p` (SIGTERM, 2 s, then SIGKILL to its cgroup), reaps it; `p` is empty afterwards. */
+void svc_devserver_stop(struct svc_devserver_proc *p);
 
 /* ---- svc-preview's side: one request forwarded to svc-devd ---- */
 

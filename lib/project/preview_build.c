@@ -91,7 +91,7 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	struct svc_rows *rows = NULL;
 	struct svc_publish__log *log = calloc(1, sizeof *log);
 	char *excerpt = malloc(SVC_PUBLISH_LOG_TAIL + 1);
-	char dir[2048], build[2100] = "", next[2100], site[2100], dist[2200], rnd[17], why[512];
+	char dir[2048], build[2100] = "", proj[2200], next[2100], site[2100], dist[2300], rnd[17], why[512];
 	struct svc_build_opts opts;
 	struct svc_dbv p;
 	const char *id;
@@ -123,19 +123,28 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	}
 	if (snprintf(build + strlen(build), sizeof build - strlen(build), "%s-%s", id, rnd) < 0 ||
 	    snprintf(next, sizeof next, "%s/.next-%s", dir, rnd) >= (int)sizeof next ||
-	    snprintf(site, sizeof site, "%s/site", dir) >= (int)sizeof site ||
-	    snprintf(dist, sizeof dist, "%s/dist", build) >= (int)sizeof dist) {
+	    snprintf(site, sizeof site, "%s/site", dir) >= (int)sizeof site) {
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	if ((err = svc_publish__copy_sources(c->cfg, id, build)) < 0) {
-		snprintf(errmsg, errmax, "cannot copy the project");
+	svc_build_opts_load(c->cfg, svc_publish__scripts_allowed(c->db, svc_rows_get(rows, 0, DPWCOL_WORKSPACE)), &opts);
+	snprintf(opts.run_name, sizeof opts.run_name, "preview-%s", rnd);
+	/* the build's tree: a tmpfs of SVC_BUILD_DISK_MB (root), the project's copy in it */
+	if ((err = svc_build_dir_make(&opts, build, proj, sizeof proj, why, sizeof why)) < 0) {
+		build[0] = '\0';
+		snprintf(errmsg, errmax, "%s", why);
 		goto done;
 	}
-	svc_build_opts_load(c->cfg, svc_publish__scripts_allowed(c->db, svc_rows_get(rows, 0, DPWCOL_WORKSPACE)), &opts);
-	err = svc_build_run(&opts, build, preview_log, log, why, sizeof why);
-	if (err == SVC_E_VALIDATION) {
-		/* the project's own failure: the preview says why (the first line) until a build works; not retried */
+	if (snprintf(dist, sizeof dist, "%s/dist", proj) >= (int)sizeof dist ||
+	    (err = svc_publish__copy_sources(c->cfg, id, proj)) < 0) {
+		snprintf(errmsg, errmax, "cannot copy the project");
+		err = err < 0 ? err : SVC_E_INTERNAL;
+		goto done;
+	}
+	err = svc_build_run(&opts, proj, preview_log, log, why, sizeof why);
+	if (err == SVC_E_VALIDATION || err == SVC_E_UNAVAILABLE) {
+		/* the project's own failure (or a host that refuses to build): the preview says why (the first line)
+		 * until a build works; not retried */
 		struct svc_buf text;
 		svc_publish__log_excerpt(log, excerpt);
 		svc_buf_init(&text, SVC_PUBLISH_LOG_TAIL + 1024);
@@ -170,7 +179,7 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	svc_log_info("preview: project %s built", id);
 done:
 	if (build[0])
-		svc_fsx_remove_tree(build);
+		svc_build_dir_remove(build);
 	svc_rows_free(rows);
 	json_object_put(o);
 	free(excerpt);

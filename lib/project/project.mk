@@ -7,8 +7,9 @@
 lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/paths.c lib/project/paths.h lib/project/comment.c lib/project/comment.h \
 	lib/project/repo.c lib/project/repo.h \
 	lib/project/direct_save.c lib/project/direct_save.h lib/project/thumbnail.c lib/project/thumbnail.h \
-	lib/project/publish.c lib/project/publish.h lib/project/preview_build.c lib/project/preview_build.h lib/project/build.c lib/project/build.h lib/project/devserver.c lib/project/devserver.h \
+	lib/project/publish.c lib/project/publish.h lib/project/preview_build.c lib/project/preview_build.h lib/project/build.c lib/project/build.h \
+	lib/project/sandbox.c lib/project/sandbox.h lib/project/devserver.c lib/project/devserver.h \
 	lib/project/domains.c lib/project/domains.h \
 	lib/project/quota.c lib/project/quota.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_save.c tests/unit/test_thumbnail.c \
-	tests/unit/test_publish.c tests/unit/test_domains.c
+	tests/unit/test_publish.c tests/unit/test_domains.c tests/unit/test_sandbox.c tests/unit/test_build.c

@@ -624,7 +624,7 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 {
 	struct svc_publish__log *log = calloc(1, sizeof *log);
 	char *excerpt = malloc(SVC_PUBLISH_LOG_TAIL + 1);
-	char id[37] = "", pdir[2048], build[2048], out[2100], site[2048], sha[41] = "", line[256];
+	char id[37] = "", pdir[2048], build[2048], proj[2100], out[2200], site[2048], sha[41] = "", line[256];
 	struct svc_repo_commit *head = NULL;
 	struct svc_build_opts o;
 	size_t nhead = 0;
@@ -655,21 +655,29 @@ int svc_publish_run(struct svc_db *db, const struct svc_config *cfg, const struc
 	if ((err = svc_data_path(cfg, "builds", id, NULL, build, sizeof build)) < 0 ||
 	    (err = kept_dir(cfg, t->project_id, id, site, sizeof site)) < 0)
 		goto failed;
-	if ((err = svc_publish__copy_sources(cfg, t->project_id, build)) < 0) {
-		snprintf(why, why_max, "the project's files could not be copied");
+	snprintf(o.run_name, sizeof o.run_name, "d-%s", id);
+	/* the build's tree: a tmpfs of SVC_BUILD_DISK_MB (root), the project's copy in it */
+	if ((err = svc_build_dir_make(&o, build, proj, sizeof proj, why, why_max)) < 0)
+		goto failed;
+	if ((err = svc_publish__copy_sources(cfg, t->project_id, proj)) < 0) {
+		if (err == SVC_E_TOO_LARGE)
+			snprintf(why, why_max, "the build used more than %u MB of disk (the project's files)", o.disk_mb);
+		else
+			snprintf(why, why_max, "the project's files could not be copied");
+		err = err == SVC_E_TOO_LARGE ? SVC_E_VALIDATION : err;
 		goto failed;
 	}
-	snprintf(out, sizeof out, "%s/package.json", build);
+	snprintf(out, sizeof out, "%s/package.json", proj);
 	if (lstat(out, &st) == 0 && S_ISREG(st.st_mode)) {
 		snprintf(line, sizeof line, "package.json: building in the sandbox (%s)\n",
 			 o.scripts ? "install scripts allowed" : "install scripts off");
 		run_log_say(log, line);
-		if ((err = svc_build_run(&o, build, svc_publish__log_add, log, why, why_max)) < 0)
+		if ((err = svc_build_run(&o, proj, svc_publish__log_add, log, why, why_max)) < 0)
 			goto failed;
-		snprintf(out, sizeof out, "%s/dist", build);
+		snprintf(out, sizeof out, "%s/dist", proj);
 	} else {
 		run_log_say(log, "no package.json: the project's files are published as they are\n");
-		snprintf(out, sizeof out, "%s", build);
+		snprintf(out, sizeof out, "%s", proj);
 	}
 	if ((err = keep_site(t->project_id, out, site)) < 0) {
 		snprintf(why, why_max, "%s", err == SVC_E_TOO_LARGE ? "the site is nested too deeply, or the disk is full"
@@ -715,7 +723,7 @@ failed:
 	svc_fsx_remove_tree(site);
 done:
 	if (id[0] && svc_data_path(cfg, "builds", id, NULL, build, sizeof build) == 0)
-		svc_fsx_remove_tree(build);
+		svc_build_dir_remove(build);
 	if (lock >= 0)
 		close(lock);
 	svc_repo_log_free(head, nhead);

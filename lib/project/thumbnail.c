@@ -23,9 +23,9 @@
 #include "core/json.h"
 #include "db/jobs.h"
 #include "core/log.h"
-#include "core/netns.h"
 #include "project/build.h"
 #include "project/paths.h"
+#include "project/sandbox.h"
 #include "project/thumbnail.h"
 #include "core/util.h"
 
@@ -362,27 +362,26 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Waits for `pid` until `deadline_ms`; kills its process group after. Returns the exit status, or -1 on timeout. */
-static int wait_until(pid_t pid, int64_t deadline_ms)
+/* Waits for the sandboxed Chromium until `deadline_ms`, then ends what is left of it. Returns its exit status, -1 on timeout. */
+static int wait_until(struct svc_sandbox *run, int64_t deadline_ms)
 {
-	int status = 0;
+	struct svc_sandbox_result r;
+	int timed_out = 0;
 
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid) {
-			kill(-pid, SIGKILL); /* helpers Chromium left behind in its process group */
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-		}
-		if (r < 0 && errno != EINTR)
-			return 128;
+	while (!svc_sandbox_poll(run)) {
 		if (svc_mono_ms() >= deadline_ms) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
+			timed_out = 1;
+			break;
 		}
 		sleep_ms(50);
 	}
+	svc_sandbox_stop(run, 0); /* helpers Chromium left behind in its cgroup */
+	svc_sandbox_wait(run, &r);
+	if (timed_out)
+		return -1;
+	if (r.limit != SVC_SANDBOX_LIMIT_NONE && r.limit != SVC_SANDBOX_LIMIT_STOPPED)
+		svc_log_info("thumbnail: chromium used %s", r.limit_text);
+	return r.status > 128 ? 128 : r.status;
 }
 
 /* Whether `prog` (a path, or a name looked up in the sandbox's PATH) exists as a program. */
@@ -403,24 +402,20 @@ static int program_exists(const char *prog)
 }
 
 /*
- * Starts Chromium inside bubblewrap (svc_build_sandbox_base(): /usr
- * read-only, the fonts' settings, `tmp` as /out for the profile and the
- * screenshot, nothing else of the host), as `uid` when running as root, with
- * its own sandbox on, in a network namespace of its own (lib/core/netns.h)
- * where only 127.0.0.1:PROXY_PORT answers: the listener made there is sent
- * over `netns_sock` to the caller, whose page server (serve()) accepts on it.
- * No other address is routed, so neither WebRTC's UDP nor DNS leaves, and
- * WebRTC is told to use no UDP besides. *out_pid gets the process, the leader
- * of its own process group. Returns 0 or the errno of a failed start.
+ * Starts Chromium in the sandbox (lib/project/sandbox.h: /usr read-only, the
+ * fonts' settings, `tmp` as /out for the profile and the screenshot, nothing
+ * else of the host; a cgroup of its own with the builds' bounds), as sb->uid
+ * when running as root, with its own sandbox on, in a network namespace of
+ * its own where only 127.0.0.1:PROXY_PORT answers: its listener is the
+ * run's (svc_sandbox_listener()), served by the caller's page server
+ * (serve()). No other address is routed, so neither WebRTC's UDP nor DNS
+ * leaves, and WebRTC is told to use no UDP besides. Returns 0 with *out set,
+ * or an SVC_E_* code with the reason in `why`.
  */
 static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromium, const char *tmp,
-			  int netns_sock, pid_t *out_pid)
+			  struct svc_sandbox **out, char *why, size_t whymax)
 {
-	static const char *const mounts[] = {
-		"--tmpfs", "/tmp", "--ro-bind-try", "/etc/fonts", "/etc/fonts",
-		"--ro-bind-try", "/etc/chromium.d", "/etc/chromium.d",
-		"--setenv", "HOME", "/out", "--setenv", "XDG_CONFIG_HOME", "/out",
-	};
+	static const char *const env[] = { "HOME=/out", "XDG_CONFIG_HOME=/out", NULL };
 	static const char *const flags[] = {
 		"--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
 		"--no-first-run", "--no-default-browser-check", "--disable-extensions",
@@ -430,46 +425,39 @@ static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromi
 		"--force-webrtc-ip-handling-policy=disable_non_proxied_udp", "--screenshot=/out/shot.png",
 		("--proxy-server=http://127.0.0.1:" PROXY_PORT_S), /* one element (clang -Wstring-concatenation) */
 	};
-	const char *argv[SVC_SANDBOX_BASE_ARGS + 48];
-	char uid[16];
-	size_t n, i;
-	int efds[2], child_errno = 0;
-	pid_t pid;
+	const struct svc_sandbox_mount mounts[] = {
+		{ "/etc/fonts", "/etc/fonts", 0, 1 }, { "/etc/chromium.d", "/etc/chromium.d", 0, 1 }, { tmp, "/out", 1, 0 },
+	};
+	const char *argv[48];
+	struct svc_sandbox_spec s;
+	char name[32], rnd[17];
+	size_t n = 0, i;
 
-	snprintf(uid, sizeof uid, "%u", sb->uid);
-	n = svc_build_sandbox_base(sb->bwrap, uid, argv);
-	for (i = 0; i < sizeof mounts / sizeof mounts[0]; i++)
-		argv[n++] = mounts[i];
-	argv[n++] = "--bind";
-	argv[n++] = tmp;
-	argv[n++] = "/out";
-	argv[n++] = "--remount-ro";
-	argv[n++] = "/";
-	argv[n++] = "--";
+	(void)sizeof(char[PROXY_PORT == SVC_SANDBOX_PROXY_PORT ? 1 : -1]);
 	argv[n++] = chromium;
 	for (i = 0; i < sizeof flags / sizeof flags[0]; i++)
 		argv[n++] = flags[i];
 	argv[n++] = "http://" PAGE_HOST "/index.html";
 	argv[n] = NULL;
-	if (pipe2(efds, O_CLOEXEC) < 0)
-		return errno;
-	pid = fork();
-	if (pid == 0) {
-		/* no RLIMIT_AS: Chromium reserves terabytes of address space */
-		struct svc_sandbox_limits lim = { sb->uid, 0, 0, 0, PROXY_PORT, netns_sock };
-		svc_build_sandbox_exec(sb->bwrap, &lim, -1, efds[1], argv);
-	}
-	close(efds[1]);
-	if (pid < 0)
-		child_errno = errno;
-	else if (read(efds[0], &child_errno, sizeof child_errno) > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	close(efds[0]);
-	if (child_errno)
-		return child_errno;
-	*out_pid = pid;
-	return 0;
+	if (svc_random_hex(rnd, 8) < 0)
+		return SVC_E_INTERNAL;
+	snprintf(name, sizeof name, "thumb-%s", rnd);
+	memset(&s, 0, sizeof s);
+	s.bwrap = sb->bwrap;
+	s.argv = argv;
+	s.env = env;
+	s.mounts = mounts;
+	s.nmounts = sizeof mounts / sizeof mounts[0];
+	s.network = SVC_SANDBOX_NET_LISTENER;
+	s.tmp_mb = 256; /* --disable-dev-shm-usage: its shared memory lives in /tmp */
+	/* no RLIMIT_AS (Chromium reserves terabytes of address space): the cgroup bounds its memory */
+	s.memory_mb = sb->memory_mb;
+	s.procs = sb->procs;
+	s.cpu_percent = sb->cpu_percent;
+	s.cgroup_parent = sb->cgroup_parent;
+	s.name = name;
+	s.uid = sb->uid;
+	return svc_sandbox_start(&s, -1, out, why, whymax);
 }
 
 int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir,
@@ -478,8 +466,10 @@ int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox 
 	char tmp[] = "/tmp/svc-thumb-XXXXXX", shot[64], index_path[2100];
 	unsigned char *rgb = NULL, *small = NULL;
 	unsigned w = 0, h = 0;
-	int lfd = -1, sp[2] = { -1, -1 }, err = SVC_E_UNAVAILABLE, rc, made_tmp = 0;
-	pid_t server = -1, pid = -1;
+	int err = SVC_E_UNAVAILABLE, rc, made_tmp = 0;
+	struct svc_sandbox *run = NULL;
+	char swhy[256];
+	pid_t server = -1;
 	int64_t deadline = svc_mono_ms() + timeout_ms;
 	struct stat st;
 
@@ -507,20 +497,9 @@ int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox 
 	}
 	snprintf(shot, sizeof shot, "%s/shot.png", tmp);
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
-	if ((rc = spawn_chromium(sb, chromium, tmp, sp[1], &pid)) != 0) {
-		snprintf(why, whymax, "chromium could not be started (%s)", strerror(rc));
-		pid = -1;
-		goto done;
-	}
-	close(sp[1]);
-	sp[1] = -1;
-	/* the exec happened, so the listener of Chromium's network namespace was sent before */
-	if (svc_netns_recv_listener(sp[0], 1000, &lfd) < 0) {
-		snprintf(why, whymax, "chromium could not be started (no network namespace of its own)");
+	if ((rc = spawn_chromium(sb, chromium, tmp, &run, swhy, sizeof swhy)) < 0) {
+		snprintf(why, whymax, "chromium could not be started (%s)", swhy[0] ? swhy : "the sandbox failed");
+		run = NULL;
 		goto done;
 	}
 	server = fork();
@@ -529,11 +508,11 @@ int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox 
 		goto done;
 	}
 	if (server == 0) {
-		serve(lfd, dir, deadline);
+		serve(svc_sandbox_listener(run), dir, deadline);
 		_exit(0);
 	}
-	rc = wait_until(pid, deadline);
-	pid = -1;
+	rc = wait_until(run, deadline);
+	run = NULL;
 	if (rc != 0) {
 		snprintf(why, whymax, rc < 0 ? "chromium timed out" : "chromium exited with status %d", rc);
 		goto done;
@@ -552,18 +531,12 @@ int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox 
 	if (err == 0)
 		why[0] = '\0';
 done:
-	if (pid > 0)
-		wait_until(pid, 0); /* started, then the page server could not be: killed */
+	if (run)
+		wait_until(run, 0); /* started, then the page server could not be: killed */
 	if (server > 0) {
 		kill(server, SIGKILL);
 		waitpid(server, NULL, 0);
 	}
-	if (lfd >= 0)
-		close(lfd);
-	if (sp[0] >= 0)
-		close(sp[0]);
-	if (sp[1] >= 0)
-		close(sp[1]);
 	free(rgb);
 	free(small);
 	if (made_tmp)
@@ -612,6 +585,10 @@ static void thumb_sandbox(const struct svc_config *cfg, struct svc_thumb_sandbox
 	svc_build_opts_load(cfg, 0, &o);
 	out->bwrap = o.bwrap;
 	out->uid = o.thumb_uid;
+	out->memory_mb = o.memory_mb;
+	out->procs = o.procs;
+	out->cpu_percent = o.cpu_percent;
+	out->cgroup_parent = o.cgroup_parent;
 }
 
 int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const char *name, const char *dir,

@@ -36,6 +36,8 @@ int svc_thumbnail_fallback(const char *id, const char *name, const char *font_pa
 struct svc_thumb_sandbox {
 	const char *bwrap; /* the bubblewrap program (SVC_BUILD_BWRAP, default /usr/bin/bwrap), borrowed */
 	unsigned uid;      /* the user Chromium runs as when svc runs as root (SVC_THUMB_UID, default 65533) */
+	unsigned memory_mb, procs, cpu_percent; /* its cgroup's bounds (SVC_BUILD_MEMORY_MB, _PROCS, _CPU_PERCENT); 0: none */
+	const char *cgroup_parent;              /* SVC_BUILD_CGROUP; NULL: svc's own cgroup */
 };
 
 /*

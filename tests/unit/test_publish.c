@@ -166,15 +166,17 @@ static void test_publish_grace_setting(void)
 	CU_ASSERT_EQUAL(svc_publish_grace_secs(&cfg), 0);
 }
 
-static void test_build_without_bwrap_is_internal(void)
+static void test_build_without_bwrap_is_refused(void)
 {
-	struct svc_build_opts o = { "/nonexistent/bwrap", "/usr/bin/npm", 10, 1024, 64, 10, 16, 65534, 65533, 0, 0 };
+	struct svc_build_opts o = { .bwrap = "/nonexistent/bwrap", .npm = "/usr/bin/npm", .registry = "https://registry.npmjs.org/",
+				    .cpu_secs = 10, .memory_mb = 1024, .procs = 64, .wall_secs = 10, .tmp_mb = 16,
+				    .uid = 65534, .thumb_uid = 65533, .run_name = "unit-publish" };
 	char dir[] = "/tmp/svc-publish-XXXXXX", why[128];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
 	put(dir, "package.json", "{}");
-	CU_ASSERT_EQUAL(svc_build_run(&o, dir, NULL, NULL, why, sizeof why), SVC_E_INTERNAL);
-	CU_ASSERT_STRING_EQUAL(why, "the build sandbox could not be started");
+	CU_ASSERT_EQUAL(svc_build_run(&o, dir, NULL, NULL, why, sizeof why), SVC_E_UNAVAILABLE);
+	CU_ASSERT_STRING_EQUAL(why, "svc refuses to build: no bubblewrap at /nonexistent/bwrap");
 	svc_fsx_remove_tree(dir);
 }
 
@@ -187,5 +189,5 @@ SVC_TEST_SUITE(publish)
 	CU_add_test(s, "test_publish_swap_exchanges_and_removes_the_old", test_publish_swap_exchanges_and_removes_the_old);
 	CU_add_test(s, "test_publish_map_of_live_pointers", test_publish_map_of_live_pointers);
 	CU_add_test(s, "test_publish_grace_setting", test_publish_grace_setting);
-	CU_add_test(s, "test_build_without_bwrap_is_internal", test_build_without_bwrap_is_internal);
+	CU_add_test(s, "test_build_without_bwrap_is_refused", test_build_without_bwrap_is_refused);
 }

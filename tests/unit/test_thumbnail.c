@@ -123,7 +123,8 @@ static void test_thumbnail_fallback_long_and_unicode_names(void)
 
 /* Makes a temporary project directory holding index.html with `html`; returns 0 and the path in dir. */
 /* The sandbox of the tests: Debian's bubblewrap, and nobody when the tests run as root. */
-static const struct svc_thumb_sandbox sandbox = { "/usr/bin/bwrap", 65533 }; /* SVC_THUMB_UID's default */
+/* SVC_THUMB_UID's default, and the builds' default bounds (SVC_BUILD_MEMORY_MB, _PROCS, _CPU_PERCENT) */
+static const struct svc_thumb_sandbox sandbox = { "/usr/bin/bwrap", 65533, 2048, 256, 100, NULL };
 
 static int make_site(char *dir, const char *html)
 {
@@ -157,7 +158,7 @@ static void test_thumbnail_chromium_failures(void)
 	CU_ASSERT_EQUAL(svc_thumbnail_chromium("/bin/sleep", &sandbox, dir, 300, &png, &len, why, sizeof why), SVC_E_UNAVAILABLE);
 	{
 		/* without bubblewrap Chromium is not run at all (never unconfined) */
-		const struct svc_thumb_sandbox none = { "/nonexistent/bwrap", 65534 };
+		const struct svc_thumb_sandbox none = { "/nonexistent/bwrap", 65534, 0, 0, 0, NULL };
 		CU_ASSERT_EQUAL(svc_thumbnail_chromium("/bin/true", &none, dir, 5000, &png, &len, why, sizeof why),
 				SVC_E_UNAVAILABLE);
 		CU_ASSERT(strstr(why, "bubblewrap") != NULL);

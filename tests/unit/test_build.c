@@ -1,0 +1,185 @@
+/* test_build.c: a package.json build refuses dependencies from outside the registry, builds offline in its tmpfs, and names the limit that ends it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "core/err.h"
+#include "core/fsx.h"
+#include "project/build.h"
+#include "project/sandbox.h"
+#include "unit.h"
+
+#define REG "https://registry.npmjs.org/"
+
+/* A project directory made from `files` (name, content pairs, NULL-ended) under a fresh temporary directory. */
+static int project(char *top, size_t max, const char *const *files)
+{
+	char dir[] = "/tmp/svc-unit-build-XXXXXX";
+	size_t i;
+
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(top, max, "%s", dir);
+	for (i = 0; files[i]; i += 2)
+		if (svc_fsx_write(dir, files[i], files[i + 1], strlen(files[i + 1])) < 0)
+			return -1;
+	return 0;
+}
+
+static void check_one(const char *pkg, const char *lock, int want_ok, const char *want_text)
+{
+	const char *files[] = { "package.json", pkg, lock ? "package-lock.json" : NULL, lock, NULL };
+	char dir[64], why[512];
+	int r;
+
+	CU_ASSERT_EQUAL_FATAL(project(dir, sizeof dir, files), 0);
+	r = svc_build_check_deps(dir, REG, why, sizeof why);
+	CU_ASSERT_EQUAL(r, want_ok ? 0 : SVC_E_VALIDATION);
+	if (want_text) {
+		CU_ASSERT(strstr(why, want_text) != NULL);
+		if (!strstr(why, want_text))
+			fprintf(stderr, "check_deps: %s\n", why);
+	}
+	svc_fsx_remove_tree(dir);
+}
+
+static void test_build_refuses_dependencies_outside_the_registry(void)
+{
+	check_one("{\"dependencies\":{\"react\":\"^18.3.1\",\"x\":\"npm:react@18\",\"t\":\"latest\"}}", NULL, 1, NULL);
+	check_one("{\"dependencies\":{\"leak\":\"http://127.0.0.1:9/x.tgz\"}}", NULL, 0,
+		  "the dependency \"leak\" (package.json dependencies) is not from the registry (http://127.0.0.1:9/x.tgz)");
+	check_one("{\"devDependencies\":{\"g\":\"github:user/repo\"}}", NULL, 0, "\"g\" (package.json devDependencies)");
+	check_one("{\"dependencies\":{\"s\":\"user/repo\"}}", NULL, 0, "\"s\"");
+	check_one("{\"dependencies\":{\"g\":\"git+ssh://git@host/r.git\"}}", NULL, 0, "\"g\"");
+	check_one("{\"dependencies\":{\"f\":\"file:../other\"}}", NULL, 0, "\"f\"");
+	check_one("{\"dependencies\":{\"t\":\"./vendor/t.tgz\"}}", NULL, 0, "\"t\"");
+	check_one("{\"dependencies\":{\"a\":\"npm:b@https://evil.example/b.tgz\"}}", NULL, 0, "\"a\"");
+	check_one("{\"overrides\":{\"foo\":{\"bar\":\"https://evil.example/bar.tgz\"}}}", NULL, 0, "\"bar\"");
+	check_one("{\"dependencies\":{\"ok\":\"1.0.0\"}}",
+		  "{\"packages\":{\"\":{},\"node_modules/ok\":{\"resolved\":\"https://registry.npmjs.org/ok/-/ok-1.0.0.tgz\"}}}",
+		  1, NULL);
+	check_one("{\"dependencies\":{\"ok\":\"1.0.0\"}}",
+		  "{\"packages\":{\"node_modules/ok\":{\"resolved\":\"http://127.0.0.1:9/ok.tgz\"}}}", 0,
+		  "the dependency \"node_modules/ok\" (package-lock.json) is not from the registry");
+	check_one("{\"dependencies\":{\"ok\":\"1.0.0\"}}",
+		  "{\"dependencies\":{\"ok\":{\"resolved\":\"https://registry.npmjs.org.evil/ok.tgz\"}}}", 0, "\"ok\"");
+	check_one("[1]", NULL, 0, "package.json is not a JSON object");
+}
+
+/* The settings a build would take, with small bounds and no network (the unit run must not need one). */
+static void small_opts(struct svc_build_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->bwrap = "/usr/bin/bwrap";
+	o->npm = "/usr/bin/npm";
+	o->registry = REG;
+	o->cpu_secs = 120;
+	o->memory_mb = 256;
+	o->procs = 128;
+	o->cpu_percent = 100;
+	o->disk_mb = 64;
+	o->wall_secs = 60;
+	o->tmp_mb = 32;
+	o->uid = 65534;
+	o->network = 0;
+	snprintf(o->run_name, sizeof o->run_name, "unit-build-%ld", (long)getpid());
+}
+
+struct log {
+	char text[16384];
+	size_t len;
+};
+
+static void collect(void *arg, const char *text, size_t len)
+{
+	struct log *l = arg;
+
+	if (text && l->len + len < sizeof l->text) {
+		memcpy(l->text + l->len, text, len);
+		l->len += len;
+		l->text[l->len] = '\0';
+	}
+}
+
+/* Builds a project whose build script is `script` in a svc_build_dir_make() tree; returns svc_build_run()'s result. */
+static int build_with(const char *script, const struct svc_build_opts *o, char *why, size_t why_max, struct log *l,
+		      int *dist_made)
+{
+	char top[64], base[] = "/tmp/svc-unit-bdir-XXXXXX", proj[128], pkg[1024], dist[160];
+	struct stat st;
+	int err;
+
+	if (!mkdtemp(base))
+		return -1;
+	chmod(base, 0711);
+	snprintf(top, sizeof top, "%s/b", base);
+	if (svc_build_dir_make(o, top, proj, sizeof proj, why, why_max) < 0)
+		return -1;
+	snprintf(pkg, sizeof pkg, "{\"name\":\"p\",\"version\":\"0.0.0\",\"private\":true,\"scripts\":{\"build\":\"%s\"}}",
+		 script);
+	mkdir(proj, 0755);
+	svc_fsx_write(proj, "package.json", pkg, strlen(pkg));
+	svc_fsx_write(proj, ".npmrc", "registry=http://127.0.0.1:9/\n", 29);
+	memset(l, 0, sizeof *l);
+	err = svc_build_run(o, proj, collect, l, why, why_max);
+	snprintf(dist, sizeof dist, "%s/dist", proj);
+	*dist_made = stat(dist, &st) == 0;
+	CU_ASSERT_EQUAL(svc_build_dir_remove(top), 0);
+	CU_ASSERT(stat(top, &st) < 0 && errno == ENOENT);
+	rmdir(base);
+	return err;
+}
+
+static int can_build(const char *test)
+{
+	char why[256];
+
+	if (geteuid() != 0 || access("/usr/bin/npm", X_OK) != 0 || svc_sandbox_check("/usr/bin/bwrap", NULL, why, sizeof why) < 0) {
+		fprintf(stderr, "%s: not root, no npm or no sandbox; not checked\n", test);
+		return 0;
+	}
+	return 1;
+}
+
+static void test_build_offline_and_named_limits(void)
+{
+	struct svc_build_opts o;
+	struct log l;
+	char why[512];
+	int made = 0, err;
+
+	if (!can_build(__func__))
+		return;
+	small_opts(&o);
+	err = build_with("node -e \\\"new WebAssembly.Memory({initial:16384}); require('fs').mkdirSync('dist')\\\"", &o,
+			 why, sizeof why, &l, &made);
+	CU_ASSERT_EQUAL(err, 0);
+	CU_ASSERT(made);
+	CU_ASSERT(strstr(l.text, "the project's .npmrc is not used") != NULL);
+	if (err)
+		fprintf(stderr, "build: %s\n%s\n", why, l.text);
+	err = build_with("node -e \\\"const a=[];for(;;)a.push(Buffer.alloc(16<<20).fill(1))\\\"", &o, why, sizeof why, &l,
+			 &made);
+	CU_ASSERT_EQUAL(err, SVC_E_VALIDATION);
+	CU_ASSERT(strstr(why, "the build used more than 256 MB of memory") != NULL);
+	err = build_with("node -e \\\"require('fs').writeFileSync('big', Buffer.alloc(100<<20))\\\"", &o, why, sizeof why,
+			 &l, &made);
+	CU_ASSERT_EQUAL(err, SVC_E_VALIDATION);
+	CU_ASSERT(strstr(why, "the build used more than 64 MB of disk") != NULL);
+	if (!strstr(why, "of disk"))
+		fprintf(stderr, "build: %s\n%s\n", why, l.text);
+}
+
+SVC_TEST_SUITE(build)
+{
+	CU_pSuite s = CU_add_suite("build", NULL, NULL);
+
+	CU_add_test(s, "test_build_refuses_dependencies_outside_the_registry",
+		    test_build_refuses_dependencies_outside_the_registry);
+	CU_add_test(s, "test_build_offline_and_named_limits", test_build_offline_and_named_limits);
+}
