@@ -215,8 +215,7 @@ wsd_start() {
 
 # daemon_start BUILD CONFIG PIDFILE LOG NAME BINARY PORTKEY DEFAULTPORT WHY: (re)starts the daemon
 # BUILD/BINARY with CONFIG and waits until its port (setting PORTKEY) answers /internal/status;
-# WHY is the warning's end when it is not built. DAEMON_ENV (optional): KEY=VALUE words that win
-# over CONFIG for this daemon.
+# WHY is the warning's end when it is not built.
 daemon_start() {
 	local build=$1 conf=$2 pidfile=$3 logf=$4 name=$5 bin=$6 key=$7 def=$8 why=$9 port i
 	stop_pidfile "$pidfile" "$name"
@@ -226,8 +225,7 @@ daemon_start() {
 	fi
 	port=$(conf_get "$conf" "$key")
 	clean_env
-	# shellcheck disable=SC2086 # DAEMON_ENV is words
-	env -i "${CLEAN_ENV[@]}" ${DAEMON_ENV:-} SVC_CONFIG="$conf" setsid "$build/$bin" </dev/null >>"$logf" 2>&1 &
+	env -i "${CLEAN_ENV[@]}" SVC_CONFIG="$conf" setsid "$build/$bin" </dev/null >>"$logf" 2>&1 &
 	echo $! >"$pidfile"
 	# shellcheck disable=SC2034 # i counts the tries
 	for i in $(seq 100); do

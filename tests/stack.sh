@@ -210,9 +210,7 @@ stack_serve() {
 	lighttpd_start "$v/lighttpd-noprovider.conf" "$v/run-noprovider/lighttpd.pid" lighttpd-noprovider
 	worker_start "$build" "$v/svc.conf" "$v/run/svc-worker.pid" "$v/logs/svc-worker.log"
 	wsd_start "$build" "$v/svc.conf" "$v/run/svc-wsd.pid" "$v/logs/svc-wsd.log"
-	# the dev servers' install reaches the registry (through the sandbox's proxy): tests/web/devserver's
-	# React project installs from it, as a user's would (the builds of the other tests stay offline)
-	DAEMON_ENV="SVC_BUILD_NETWORK=1" devd_start "$build" "$v/svc.conf" "$v/run/svc-devd.pid" "$v/logs/svc-devd.log"
+	devd_start "$build" "$v/svc.conf" "$v/run/svc-devd.pid" "$v/logs/svc-devd.log"
 	rm -f "$v/run/tls-endpoint.port"
 	setsid python3 "$ROOT/tests/fixtures/tls_endpoint.py" --host 127.0.0.9 --cert "$STACK_TLS/site.pem" --key "$STACK_TLS/site.key" \
 		--upstream "$STACK_HTTP_PORT" --port "$STACK_TLS_PORT" --port-file "$v/run/tls-endpoint.port" \

@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "project/domains.h"
 #include "project/project.h"
+#include "project/sandbox.h"
 #include "backup.h"
 #include "integ/integ.h"
 
@@ -191,7 +192,7 @@ static void print_settings(const struct svc_config *cfg)
  * settings table), the database answers, and what is allowed but unwise is said, one
  * "warning: ..." line each: a malformed setting that falls back to its default (the table's
  * lenient rows), app_url and SVC_DOMAIN sharing a registrable domain (cookie tossing; issue 17,
- * finding 5). Prints "ok: ..." lines and a count; --settings first prints every setting's value.
+ * finding 5), no cgroup hierarchy or bubblewrap to contain builds (svc_sandbox_check(); issue 27). Prints "ok: ..." lines and a count; --settings first prints every setting's value.
  * Returns 0 (warnings or none) or 1 (an error: the settings or the database).
  */
 static int check(int show)
@@ -228,6 +229,13 @@ static int check(int show)
 	if (svc_psl_shared_site_warning(cfg.app_url, cfg.domain, warning, sizeof warning)) {
 		printf("warning: %s\n", warning);
 		warnings++;
+	}
+	/* builds and dev servers need a cgroup hierarchy (issue 27): without one svc refuses to build */
+	if (svc_sandbox_check(cfg.build_bwrap, cfg.build_cgroup[0] ? cfg.build_cgroup : NULL, warning, sizeof warning) < 0) {
+		printf("warning: builds: svc refuses to build: %s (docs/operations.md \"The build sandbox\")\n", warning);
+		warnings++;
+	} else {
+		printf("ok: builds are contained (bubblewrap, a cgroup per run, as this user)\n");
 	}
 	if (svc_db_open(&cfg, &db) < 0) {
 		printf("error: database: cannot connect (SVC_DB_*)\n");

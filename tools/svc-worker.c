@@ -19,6 +19,8 @@
 #include "core/mem.h"
 #include "project/preview_build.h"
 #include "core/util.h"
+#include "project/build.h"
+#include "project/paths.h"
 #include "project/domains.h"
 #include "project/repo.h"
 #include "project/thumbnail.h"
@@ -114,6 +116,12 @@ int main(int argc, char **argv)
 	}
 	/* the data's areas keep their modes (an instance from before 0750/0640: svc-admin fix-modes does the rest) */
 	svc_data_modes(&ctx.cfg, 0);
+	{
+		/* build trees (tmpfs mounts) of builds whose process was killed (issue 27): none outlives its wall clock */
+		char builds[2048];
+		if (svc_data_path(&ctx.cfg, "builds", NULL, NULL, builds, sizeof builds) == 0)
+			svc_build_sweep(builds, ctx.cfg.build_wall_secs + 300);
+	}
 	poll_ms = domain_poll_ms(&ctx.cfg);
 	while (!stopping) {
 		if (!ctx.db && svc_db_open(&ctx.cfg, &ctx.db) < 0) {

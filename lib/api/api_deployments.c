@@ -4,6 +4,7 @@
 
 #include "api/api.h"
 #include "core/err.h"
+#include "core/log.h"
 #include "core/json.h"
 #include "project/publish.h"
 
@@ -95,7 +96,11 @@ static const struct svc_field build_settings_fields[] = {
 };
 const struct svc_body svc_api_build_settings_put_body = SVC_BODY(build_settings_fields);
 
-/* PUT /workspaces/:wid/build-settings {allowInstallScripts}: 200 {allowInstallScripts}; 400; 401; 403 (below admin); 404. */
+/*
+ * PUT /workspaces/:wid/build-settings {allowInstallScripts}: 200 {allowInstallScripts}; 400; 401; 403 (not a
+ * platform admin: install scripts run the project's dependencies' code in the build, so the host's operator
+ * decides, not the workspace's own admins); 404.
+ */
 enum svc_err svc_api_build_settings_put(struct svc_req *req, struct svc_resp *resp)
 {
 	const char *wid = svc_req_param(req, "wid");
@@ -104,10 +109,15 @@ enum svc_err svc_api_build_settings_put(struct svc_req *req, struct svc_resp *re
 	struct svc_dbv p[2];
 	int err;
 
-	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_UPDATE, NULL, &ws)) < 0)
+	if ((err = svc_workspace_load(svc_req_caller(req), wid, SVC_ACT_WS_BUILD_SCRIPTS, NULL, &ws)) < 0) {
+		if (err == SVC_E_FORBIDDEN)
+			svc_resp_error(resp, err, NULL, "Only platform admins allow install scripts in a workspace.");
 		return err;
+	}
 	svc_rows_free(ws);
 	json_object_object_get_ex(req->json, "allowInstallScripts", &v);
+	svc_log_info("builds: user %s set install scripts of workspace %s %s", req->user_id, wid,
+		     json_object_get_boolean(v) ? "on" : "off");
 	p[0] = svc_dbv_i64(json_object_get_boolean(v) ? 1 : 0);
 	p[1] = svc_dbv_str(wid);
 	if ((err = svc_db_run(req->ctx->db, STMT_WORKSPACE_SET_BUILD_SCRIPTS, p, 2, NULL, NULL)) < 0)

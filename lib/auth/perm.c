@@ -32,6 +32,7 @@ static const struct {
 	[SVC_ACT_DOMAINS] = { SVC_SCOPE_DEPLOY, R_ADMIN },
 	[SVC_ACT_WS_PLAN] = { SVC_SCOPE_ADMIN, R_OWNER + 1 }, /* no role: platform admins only */
 	[SVC_ACT_INTEG_ADMIN] = { SVC_SCOPE_ADMIN, R_OWNER + 1 }, /* no role: platform admins only */
+	[SVC_ACT_WS_BUILD_SCRIPTS] = { SVC_SCOPE_ADMIN, R_OWNER + 1 }, /* no role: platform admins only */
 };
 
 int svc_perm_role_rank(const char *role)

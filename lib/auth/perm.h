@@ -41,6 +41,8 @@ enum svc_action {
 	SVC_ACT_WS_PLAN,         /* change a workspace's plan: platform admins only */
 	/* integrations (lib/api/api_integrations.c) */
 	SVC_ACT_INTEG_ADMIN,     /* the integration admin endpoints, xray: platform admins only (spec "Authentication" 10) */
+	/* builds (issue 27) */
+	SVC_ACT_WS_BUILD_SCRIPTS, /* allow or forbid install scripts in a workspace's builds: platform admins only */
 	SVC_ACT__MAX
 };
 

@@ -1,5 +1,7 @@
 /* build.c: a package.json project's build (npm ci or install, then npm run build) inside bubblewrap, with limits. */
 #include <assert.h>
+#include <dirent.h>
+#include <time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -261,15 +263,19 @@ size_t svc_build_npm_args(const struct svc_build_opts *o, const char *npmrc, int
  */
 static int npm_config(const struct svc_build_opts *o, const char *dir, svc_build_log_fn log, void *arg)
 {
+	static const char ca[] = "/etc/ssl/certs/ca-certificates.crt";
 	char rc[1024];
 	int n;
 
 	if (svc_fsx_delete(dir, ".npmrc") == 0)
 		say(log, arg, "(the project's .npmrc is not used: svc sets the registry)\n");
+	/* the host's CA store (bound into the install steps with /etc/ssl), not only Node's own: a registry
+	 * mirror or a TLS-inspecting gateway is trusted as the host trusts it */
 	n = snprintf(rc, sizeof rc,
 		     "; written by svc for this build: the registry and proxy are svc's (docs/operations.md)\n"
-		     "registry=%s\nstrict-ssl=true\naudit=false\nfund=false\nupdate-notifier=false\n",
-		     o->registry);
+		     "registry=%s\nstrict-ssl=true\naudit=false\nfund=false\nupdate-notifier=false\n%s%s%s",
+		     o->registry, access(ca, R_OK) == 0 ? "cafile=" : "", access(ca, R_OK) == 0 ? ca : "",
+		     access(ca, R_OK) == 0 ? "\n" : "");
 	if (n < 0 || (size_t)n >= sizeof rc || svc_fsx_write(dir, ".svc-home/npmrc", rc, (size_t)n) < 0)
 		return SVC_E_INTERNAL;
 	return 0;
@@ -279,6 +285,7 @@ static int npm_config(const struct svc_build_opts *o, const char *dir, svc_build
 
 struct step {
 	const char *title;         /* "npm ci", for the log and the reason */
+	const char *shown;         /* what the log's "$ " line adds to the title: " --ignore-scripts" */
 	const char *tag;           /* the cgroup's suffix: "install", "scripts", "build" */
 	int network;               /* the registry */
 	const char *cmd[8 + SVC_BUILD_NPM_ARGS]; /* the command inside the sandbox, NULL-terminated */
@@ -294,7 +301,8 @@ static size_t plan(const struct svc_build_opts *o, const char *dir, struct step 
 
 	snprintf(lock, sizeof lock, "%s/package-lock.json", dir);
 	ci = lstat(lock, &st) == 0;
-	steps[n].title = ci ? "npm ci --ignore-scripts" : "npm install --ignore-scripts";
+	steps[n].title = ci ? "npm ci" : "npm install";
+	steps[n].shown = " --ignore-scripts";
 	steps[n].tag = "install";
 	steps[n].network = o->network;
 	k = 0;
@@ -304,20 +312,20 @@ static size_t plan(const struct svc_build_opts *o, const char *dir, struct step 
 	k += svc_build_npm_args(o, NPMRC, o->network, steps[n].cmd + k);
 	steps[n++].cmd[k] = NULL;
 	if (o->scripts) {
-		/* the dependencies' install scripts, then the project's own (npm rebuild runs only the former) */
-		steps[n].title = "npm rebuild (install scripts, allowed for this workspace)";
+		/* the dependencies' install scripts and the project's own (npm 7+ rebuild runs the root's too) */
+		steps[n].title = "npm rebuild";
+		steps[n].shown = " --foreground-scripts (install scripts, allowed for this workspace)";
 		steps[n].tag = "scripts";
 		steps[n].network = o->network;
 		k = 0;
-		steps[n].cmd[k++] = "/bin/sh";
-		steps[n].cmd[k++] = "-c";
-		steps[n].cmd[k++] = "\"$0\" rebuild --foreground-scripts \"$@\" && for s in preinstall install "
-				    "postinstall prepare; do \"$0\" run --if-present \"$s\" \"$@\" || exit; done";
 		steps[n].cmd[k++] = o->npm;
+		steps[n].cmd[k++] = "rebuild";
+		steps[n].cmd[k++] = "--foreground-scripts";
 		k += svc_build_npm_args(o, NPMRC, o->network, steps[n].cmd + k);
 		steps[n++].cmd[k] = NULL;
 	}
-	steps[n].title = o->scripts ? "npm run build" : "npm run build --ignore-scripts";
+	steps[n].title = "npm run build";
+	steps[n].shown = o->scripts ? "" : " --ignore-scripts";
 	steps[n].tag = "build";
 	steps[n].network = 0;
 	k = 0;
@@ -377,7 +385,7 @@ static int run_one(const struct svc_build_opts *o, const char *dir, const char *
 	snprintf(name, sizeof name, "%s-%s", o->run_name, s->tag);
 	step_spec(o, dir, s, name, deadline, log, arg, &m, &sp);
 	sp.disk_dir = disk_dir;
-	say(log, arg, "$ %s%s\n", s->title, s->network ? " (the registry only)" : " (no network)");
+	say(log, arg, "$ %s%s%s\n", s->title, s->shown, s->network ? " (the registry only)" : " (no network)");
 	if ((err = svc_sandbox_run(&sp, &r, err_why, sizeof err_why)) < 0) {
 		if (err == SVC_E_UNAVAILABLE)
 			snprintf(why, why_max, "svc refuses to build: %s", err_why);
@@ -491,4 +499,29 @@ int svc_build_dir_make(const struct svc_build_opts *o, const char *top, char *pr
 int svc_build_dir_remove(const char *top)
 {
 	return svc_sandbox_disk_remove(top);
+}
+
+int svc_build_sweep(const char *builds, unsigned older_secs)
+{
+	struct dirent *e;
+	struct stat st;
+	char path[4200];
+	time_t now = time(NULL);
+	int n = 0;
+	DIR *d = opendir(builds);
+
+	if (!d)
+		return errno == ENOENT ? 0 : SVC_E_INTERNAL;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)older_secs)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", builds, e->d_name);
+		if (svc_build_dir_remove(path) == 0) {
+			svc_log_info("build: removed %s, left by a build that ended without it", path);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
 }

@@ -52,9 +52,9 @@ typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
  * step in the sandbox of lib/project/sandbox.h, a cgroup of its own per step:
  * `npm ci` (with package-lock.json) or `npm install`, always with
  * --ignore-scripts, reaching only the registry (o->network; else
- * --offline and no network); when o->scripts, `npm rebuild` and the
- * project's own install scripts as a step of their own with the same
- * network; then `npm run build` without any network. `dir` is /build inside,
+ * --offline and no network); when o->scripts, `npm rebuild` (the
+ * dependencies' and the project's install scripts) as a step of their own
+ * with the same network; then `npm run build` without any network. `dir` is /build inside,
  * the only writable place besides a small /tmp. When svc runs as root the
  * steps run as o->uid and `dir` is handed to that user. Lines about each step
  * ("$ npm ci ...") and the output go to `log`. Returns 0 when the build made
@@ -80,6 +80,16 @@ int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log
  */
 int svc_build_dir_make(const struct svc_build_opts *o, const char *top, char *project, size_t max, char *why,
 		       size_t why_max);
+
+/*
+ * Removes the build trees under `builds` (SVC_DATA_DIR/builds) that a build
+ * which ended without removing its own left behind (its process was killed):
+ * each entry older than `older_secs` (give SVC_BUILD_WALL_SECS plus a margin,
+ * so no running build's tree is taken) is unmounted and removed
+ * (svc_build_dir_remove()). For svc-worker's start. Returns how many were
+ * removed, or SVC_E_INTERNAL when `builds` cannot be read.
+ */
+int svc_build_sweep(const char *builds, unsigned older_secs);
 
 /* Removes what svc_build_dir_make() made at `top`: unmounts its tmpfs (if any) and removes the tree. Returns 0 or SVC_E_INTERNAL. */
 int svc_build_dir_remove(const char *top);

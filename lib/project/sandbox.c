@@ -1,5 +1,6 @@
 /* sandbox.c: one sandboxed run (a build step, a dev server): bubblewrap in a cgroup of its own, no network or the registry only, named limits. */
 #include <assert.h>
+#include <sched.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -418,6 +419,59 @@ int svc_sandbox_stop(struct svc_sandbox *sb, long grace_ms)
 	}
 	signal_all(sb, SIGKILL);
 	return 0;
+}
+
+/* Opens the network namespace of the first process of the run's cgroup that is not in svc's own; -1 when none. */
+static int run_netns(const struct svc_sandbox *sb)
+{
+	char path[4200], line[32];
+	struct stat own, st;
+	int fd = -1;
+	FILE *f;
+
+	if (!sb->cg || stat("/proc/thread-self/ns/net", &own) < 0 ||
+	    snprintf(path, sizeof path, "%s/cgroup.procs", svc_cgroup_dir(sb->cg)) >= (int)sizeof path ||
+	    !(f = fopen(path, "re")))
+		return -1;
+	while (fd < 0 && fgets(line, sizeof line, f)) {
+		char ns[64];
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(ns, sizeof ns, "/proc/%s/ns/net", line);
+		if (stat(ns, &st) == 0 && st.st_ino != own.st_ino)
+			fd = open(ns, O_RDONLY | O_CLOEXEC);
+	}
+	fclose(f);
+	return fd;
+}
+
+int svc_sandbox_socket(const struct svc_sandbox *sb, int *out_fd)
+{
+	int target, own, fd, err = 0;
+
+	*out_fd = -1;
+	if ((target = run_netns(sb)) < 0)
+		return SVC_E_NOT_FOUND;
+	if ((own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0) {
+		close(target);
+		return SVC_E_INTERNAL;
+	}
+	if (setns(target, CLONE_NEWNET) < 0) {
+		err = SVC_E_INTERNAL;
+	} else {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (setns(own, CLONE_NEWNET) < 0) {
+			/* this thread cannot go back: never leave it in the sandbox's namespace */
+			svc_log_error("sandbox: cannot leave a run's network namespace: %s", strerror(errno));
+			abort();
+		}
+		if (fd < 0)
+			err = SVC_E_INTERNAL;
+		else
+			*out_fd = fd;
+	}
+	close(own);
+	close(target);
+	return err;
 }
 
 /* The peak of the run's memory, bytes: v2 memory.peak, v1 memory.max_usage_in_bytes. */

@@ -179,6 +179,18 @@ int svc_sandbox_poll(struct svc_sandbox *sb);
 int svc_sandbox_listener(const struct svc_sandbox *sb);
 
 /*
+ * Makes a TCP socket (AF_INET, SOCK_STREAM, close-on-exec, not connected)
+ * in the run's network namespace, so the caller can connect to a server the
+ * run listens on at its own 127.0.0.1 (a dev server): the calling thread
+ * enters the namespace of a process of the run's cgroup (setns(2); root, or
+ * a user with CAP_SYS_ADMIN over it), makes the socket and goes back.
+ * Thread-safe (setns of a network namespace moves only the calling thread).
+ * Returns 0 with *out_fd set (the caller's to close), SVC_E_NOT_FOUND when
+ * no process of the run has a namespace of its own (yet), SVC_E_INTERNAL.
+ */
+int svc_sandbox_socket(const struct svc_sandbox *sb, int *out_fd);
+
+/*
  * Stops the run: SIGTERM to every process of its cgroup, waits at most
  * `grace_ms` for the run to end, then SIGKILL to every process left in it.
  * Does not free: call svc_sandbox_wait() after. Returns 0.

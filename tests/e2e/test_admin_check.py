@@ -64,6 +64,18 @@ def test_check():
           p.returncode == 0 and "JWT_SECRET=(set)  # " in p.stdout and "SVC_BUILD_PROCS=300  # " in p.stdout
           and any(line.startswith("SVC_BUILD_CPU_SECS=300 (default)") for line in lines)
           and not any(line.startswith("JWT_SECRET=") and "(set)" not in line for line in lines), p.stdout[-2000:])
+    # builds are contained by cgroups (issue 27): the stack's host has them; without bubblewrap, or under a
+    # cgroup parent svc may not use, svc refuses to build and check says why
+    rc, out, err = admin_check()
+    check("test_admin_check_builds_are_contained", rc == 0 and "ok: builds are contained" in out, (rc, out, err))
+    rc, out, err = admin_check(SVC_BUILD_BWRAP="/nonexistent/bwrap")
+    w = warnings_of(out)
+    check("test_admin_check_warns_when_builds_cannot_be_contained",
+          rc == 0 and len(w) == 1 and "svc refuses to build: no bubblewrap at /nonexistent/bwrap" in w[0], (rc, out, err))
+    rc, out, err = admin_check(SVC_BUILD_CGROUP="relative/parent")
+    w = warnings_of(out)
+    check("test_admin_check_warns_when_no_cgroup_can_be_made",
+          rc == 0 and len(w) == 1 and "svc refuses to build:" in w[0] and "cgroup" in w[0], (rc, out, err))
     rc, out, err = admin_check(SVC_DB_SOCKET="/nonexistent/mysqld.sock", SVC_DB_CONNECT_TIMEOUT="2")
     check("test_admin_check_database_down_is_an_error_exit_1", rc == 1 and "error: database" in out, (rc, out, err))
     p = subprocess.run([ADMIN_TOOL, "check", "extra"], env=env_with(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -13,7 +13,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (DATA_DIR, HTTP_PORT, TEST_CONFIG, UNKNOWN_ID, api, check, finish, is_error, items_of,  # noqa: E402
                     site_get, sse_all)
-from wslib import Team, create_in  # noqa: E402
+from wslib import Team, create_in, platform_admin  # noqa: E402
 
 SHA_RE = r"^[0-9a-f]{40}$"
 TIME_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
@@ -321,8 +321,10 @@ def test_conflict(a, wid):
 
 
 def test_install_scripts(t):
-    """Install scripts run only where the workspace allows them (PUT /workspaces/:wid/build-settings)."""
+    """Install scripts run only where a platform admin allows them for the workspace (PUT
+    /workspaces/:wid/build-settings): not even the workspace's owner may (issue 27)."""
     a, wid = t.owner, t.wid
+    padmin = platform_admin("deploybuild-padmin")
     url = "/workspaces/%s/build-settings" % wid
     r = api("GET", url, token=a.token)
     check("test_deploy_build_settings_default_off", r.status == 200 and r.body == {"allowInstallScripts": False}, r)
@@ -338,12 +340,20 @@ def test_install_scripts(t):
           r.status == 200 and site_get(slug, "/scripts.txt").body == "off", (r, site_get(slug, "/scripts.txt")))
     r = api("PUT", url, {"allowInstallScripts": True}, token=t.member.token)
     check("test_deploy_build_settings_put_by_member_is_403", is_error(r, 403, "forbidden"), r)
-    r = api("PUT", url, {"allowInstallScripts": "yes"}, token=a.token)
+    r = api("PUT", url, {"allowInstallScripts": "yes"}, token=padmin.token)
     check("test_deploy_build_settings_put_not_boolean_is_400", is_error(r, 400, "validation_failed"), r)
-    r = api("PUT", url, {}, token=a.token)
+    r = api("PUT", url, {}, token=padmin.token)
     check("test_deploy_build_settings_put_empty_is_400", is_error(r, 400, "validation_failed"), r)
-    r = api("PUT", url, {"allowInstallScripts": True}, token=t.admin.token)
-    check("test_deploy_build_settings_put_by_admin", r.status == 200 and r.body == {"allowInstallScripts": True}, r)
+    for who, acct in (("admin", t.admin), ("owner", a)):
+        r = api("PUT", url, {"allowInstallScripts": True}, token=acct.token)
+        check("test_deploy_build_settings_put_by_workspace_%s_is_403" % who,
+              is_error(r, 403, "forbidden") and "platform admins" in r.body.get("message", ""), r)
+    r = api("GET", url, token=a.token)
+    check("test_deploy_build_settings_refused_put_changed_nothing",
+          r.status == 200 and r.body == {"allowInstallScripts": False}, r)
+    r = api("PUT", url, {"allowInstallScripts": True}, token=padmin.token)
+    check("test_deploy_build_settings_put_by_platform_admin", r.status == 200 and r.body == {"allowInstallScripts": True},
+          r)
     r = api("POST", "/deploy/%s" % pid, token=a.token, timeout=120)
     got = site_after_switch(slug, "/scripts.txt", equals=b"ran")
     check("test_deploy_build_install_scripts_run_when_allowed", r.status == 200 and got.body == "ran", (r, got))
@@ -353,7 +363,7 @@ def test_install_scripts(t):
     check("test_deploy_build_settings_get_without_token_is_401", is_error(r, 401, "unauthorized"), r)
     r = api("GET", "/workspaces/%s/build-settings" % UNKNOWN_ID, token=a.token)
     check("test_deploy_build_settings_unknown_workspace_is_404", is_error(r, 404, "not_found"), r)
-    api("PUT", url, {"allowInstallScripts": False}, token=a.token)
+    api("PUT", url, {"allowInstallScripts": False}, token=padmin.token)
 
 
 def main():

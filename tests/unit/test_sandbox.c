@@ -342,6 +342,52 @@ static void test_sandbox_registry_only_network(void)
 	pthread_join(th, NULL);
 }
 
+static void test_sandbox_socket_reaches_a_server_inside(void)
+{
+	static const char *const cmd[] = {
+		NODE, "-e", "require('http').createServer((q,r)=>r.end('inside')).listen(5173,'127.0.0.1')", NULL
+	};
+	struct sockaddr_in a = { 0 };
+	struct svc_sandbox_spec s;
+	struct svc_sandbox_result r;
+	struct svc_sandbox *sb = NULL;
+	struct out o;
+	char why[256], buf[512] = "";
+	int fd = -1, i, connected = -1;
+	ssize_t n = 0;
+
+	if (!can_test(__func__))
+		return;
+	small_spec(&s, cmd, "unit-sandbox-socket", &o);
+	CU_ASSERT_EQUAL_FATAL(svc_sandbox_start(&s, -1, &sb, why, sizeof why), 0);
+	a.sin_family = AF_INET;
+	a.sin_port = htons(5173);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (i = 0; i < 100 && connected < 0; i++) { /* node takes a moment to listen */
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		if (svc_sandbox_socket(sb, &fd) == 0)
+			connected = connect(fd, (struct sockaddr *)&a, sizeof a);
+		if (connected < 0)
+			usleep(50000);
+	}
+	CU_ASSERT_EQUAL(connected, 0);
+	if (connected == 0 && write(fd, "GET / HTTP/1.0\r\n\r\n", 18) == 18)
+		n = read(fd, buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CU_ASSERT(strstr(buf, "inside") != NULL);
+	if (fd >= 0)
+		close(fd);
+	/* the socket was made there, not here: nothing of the host listens on 5173 */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT(connect(fd, (struct sockaddr *)&a, sizeof a) < 0);
+	close(fd);
+	svc_sandbox_stop(sb, 500);
+	CU_ASSERT_EQUAL(svc_sandbox_wait(sb, &r), 0);
+	CU_ASSERT(!group_left("unit-sandbox-socket"));
+}
+
 static void test_sandbox_refuses_bad_specs(void)
 {
 	static const char *const cmd[] = { "/usr/bin/true", NULL };
@@ -383,5 +429,6 @@ SVC_TEST_SUITE(sandbox)
 	CU_add_test(s, "test_sandbox_disk_bound_is_named_and_removed", test_sandbox_disk_bound_is_named_and_removed);
 	CU_add_test(s, "test_sandbox_deadline_and_stop_are_named", test_sandbox_deadline_and_stop_are_named);
 	CU_add_test(s, "test_sandbox_registry_only_network", test_sandbox_registry_only_network);
+	CU_add_test(s, "test_sandbox_socket_reaches_a_server_inside", test_sandbox_socket_reaches_a_server_inside);
 	CU_add_test(s, "test_sandbox_refuses_bad_specs", test_sandbox_refuses_bad_specs);
 }
