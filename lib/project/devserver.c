@@ -365,6 +365,24 @@ static const char *const run_env[] = { "HOME=/tmp", "HOST=127.0.0.1", "PORT=5173
 				       "NODE_ENV=development", NULL };
 static const char *const install_env[] = { "HOME=/tmp", "npm_config_update_notifier=false", NULL };
 
+/* 1 when `dir`/package.json names any dependency (dependencies, devDependencies, optionalDependencies). */
+static int has_deps(const char *dir)
+{
+	static const char *const keys[] = { "dependencies", "devDependencies", "optionalDependencies" };
+	struct json_object *o = NULL, *d;
+	size_t i;
+	int any = 0;
+
+	if (read_package(dir, &o) < 0)
+		return 1; /* npm says what is wrong with it */
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (json_object_object_get_ex(o, keys[i], &d) && json_object_is_type(d, json_type_object) &&
+		    json_object_object_length(d) > 0)
+			any = 1;
+	json_object_put(o);
+	return any;
+}
+
 /* The install's output into the dev server's log. */
 static void log_to_fd(void *arg, const char *text, size_t len)
 {
@@ -393,6 +411,12 @@ int svc_devserver_install(const struct svc_config *cfg, const char *name, const 
 	svc_build_opts_load(cfg, 0, &o);
 	if ((err = svc_build_check_deps(app, cfg->npm_registry, why, why_max)) < 0)
 		return err;
+	if (!has_deps(app)) {
+		/* nothing to install: an empty node_modules (the caches' mount points go into it) */
+		char nm[2200];
+		snprintf(nm, sizeof nm, "%s/node_modules", app);
+		return (mkdir(nm, 0755) < 0 && errno != EEXIST) ? SVC_E_INTERNAL : 0;
+	}
 	snprintf(lock, sizeof lock, "%s/package-lock.json", app);
 	ci = lstat(lock, &st) == 0;
 	n = snprintf(rc, sizeof rc, rc_fmt, cfg->npm_registry,
@@ -416,6 +440,7 @@ int svc_devserver_install(const struct svc_config *cfg, const char *name, const 
 	spec.nmounts = 1;
 	spec.chdir = "/app";
 	spec.network = cfg->build_network ? SVC_SANDBOX_NET_REGISTRY : SVC_SANDBOX_NET_NONE;
+	spec.egress_policy = &o.egress; /* the addresses the registry's name may resolve to, as builds */
 	spec.name = name;
 	spec.deadline_ms = svc_mono_ms() + (int64_t)cfg->devserver_start_secs * 1000;
 	spec.log = log_to_fd;
