@@ -83,8 +83,11 @@ test('the preview of a React project is its dev server, and typing in the editor
 	await shot(page, 'project-devserver');
 
 	await page.getByRole('tab', { name: 'Files' }).click();
-	await page.getByRole('tree', { name: 'Files' }).getByRole('treeitem', { name: 'src', exact: true }).click();
-	await page.getByRole('tree', { name: 'Files' }).getByRole('treeitem', { name: 'App.tsx', exact: true }).click();
+	const tree = page.getByRole('tree', { name: 'Files' });
+	const app = tree.getByRole('treeitem', { name: 'src/App.tsx', exact: true });
+	await tree.getByRole('treeitem', { name: 'src', exact: true }).waitFor({ timeout: 20000 });
+	if (!(await app.isVisible())) await tree.getByRole('treeitem', { name: 'src', exact: true }).click();
+	await app.click();
 	await editor(page).waitFor({ timeout: 30000 });
 	await page.getByRole('region', { name: 'Contents of src/App.tsx' }).getByRole('status').filter({ hasText: 'Connected' }).waitFor({ timeout: 30000 });
 	// select the heading's text in the editor and type over it
