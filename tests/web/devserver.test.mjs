@@ -75,7 +75,7 @@ test('the preview of a React project is its dev server, and typing in the editor
 	const page = await newPage(browser);
 	await signIn(page, owner.email, `/projects/${projectId}`);
 	// the first view starts it: "Starting the dev server…" (the page reloads itself), then the app
-	figures.firstPreviewMs = await waitFor(async () => (await frameText(page)).includes('Start building'), 'the app in the preview', 240000);
+	figures.firstPreviewMs = await waitFor(async () => (await frameText(page)).includes('Start building'), 'the app in the preview', 330000);
 	const frame = await previewFrame(page);
 	await frame.evaluate(() => {
 		window.__svcMarker = 'kept';
