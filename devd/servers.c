@@ -337,6 +337,17 @@ static void failed(struct devd_server *s)
 	s->stamp = svc_devserver_tree_stamp(s->src);
 }
 
+/* After a crash or a failed start: one restart is allowed, then the preview is the build. */
+static void restart_or_fail(struct devd_server *s)
+{
+	if (s->restarts == 0) {
+		s->restarts++;
+		start(s);
+		return;
+	}
+	failed(s);
+}
+
 /* A start thread ended: the server runs, or it failed (once more after a crash: its preview falls back). */
 static void start_done(struct devd_server *s)
 {
@@ -356,12 +367,7 @@ static void start_done(struct devd_server *s)
 			snprintf(s->why + strlen(s->why), sizeof s->why - strlen(s->why), ": %s", tail);
 	}
 	svc_log_info("devd: dev server of %s failed: %s", s->id, s->why);
-	if (s->restarts == 0) {
-		s->restarts++;
-		start(s);
-		return;
-	}
-	failed(s);
+	restart_or_fail(s);
 }
 
 /* A running server's process ended (exit status `status`): restart it once, else it failed. */
@@ -373,12 +379,7 @@ static void crashed(struct devd_server *s, int status)
 	log_tail(s, tail, sizeof tail);
 	snprintf(s->why, sizeof s->why, "the dev server exited with status %d%s%s", status, tail[0] ? ": " : "", tail);
 	svc_log_info("devd: dev server of %s crashed: %s", s->id, s->why);
-	if (s->restarts == 0) {
-		s->restarts++;
-		start(s);
-		return;
-	}
-	failed(s);
+	restart_or_fail(s);
 }
 
 void devd_servers_tick(void)
