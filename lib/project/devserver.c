@@ -363,7 +363,8 @@ static int hand_over(const struct svc_config *cfg, const char *path)
 static const char *const run_env[] = { "HOME=/tmp", "HOST=127.0.0.1", "PORT=5173", "BROWSER=none",
 				       "NODE_OPTIONS=--require /svc/relay.cjs", "npm_config_update_notifier=false",
 				       "NODE_ENV=development", NULL };
-static const char *const install_env[] = { "HOME=/tmp", "npm_config_update_notifier=false", NULL };
+static const char *const install_env[] = { "HOME=/app/.svc-home", "npm_config_cache=/app/.svc-home/npm-cache",
+					   "npm_config_update_notifier=false", "CI=1", NULL };
 
 /* 1 when `dir`/package.json names any dependency (dependencies, devDependencies, optionalDependencies). */
 static int has_deps(const char *dir)
