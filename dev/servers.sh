@@ -55,6 +55,9 @@ var.svc_custom_domains_conf = "$L_DATA/sites/lighttpd-domains.conf"
 var.svc_domain_re = "$domain_re"
 var.svc_slug_label = "%$((labels + 1))"
 var.svc_ws_port = $L_WS_PORT
+var.svc_devd_host = "127.0.0.1"
+var.svc_devd_port = $(conf_get "$L_CONFIG" SVC_DEVD_PORT | grep . || echo 8082)
+var.svc_preview_procs = 4
 var.svc_csp_connect = "$(csp_origin "$(conf_get "$L_CONFIG" SVC_WS_URL)")"
 var.svc_csp_frame = "*.preview.$L_DOMAIN:*"
 var.svc_auth_procs = $L_AUTH_PROCS
@@ -101,6 +104,8 @@ Define SVC_WEB_DIR $A_WEB
 Define SVC_DOCS_DIR $A_DOCS
 Define SVC_DATA_DIR $A_DATA
 Define SVC_WS_PORT $A_WS_PORT
+Define SVC_DEVD_HOST 127.0.0.1
+Define SVC_DEVD_PORT ${A_DEVD_PORT:-8082}
 Define SVC_CSP_CONNECT ws://127.0.0.1:$A_PORT
 Define SVC_LOG_DIR $A_LOGS
 Define SVC_SITES_DIR $A_DATA/sites
@@ -205,22 +210,37 @@ worker_start() {
 # wsd_start BUILD CONFIG PIDFILE LOG: (re)starts svc-wsd, the collaboration
 # daemon, on 127.0.0.1:SVC_WS_PORT and waits until it answers.
 wsd_start() {
-	local build=$1 conf=$2 pidfile=$3 logf=$4 port i
-	stop_pidfile "$pidfile" svc-wsd
-	if [ ! -x "$build/wsd/svc-wsd" ]; then
-		log "warning: $build/wsd/svc-wsd not built (libwebsockets-dev missing?); /ws/ will not answer"
+	daemon_start "$@" svc-wsd wsd/svc-wsd SVC_WS_PORT 8081 "(libwebsockets-dev missing?); /ws/ will not answer"
+}
+
+# daemon_start BUILD CONFIG PIDFILE LOG NAME BINARY PORTKEY DEFAULTPORT WHY: (re)starts the daemon
+# BUILD/BINARY with CONFIG and waits until its port (setting PORTKEY) answers /internal/status;
+# WHY is the warning's end when it is not built.
+daemon_start() {
+	local build=$1 conf=$2 pidfile=$3 logf=$4 name=$5 bin=$6 key=$7 def=$8 why=$9 port i
+	stop_pidfile "$pidfile" "$name"
+	if [ ! -x "$build/$bin" ]; then
+		log "warning: $build/$bin not built $why"
 		return 0
 	fi
-	port=$(conf_get "$conf" SVC_WS_PORT)
+	port=$(conf_get "$conf" "$key")
 	clean_env
-	env -i "${CLEAN_ENV[@]}" SVC_CONFIG="$conf" setsid "$build/wsd/svc-wsd" </dev/null >>"$logf" 2>&1 &
+	env -i "${CLEAN_ENV[@]}" SVC_CONFIG="$conf" setsid "$build/$bin" </dev/null >>"$logf" 2>&1 &
 	echo $! >"$pidfile"
 	# shellcheck disable=SC2034 # i counts the tries
 	for i in $(seq 100); do
-		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:${port:-8081}/internal/status" && return 0
+		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:${port:-$def}/internal/status" && return 0
 		pid_alive "$pidfile" || break
 		sleep 0.1
 	done
 	tail -n 20 "$logf" >&2
-	die "svc-wsd did not start on port ${port:-8081}"
+	die "$name did not start on port ${port:-$def}"
+}
+
+# ---------------------------------------------------------------- svc-devd
+
+# devd_start BUILD CONFIG PIDFILE LOG: (re)starts svc-devd, the dev servers' daemon (docs/operations.md
+# "Dev servers"), on 127.0.0.1:SVC_DEVD_PORT and waits until it answers.
+devd_start() {
+	daemon_start "$@" svc-devd devd/svc-devd SVC_DEVD_PORT 8082 "; previews of dev-server projects are their builds"
 }

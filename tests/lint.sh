@@ -4,7 +4,7 @@
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 status=0
-files=$(git ls-files 'lib/*.c' 'lib/**/*.c' 'cgi-bin/*.c' 'tools/*.c' 'wsd/*.c' 2>/dev/null | sort -u)
+files=$(git ls-files 'lib/*.c' 'lib/**/*.c' 'cgi-bin/*.c' 'tools/*.c' 'wsd/*.c' 'devd/*.c' 2>/dev/null | sort -u)
 
 rule() { # name, extended regex, files to exclude (regex)
 	local name=$1 re=$2 excl=${3:-^$} hits f
@@ -48,12 +48,13 @@ layer_check() {
 		dir=${f#lib/}; dir=${dir%%/*}
 		case $f in
 		wsd/*) allowed="core db auth integ http project app agent yjs" ;;
+		devd/*) allowed="core db auth integ project devd" ;;
 		lib/yjs/*) allowed="core yjs" ;;
 		*) allowed=""; for l in $order; do allowed="$allowed $l"; [ "$l" = "$dir" ] && break; done ;;
 		esac
 		[[ " $allowed " == *" $incdir "* ]] || bad="$bad
     $f includes $inc"
-	done < <(git ls-files -z 'lib/*/*.c' 'lib/*/*.h' 'wsd/*.c' 'wsd/*.h' | xargs -0 grep -H '^#include "')
+	done < <(git ls-files -z 'lib/*/*.c' 'lib/*/*.h' 'wsd/*.c' 'wsd/*.h' 'devd/*.c' 'devd/*.h' | xargs -0 grep -H '^#include "')
 	if [ -n "$bad" ]; then
 		echo "not ok - lint: no include reaches up a layer of lib/$bad"
 		status=1
@@ -71,9 +72,9 @@ rule "no svc_rows_get with a literal column number (name it with SVC_COLS)" 'svc
 dist_check() {
 	local f bad=""
 	while IFS= read -r -d '' f; do
-		grep -qF "$f" Makefile.am lib/*/*.mk cgi-bin/*.mk tools/*.mk wsd/*.mk tests/fuzz/*.mk || bad="$bad
+		grep -qF "$f" Makefile.am lib/*/*.mk cgi-bin/*.mk tools/*.mk wsd/*.mk devd/*.mk tests/fuzz/*.mk || bad="$bad
     $f"
-	done < <(git ls-files -z 'lib/*.c' 'lib/*.h' 'lib/*.js' 'cgi-bin/*.c' 'tools/*.c' 'tools/*.h' 'wsd/*.c' 'wsd/*.h' 'tests/unit/*.c' 'tests/unit/*.h')
+	done < <(git ls-files -z 'lib/*.c' 'lib/*.h' 'lib/*.js' 'cgi-bin/*.c' 'tools/*.c' 'tools/*.h' 'wsd/*.c' 'wsd/*.h' 'devd/*.c' 'devd/*.h' 'tests/unit/*.c' 'tests/unit/*.h')
 	if [ -n "$bad" ]; then
 		echo "not ok - lint: every source is named in a Makefile fragment (make dist)$bad"
 		status=1

@@ -37,6 +37,7 @@ stack_cleanup() {
 	stop_pidfile "$v/run/tls-endpoint.pid" tls-endpoint
 	stop_pidfile "$v/run/svc-worker.pid" svc-worker
 	stop_pidfile "$v/run/svc-wsd.pid" svc-wsd
+	stop_pidfile "$v/run/svc-devd.pid" svc-devd
 	# a cluster of tests/cluster left by a killed run
 	[ ! -f "$v/cluster/cluster.env" ] || SVC_CLUSTER_VAR=$v/cluster "$ROOT/$PROG" cluster down >/dev/null 2>&1
 	db_stop "$v/mariadb"
@@ -60,6 +61,7 @@ stack_reset() {
 	test_port "$STACK_APACHE_PORT" SVC_TEST_APACHE_PORT && STACK_APACHE_PORT=$TEST_PORT
 	test_port "$STACK_NOPROVIDER_PORT" SVC_TEST_NOPROVIDER_PORT && STACK_NOPROVIDER_PORT=$TEST_PORT
 	test_port "$STACK_WS_PORT" SVC_TEST_WS_PORT && STACK_WS_PORT=$TEST_PORT
+	test_port "$STACK_DEVD_PORT" SVC_TEST_DEVD_PORT && STACK_DEVD_PORT=$TEST_PORT
 	mkdir -p "$v/run" "$v/run-noprovider" "$v/logs" "$v/mariadb" "$v/apache"
 	export SVC_TEST_TALLY=$v/tally
 	: >"$SVC_TEST_TALLY"
@@ -208,6 +210,7 @@ stack_serve() {
 	lighttpd_start "$v/lighttpd-noprovider.conf" "$v/run-noprovider/lighttpd.pid" lighttpd-noprovider
 	worker_start "$build" "$v/svc.conf" "$v/run/svc-worker.pid" "$v/logs/svc-worker.log"
 	wsd_start "$build" "$v/svc.conf" "$v/run/svc-wsd.pid" "$v/logs/svc-wsd.log"
+	devd_start "$build" "$v/svc.conf" "$v/run/svc-devd.pid" "$v/logs/svc-devd.log"
 	rm -f "$v/run/tls-endpoint.port"
 	setsid python3 "$ROOT/tests/fixtures/tls_endpoint.py" --host 127.0.0.9 --cert "$STACK_TLS/site.pem" --key "$STACK_TLS/site.key" \
 		--upstream "$STACK_HTTP_PORT" --port "$STACK_TLS_PORT" --port-file "$v/run/tls-endpoint.port" \
@@ -221,7 +224,7 @@ stack_serve() {
 	# shellcheck disable=SC2034
 	A_DIR=$v/apache A_PORT=$STACK_APACHE_PORT A_DOMAIN=localhost A_RUN=$T_SHARE/run-apache A_WEB=$STACK_WEB A_DOCS=$STACK_DOCS
 	# shellcheck disable=SC2034
-	A_DATA=$T_SHARE/data A_WS_PORT=$STACK_WS_PORT A_LOGS=$v/logs
+	A_DATA=$T_SHARE/data A_WS_PORT=$STACK_WS_PORT A_LOGS=$v/logs A_DEVD_PORT=$STACK_DEVD_PORT
 	write_apache "$v/apache/httpd.conf"
 	apache_start "$v/apache/httpd.conf" "$v/apache"
 	wait_http "http://127.0.0.1:$STACK_HTTP_PORT/" || die "lighttpd does not answer on $STACK_HTTP_PORT"
@@ -246,6 +249,7 @@ stack_write_env() {
 		"SVC_TEST_AUTH_LOG=$v/logs/auth.log" "SVC_TEST_FAIL2BAN_DIR=$ROOT/httpd-conf/fail2ban"
 		PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 "SVC_TEST_LOGS=$v/logs"
 		"SVC_TEST_WSD_PIDFILE=$v/run/svc-wsd.pid" "SVC_TEST_WSD_LOG=$v/logs/svc-wsd.log"
+		"SVC_TEST_DEVD_URL=http://127.0.0.1:$STACK_DEVD_PORT" "SVC_TEST_DEVD_LOG=$v/logs/svc-devd.log"
 		"SVC_TEST_APACHE_WS_URL=ws://127.0.0.1:$aport" "SVC_TEST_APACHE_BASE_URL=http://127.0.0.1:$aport/api"
 		"SVC_TEST_ASAN_OPTIONS=$STACK_ASAN_OPTIONS" "SVC_TEST_UBSAN_OPTIONS=$STACK_UBSAN_OPTIONS")
 	{
@@ -274,7 +278,7 @@ stack_failure_context() {
 		cat "$f"
 	done
 	for f in "$v/logs/lighttpd-error.log" "$v/logs/lighttpd-noprovider-error.log" "$v/logs/apache-error.log" \
-		"$v/logs/responders.log" "$v/logs/responders-noprovider.log" "$v/logs/svc-worker.log" "$v/logs/svc-wsd.log" "$v"/logs/svc-*.apache.log "$v"/logs/asan.* "$v"/logs/provider-double.log \
+		"$v/logs/responders.log" "$v/logs/responders-noprovider.log" "$v/logs/svc-worker.log" "$v/logs/svc-wsd.log" "$v/logs/svc-devd.log" "$v"/logs/svc-*.apache.log "$v"/logs/asan.* "$v"/logs/provider-double.log \
 		"$v"/logs/oauth-double.log "$v"/logs/smtp-double.log "$v"/logs/dns-double.log "$v"/logs/dnsmasq.log "$v"/logs/tls-endpoint.log; do
 		[ -s "$f" ] || continue
 		echo

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "api/api.h"
 #include "api/api_web.h"
@@ -10,6 +9,8 @@
 #include "core/err.h"
 #include "core/fsx.h"
 #include "core/log.h"
+#include "project/devserver.h"
+#include "project/direct_save.h"
 #include "project/preview_build.h"
 
 #define PREVIEW_FILE_MAX (16u * 1024 * 1024) /* bytes of one served file */
@@ -56,7 +57,7 @@ static int preview_ttl(const struct svc_config *cfg, int64_t *out)
 }
 
 /*
- * GET /projects/:id/preview: 200 {url, expiresAt}; 401 (anonymous, not a
+ * GET /projects/:id/preview: 200 {url, expiresAt, devServer}; 401 (anonymous, not a
  * public project); 403; 404. Whoever may read the project's files may preview
  * it. The expiry is rounded up to the minute, so the URL stays the same for a
  * minute and the browser's frame does not reload for nothing.
@@ -67,6 +68,7 @@ enum svc_err svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp
 	const char *id = svc_req_param(req, "id");
 	struct svc_rows *rows = NULL;
 	char token[SVC_PREVIEW_TOKEN_MAX], label[SVC_PREVIEW_TOKEN_MAX + sizeof PREVIEW_LABEL], url[512], ts[25];
+	char dir[2048];
 	struct json_object *body;
 	int64_t ttl, expires;
 	int err;
@@ -86,47 +88,40 @@ enum svc_err svc_api_projects_preview(struct svc_req *req, struct svc_resp *resp
 	body = json_object_new_object();
 	json_object_object_add(body, "url", json_object_new_string(url));
 	json_object_object_add(body, "expiresAt", json_object_new_string(ts));
+	/* a dev server's page updates itself (HMR): the app then does not reload the frame after a change */
+	json_object_object_add(body, "devServer", json_object_new_boolean(
+		cfg->devserver_max && svc_project_dir(cfg, id, dir, sizeof dir) == 0 &&
+		svc_devserver_kind(dir) != SVC_DEVSERVER_NONE));
 	return svc_resp_json(resp, 200, body);
 }
 
 /* ---- svc-preview ---- */
 
-/* Answers a small HTML page (the preview has no JSON clients: a person sees it in the frame). Returns 0 or SVC_E_INTERNAL. */
+/* Answers a small HTML page (the preview has no JSON clients: a person sees it in the frame), the title
+ * and text escaped. Returns 0 or SVC_E_INTERNAL. */
 static int preview_page(struct svc_resp *resp, int status, const char *title, const char *text)
 {
-	char html[768];
-	int n = snprintf(html, sizeof html,
-			 "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title></head>\n"
-			 "<body><h1>%s</h1><p>%s</p></body></html>\n", title, title, text);
+	struct svc_buf html;
+	int err;
 
-	if (n < 0 || (size_t)n >= sizeof html)
-		return SVC_E_INTERNAL;
-	return svc_resp_raw(resp, status, "text/html; charset=utf-8", html, (size_t)n);
-}
-
-/*
- * Finds the token in the Host: "<token>.preview.<domain>[:port]", the domain
- * in any case. Sets *out and *out_len to the first label. Returns 0 or
- * SVC_E_FORBIDDEN when the Host does not have that shape.
- */
-static int host_token(const char *host, const char *domain, const char **out, size_t *out_len)
-{
-	size_t hlen, dlen = strlen(domain), plen = sizeof PREVIEW_LABEL; /* "preview." */
-	const char *dot, *rest;
-
-	if (!host)
-		return SVC_E_FORBIDDEN;
-	hlen = strcspn(host, ":");
-	dot = memchr(host, '.', hlen);
-	if (!dot || dot == host)
-		return SVC_E_FORBIDDEN;
-	rest = dot + 1;
-	if ((size_t)(host + hlen - rest) != plen + dlen || strncasecmp(rest, PREVIEW_LABEL ".", plen) != 0 ||
-	    strncasecmp(rest + plen, domain, dlen) != 0)
-		return SVC_E_FORBIDDEN;
-	*out = host;
-	*out_len = (size_t)(dot - host);
-	return 0;
+	svc_buf_init(&html, 8192);
+	err = svc_buf_adds(&html, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
+	if (err == 0)
+		err = svc_ds_escape_html(title, 1, &html);
+	if (err == 0)
+		err = svc_buf_adds(&html, "</title></head>\n<body><h1>");
+	if (err == 0)
+		err = svc_ds_escape_html(title, 1, &html);
+	if (err == 0)
+		err = svc_buf_adds(&html, "</h1><p>");
+	if (err == 0)
+		err = svc_ds_escape_html(text, 1, &html);
+	if (err == 0)
+		err = svc_buf_adds(&html, "</p></body></html>\n");
+	if (err == 0)
+		err = svc_resp_raw(resp, status, "text/html; charset=utf-8", svc_buf_str(&html), html.len);
+	svc_buf_dispose(&html);
+	return err < 0 ? SVC_E_INTERNAL : 0;
 }
 
 /* 1 when a segment of `path` starts with a dot (".env", ".git/", "..": never served by the preview). */
@@ -169,6 +164,21 @@ static int slash_location(const char *path, char *out, size_t max)
 	return 0;
 }
 
+/* The notice a page of the build gets while the dev server of its project has failed (docs/api.md "Preview"). */
+static int add_devserver_notice(struct svc_buf *out, const char *why)
+{
+	int err = svc_buf_adds(out, "<div role=\"status\" id=\"svc-devserver-failed\" style=\"position:fixed;left:0;"
+				    "right:0;bottom:0;z-index:2147483647;padding:8px 12px;background:#7f1d1d;color:#fff;"
+				    "font:13px/1.4 system-ui,sans-serif;white-space:pre-wrap\">The dev server stopped "
+				    "and this is the last build. ");
+
+	if (err == 0)
+		err = svc_ds_escape_html(why, 1, out);
+	if (err == 0)
+		err = svc_buf_adds(out, "</div>\n");
+	return err;
+}
+
 /*
  * An HTML page of the preview as svc-preview sends it: the file's bytes, then
  * <script>preview_script("<app_url's origin>");</script> (docs/web.md "Visual
@@ -177,10 +187,12 @@ static int slash_location(const char *path, char *out, size_t max)
  * removes its own element as it runs, so the page's elements keep their places
  * and :nth-of-type counts. Only here: the files and the published site never
  * have it. The origin is written as a JSON string (json-c escapes "/", so no
- * "</script" can appear). Returns 0, SVC_E_TOO_LARGE or SVC_E_INTERNAL.
+ * "</script" can appear). `notice` (NULL or "" for none): why the project's
+ * dev server failed, shown in a bar before the script. Returns 0,
+ * SVC_E_TOO_LARGE or SVC_E_INTERNAL.
  */
 static int preview_inject(const char *app_origin, size_t app_len, const char *data, size_t len,
-			  struct svc_buf *out)
+			  const char *notice, struct svc_buf *out)
 {
 	struct json_object *o = json_object_new_string_len(app_origin, (int)app_len);
 	int err;
@@ -188,6 +200,8 @@ static int preview_inject(const char *app_origin, size_t app_len, const char *da
 	if (!o)
 		return SVC_E_INTERNAL;
 	err = svc_buf_add(out, data, len);
+	if (err == 0 && notice && notice[0])
+		err = add_devserver_notice(out, notice);
 	if (err == 0)
 		err = svc_buf_adds(out, "<script>");
 	if (err == 0)
@@ -223,12 +237,82 @@ static int project_live(struct svc_db *db, const char *id)
 	return err;
 }
 
+/*
+ * A dev-server project's request, forwarded to svc-devd (docs/api.md
+ * "Preview", docs/operations.md "Dev servers"): its dev server's answer, with
+ * the preview's script in HTML pages, or "Starting the dev server" (503,
+ * reloading) for a page while it starts. Returns 0 when it answered, or
+ * SVC_E_NOT_FOUND for the build preview instead: svc-devd is not running
+ * (`why` ""), or the dev server failed twice (`why` says how).
+ */
+static int preview_devserver(struct svc_req *req, struct svc_resp *resp, size_t app_len, char *why, size_t why_max)
+{
+	static const char *const pass[] = { "Accept", "If-None-Match", "If-Modified-Since", "User-Agent",
+					    "Accept-Language", "Sec-Fetch-Dest", "Sec-Fetch-Mode", "Origin" };
+	const struct svc_config *cfg = &req->ctx->cfg;
+	/* the target as the client sent it, query included (Vite's ?import, ?v=, ?t=): REQUEST_URI */
+	const char *uri = FCGX_GetParam("REQUEST_URI", req->fcgi->envp), *accept = svc_req_header(req, "Accept");
+	char lines[sizeof pass / sizeof pass[0]][1100];
+	const char *headers[sizeof pass / sizeof pass[0] + 1];
+	struct svc_devserver_answer a = { 0 };
+	size_t i, k = 0;
+	int err;
+
+	why[0] = '\0';
+	for (i = 0; i < sizeof pass / sizeof pass[0]; i++) {
+		const char *v = svc_req_header(req, pass[i]);
+		if (v && snprintf(lines[k], sizeof lines[k], "%s: %s", pass[i], v) < (int)sizeof lines[k])
+			headers[k] = lines[k], k++;
+	}
+	headers[k] = NULL;
+	err = svc_devserver_fetch(cfg, svc_req_header(req, "Host"), uri && uri[0] == '/' ? uri : "/", headers,
+				  PREVIEW_FILE_MAX, 60000, &a);
+	if (err == SVC_E_UNAVAILABLE)
+		return SVC_E_NOT_FOUND; /* no svc-devd on this host: the build */
+	if (err < 0)
+		return err == SVC_E_TOO_LARGE ? preview_page(resp, 413, "Too large", "This file is too large for the preview.")
+					      : err;
+	if (strcmp(a.devserver, "failed") == 0) {
+		snprintf(why, why_max, "%.*s", (int)strcspn(a.body, "\n"), a.body);
+		svc_devserver_answer_dispose(&a);
+		return SVC_E_NOT_FOUND;
+	}
+	if ((err = svc_resp_header(resp, "Access-Control-Allow-Origin", "*")) < 0)
+		goto done;
+	if (strcmp(a.devserver, "starting") == 0 && accept && strstr(accept, "text/html")) {
+		if ((err = svc_resp_header(resp, "Refresh", "1")) == 0)
+			err = preview_page(resp, 503, "Starting the dev server…",
+					   "This project's dev server is starting. The page reloads when it is ready.");
+		goto done;
+	}
+	if ((a.cache[0] && (err = svc_resp_header(resp, "Cache-Control", a.cache)) < 0) ||
+	    (a.etag[0] && (err = svc_resp_header(resp, "ETag", a.etag)) < 0) ||
+	    (a.last_modified[0] && (err = svc_resp_header(resp, "Last-Modified", a.last_modified)) < 0) ||
+	    (a.location[0] && (err = svc_resp_header(resp, "Location", a.location)) < 0) ||
+	    (a.devserver[0] && (err = svc_resp_header(resp, "Retry-After", "1")) < 0))
+		goto done;
+	if (a.status == 200 && strncmp(a.type, "text/html", 9) == 0) {
+		struct svc_buf page;
+		svc_buf_init(&page, PREVIEW_FILE_MAX + sizeof preview_script + 600);
+		err = preview_inject(cfg->app_url, app_len, a.body, a.len, NULL, &page);
+		if (err == 0)
+			err = svc_resp_raw(resp, 200, a.type, svc_buf_str(&page), page.len);
+		svc_buf_dispose(&page);
+	} else {
+		err = svc_resp_raw(resp, a.status, a.type[0] ? a.type : "application/octet-stream", a.body, a.len);
+	}
+done:
+	svc_devserver_answer_dispose(&a);
+	return err;
+}
+
 enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
-	const char *rest = svc_req_param(req, "*"), *label = NULL;
+	const char *rest = svc_req_param(req, "*");
 	char id[37], dir[2048], rel[SVC_FSX_PATH_MAX + 16], norm[SVC_FSX_PATH_MAX + 1], csp[600], why[512], *data = NULL;
-	size_t label_len = 0, len = 0, app_len;
+	char dev_why[512] = "";
+	size_t len = 0, app_len;
 	const char *scheme_end;
 	int err, dir_form;
 
@@ -241,9 +325,8 @@ enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
 	if ((err = svc_resp_header(resp, "Content-Security-Policy", csp)) < 0)
 		return err;
 
-	if (host_token(svc_req_header(req, "Host"), cfg->domain, &label, &label_len) < 0 ||
-	    svc_preview_token_check(cfg->jwt_secret, cfg->jwt_secret_len, label, label_len, svc_now_ms() / 1000, id,
-				    NULL) < 0)
+	if (svc_preview_host_check(cfg->jwt_secret, cfg->jwt_secret_len, cfg->domain, svc_req_header(req, "Host"),
+				   svc_now_ms() / 1000, id) < 0)
 		return preview_page(resp, 403, "Preview link expired",
 				    "This preview link is not valid or has expired. Open the project again to get a new one.");
 	if ((err = project_live(req->ctx->db, id)) < 0)
@@ -252,13 +335,28 @@ enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
 		return preview_page(resp, 404, "Not found", "This project does not exist any more.");
 	if ((err = svc_project_dir(cfg, id, dir, sizeof dir)) < 0)
 		return err;
-	/* a package.json project: its latest sandboxed build, made by svc-worker after each change (no dev server) */
+	/* a dev-server project: its dev server (svc-devd), unless that failed twice: then its build, saying so */
+	if (cfg->devserver_max && svc_devserver_kind(dir) != SVC_DEVSERVER_NONE &&
+	    (err = preview_devserver(req, resp, app_len, dev_why, sizeof dev_why)) != SVC_E_NOT_FOUND)
+		return err;
+	/* a package.json project: its latest sandboxed build, made by svc-worker after each change */
 	if ((err = svc_preview_build_dir(cfg, id, dir, sizeof dir, why, sizeof why)) == SVC_E_NOT_FOUND) {
+		if (dev_why[0] && why[0]) {
+			char both[1100];
+			snprintf(both, sizeof both, "The dev server stopped: %s. The build failed too: %s", dev_why, why);
+			return preview_page(resp, 503, "The dev server and the build failed", both);
+		}
 		if (why[0])
 			return preview_page(resp, 503, "The build failed", why);
 		svc_preview_build_request(req->ctx->db, cfg, id);
 		if ((err = svc_resp_header(resp, "Refresh", "2")) < 0)
 			return err;
+		if (dev_why[0]) {
+			char text[800];
+			snprintf(text, sizeof text, "The dev server stopped: %s. The project is built instead; the page "
+				 "reloads when the build is done.", dev_why);
+			return preview_page(resp, 503, "The dev server stopped", text);
+		}
 		return preview_page(resp, 503, "Building the preview",
 				    "This project is built before it is shown. The page reloads when the build is done.");
 	}
@@ -301,7 +399,7 @@ enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
 	if (is_html(norm)) {
 		struct svc_buf page;
 		svc_buf_init(&page, PREVIEW_FILE_MAX + sizeof preview_script + 600);
-		err = preview_inject(cfg->app_url, app_len, data, len, &page);
+		err = preview_inject(cfg->app_url, app_len, data, len, dev_why, &page);
 		if (err == 0)
 			err = svc_resp_raw(resp, 200, svc_fsx_content_type(norm), svc_buf_str(&page), page.len);
 		svc_buf_dispose(&page);

@@ -1,5 +1,6 @@
 /* preview.c: making and checking preview tokens, the DNS label of a project's preview origin (preview.h). */
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -107,4 +108,25 @@ int svc_preview_token_check(const char *secret, size_t secret_len, const char *t
 	if (out_expires)
 		*out_expires = expires;
 	return 0;
+}
+
+#define PREVIEW_LABEL "preview" /* <token>.preview.<SVC_DOMAIN> */
+
+int svc_preview_host_check(const char *secret, size_t secret_len, const char *domain, const char *host, int64_t now,
+			   char *out_project_id)
+{
+	size_t hlen, dlen = strlen(domain), plen = sizeof PREVIEW_LABEL; /* "preview." */
+	const char *dot, *rest;
+
+	if (!host)
+		return SVC_E_FORBIDDEN;
+	hlen = strcspn(host, ":");
+	dot = memchr(host, '.', hlen);
+	if (!dot || dot == host)
+		return SVC_E_FORBIDDEN;
+	rest = dot + 1;
+	if ((size_t)(host + hlen - rest) != plen + dlen || strncasecmp(rest, PREVIEW_LABEL ".", plen) != 0 ||
+	    strncasecmp(rest + plen, domain, dlen) != 0)
+		return SVC_E_FORBIDDEN;
+	return svc_preview_token_check(secret, secret_len, host, (size_t)(dot - host), now, out_project_id, NULL);
 }

@@ -47,4 +47,16 @@ int svc_preview_token_make(const char *secret, size_t secret_len, const char *pr
 int svc_preview_token_check(const char *secret, size_t secret_len, const char *token, size_t len, int64_t now,
 			    char *out_project_id, int64_t *out_expires);
 
+/*
+ * The one check of a preview request (svc-preview and svc-devd both call
+ * it): `host` is the request's Host header (NULL allowed), which must be
+ * "<token>.preview.<domain>[:port]" with `domain` (SVC_DOMAIN) in any case,
+ * and the token must pass svc_preview_token_check() at `now` (Unix seconds)
+ * with `secret`. On success writes the project id (37 bytes, lowercase) into
+ * out_project_id and returns 0; otherwise SVC_E_FORBIDDEN, nothing written.
+ * docs/api.md "Preview".
+ */
+int svc_preview_host_check(const char *secret, size_t secret_len, const char *domain, const char *host, int64_t now,
+			   char *out_project_id);
+
 #endif

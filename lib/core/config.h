@@ -116,6 +116,12 @@ struct svc_config {
 	unsigned build_cpu_percent, build_disk_mb; /* SVC_BUILD_CPU_PERCENT, SVC_BUILD_DISK_MB (issue 27) */
 	const char *npm_registry, *build_cgroup;    /* SVC_NPM_REGISTRY, SVC_BUILD_CGROUP */
 	unsigned npm_modules_max_mb, npm_cache_max_mb; /* SVC_NPM_MODULES_MAX_MB, SVC_NPM_CACHE_MAX_MB (deps) */
+	/* dev servers (svc-devd, docs/operations.md "Dev servers") */
+	const char *devd_host;         /* SVC_DEVD_HOST: where svc-devd listens, default 127.0.0.1 */
+	unsigned devd_port;            /* SVC_DEVD_PORT: its port, default 8082 */
+	unsigned devserver_max;        /* SVC_DEVSERVER_MAX: dev servers on a host at once, 0 none */
+	unsigned devserver_idle_secs;  /* SVC_DEVSERVER_IDLE_SECS: without a viewer before one stops */
+	unsigned devserver_start_secs; /* SVC_DEVSERVER_START_SECS: an install and start may take */
 	unsigned deployments_kept, deployments_grace_secs;
 	uint64_t integ_timeout_secs, integ_max_response_bytes, xray_stuck_secs;
 	int integ_allow_http;

@@ -324,6 +324,7 @@ static const char *reason(int status)
 	case 204: return "No Content";
 	case 301: return "Moved Permanently";
 	case 302: return "Found";
+	case 304: return "Not Modified";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
 	case 402: return "Payment Required";

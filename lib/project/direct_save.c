@@ -83,8 +83,7 @@ static int splice(char **buf, size_t *len, size_t off, size_t cut, const char *i
 	return 0;
 }
 
-/* Escapes `s` for HTML: text (&, <, >) or, with `attr`, a double-quoted attribute value (also "). */
-static int escape_html(const char *s, int attr, struct svc_buf *b)
+int svc_ds_escape_html(const char *s, int attr, struct svc_buf *b)
 {
 	int err = 0;
 
@@ -670,7 +669,7 @@ static int html_text_edit(const char *buf, const GumboNode *node, const struct s
 	ch->old_value = svc_buf_detach(&ed->text, NULL);
 	ed->off = start;
 	ed->cut = e->end_pos.offset - start;
-	return escape_html(pt->value, 0, &ed->text);
+	return svc_ds_escape_html(pt->value, 0, &ed->text);
 }
 
 /*
@@ -749,7 +748,7 @@ static int html_attr_edit(const char *buf, const GumboElement *e, const struct s
 		err = svc_buf_addf(&ed->text, " %s=\"", attr);
 	}
 	if (err == 0)
-		err = escape_html(newval, 1, &ed->text);
+		err = svc_ds_escape_html(newval, 1, &ed->text);
 	if (err == 0)
 		err = svc_buf_adds(&ed->text, "\"");
 	free(newval);

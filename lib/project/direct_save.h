@@ -70,4 +70,13 @@ int svc_ds_apply(enum svc_ds_kind kind, const char *src, size_t len, const struc
 /* Frees the strings of `n` changes; the array itself belongs to the caller. */
 void svc_ds_changes_free(struct svc_ds_change *changes, size_t n);
 
+struct svc_buf;
+
+/*
+ * Appends `s` HTML-escaped to `b`: as text (&, <, >) or, with `attr`, as a
+ * double-quoted attribute value (also "). WHATWG HTML "Serializing HTML
+ * fragments" (escaping a string). Returns 0 or SVC_E_TOO_LARGE (b's maximum).
+ */
+int svc_ds_escape_html(const char *s, int attr, struct svc_buf *b);
+
 #endif

@@ -1,7 +1,7 @@
 # project.mk: lib/project, a project loaded for a caller (permissions, JSON, creation, the queued first
 # prompt: project), its design comments as JSON (comment), its files and history: its Git repository
 # (repo, libgit2), direct save (gumbo) and thumbnails (headless Chromium); where its files live (paths),
-# publishing (publish), preview builds (preview_build), the sandboxed build (build), custom domains (domains)
+# publishing (publish), preview builds (preview_build), the sandboxed build (build), dev servers (devserver), custom domains (domains)
 # and quotas (quota); the git CLI (gitcmd) and Git in and out: imports, the mirror (gitio). No circle among
 # its files: a file uses only those below it.
 # May use: http, auth, db, core.
@@ -9,7 +9,7 @@ lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/
 	lib/project/repo.c lib/project/repo.h \
 	lib/project/direct_save.c lib/project/direct_save.h lib/project/thumbnail.c lib/project/thumbnail.h \
 	lib/project/publish.c lib/project/publish.h lib/project/preview_build.c lib/project/preview_build.h lib/project/build.c lib/project/build.h \
-	lib/project/sandbox.c lib/project/sandbox.h lib/project/deps.c lib/project/deps.h \
+	lib/project/sandbox.c lib/project/sandbox.h lib/project/deps.c lib/project/deps.h lib/project/devserver.c lib/project/devserver.h \
 	lib/project/domains.c lib/project/domains.h \
 	lib/project/quota.c lib/project/quota.h lib/project/app_decl.c lib/project/app_decl.h \
 	lib/project/githttp.c lib/project/githttp.h lib/project/git_check.c

@@ -69,7 +69,7 @@ def is_svc_preview_page(r, status):
 
 def test_url(a, pid):
     r = api("GET", "/projects/%s/preview" % pid, token=a.token)
-    ok = r.status == 200 and isinstance(r.body, dict) and set(r.body) == {"url", "expiresAt"}
+    ok = r.status == 200 and isinstance(r.body, dict) and set(r.body) == {"url", "expiresAt", "devServer"}
     check("test_preview_url_answers_url_and_expiry", ok, r)
     if not ok:
         return None

@@ -115,7 +115,7 @@ if DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$W/dpkg.log" 2>&1; then ok "d
 sed 's/^/# dpkg: /' "$W/dpkg.log" | grep -i 'svc\|migrat' | head -n 20
 check "the programs are in bindir and libexecdir" \
 	test -x /usr/bin/svc-admin -a -x /usr/bin/svc-migrate -a -x /usr/bin/svc-worker -a -x /usr/bin/svc-wsd -a -x /usr/libexec/svc/svc-auth.fcgi
-check "the units are installed" test -f /usr/lib/systemd/system/svc-responder@.service -a -f /usr/lib/systemd/system/svc-wsd.service -a -f /usr/lib/systemd/system/svc-worker@.service
+check "the units are installed" test -f /usr/lib/systemd/system/svc-responder@.service -a -f /usr/lib/systemd/system/svc-wsd.service -a -f /usr/lib/systemd/system/svc-worker@.service -a -f /usr/lib/systemd/system/svc-devd.service
 check "the units name the installed paths" sh -c "grep -q 'SVC_BINDIR=/usr/libexec/svc' /usr/lib/systemd/system/svc-responder@.service && ! grep -q /usr/local /usr/lib/systemd/system/svc-*.service"
 check "svc.conf is a conffile" sh -c "dpkg-query -W -f='\${Conffiles}' svc | grep -q ' /etc/svc/svc.conf '"
 check "svc.conf and secrets.conf are 0640 root:svc" sh -c '[ "$(stat -c %a:%U:%G /etc/svc/svc.conf)" = 640:root:svc ] && [ "$(stat -c %a:%U:%G /etc/svc/secrets.conf)" = 640:root:svc ]'

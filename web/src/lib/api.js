@@ -251,7 +251,7 @@ export const deleteFile = (pid, path) => del(filePath(pid, path));
 
 // ------------------------------------------------------------------ preview, versions, publishing
 
-/** getPreview(pid): GET /projects/:pid/preview, {url, expiresAt} of the preview origin. */
+/** getPreview(pid): GET /projects/:pid/preview, {url, expiresAt, devServer} of the preview origin. */
 export const getPreview = (pid) => get(`/projects/${enc(pid)}/preview`);
 /** directSave(pid, filePath, patches): POST /direct-save/:pid (visual editing). */
 export const directSave = (pid, filePath, patches) => post(`/direct-save/${enc(pid)}`, { filePath, patches });

@@ -31,7 +31,7 @@ function samePage(url, path) {
  * Preview: the working tree in a sandboxed iframe on the project's preview origin
  * (http://<token>.preview.<SVC_DOMAIN>:<port>/, from GET /projects/:id/preview). The URL is
  * fetched again shortly before it expires and whenever files changed (tick), which also
- * reloads the frame. The frame never gets app_url's origin or cookies: the token in the
+ * reloads the frame (not for a dev server's preview: its page takes changes in by HMR). The frame never gets app_url's origin or cookies: the token in the
  * host name is its only authority, and sandbox leaves out allow-same-origin.
  * The preview's script (lib/api/preview_script.js) reports clicks and element boxes by
  * postMessage; this draws the outlines over the frame and shows the inspector.
@@ -69,7 +69,7 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 		try {
 			const r = await getPreview(project.id);
 			// a reload stays on the page the frame shows (its path; the origin is the new URL's)
-			setState({ url: r.url, src: samePage(r.url, shown.current), expiresAt: r.expiresAt, error: null });
+			setState({ url: r.url, src: samePage(r.url, shown.current), expiresAt: r.expiresAt, devServer: !!r.devServer, error: null });
 			setN((x) => x + 1);
 			onUrl(r.url);
 			const left = Date.parse(r.expiresAt) - Date.now();
@@ -81,7 +81,12 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 	useEffect(() => {
 		load();
 		return () => clearTimeout(timer.current);
-	}, [project.id, tick]);
+	}, [project.id]);
+	useEffect(() => {
+		// a dev server's page takes a change in by itself (HMR, docs/api.md "Preview of a package.json
+		// project"): reloading the frame would lose the page's state; its URL is still renewed on time
+		if (tick && !(state.devServer && state.url)) load();
+	}, [tick]);
 	useEffect(() => {
 		shown.current = '/';
 	}, [project.id]);

@@ -1,0 +1,752 @@
+/* devserver.c: a project's dev server in the build sandbox: what runs it, its mirror of the working tree, its install, start and way in (devserver.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "core/cgroup.h"
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "project/build.h"
+#include "project/sandbox.h"
+#include "project/devserver.h"
+
+#define PKG_MAX (1u << 20)  /* bytes of a package.json read */
+#define ARGS_MAX 96
+#define SYNC_DEPTH 64
+
+/* Reads `dir`/package.json into *out (the caller's json_object_put); 0 or an error. */
+static int read_package(const char *dir, struct json_object **out)
+{
+	char *text = NULL;
+	size_t len;
+	int err;
+
+	if ((err = svc_fsx_read(dir, "package.json", PKG_MAX, &text, &len)) == 0)
+		err = svc_json_parse_object(text, len, out);
+	free(text);
+	return err;
+}
+
+/* Writes `dir`'s dev script into out ("" when it has none); 0, or an error when package.json is unreadable. */
+static int dev_script(const char *dir, char *out, size_t max)
+{
+	struct json_object *o = NULL, *scripts;
+	const char *dev = NULL;
+	int err;
+
+	if ((err = read_package(dir, &o)) < 0)
+		return err;
+	if (json_object_object_get_ex(o, "scripts", &scripts) && json_object_is_type(scripts, json_type_object))
+		dev = svc_json_str(scripts, "dev");
+	snprintf(out, max, "%s", dev ? dev : "");
+	json_object_put(o);
+	return 0;
+}
+
+enum svc_devserver_kind svc_devserver_kind(const char *dir)
+{
+	struct json_object *o = NULL, *deps;
+	enum svc_devserver_kind kind = SVC_DEVSERVER_NONE;
+	char dev[512];
+	int i;
+
+	if (dev_script(dir, dev, sizeof dev) < 0)
+		return SVC_DEVSERVER_NONE;
+	if (dev[0])
+		return strncmp(dev, "vite", 4) == 0 && (dev[4] == '\0' || dev[4] == ' ') ? SVC_DEVSERVER_VITE
+										  : SVC_DEVSERVER_SCRIPT;
+	if (read_package(dir, &o) < 0)
+		return SVC_DEVSERVER_NONE;
+	for (i = 0; i < 2; i++)
+		if (json_object_object_get_ex(o, i ? "devDependencies" : "dependencies", &deps) &&
+		    json_object_is_type(deps, json_type_object) && json_object_object_get_ex(deps, "vite", NULL))
+			kind = SVC_DEVSERVER_VITE;
+	json_object_put(o);
+	return kind;
+}
+
+/* ---- the mirror ---- */
+
+/* 1 for the names the mirror keeps apart from the working tree at its top: the install's and the build's. */
+static int mirror_own(const char *name, int depth)
+{
+	return strcmp(name, ".git") == 0 ||
+	       (depth == 0 && (strcmp(name, "node_modules") == 0 || strcmp(name, "dist") == 0 ||
+			       strcmp(name, ".svc-home") == 0));
+}
+
+/* 1 for what the mirror never gets: the project's own npm configuration (svc sets the registry). */
+static int mirror_never(const char *name, int depth)
+{
+	return depth == 0 && strcmp(name, ".npmrc") == 0;
+}
+
+/* Copies the regular file `name` of `sfd` to `dfd` (temp + rename, 0644, mtime kept); 0 or SVC_E_INTERNAL. */
+static int copy_file(int sfd, int dfd, const char *name, const struct stat *st)
+{
+	char tmp[300], buf[65536];
+	struct timespec times[2];
+	int in, out, err = 0;
+	ssize_t n;
+
+	if (snprintf(tmp, sizeof tmp, ".svc-sync-%s", name) >= (int)sizeof tmp)
+		return SVC_E_INTERNAL;
+	in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0)
+		return SVC_E_INTERNAL;
+	out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return SVC_E_INTERNAL;
+	}
+	while (err == 0 && (n = read(in, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(out, buf, (size_t)n) != n)
+			err = SVC_E_INTERNAL;
+	}
+	times[0] = st->st_atim;
+	times[1] = st->st_mtim;
+	if (err == 0 && (fchmod(out, 0644) < 0 || futimens(out, times) < 0))
+		err = SVC_E_INTERNAL;
+	close(in);
+	if (close(out) < 0)
+		err = SVC_E_INTERNAL;
+	if (err == 0 && renameat(dfd, tmp, dfd, name) < 0)
+		err = SVC_E_INTERNAL;
+	if (err < 0)
+		unlinkat(dfd, tmp, 0);
+	return err;
+}
+
+/* Removes `name` of `dfd`, a tree or a file; 0 or SVC_E_INTERNAL. */
+static int remove_entry(int dfd, const char *name, const struct stat *st)
+{
+	char path[64];
+
+	if (!S_ISDIR(st->st_mode))
+		return unlinkat(dfd, name, 0) < 0 ? SVC_E_INTERNAL : 0;
+	/* svc_fsx_remove_tree takes a path: the directory through the descriptor's /proc link */
+	snprintf(path, sizeof path, "/proc/self/fd/%d", dfd);
+	{
+		char full[4200], real[4096];
+		ssize_t n = readlink(path, real, sizeof real - 1);
+		if (n < 0)
+			return SVC_E_INTERNAL;
+		real[n] = '\0';
+		if (snprintf(full, sizeof full, "%s/%s", real, name) >= (int)sizeof full)
+			return SVC_E_INTERNAL;
+		return svc_fsx_remove_tree(full);
+	}
+}
+
+static int sync_dir(int sfd, int dfd, int depth);
+
+/* The entries of `sfd` copied or descended into; adds the changes to *changed. */
+static int sync_in(int sfd, int dfd, int depth, int *changed)
+{
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st, dst;
+	int r, err;
+
+	if ((err = svc_fsx_dir_open(sfd, &d)) < 0)
+		return err;
+	while (err >= 0 && (r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
+		int have = fstatat(dfd, name, &dst, AT_SYMLINK_NOFOLLOW) == 0;
+		if (mirror_own(name, depth) || mirror_never(name, depth) || strncmp(name, ".svc-sync-", 10) == 0)
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			if (have && S_ISREG(dst.st_mode) && dst.st_size == st.st_size &&
+			    dst.st_mtim.tv_sec == st.st_mtim.tv_sec && dst.st_mtim.tv_nsec == st.st_mtim.tv_nsec)
+				continue;
+			if (have && S_ISDIR(dst.st_mode) && (err = remove_entry(dfd, name, &dst)) < 0)
+				break;
+			if ((err = copy_file(sfd, dfd, name, &st)) == 0)
+				(*changed)++;
+		} else if (S_ISDIR(st.st_mode)) {
+			int s2, d2;
+			if (have && !S_ISDIR(dst.st_mode) && (err = remove_entry(dfd, name, &dst)) < 0)
+				break;
+			if (!have || !S_ISDIR(dst.st_mode)) {
+				/* 0755 whatever the umask: the sandbox's user reads the mirror */
+				if (mkdirat(dfd, name, 0755) < 0 || fchmodat(dfd, name, 0755, 0) < 0) {
+					err = SVC_E_INTERNAL;
+					break;
+				}
+				(*changed)++;
+			}
+			s2 = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			d2 = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (s2 >= 0 && d2 >= 0) {
+				err = sync_dir(s2, d2, depth + 1);
+				if (err > 0) {
+					*changed += err;
+					err = 0;
+				}
+			}
+			if (s2 >= 0)
+				close(s2);
+			if (d2 >= 0)
+				close(d2);
+		}
+	}
+	svc_fsx_dir_close(&d);
+	return err < 0 ? err : 0;
+}
+
+/* The entries of `dfd` that `sfd` no longer has, removed; adds them to *changed. */
+static int sync_out(int sfd, int dfd, int depth, int *changed)
+{
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st, sst;
+	int r, err;
+
+	if ((err = svc_fsx_dir_open(dfd, &d)) < 0)
+		return err;
+	while (err >= 0 && (r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
+		if (mirror_own(name, depth))
+			continue;
+		if (!mirror_never(name, depth) && fstatat(sfd, name, &sst, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (S_ISREG(sst.st_mode) || S_ISDIR(sst.st_mode)))
+			continue;
+		if ((err = remove_entry(dfd, name, &st)) == 0)
+			(*changed)++;
+	}
+	svc_fsx_dir_close(&d);
+	return err < 0 ? err : 0;
+}
+
+static int sync_dir(int sfd, int dfd, int depth)
+{
+	int changed = 0, err;
+
+	if (depth > SYNC_DEPTH)
+		return 0;
+	if ((err = sync_in(sfd, dfd, depth, &changed)) < 0 || (err = sync_out(sfd, dfd, depth, &changed)) < 0)
+		return err;
+	return changed;
+}
+
+int svc_devserver_sync(const char *src, const char *dst)
+{
+	int sfd, dfd, err;
+
+	sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return errno == ENOENT ? SVC_E_NOT_FOUND : SVC_E_INTERNAL;
+	dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		close(sfd);
+		return SVC_E_INTERNAL;
+	}
+	err = sync_dir(sfd, dfd, 0);
+	close(sfd);
+	close(dfd);
+	return err;
+}
+
+/* Adds the entries of `fd` (depth `depth`) to the stamp: newest mtime and count. */
+static void stamp_dir(int fd, int depth, unsigned long long *newest, unsigned long long *count)
+{
+	struct svc_fsx_dir d;
+	const char *name;
+	struct stat st;
+
+	if (depth > SYNC_DEPTH || svc_fsx_dir_open(fd, &d) < 0)
+		return;
+	while (svc_fsx_dir_next(&d, &name, &st) > 0) {
+		unsigned long long t = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec;
+		if (strcmp(name, ".git") == 0 || strcmp(name, "node_modules") == 0)
+			continue;
+		if (t > *newest)
+			*newest = t;
+		(*count)++;
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				stamp_dir(sub, depth + 1, newest, count);
+				close(sub);
+			}
+		}
+	}
+	svc_fsx_dir_close(&d);
+}
+
+unsigned long long svc_devserver_tree_stamp(const char *src)
+{
+	unsigned long long newest = 0, count = 0;
+	int fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	stamp_dir(fd, 0, &newest, &count);
+	close(fd);
+	return newest ^ (count << 48);
+}
+
+int svc_devserver_deps_key(const char *dir, char *out)
+{
+	static const char *const names[] = { "package.json", "package-lock.json" };
+	struct svc_buf b;
+	size_t i, len;
+	char *text;
+	int err = 0;
+
+	svc_buf_init(&b, 2 * PKG_MAX * 8 + 16);
+	for (i = 0; err == 0 && i < 2; i++) {
+		text = NULL;
+		if (svc_fsx_read(dir, names[i], PKG_MAX * 8, &text, &len) == 0)
+			err = svc_buf_add(&b, text, len);
+		free(text);
+		if (err == 0)
+			err = svc_buf_add(&b, "\0", 1);
+	}
+	if (err == 0)
+		err = svc_sha256_hex(b.len ? svc_buf_str(&b) : "", b.len, out);
+	svc_buf_dispose(&b);
+	return err < 0 ? SVC_E_INTERNAL : 0;
+}
+
+/* ---- the sandbox ---- */
+
+/*
+ * The relay the dev server's Node process loads first (NODE_OPTIONS=--require): it listens on the
+ * Unix socket /svc/s, which svc-devd reaches from outside (the directory is bound in), and joins each
+ * connection to 127.0.0.1:5173 inside, where the dev server listens. unref(): it never keeps a Node
+ * process alive; a second Node process of the sandbox (npm runs the script's) finds the socket taken
+ * and leaves it to the first.
+ */
+static const char relay_js[] =
+	"// svc-devd's relay (lib/project/devserver.c): /svc/s -> 127.0.0.1:5173 inside this sandbox\n"
+	"'use strict';\n"
+	"const net = require('node:net');\n"
+	"const srv = net.createServer((c) => {\n"
+	"  const u = net.connect(5173, '127.0.0.1');\n"
+	"  const end = () => { c.destroy(); u.destroy(); };\n"
+	"  c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end);\n"
+	"  c.pipe(u); u.pipe(c);\n"
+	"});\n"
+	"srv.on('error', () => {});\n"
+	"srv.listen('/svc/s', () => srv.unref());\n";
+
+/* Hands `path` to the build's user when svc runs as root; 0 or SVC_E_INTERNAL. */
+static int hand_over(const struct svc_config *cfg, const char *path)
+{
+	if (geteuid() != 0)
+		return 0;
+	return chown(path, cfg->build_uid, cfg->build_uid) < 0 ? SVC_E_INTERNAL : 0;
+}
+
+/* The environment of a dev server (besides PATH and LANG), and of its install. */
+static const char *const run_env[] = { "HOME=/tmp", "HOST=127.0.0.1", "PORT=5173", "BROWSER=none",
+				       "NODE_OPTIONS=--require /svc/relay.cjs", "npm_config_update_notifier=false",
+				       "NODE_ENV=development", NULL };
+static const char *const install_env[] = { "HOME=/app/.svc-home", "npm_config_cache=/app/.svc-home/npm-cache",
+					   "npm_config_update_notifier=false", "CI=1", NULL };
+
+/* 1 when `dir`/package.json names any dependency (dependencies, devDependencies, optionalDependencies). */
+static int has_deps(const char *dir)
+{
+	static const char *const keys[] = { "dependencies", "devDependencies", "optionalDependencies" };
+	struct json_object *o = NULL, *d;
+	size_t i;
+	int any = 0;
+
+	if (read_package(dir, &o) < 0)
+		return 1; /* npm says what is wrong with it */
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (json_object_object_get_ex(o, keys[i], &d) && json_object_is_type(d, json_type_object) &&
+		    json_object_object_length(d) > 0)
+			any = 1;
+	json_object_put(o);
+	return any;
+}
+
+/* The install's output into the dev server's log. */
+static void log_to_fd(void *arg, const char *text, size_t len)
+{
+	const int *fd = arg;
+
+	if (text && len && *fd >= 0 && write(*fd, text, len) < 0) {
+		/* a log that cannot be written is no reason to stop the install */
+	}
+}
+
+int svc_devserver_install(const struct svc_config *cfg, const char *name, const char *app, int log_fd, char *why,
+			  size_t why_max)
+{
+	static const char rc_fmt[] = "; written by svc-devd: the registry is svc's (docs/operations.md)\n"
+				     "registry=%s\nstrict-ssl=true\naudit=false\nfund=false\nupdate-notifier=false\n%s";
+	struct svc_sandbox_mount mounts[1] = { { app, "/app", 1, 0 } };
+	struct svc_sandbox_spec spec;
+	struct svc_sandbox_result res;
+	struct svc_build_opts o;
+	const char *argv[8 + SVC_BUILD_NPM_ARGS];
+	char lock[2200], rc[1024];
+	struct stat st;
+	size_t k = 0;
+	int ci, n, err;
+
+	svc_build_opts_load(cfg, 0, &o);
+	if ((err = svc_build_check_deps(app, cfg->npm_registry, why, why_max)) < 0)
+		return err;
+	if (!has_deps(app)) {
+		/* nothing to install: an empty node_modules (the caches' mount points go into it) */
+		char nm[2200];
+		snprintf(nm, sizeof nm, "%s/node_modules", app);
+		return (mkdir(nm, 0755) < 0 && errno != EEXIST) ? SVC_E_INTERNAL : 0;
+	}
+	snprintf(lock, sizeof lock, "%s/package-lock.json", app);
+	ci = lstat(lock, &st) == 0;
+	n = snprintf(rc, sizeof rc, rc_fmt, cfg->npm_registry,
+		     /* npm trusts its own CA list unless told: the system's (a TLS-inspecting proxy's CA) */
+		     access("/etc/ssl/certs/ca-certificates.crt", R_OK) == 0 ? "cafile=/etc/ssl/certs/ca-certificates.crt\n" : "");
+	if (n < 0 || (size_t)n >= sizeof rc || hand_over(cfg, app) < 0 ||
+	    svc_fsx_write(app, ".svc-home/npmrc", rc, (size_t)n) < 0) {
+		snprintf(why, why_max, "the dev server's directory could not be prepared");
+		return SVC_E_INTERNAL;
+	}
+	argv[k++] = cfg->build_npm;
+	argv[k++] = ci ? "ci" : "install";
+	argv[k++] = "--ignore-scripts";
+	k += svc_build_npm_args(&o, "/app/.svc-home/npmrc", cfg->build_network, argv + k);
+	argv[k] = NULL;
+	memset(&spec, 0, sizeof spec);
+	svc_sandbox_spec_defaults(cfg, &spec);
+	spec.argv = argv;
+	spec.env = install_env;
+	spec.mounts = mounts;
+	spec.nmounts = 1;
+	spec.chdir = "/app";
+	spec.network = cfg->build_network ? SVC_SANDBOX_NET_REGISTRY : SVC_SANDBOX_NET_NONE;
+	spec.egress_policy = &o.egress; /* the addresses the registry's name may resolve to, as builds */
+	spec.name = name;
+	spec.deadline_ms = svc_mono_ms() + (int64_t)cfg->devserver_start_secs * 1000;
+	spec.log = log_to_fd;
+	spec.log_arg = &log_fd;
+	if ((err = svc_sandbox_run(&spec, &res, why, why_max)) < 0)
+		return err;
+	if (res.limit != SVC_SANDBOX_LIMIT_NONE) {
+		snprintf(why, why_max, "%s used %s", ci ? "npm ci" : "npm install", res.limit_text);
+		return SVC_E_VALIDATION;
+	}
+	if (res.status != 0) {
+		snprintf(why, why_max, "%s exited with status %d", ci ? "npm ci" : "npm install", res.status);
+		return SVC_E_VALIDATION;
+	}
+	return 0;
+}
+
+int svc_devserver_start(const struct svc_config *cfg, enum svc_devserver_kind kind, const char *name,
+			const char *app, const char *cache, const char *svcdir, int log_fd,
+			struct svc_devserver_proc *out, char *why, size_t why_max)
+{
+	static const char *const vite[] = { "/usr/bin/node", "/app/node_modules/vite/bin/vite.js", "--host",
+					    "127.0.0.1", "--port", "5173", "--strictPort", "--clearScreen", "false",
+					    NULL };
+	struct svc_sandbox_spec spec;
+	char dev[512];
+	int err;
+
+	memset(out, 0, sizeof *out);
+	out->dirfd = -1;
+	out->argv[0] = cfg->build_npm, out->argv[1] = "run", out->argv[2] = "dev";
+	/* `vite` itself when that is all its dev script says (or it has none); else npm runs the script, with
+	 * Vite's options after -- when the script is Vite's */
+	if (kind == SVC_DEVSERVER_VITE && !(dev_script(app, dev, sizeof dev) == 0 && dev[0] && strcmp(dev, "vite") != 0)) {
+		memcpy(out->argv, vite, sizeof vite);
+	} else if (kind == SVC_DEVSERVER_VITE) {
+		out->argv[3] = "--", out->argv[4] = "--host", out->argv[5] = "127.0.0.1", out->argv[6] = "--port";
+		out->argv[7] = "5173", out->argv[8] = "--strictPort";
+	}
+	snprintf(out->name, sizeof out->name, "%s", name);
+	snprintf(out->paths[0], sizeof out->paths[0], "%s", app);
+	snprintf(out->paths[1], sizeof out->paths[1], "%s/vite", cache);
+	snprintf(out->paths[2], sizeof out->paths[2], "%s/vite-temp", cache);
+	snprintf(out->paths[3], sizeof out->paths[3], "%s", svcdir);
+	out->mounts[0] = (struct svc_sandbox_mount){ out->paths[0], "/app", 0, 0 };
+	out->mounts[1] = (struct svc_sandbox_mount){ out->paths[1], "/app/node_modules/.vite", 1, 0 };
+	out->mounts[2] = (struct svc_sandbox_mount){ out->paths[2], "/app/node_modules/.vite-temp", 1, 0 };
+	out->mounts[3] = (struct svc_sandbox_mount){ out->paths[3], "/svc", 1, 0 };
+	/* the relay (readable by the sandbox's user), and no socket left by an earlier run */
+	{
+		char path[2300];
+		snprintf(path, sizeof path, "%s/s", svcdir);
+		unlink(path);
+		snprintf(path, sizeof path, "%s/relay.cjs", svcdir);
+		if (svc_fsx_write(svcdir, "relay.cjs", relay_js, sizeof relay_js - 1) < 0 || chmod(path, 0644) < 0 ||
+		    chmod(svcdir, 0755) < 0 || hand_over(cfg, svcdir) < 0 ||
+		    (out->dirfd = open(svcdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			snprintf(why, why_max, "the dev server's directory could not be prepared");
+			return SVC_E_INTERNAL;
+		}
+	}
+	memset(&spec, 0, sizeof spec);
+	svc_sandbox_spec_defaults(cfg, &spec);
+	spec.argv = out->argv;
+	spec.env = run_env;
+	spec.mounts = out->mounts;
+	spec.nmounts = 4;
+	spec.chdir = "/app";
+	spec.network = SVC_SANDBOX_NET_NONE;
+	spec.name = out->name;
+	spec.cpu_secs = 0; /* it runs for hours: the cgroup's CPU quota bounds it, not a CPU-time total */
+	if ((err = svc_sandbox_start(&spec, log_fd, &out->sb, why, why_max)) < 0) {
+		close(out->dirfd);
+		out->dirfd = -1;
+		return err;
+	}
+	return 0;
+}
+
+int svc_devserver_connect(const struct svc_devserver_proc *p, int *out_fd)
+{
+	struct sockaddr_un a;
+	int fd;
+
+	if (!p->sb || p->dirfd < 0)
+		return SVC_E_UNAVAILABLE;
+	/* through the directory's descriptor: sun_path is short, SVC_DATA_DIR may not be */
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path, sizeof a.sun_path, "/proc/self/fd/%d/s", p->dirfd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return SVC_E_UNAVAILABLE;
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0 && errno != EINPROGRESS && errno != EAGAIN) {
+		close(fd);
+		return SVC_E_UNAVAILABLE;
+	}
+	*out_fd = fd;
+	return 0;
+}
+
+int svc_devserver_ready(const struct svc_devserver_proc *p, long timeout_ms)
+{
+	static const char probe[] = "HEAD / HTTP/1.0\r\nHost: 127.0.0.1:5173\r\n\r\n";
+	struct pollfd pf;
+	char byte;
+	int fd, ok = 0;
+
+	if (svc_devserver_connect(p, &fd) < 0)
+		return 0;
+	pf.fd = fd;
+	pf.events = POLLOUT;
+	pf.revents = 0;
+	if (poll(&pf, 1, (int)timeout_ms) == 1 && (pf.revents & POLLOUT) &&
+	    write(fd, probe, sizeof probe - 1) == (ssize_t)(sizeof probe - 1)) {
+		pf.events = POLLIN;
+		pf.revents = 0;
+		/* the relay closes at once when nothing listens on 5173 yet: a byte means an answer */
+		ok = poll(&pf, 1, (int)timeout_ms) == 1 && read(fd, &byte, 1) == 1;
+	}
+	close(fd);
+	return ok;
+}
+
+int svc_devserver_ended(struct svc_devserver_proc *p, int *out_status)
+{
+	struct svc_sandbox_result res;
+
+	if (!p->sb || !svc_sandbox_poll(p->sb))
+		return 0;
+	svc_sandbox_wait(p->sb, &res);
+	p->sb = NULL;
+	if (p->dirfd >= 0)
+		close(p->dirfd);
+	p->dirfd = -1;
+	*out_status = res.status;
+	return 1;
+}
+
+unsigned long long svc_devserver_memory(const struct svc_devserver_proc *p)
+{
+	return p->sb ? svc_cgroup_memory_bytes(svc_sandbox_cgroup(p->sb)) : 0;
+}
+
+void svc_devserver_stop(struct svc_devserver_proc *p)
+{
+	struct svc_sandbox_result res;
+
+	if (p->sb) {
+		svc_sandbox_stop(p->sb, 2000);
+		svc_sandbox_wait(p->sb, &res);
+	}
+	if (p->dirfd >= 0)
+		close(p->dirfd);
+	p->sb = NULL;
+	p->dirfd = -1;
+}
+
+/* ---- svc-preview's side ---- */
+
+/* Writes all of `data` to the blocking socket `fd`; 0 or SVC_E_UNAVAILABLE. */
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return SVC_E_UNAVAILABLE;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Copies the value of header `name` of the answer's head (`head`, NUL-terminated) into out ("" when absent). */
+static void answer_header(const char *head, const char *name, char *out, size_t max)
+{
+	const char *p = head;
+	size_t nlen = strlen(name);
+
+	out[0] = '\0';
+	while ((p = strstr(p, "\r\n")) != NULL) {
+		const char *v, *end;
+		p += 2;
+		if (strncasecmp(p, name, nlen) != 0 || p[nlen] != ':')
+			continue;
+		v = p + nlen + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		end = strstr(v, "\r\n");
+		if (!end)
+			return;
+		snprintf(out, max, "%.*s", (int)(end - v), v);
+		return;
+	}
+}
+
+/* Connects to svc-devd within `timeout_ms`; the descriptor, blocking with send and receive timeouts, or -1. */
+static int devd_connect(const struct svc_config *cfg, long timeout_ms)
+{
+	struct sockaddr_in a;
+	struct pollfd p;
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	int fd, soerr = 0;
+	socklen_t sl = sizeof soerr;
+
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((unsigned short)cfg->devd_port);
+	if (inet_pton(AF_INET, cfg->devd_host, &a.sin_addr) != 1)
+		return -1;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		p.fd = fd;
+		p.events = POLLOUT;
+		p.revents = 0;
+		if (errno != EINPROGRESS || poll(&p, 1, 2000) != 1 ||
+		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr) {
+			close(fd);
+			return -1;
+		}
+	}
+	if (fcntl(fd, F_SETFL, 0) < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Parses the answer in `b` (head and body) into *out. */
+static int parse_answer(struct svc_buf *b, struct svc_devserver_answer *out)
+{
+	char *head = (char *)svc_buf_str(b), *sep = strstr(head, "\r\n\r\n"), *end;
+	uint64_t status;
+	char code[4];
+
+	if (!sep || b->len < 12 || strncmp(head, "HTTP/1.", 7) != 0)
+		return SVC_E_UNAVAILABLE;
+	memcpy(code, head + 9, 3);
+	code[3] = '\0';
+	if (svc_parse_u64(code, 999, &status) < 0 || status < 100)
+		return SVC_E_UNAVAILABLE;
+	sep[2] = '\0'; /* the last header keeps its CRLF */
+	memset(out, 0, sizeof *out);
+	out->status = (int)status;
+	answer_header(head, "Content-Type", out->type, sizeof out->type);
+	answer_header(head, "Cache-Control", out->cache, sizeof out->cache);
+	answer_header(head, "ETag", out->etag, sizeof out->etag);
+	answer_header(head, "Last-Modified", out->last_modified, sizeof out->last_modified);
+	answer_header(head, "Location", out->location, sizeof out->location);
+	answer_header(head, "X-Svc-Devserver", out->devserver, sizeof out->devserver);
+	end = sep + 4;
+	out->len = b->len - (size_t)(end - b->data);
+	if (!(out->body = malloc(out->len + 1)))
+		return SVC_E_INTERNAL;
+	memcpy(out->body, end, out->len);
+	out->body[out->len] = '\0';
+	return 0;
+}
+
+int svc_devserver_fetch(const struct svc_config *cfg, const char *host, const char *uri, const char *const *headers,
+			size_t max_bytes, long timeout_ms, struct svc_devserver_answer *out)
+{
+	struct svc_buf req, ans;
+	char chunk[65536];
+	size_t i;
+	int fd, err;
+
+	if ((fd = devd_connect(cfg, timeout_ms)) < 0)
+		return SVC_E_UNAVAILABLE;
+	svc_buf_init(&req, 32768);
+	svc_buf_init(&ans, max_bytes + 65536);
+	err = svc_buf_addf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\n", uri, host);
+	for (i = 0; err == 0 && headers && headers[i]; i++)
+		if (!strpbrk(headers[i], "\r\n"))
+			err = svc_buf_addf(&req, "%s\r\n", headers[i]);
+	if (err == 0)
+		err = svc_buf_adds(&req, "Connection: close\r\n\r\n");
+	if (err == 0)
+		err = write_all(fd, svc_buf_str(&req), req.len);
+	while (err == 0) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = SVC_E_UNAVAILABLE; /* the time ran out */
+		if (n <= 0)
+			break;
+		err = svc_buf_add(&ans, chunk, (size_t)n);
+	}
+	close(fd);
+	if (err == 0)
+		err = parse_answer(&ans, out);
+	svc_buf_dispose(&req);
+	svc_buf_dispose(&ans);
+	return err;
+}
+
+void svc_devserver_answer_dispose(struct svc_devserver_answer *a)
+{
+	free(a->body);
+	a->body = NULL;
+	a->len = 0;
+}
