@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "devd/devd.h"
+#include "project/build.h"
 #include "project/paths.h"
 
 #define LOG_TAIL 600 /* bytes of a dev server's output kept for its error */
@@ -79,13 +80,21 @@ static void log_tail(const struct devd_server *s, char *out, size_t max)
 	snprintf(out, max, "%s", buf);
 }
 
+/* The store's install output into the dev server's log (svc_build_log_fn; NULL text: a keep-alive tick). */
+static void install_log(void *arg, const char *text, size_t len)
+{
+	const int *fd = arg;
+
+	if (text && len && *fd >= 0 && write(*fd, text, len) < 0) {
+		/* a log that cannot be written is no reason to stop the install */
+	}
+}
+
 /* Prepares the server's directories: dev-<id>/{app,cache/vite,cache/vite-temp}, the mirror in step. */
 static int prepare(const struct svc_config *cfg, struct devd_server *s, char *why, size_t why_max)
 {
-	char app[2200], cache[2200], key[SVC_SHA256_HEX_LEN + 1], old[SVC_SHA256_HEX_LEN + 1] = "", *text = NULL;
-	char nm[2300], svcdir[2200], name[64];
-	struct stat st;
-	size_t len;
+	char app[2200], cache[2200], nm[2300], svcdir[2200];
+	struct svc_build_opts o;
 	int err, i;
 
 	snprintf(app, sizeof app, "%s/app", s->dir);
@@ -104,22 +113,17 @@ static int prepare(const struct svc_config *cfg, struct devd_server *s, char *wh
 		snprintf(why, why_max, err == SVC_E_NOT_FOUND ? "the project is gone" : "the project's files could not be copied");
 		return err;
 	}
-	/* node_modules when package.json or the lockfile changed since the last install (docs: deps reuse) */
-	if ((err = svc_devserver_deps_key(s->src, key)) < 0)
+	/* node_modules: the store's tree for this package.json and lockfile (lib/project/deps.h, shared with the
+	 * builds), leased while the dev server runs; an install only when no stored tree has that key (a project
+	 * the store does not take, npm workspaces, installs into the mirror itself) */
+	svc_deps_release(&s->proc.lease);
+	svc_build_opts_load(cfg, 0, &o);
+	o.wall_secs = cfg->devserver_start_secs;
+	if ((err = svc_build_deps(&o, app, install_log, &s->log_fd, &s->proc.lease, why, why_max)) < 0)
 		return err;
-	if (svc_fsx_read(s->dir, "deps.key", sizeof old - 1, &text, &len) == 0) {
-		memcpy(old, text, len < sizeof old - 1 ? len : sizeof old - 1);
-		old[len < sizeof old - 1 ? len : sizeof old - 1] = '\0';
-	}
-	free(text);
 	snprintf(nm, sizeof nm, "%s/node_modules", app);
-	if (strcmp(key, old) != 0 || lstat(nm, &st) < 0) {
-		svc_fsx_delete(s->dir, "deps.key");
-		snprintf(name, sizeof name, "devinstall-%s", s->id);
-		if ((err = svc_devserver_install(cfg, name, app, s->log_fd, why, why_max)) < 0)
-			return err;
-		svc_fsx_write(s->dir, "deps.key", key, strlen(key));
-	}
+	if (s->proc.lease.modules[0] && mkdir(nm, 0755) < 0 && errno != EEXIST)
+		return SVC_E_INTERNAL; /* the mount point of the store's tree */
 	/* Vite's caches: mount points in the mirror, writable folders outside it */
 	for (i = 0; i < 2; i++) {
 		char dir[2400];
@@ -228,8 +232,10 @@ static void start(struct devd_server *s)
 	s->state = DEVD_STARTING;
 	s->started_ms = svc_mono_ms();
 	s->why[0] = '\0';
+	svc_deps_release(&s->proc.lease); /* an earlier run's, when it ended without svc_devserver_stop() */
 	memset(&s->proc, 0, sizeof s->proc);
 	s->proc.dirfd = -1;
+	s->proc.lease.fd = -1;
 	if (s->log_fd >= 0)
 		close(s->log_fd);
 	snprintf(path, sizeof path, "%s/log", s->dir);
@@ -253,6 +259,7 @@ static void forget(struct devd_server *s, const char *reason)
 
 	if (s->state == DEVD_RUNNING)
 		svc_devserver_stop(&s->proc);
+	svc_deps_release(&s->proc.lease);
 	svc_log_info("devd: dev server of %s stopped (%s)", s->id, reason);
 	devd_conns_drop(s);
 	if (s->log_fd >= 0)
@@ -314,6 +321,8 @@ int devd_server_view(const char *id, const char *src, struct devd_server **out)
 		pthread_mutex_init(&s->launch_mu, NULL);
 		pthread_cond_init(&s->launch_cv, NULL);
 		s->log_fd = -1;
+		s->proc.dirfd = -1;
+		s->proc.lease.fd = -1;
 		snprintf(s->id, sizeof s->id, "%s", id);
 		snprintf(s->src, sizeof s->src, "%s", src);
 		if (svc_data_path(cfg, "builds", NULL, NULL, s->dir, sizeof s->dir - 48) < 0) {

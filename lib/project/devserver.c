@@ -467,10 +467,13 @@ int svc_devserver_start(const struct svc_config *cfg, enum svc_devserver_kind ki
 					    "127.0.0.1", "--port", "5173", "--strictPort", "--clearScreen", "false",
 					    NULL };
 	struct svc_sandbox_spec spec;
+	struct svc_deps_lease lease = out->lease; /* the caller's, kept */
 	char dev[512];
-	int err;
+	size_t nm;
+	int err, m;
 
 	memset(out, 0, sizeof *out);
+	out->lease = lease;
 	out->dirfd = -1;
 	out->argv[0] = cfg->build_npm, out->argv[1] = "run", out->argv[2] = "dev";
 	/* `vite` itself when that is all its dev script says (or it has none); else npm runs the script, with
@@ -487,9 +490,19 @@ int svc_devserver_start(const struct svc_config *cfg, enum svc_devserver_kind ki
 	snprintf(out->paths[2], sizeof out->paths[2], "%s/vite-temp", cache);
 	snprintf(out->paths[3], sizeof out->paths[3], "%s", svcdir);
 	out->mounts[0] = (struct svc_sandbox_mount){ out->paths[0], "/app", 0, 0 };
-	out->mounts[1] = (struct svc_sandbox_mount){ out->paths[1], "/app/node_modules/.vite", 1, 0 };
-	out->mounts[2] = (struct svc_sandbox_mount){ out->paths[2], "/app/node_modules/.vite-temp", 1, 0 };
-	out->mounts[3] = (struct svc_sandbox_mount){ out->paths[3], "/svc", 1, 0 };
+	if (out->lease.modules[0]) {
+		/* the store's node_modules, read-only, with writable scratch folders of its own over Vite's caches */
+		if ((m = svc_deps_mounts(&out->lease, "/app", cache, cfg->build_uid, out->dpaths, out->mounts + 1)) < 0) {
+			snprintf(why, why_max, "the dev server's node_modules could not be mounted");
+			return SVC_E_INTERNAL;
+		}
+		nm = 1 + (size_t)m;
+	} else {
+		out->mounts[1] = (struct svc_sandbox_mount){ out->paths[1], "/app/node_modules/.vite", 1, 0 };
+		out->mounts[2] = (struct svc_sandbox_mount){ out->paths[2], "/app/node_modules/.vite-temp", 1, 0 };
+		nm = 3;
+	}
+	out->mounts[nm++] = (struct svc_sandbox_mount){ out->paths[3], "/svc", 1, 0 };
 	/* the relay (readable by the sandbox's user), and no socket left by an earlier run */
 	{
 		char path[2300];
@@ -508,7 +521,7 @@ int svc_devserver_start(const struct svc_config *cfg, enum svc_devserver_kind ki
 	spec.argv = out->argv;
 	spec.env = run_env;
 	spec.mounts = out->mounts;
-	spec.nmounts = 4;
+	spec.nmounts = nm;
 	spec.chdir = "/app";
 	spec.network = SVC_SANDBOX_NET_NONE;
 	spec.name = out->name;
@@ -596,6 +609,7 @@ void svc_devserver_stop(struct svc_devserver_proc *p)
 	}
 	if (p->dirfd >= 0)
 		close(p->dirfd);
+	svc_deps_release(&p->lease);
 	p->sb = NULL;
 	p->dirfd = -1;
 }

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "core/config.h"
+#include "project/deps.h"
 #include "project/sandbox.h"
 
 /*
@@ -14,9 +15,12 @@
  * svc's alone (0700). svc-devd keeps a copy of it, the mirror
  * SVC_DATA_DIR/builds/dev-<projectId>/app, in step with the working tree
  * (svc_devserver_sync(), called after every change it sees), and the sandbox
- * sees that copy read-only as /app, with node_modules installed into it and
- * Vite's two cache folders (node_modules/.vite, node_modules/.vite-temp)
- * bound writable from SVC_DATA_DIR/builds/dev-<projectId>/cache. The
+ * sees that copy read-only as /app, with node_modules from the store of
+ * lib/project/deps.h (the tree installed once for this package.json and
+ * lockfile, leased while the dev server runs, bound read-only at
+ * /app/node_modules; or, for a project the store does not take, installed
+ * into the copy) and Vite's cache folders (node_modules/.vite, .vite-temp,
+ * .cache) bound writable from SVC_DATA_DIR/builds/dev-<projectId>/cache. The
  * sandbox: lib/project/sandbox.h (its own user, PID, IPC, UTS namespaces,
  * /usr read-only, an empty environment), a cgroup of its own (memory,
  * processes, CPU), no network at all: a network namespace with only `lo`,
@@ -75,7 +79,11 @@ struct svc_devserver_proc {
 	char name[80];             /* its cgroup's name */
 	const char *argv[16];
 	char paths[4][2200];
-	struct svc_sandbox_mount mounts[4];
+	struct svc_sandbox_mount mounts[2 + SVC_DEPS_MOUNTS];
+	/* node_modules: the store's tree (svc_build_deps()), leased by the caller before svc_devserver_start()
+	 * and let go by svc_devserver_stop(); fd -1 (set by the caller) when none */
+	struct svc_deps_lease lease;
+	char dpaths[2 * SVC_DEPS_MOUNTS][2300]; /* what svc_deps_mounts() keeps for the mounts */
 };
 
 /*
@@ -99,8 +107,11 @@ int svc_devserver_install(const struct svc_config *cfg, const char *name, const 
  * caller: /svc inside, where the relay's script and socket are) in the
  * sandbox of lib/project/sandbox.h: a cgroup named `name` (unique on the
  * host: "dev-<projectId>"), the build's limits but no CPU-time total, no
- * network at all, `app` read-only at /app with node_modules/.vite and
- * node_modules/.vite-temp bound writable from `cache`. Its Node process loads
+ * network at all, `app` read-only at /app; with out->lease holding a store
+ * entry (svc_build_deps(), filled by the caller before, kept by this call)
+ * its node_modules read-only at /app/node_modules and Vite's cache folders
+ * writable from `cache` (svc_deps_mounts()), else `app`'s own node_modules
+ * with node_modules/.vite and .vite-temp bound writable from `cache`. Its Node process loads
  * the relay first (NODE_OPTIONS), which joins the Unix socket `svcdir`/s to
  * 127.0.0.1:SVC_DEVSERVER_PORT inside. Output goes to `log_fd`. Returns at
  * once (svc_devserver_ready() tells when it listens). Fills *out (kept at one
@@ -127,7 +138,7 @@ int svc_devserver_ended(struct svc_devserver_proc *p, int *out_status);
 /* The memory of the run's cgroup now, bytes (0 when unknown or not running). */
 unsigned long long svc_devserver_memory(const struct svc_devserver_proc *p);
 
-/* Stops the dev server of `p` (SIGTERM, 2 s, then SIGKILL to its cgroup), reaps it; `p` is empty afterwards. */
+/* Stops the dev server of `p` (SIGTERM, 2 s, then SIGKILL to its cgroup), reaps it and lets go of its node_modules lease; `p` is empty afterwards. */
 void svc_devserver_stop(struct svc_devserver_proc *p);
 
 /* ---- svc-preview's side: one request forwarded to svc-devd ---- */
