@@ -788,6 +788,13 @@ static int body_check(struct svc_req *req, struct svc_resp *resp, const struct s
 	return 0;
 }
 
+/* The route flags are distinct bits (two of them sharing one let svc-git's routes skip the CSRF check). */
+#define SVC_R__ALL_OR (SVC_R_AUTH | SVC_R_JSON | SVC_R_OPTAUTH | SVC_R_INTERNAL | SVC_R_SITE | SVC_R_LOCAL | SVC_R_APP | \
+		       SVC_R_RAWBODY)
+#define SVC_R__ALL_XOR (SVC_R_AUTH ^ SVC_R_JSON ^ SVC_R_OPTAUTH ^ SVC_R_INTERNAL ^ SVC_R_SITE ^ SVC_R_LOCAL ^ SVC_R_APP ^ \
+			SVC_R_RAWBODY)
+_Static_assert(SVC_R__ALL_OR == SVC_R__ALL_XOR, "every SVC_R_ flag is a bit of its own");
+
 /* The cookies svc sets (lib/api/api_auth.c): at most one of each per request. */
 static const char *const svc_cookie_names[] = { "svc_access_token", "svc_refresh_token", "svc_oauth", "svc_app_session" };
 

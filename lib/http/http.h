@@ -39,9 +39,8 @@ enum svc_method {
 			   * Content-Security-Policy the handler sets replaces the API's (and its X-Frame-Options) */
 #define SVC_R_APP 64u     /* an app's backend on its site's origin (svc-app, lib/app): the router's CSRF check (app_url's
 			   * Origin) is skipped, the handler checks the site's own (svc_app_site_open) */
-
-#define SVC_R_RAWBODY 64u /* the router leaves the body unread (no cap, no content type): the handler streams it
-			   * with svc_req_body_read() (svc-git: a push's pack, bounded by the handler) */
+#define SVC_R_RAWBODY 128u /* the router leaves the body unread (no cap, no content type): the handler streams it
+			    * with svc_req_body_read() (svc-git: a push's pack, bounded by the handler) */
 
 #define SVC_MAX_PARAMS 6
 
