@@ -34,10 +34,17 @@ async function comment(page, role, name, text, position) {
 	const mode = page.getByRole('button', { name: 'Comment', exact: true });
 	if ((await mode.getAttribute('aria-pressed')) !== 'true') await mode.click();
 	await panel(page).getByText('Click the preview where your comment belongs.').waitFor();
-	await (await frame(page)).getByRole(role, { name, exact: true }).click({ position });
 	const box = panel(page).getByRole('textbox', { name: 'Comment' });
-	await box.fill(text);
-	await panel(page).getByRole('button', { name: 'Post comment' }).click();
+	const post = panel(page).getByRole('button', { name: 'Post comment' });
+	// the preview's script arms Comment mode by a message to the frame; a click that came before it was
+	// armed sets no pin (Post comment stays disabled), so the click is made again, as a person would
+	for (let i = 0; i < 4; i++) {
+		await (await frame(page)).getByRole(role, { name, exact: true }).click({ position });
+		await box.fill(text);
+		if (await post.isEnabled()) break;
+		await page.waitForTimeout(500);
+	}
+	await post.click();
 	await thread(openList(page), text).waitFor();
 }
 
