@@ -61,6 +61,19 @@ static double micro(double usd)
 	return round(usd * 1e6) / 1e6;
 }
 
+/* One cap's cells of row `r` (limit, warn percent, block, updated at in columns col..col+3) into *s, set. */
+static void cap_from_row(const struct svc_rows *rows, size_t r, int col, struct svc_agent_cap_setting *s)
+{
+	const char *updated = svc_rows_get(rows, r, col + 3), *block = svc_rows_get(rows, r, col + 2);
+	uint64_t warn;
+
+	s->set = 1;
+	s->limit_usd = micro(decimal(svc_rows_get(rows, r, col)));
+	s->warn_percent = svc_parse_u64(svc_rows_get(rows, r, col + 1), 100, &warn) == 0 ? (unsigned)warn : 0;
+	s->block = block && strcmp(block, "1") == 0;
+	snprintf(s->updated_at, sizeof s->updated_at, "%s", updated ? updated : "");
+}
+
 int svc_agent_budget_load(struct svc_db *db, const char *wid, struct svc_agent_budget *out)
 {
 	struct svc_dbv p = svc_dbv_str(wid);
@@ -68,25 +81,17 @@ int svc_agent_budget_load(struct svc_db *db, const char *wid, struct svc_agent_b
 	struct svc_agent_budget b;
 	size_t r;
 	int err, i;
-	uint64_t warn;
 
 	if ((err = svc_db_run(db, STMT_BUDGET_CAPS, &p, 1, &rows, NULL)) < 0)
 		return err;
 	memset(&b, 0, sizeof b);
 	for (r = 0; rows && r < rows->nrows; r++) {
-		const char *name = svc_rows_get(rows, r, BCCOL_CAP), *updated = svc_rows_get(rows, r, BCCOL_UPDATED);
-		struct svc_agent_cap_setting *s;
+		const char *name = svc_rows_get(rows, r, BCCOL_CAP);
 
 		for (i = 0; i < SVC_AGENT_CAP__MAX && (!name || strcmp(caps[i].sql, name) != 0); i++)
 			;
-		if (i == SVC_AGENT_CAP__MAX)
-			continue;
-		s = &b.caps[i];
-		s->set = 1;
-		s->limit_usd = micro(decimal(svc_rows_get(rows, r, BCCOL_LIMIT)));
-		s->warn_percent = svc_parse_u64(svc_rows_get(rows, r, BCCOL_WARN), 100, &warn) == 0 ? (unsigned)warn : 0;
-		s->block = svc_rows_get(rows, r, BCCOL_BLOCK) && strcmp(svc_rows_get(rows, r, BCCOL_BLOCK), "1") == 0;
-		snprintf(s->updated_at, sizeof s->updated_at, "%s", updated ? updated : "");
+		if (i < SVC_AGENT_CAP__MAX)
+			cap_from_row(rows, r, BCCOL_LIMIT, &b.caps[i]);
 	}
 	svc_rows_free(rows);
 	*out = b;
@@ -108,15 +113,32 @@ void svc_agent_budget_instance(const struct svc_config *cfg, struct svc_agent_bu
 		t->warn_percent = SVC_AGENT_CAP_WARN_DEFAULT;
 }
 
-int svc_agent_budget_set(struct svc_db *db, const char *wid, const struct svc_agent_budget *b, unsigned mask,
-			 const char *user_id)
+/* The parameters of one cap's upsert from `s` into p[0..3] (limit, warn percent, block, changed by), its limit's text in `limit`. */
+static int cap_params(const struct svc_agent_cap_setting *s, const char *user_id, char limit[64], struct svc_dbv p[4])
 {
-	struct svc_dbv p[SVC_AGENT_CAP__MAX][6];
-	struct svc_db_step steps[SVC_AGENT_CAP__MAX];
-	char limit[SVC_AGENT_CAP__MAX][64];
-	size_t n = 0;
-	int i;
+	if (snprintf(limit, 64, "%.6f", s->limit_usd) >= 64)
+		return SVC_E_INTERNAL;
+	p[0] = svc_dbv_str(limit);
+	p[1] = svc_dbv_i64(s->warn_percent);
+	p[2] = svc_dbv_i64(s->block ? 1 : 0);
+	p[3] = user_id && user_id[0] ? svc_dbv_str(user_id) : svc_dbv_null();
+	return 0;
+}
 
+int svc_agent_budget_set(struct svc_db *db, const char *wid, const struct svc_agent_budget *b, unsigned mask,
+			 const struct svc_agent_member_cap *members, size_t nmembers, const char *user_id)
+{
+	struct svc_dbv p[SVC_AGENT_CAP__MAX][6], *mp = NULL;
+	struct svc_db_step *steps;
+	char limit[SVC_AGENT_CAP__MAX][64], (*mlimit)[64] = NULL;
+	size_t n = 0, m;
+	int i, err = 0;
+
+	if (!(steps = calloc(SVC_AGENT_CAP__MAX + nmembers, sizeof *steps)) ||
+	    (nmembers && (!(mp = calloc(nmembers * 6, sizeof *mp)) || !(mlimit = calloc(nmembers, sizeof *mlimit))))) {
+		err = SVC_E_INTERNAL;
+		goto done;
+	}
 	for (i = 0; i < SVC_AGENT_CAP__MAX; i++) {
 		const struct svc_agent_cap_setting *s = &b->caps[i];
 
@@ -128,15 +150,86 @@ int svc_agent_budget_set(struct svc_db *db, const char *wid, const struct svc_ag
 			steps[n++] = (struct svc_db_step){ STMT_BUDGET_CAP_DELETE, p[i], 2, NULL };
 			continue;
 		}
-		if (snprintf(limit[i], sizeof limit[i], "%.6f", s->limit_usd) >= (int)sizeof limit[i])
-			return SVC_E_INTERNAL;
-		p[i][2] = svc_dbv_str(limit[i]);
-		p[i][3] = svc_dbv_i64(s->warn_percent);
-		p[i][4] = svc_dbv_i64(s->block ? 1 : 0);
-		p[i][5] = user_id && user_id[0] ? svc_dbv_str(user_id) : svc_dbv_null();
+		if ((err = cap_params(s, user_id, limit[i], &p[i][2])) < 0)
+			goto done;
 		steps[n++] = (struct svc_db_step){ STMT_BUDGET_CAP_PUT, p[i], 6, NULL };
 	}
-	return n ? svc_db_tx_steps(db, steps, n) : 0;
+	for (m = 0; m < nmembers; m++) {
+		struct svc_dbv *q = &mp[m * 6];
+
+		if (!members[m].cap.set) {
+			q[0] = svc_dbv_str(wid);
+			q[1] = svc_dbv_str(members[m].user_id);
+			steps[n++] = (struct svc_db_step){ STMT_MEMBER_CAP_DELETE, q, 2, NULL };
+			continue;
+		}
+		if ((err = cap_params(&members[m].cap, user_id, mlimit[m], q)) < 0)
+			goto done;
+		q[4] = svc_dbv_str(wid);
+		q[5] = svc_dbv_str(members[m].user_id);
+		steps[n++] = (struct svc_db_step){ STMT_MEMBER_CAP_PUT, q, 6, NULL };
+	}
+	err = n ? svc_db_tx_steps(db, steps, n) : 0;
+done:
+	free(steps);
+	free(mp);
+	free(mlimit);
+	return err;
+}
+
+int svc_agent_budget_member(struct svc_db *db, const char *wid, const char *user_id, struct svc_agent_budget *b)
+{
+	struct svc_dbv p[2] = { svc_dbv_str(wid), svc_dbv_str(user_id) };
+	struct svc_rows *rows = NULL;
+	struct svc_agent_cap_setting *s = &b->caps[SVC_AGENT_CAP_MEMBER_DAY];
+	int err;
+
+	if (!user_id || !user_id[0])
+		return 0;
+	if ((err = svc_db_run(db, STMT_MEMBER_CAP_GET, p, 2, &rows, NULL)) < 0)
+		return err;
+	if (rows && rows->nrows == 1) {
+		memset(s, 0, sizeof *s);
+		cap_from_row(rows, 0, MPCOL_LIMIT, s);
+		s->own = 1;
+	}
+	svc_rows_free(rows);
+	return 0;
+}
+
+int svc_agent_budget_members(struct svc_db *db, const char *wid, struct json_object **out)
+{
+	struct svc_dbv p = svc_dbv_str(wid);
+	struct svc_rows *rows = NULL;
+	struct json_object *list, *e;
+	struct svc_agent_cap_setting c;
+	size_t r;
+	int err;
+
+	if ((err = svc_db_run(db, STMT_MEMBER_CAP_LIST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	if (!(list = json_object_new_array())) {
+		svc_rows_free(rows);
+		return SVC_E_INTERNAL;
+	}
+	for (r = 0; rows && r < rows->nrows; r++) {
+		e = json_object_new_object();
+		svc_json_add_str(e, "id", svc_rows_get(rows, r, MQCOL_USER));
+		svc_json_add_str(e, "email", svc_rows_get(rows, r, MQCOL_EMAIL));
+		svc_json_add_str(e, "name", svc_rows_get(rows, r, MQCOL_NAME));
+		svc_json_add_str(e, "role", svc_rows_get(rows, r, MQCOL_ROLE));
+		json_object_object_add(e, "spentUsd", json_object_new_double(micro(decimal(svc_rows_get(rows, r, MQCOL_SPENT)))));
+		memset(&c, 0, sizeof c);
+		if (svc_rows_get(rows, r, MQCOL_LIMIT)) {
+			cap_from_row(rows, r, MQCOL_LIMIT, &c);
+			c.own = 1;
+		}
+		json_object_object_add(e, "cap", svc_agent_cap_json(&c, SVC_AGENT_CAP_MEMBER_DAY));
+		json_object_array_add(list, e);
+	}
+	svc_rows_free(rows);
+	*out = list;
+	return 0;
 }
 
 int svc_agent_budget_spent(struct svc_db *db, const struct svc_agent_spender *who, double out[SVC_AGENT_CAP__MAX])
@@ -232,7 +325,8 @@ struct json_object *svc_agent_budget_event(const struct svc_agent_budget *b, enu
 		return NULL;
 	usd(s->limit_usd, limit, sizeof limit);
 	usd(spent, used, sizeof used);
-	snprintf(text, sizeof text, "%s: %s of %s USD is %s (%s USD spent, %.0f %%).", what, caps[cap].label, limit,
+	snprintf(text, sizeof text, "%s: %s of %s USD is %s (%s USD spent, %.0f %%).", what,
+		 s->own ? "your daily cap in this workspace (set for you)" : caps[cap].label, limit,
 		 spent >= s->limit_usd ? "used up" : "nearly used", used, percent);
 	if (msg && msgmax)
 		snprintf(msg, msgmax, "%s", text);
@@ -245,25 +339,28 @@ struct json_object *svc_agent_budget_event(const struct svc_agent_budget *b, enu
 	return o;
 }
 
+struct json_object *svc_agent_cap_json(const struct svc_agent_cap_setting *s, enum svc_agent_cap cap)
+{
+	struct json_object *c;
+
+	if (!s->set || !(c = json_object_new_object()))
+		return NULL;
+	json_object_object_add(c, "limitUsd", json_object_new_double(s->limit_usd));
+	json_object_object_add(c, "warnPercent", json_object_new_int((int)s->warn_percent));
+	json_object_object_add(c, "block", json_object_new_boolean(s->block));
+	svc_json_add_time(c, "updatedAt", s->updated_at[0] ? s->updated_at : NULL);
+	if (cap == SVC_AGENT_CAP_MEMBER_DAY)
+		json_object_object_add(c, "own", json_object_new_boolean(s->own));
+	return c;
+}
+
 struct json_object *svc_agent_budget_json(const struct svc_agent_budget *b)
 {
-	struct json_object *o = json_object_new_object(), *c;
+	struct json_object *o = json_object_new_object();
 	int i;
 
-	for (i = 0; o && i < SVC_AGENT_CAP__MAX; i++) {
-		const struct svc_agent_cap_setting *s = &b->caps[i];
-
-		if (!s->set) {
-			json_object_object_add(o, caps[i].api, NULL);
-			continue;
-		}
-		c = json_object_new_object();
-		json_object_object_add(c, "limitUsd", json_object_new_double(s->limit_usd));
-		json_object_object_add(c, "warnPercent", json_object_new_int((int)s->warn_percent));
-		json_object_object_add(c, "block", json_object_new_boolean(s->block));
-		svc_json_add_time(c, "updatedAt", s->updated_at[0] ? s->updated_at : NULL);
-		json_object_object_add(o, caps[i].api, c);
-	}
+	for (i = 0; o && i < SVC_AGENT_CAP__MAX; i++)
+		json_object_object_add(o, caps[i].api, svc_agent_cap_json(&b->caps[i], i));
 	return o;
 }
 

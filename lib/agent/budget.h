@@ -36,6 +36,13 @@ struct svc_agent_cap_setting {
 	unsigned warn_percent;   /* 1..100: warn at this share of the limit; 0: never warn */
 	int block;               /* 1: no turn starts at or over the limit, a running turn stops; 0: warn only */
 	char updated_at[40];     /* DATETIME(3) text, "" when not set */
+	int own;                 /* memberDay only: 1 when it is the member's own cap (svc_agent_budget_member()) */
+};
+
+/* One member's own daily cap for svc_agent_budget_set(): cap.set 0 removes it. Borrowed. */
+struct svc_agent_member_cap {
+	const char *user_id;
+	struct svc_agent_cap_setting cap;
 };
 
 /* The caps of one workspace, indexed by enum svc_agent_cap. */
@@ -64,6 +71,22 @@ const char *svc_agent_cap_label(enum svc_agent_cap cap);
 int svc_agent_budget_load(struct svc_db *db, const char *wid, struct svc_agent_budget *out);
 
 /*
+ * Puts member `user_id`'s own daily cap in workspace `wid` (schema/031_member_caps.sql), when an
+ * admin set one, into b->caps[SVC_AGENT_CAP_MEMBER_DAY] (own = 1), in place of the workspace's
+ * per-member default, higher or lower; else leaves `b` as it is. Nothing for a NULL or "" user.
+ * Returns 0 or a DB error (`b` untouched).
+ */
+int svc_agent_budget_member(struct svc_db *db, const char *wid, const char *user_id, struct svc_agent_budget *b);
+
+/*
+ * Every member of workspace `wid` (at most 1000, the oldest members first) with their spend
+ * today and their own daily cap, as docs/api.md "GET /workspaces/:wid/budget" shows them:
+ * *out a new array [{id, email, name, role, spentUsd, cap: {limitUsd, warnPercent, block,
+ * updatedAt, own} or null}] the caller puts. Returns 0, SVC_E_INTERNAL (out of memory) or a DB error.
+ */
+int svc_agent_budget_members(struct svc_db *db, const char *wid, struct json_object **out);
+
+/*
  * Applies the instance's per-turn cap (SVC_AGENT_TURN_MAX_USD, blocking, warning at
  * SVC_AGENT_CAP_WARN_DEFAULT %) to `b`: the lower of it and the workspace's own turn cap holds.
  * Nothing when the setting is 0.
@@ -72,11 +95,13 @@ void svc_agent_budget_instance(const struct svc_config *cfg, struct svc_agent_bu
 
 /*
  * Sets the caps of workspace `wid` named in `mask` (bit 1 << cap) to b->caps[cap]
- * (limit_usd, warn_percent, block; checked by the caller), or removes those whose `set` is 0, all
- * in one transaction; `user_id` is recorded as who changed them. Returns 0 or a DB error.
+ * (limit_usd, warn_percent, block; checked by the caller), or removes those whose `set` is 0,
+ * and the members' own daily caps `members[0..nmembers)` likewise (one of a user who is not a
+ * member of `wid` is not stored), all in one transaction; `user_id` is recorded as who changed
+ * them. Returns 0, SVC_E_INTERNAL when out of memory, or a DB error.
  */
 int svc_agent_budget_set(struct svc_db *db, const char *wid, const struct svc_agent_budget *b, unsigned mask,
-			 const char *user_id);
+			 const struct svc_agent_member_cap *members, size_t nmembers, const char *user_id);
 
 /*
  * What `who` has spent, per cap, into out[SVC_AGENT_CAP__MAX] in US dollars (rounded to
@@ -114,6 +139,9 @@ int svc_agent_budget_warns(const struct svc_agent_budget *b, enum svc_agent_cap 
  */
 struct json_object *svc_agent_budget_event(const struct svc_agent_budget *b, enum svc_agent_cap cap, double spent,
 					   const char *what, char *msg, size_t msgmax);
+
+/* One cap as the API shows it: {limitUsd, warnPercent, block, updatedAt}, with own (true/false) for memberDay; NULL for an unset one. A new object. */
+struct json_object *svc_agent_cap_json(const struct svc_agent_cap_setting *s, enum svc_agent_cap cap);
 
 /* The caps of `b` as the API shows them: {workspaceDay: {limitUsd, warnPercent, block, updatedAt} or null, ...}. A new object. */
 struct json_object *svc_agent_budget_json(const struct svc_agent_budget *b);

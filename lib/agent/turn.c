@@ -256,9 +256,10 @@ static void budget_warnings(struct svc_agent_chat *t)
 }
 
 /*
- * Before any provider call: the caps of the workspace (and SVC_AGENT_TURN_MAX_USD) against what
- * was spent; a blocking cap reached ends the turn with credit_exhausted {error, message, cap}
- * naming it. Caps that cannot be read end it with service_unavailable. Returns 0 or -1 (ended).
+ * Before any provider call: the caps of the workspace (the member's own daily cap in place of
+ * its per-member one, and SVC_AGENT_TURN_MAX_USD) against what was spent; a blocking cap
+ * reached ends the turn with credit_exhausted {error, message, cap} naming it. Caps that
+ * cannot be read end it with service_unavailable. Returns 0 or -1 (ended).
  */
 static int budget_check(struct svc_agent_chat *t)
 {
@@ -271,6 +272,7 @@ static int budget_check(struct svc_agent_chat *t)
 	t->who.project_id = t->spec.project_id;
 	t->who.token_id = t->spec.token_id;
 	if (svc_agent_budget_load(t->db, t->spec.workspace_id, &t->budget) < 0 ||
+	    svc_agent_budget_member(t->db, t->spec.workspace_id, t->spec.user_id, &t->budget) < 0 ||
 	    svc_agent_budget_spent(t->db, &t->who, t->spent) < 0) {
 		emit_error(t, SVC_E_UNAVAILABLE, "The workspace's spending caps cannot be read; try again shortly.");
 		return -1;

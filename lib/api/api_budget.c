@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/util.h"
 
 /* Whether the caller may change workspace `ws`'s caps and instructions (SVC_ACT_WS_UPDATE: admins, owners, platform admins). */
 static int may_edit(struct svc_req *req, const struct svc_rows *ws)
@@ -54,9 +55,22 @@ static int add_today(struct svc_req *req, const char *wid, struct json_object *o
 	return 0;
 }
 
+/* Every member of `wid` with their own daily cap and their spend today into `o` as members: [{id, email, name, role, spentUsd, cap}]. */
+static int add_members(struct svc_req *req, const char *wid, struct json_object *o)
+{
+	struct json_object *list = NULL;
+	int err;
+
+	if ((err = svc_agent_budget_members(req->ctx->db, wid, &list)) < 0)
+		return err;
+	json_object_object_add(o, "members", list);
+	return 0;
+}
+
 /*
- * Answers workspace `ws`'s budget as its caller sees it: 200 {workspaceId, caps, instanceTurnMaxUsd,
- * spent {workspaceDay, workspaceMonth, memberDay}, warnings [cap], canEdit, today? (editors only)}.
+ * Answers workspace `ws`'s budget as its caller sees it: 200 {workspaceId, caps, memberCap (the
+ * caller's daily cap as it holds for them), instanceTurnMaxUsd, spent {workspaceDay,
+ * workspaceMonth, memberDay}, warnings [cap], canEdit, today? and members? (editors only)}.
  */
 static int answer(struct svc_req *req, struct svc_resp *resp, const struct svc_rows *ws)
 {
@@ -64,7 +78,7 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const struct svc_r
 						     SVC_AGENT_CAP_MEMBER_DAY };
 	const char *wid = svc_rows_get(ws, 0, WCOL_ID);
 	struct svc_agent_spender who = { wid, req->user_id, "", "" };
-	struct svc_agent_budget b;
+	struct svc_agent_budget b, mine;
 	double spent[SVC_AGENT_CAP__MAX];
 	struct json_object *o, *sp, *warn, *today;
 	int err, i, edit = may_edit(req, ws);
@@ -72,16 +86,20 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const struct svc_r
 	if ((err = svc_agent_budget_load(req->ctx->db, wid, &b)) < 0 ||
 	    (err = svc_agent_budget_spent(req->ctx->db, &who, spent)) < 0)
 		return err;
+	mine = b;
+	if ((err = svc_agent_budget_member(req->ctx->db, wid, req->user_id, &mine)) < 0)
+		return err;
 	o = json_object_new_object();
 	svc_json_add_str(o, "workspaceId", wid);
 	json_object_object_add(o, "caps", svc_agent_budget_json(&b));
+	json_object_object_add(o, "memberCap", svc_agent_cap_json(&mine.caps[SVC_AGENT_CAP_MEMBER_DAY], SVC_AGENT_CAP_MEMBER_DAY));
 	json_object_object_add(o, "instanceTurnMaxUsd", json_object_new_double(req->ctx->cfg.agent_turn_max_usd));
 	sp = json_object_new_object();
 	warn = json_object_new_array();
 	for (i = 0; i < 3; i++) {
 		json_object_object_add(sp, svc_agent_cap_name(shown[i]), json_object_new_double(spent[shown[i]]));
-		if (svc_agent_budget_warns(&b, shown[i], spent[shown[i]]) ||
-		    (b.caps[shown[i]].set && spent[shown[i]] >= b.caps[shown[i]].limit_usd))
+		if (svc_agent_budget_warns(&mine, shown[i], spent[shown[i]]) ||
+		    (mine.caps[shown[i]].set && spent[shown[i]] >= mine.caps[shown[i]].limit_usd))
 			json_object_array_add(warn, json_object_new_string(svc_agent_cap_name(shown[i])));
 	}
 	json_object_object_add(o, "spent", sp);
@@ -90,7 +108,7 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const struct svc_r
 	if (edit) {
 		today = json_object_new_object();
 		json_object_object_add(o, "today", today);
-		if ((err = add_today(req, wid, today)) < 0) {
+		if ((err = add_today(req, wid, today)) < 0 || (err = add_members(req, wid, o)) < 0) {
 			json_object_put(o);
 			return err;
 		}
@@ -112,22 +130,24 @@ enum svc_err svc_api_budget_get(struct svc_req *req, struct svc_resp *resp)
 }
 
 static const struct svc_field budget_fields[] = {
-	{ "caps", SVC_V_OBJECT, SVC_F_REQUIRED, 0, 0, NULL },
+	{ "caps", SVC_V_OBJECT, 0, 0, 0, NULL },
+	{ "members", SVC_V_OBJECT, 0, 0, 0, NULL },
 };
 const struct svc_body svc_api_budget_put_body = SVC_BODY(budget_fields);
 
 /*
  * One cap of a PUT body into *out: null (removed), or {limitUsd 0..SVC_AGENT_CREDIT_LIMIT_MAX,
  * warnPercent? 0..100 (80), block? (true)}. Returns 0 or a validation error answered on `resp`
- * with field "caps.<name>".
+ * with field "<within>.<name>" ("caps.workspaceDay", "members.<user id>").
  */
-static int cap_from(struct svc_resp *resp, const char *name, struct json_object *v, struct svc_agent_cap_setting *out)
+static int cap_from(struct svc_resp *resp, const char *within, const char *name, struct json_object *v,
+		    struct svc_agent_cap_setting *out)
 {
 	struct json_object *limit = NULL, *warn = NULL, *block = NULL;
 	char field[64];
 	double d;
 
-	snprintf(field, sizeof field, "caps.%s", name);
+	snprintf(field, sizeof field, "%s.%s", within, name);
 	memset(out, 0, sizeof *out);
 	if (!v)
 		return 0;
@@ -159,12 +179,71 @@ static int cap_from(struct svc_resp *resp, const char *name, struct json_object 
 	return 0;
 }
 
-/* PUT /workspaces/:wid/budget {caps: {<cap>: {limitUsd, warnPercent?, block?} | null, ...}}: 200 as GET; 400; 403 (not admin or owner); 404. */
+/*
+ * The members' own caps of a PUT body ({<user id>: cap | null}) into *out (malloc'd, *n of them;
+ * user ids borrowed from `members`): each must be a member of `wid`. Returns 0 or a validation
+ * error answered on `resp` (field "members" or "members.<id>").
+ */
+static int members_from(struct svc_req *req, struct svc_resp *resp, const char *wid, struct json_object *members,
+			struct svc_agent_member_cap **out, size_t *n)
+{
+	struct svc_agent_member_cap *m;
+	struct svc_rows *row = NULL;
+	struct svc_dbv p[2];
+	char field[64];
+	size_t k = 0;
+	int err, found;
+
+	*out = NULL;
+	*n = 0;
+	if (!members || json_object_object_length(members) == 0)
+		return 0;
+	if (!(m = calloc((size_t)json_object_object_length(members), sizeof *m)))
+		return SVC_E_INTERNAL;
+	json_object_object_foreach(members, key, val) {
+		if (!svc_uuid_valid(key)) {
+			free(m);
+			return svc_resp_error(resp, SVC_E_VALIDATION, "members", "members has a key that is not a user id");
+		}
+		p[0] = svc_dbv_str(wid);
+		p[1] = svc_dbv_str(key);
+		if ((err = svc_db_run(req->ctx->db, STMT_MEMBER_GET, p, 2, &row, NULL)) < 0) {
+			free(m);
+			return err;
+		}
+		found = row && row->nrows == 1;
+		svc_rows_free(row);
+		row = NULL;
+		if (!found) {
+			free(m);
+			snprintf(field, sizeof field, "members.%s", key);
+			return svc_resp_error(resp, SVC_E_VALIDATION, field, "%s is not a member of this workspace", field);
+		}
+		m[k].user_id = key;
+		if ((err = cap_from(resp, "members", key, val, &m[k].cap)) < 0) {
+			free(m);
+			return err;
+		}
+		k++;
+	}
+	*out = m;
+	*n = k;
+	return 0;
+}
+
+/*
+ * PUT /workspaces/:wid/budget {caps?: {<cap>: {limitUsd, warnPercent?, block?} | null, ...},
+ * members?: {<user id>: {limitUsd, warnPercent?, block?} | null}} (one of them): 200 as GET; 400;
+ * 403 (not admin or owner); 404.
+ */
 enum svc_err svc_api_budget_put(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_rows *ws = NULL;
 	struct svc_agent_budget b;
+	struct svc_agent_member_cap *members = NULL;
 	struct json_object *caps = json_object_object_get(req->json, "caps");
+	struct json_object *mem = json_object_object_get(req->json, "members");
+	size_t nmembers = 0;
 	unsigned mask = 0;
 	int err, cap;
 
@@ -174,22 +253,32 @@ enum svc_err svc_api_budget_put(struct svc_req *req, struct svc_resp *resp)
 		return err;
 	}
 	memset(&b, 0, sizeof b);
-	json_object_object_foreach(caps, key, val) {
-		if ((cap = svc_agent_cap_by_name(key)) < 0) {
-			err = svc_resp_error(resp, SVC_E_VALIDATION, "caps", "caps has no cap %s (workspaceDay, workspaceMonth, "
-					     "memberDay, projectDay, tokenDay, turn)", key);
-			goto done;
-		}
-		if ((err = cap_from(resp, key, val, &b.caps[cap])) < 0)
-			goto done;
-		mask |= 1u << cap;
-	}
-	if ((err = svc_agent_budget_set(req->ctx->db, svc_rows_get(ws, 0, WCOL_ID), &b, mask, req->user_id)) < 0)
+	if (!caps && !mem) {
+		err = svc_resp_error(resp, SVC_E_VALIDATION, "caps", "caps or members is required");
 		goto done;
-	svc_log_info("budget: user %s changed the spending caps of workspace %s (mask %#x)", req->user_id,
-		     svc_rows_get(ws, 0, WCOL_ID), mask);
+	}
+	if (caps) {
+		json_object_object_foreach(caps, key, val) {
+			if ((cap = svc_agent_cap_by_name(key)) < 0) {
+				err = svc_resp_error(resp, SVC_E_VALIDATION, "caps", "caps has no cap %s (workspaceDay, "
+						     "workspaceMonth, memberDay, projectDay, tokenDay, turn)", key);
+				goto done;
+			}
+			if ((err = cap_from(resp, "caps", key, val, &b.caps[cap])) < 0)
+				goto done;
+			mask |= 1u << cap;
+		}
+	}
+	if ((err = members_from(req, resp, svc_rows_get(ws, 0, WCOL_ID), mem, &members, &nmembers)) < 0)
+		goto done;
+	if ((err = svc_agent_budget_set(req->ctx->db, svc_rows_get(ws, 0, WCOL_ID), &b, mask, members, nmembers,
+					req->user_id)) < 0)
+		goto done;
+	svc_log_info("budget: user %s changed the spending caps of workspace %s (mask %#x, %zu members)", req->user_id,
+		     svc_rows_get(ws, 0, WCOL_ID), mask, nmembers);
 	err = answer(req, resp, ws);
 done:
+	free(members);
 	svc_rows_free(ws);
 	return err;
 }

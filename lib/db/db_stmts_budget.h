@@ -54,3 +54,27 @@ SVC_STMT(STMT_WS_INSTRUCTIONS_DELETE,
 /* a workspace provider's tool mode (schema/026: "native" or "text"), set after its PUT */
 SVC_STMT(STMT_AGENT_PROVIDER_TOOL_MODE,
 	"UPDATE workspace_ai_providers SET tool_mode = ? WHERE workspace_id = ?")
+/* ---- one member's own daily cap (schema/031_member_caps.sql) ---- */
+/* parameters: workspace, user */
+SVC_STMT(STMT_MEMBER_CAP_GET,
+	"SELECT limit_usd, warn_percent, block, " TS("updated_at") " FROM workspace_member_caps "
+	"WHERE workspace_id = ? AND user_id = ?")
+SVC_COLS(MPCOL_LIMIT, MPCOL_WARN, MPCOL_BLOCK, MPCOL_UPDATED)
+/* parameters: limit, warn percent, block, changed by, workspace, user; no row when the user is not a member */
+SVC_STMT(STMT_MEMBER_CAP_PUT,
+	"INSERT INTO workspace_member_caps (workspace_id, user_id, limit_usd, warn_percent, block, updated_by, updated_at) "
+	"SELECT m.workspace_id, m.user_id, ?, ?, ?, ?, " NOW " FROM workspace_members m "
+	"WHERE m.workspace_id = ? AND m.user_id = ? ON DUPLICATE KEY UPDATE limit_usd = VALUES(limit_usd), "
+	"warn_percent = VALUES(warn_percent), block = VALUES(block), updated_by = VALUES(updated_by), updated_at = " NOW)
+/* parameters: workspace, user */
+SVC_STMT(STMT_MEMBER_CAP_DELETE,
+	"DELETE FROM workspace_member_caps WHERE workspace_id = ? AND user_id = ?")
+/* every member of a workspace with their own cap (NULLs: none) and their spend today, for its admins */
+SVC_STMT(STMT_MEMBER_CAP_LIST,
+	"SELECT m.user_id, u.email, u.display_name, m.role, c.limit_usd, c.warn_percent, c.block, " TS("c.updated_at") ", "
+	"COALESCE(s.spent_usd, 0) FROM workspace_members m JOIN users u ON u.id = m.user_id "
+	"LEFT JOIN workspace_member_caps c ON c.workspace_id = m.workspace_id AND c.user_id = m.user_id "
+	"LEFT JOIN agent_spend s ON s.workspace_id = m.workspace_id AND s.day = UTC_DATE() AND s.kind = 'member' "
+	"AND s.subject_id = m.user_id WHERE m.workspace_id = ? ORDER BY m.created_at, m.user_id LIMIT 1000")
+SVC_COLS(MQCOL_USER, MQCOL_EMAIL, MQCOL_NAME, MQCOL_ROLE, MQCOL_LIMIT, MQCOL_WARN, MQCOL_BLOCK, MQCOL_UPDATED,
+	 MQCOL_SPENT)

@@ -306,7 +306,11 @@ int svc_resp_error(struct svc_resp *resp, int err, const char *field, const char
 {
 	va_list ap;
 
-	resp->field = field;
+	resp->field = NULL;
+	if (field) {
+		snprintf(resp->field_buf, sizeof resp->field_buf, "%s", field);
+		resp->field = resp->field_buf;
+	}
 	resp->message[0] = '\0';
 	if (fmt) {
 		va_start(ap, fmt);

@@ -107,7 +107,8 @@ struct svc_resp {
 	char *raw;                /* or a raw body (owned) */
 	size_t raw_len;
 	const char *raw_type;
-	const char *field;        /* for validation_failed errors */
+	const char *field;        /* for validation_failed errors (field_buf, or NULL) */
+	char field_buf[128];      /* svc_resp_error()'s copy of the field's name */
 	char message[512];        /* message for an error body; "" = the default one */
 	int own_csp;              /* SVC_R_SITE route: a Content-Security-Policy among `headers` replaces the API's */
 	int started;              /* headers already written (streaming) */
@@ -251,7 +252,8 @@ int svc_resp_cookie(struct svc_resp *resp, const char *name, const char *value,
 /*
  * Records an error for the router to send: returns `err` so a handler can
  * `return svc_resp_error(resp, SVC_E_VALIDATION, "name", "name is required")`.
- * `field` and the formatted message may be NULL.
+ * `field` (copied: a name built in a buffer of the handler's may go out of
+ * scope before the router sends it) and the formatted message may be NULL.
  */
 int svc_resp_error(struct svc_resp *resp, int err, const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# test_agent_budget.py: spending caps (workspace day and month, member, project, API token, turn): refused before any provider call, the 80 % warning, a turn stopped at its cap; GET/PUT /workspaces/:wid/budget, GET /admin/budget
+# test_agent_budget.py: spending caps (workspace day and month, member (the workspace's and one member's own), project, API token, turn): refused before any provider call, the 80 % warning, a turn stopped at its cap; GET/PUT /workspaces/:wid/budget, GET /admin/budget
 import os
 import sys
 
@@ -129,6 +129,84 @@ def test_member_and_project(team):
           (err, events))
 
 
+def set_members(who, wid, members, caps=None):
+    body = {"members": members}
+    if caps is not None:
+        body["caps"] = caps
+    return api("PUT", "/workspaces/%s/budget" % wid, body, token=who.token if who else None)
+
+
+def test_member_own_cap(team):
+    """One member's own day cap (schema 031): it overrides the workspace's per-member default, higher or lower."""
+    mid, oid = team.member.user["id"], team.owner.user["id"]
+    r = set_members(team.admin, team.wid, {mid: {"limitUsd": 0.0015, "warnPercent": 50}},
+                    caps={"memberDay": {"limitUsd": 0.0005}})
+    b = r.body if isinstance(r.body, dict) else {}
+    rows = {m.get("id"): m for m in b.get("members") or []}
+    own = (rows.get(mid) or {}).get("cap") or {}
+    check("test_agent_budget_admin_sets_a_members_own_cap",
+          r.status == 200 and own.get("limitUsd") == 0.0015 and own.get("warnPercent") == 50
+          and own.get("block") is True and own.get("own") is True and own.get("updatedAt")
+          and (rows.get(oid) or {}).get("cap", 1) is None and (rows.get(oid) or {}).get("role") == "owner"
+          and (b.get("caps") or {}).get("memberDay", {}).get("limitUsd") == 0.0005, r)
+    pid = created_id(create_in(team.member, team.wid, "Budget own cap project"))
+    chat = default_chat_id(team.member, pid)
+    send(team.member, pid, chat, SPEND)
+    events, _, err = send(team.member, pid, chat, "hello")
+    warn = of_type(events, "session.budget_warning")
+    check("test_agent_budget_own_cap_above_the_default_lets_the_member_go_on_warned",
+          types_of(events)[0] == "session.budget_warning" and warn[0].get("cap") == "memberDay"
+          and warn[0].get("limitUsd") == 0.0015 and "set for you" in (warn[0].get("message") or "")
+          and types_of(events)[-1] == "session.task_complete", (err, events))
+    b = budget(team.member, team.wid).body or {}
+    mine = b.get("memberCap") or {}
+    check("test_agent_budget_member_sees_their_own_cap_and_spend",
+          mine.get("limitUsd") == 0.0015 and mine.get("own") is True and mine.get("warnPercent") == 50
+          and (b.get("spent") or {}).get("memberDay", 0) >= 0.0008 and "memberDay" in (b.get("warnings") or [])
+          and b.get("canEdit") is False and "members" not in b and "today" not in b, b)
+    b = budget(team.owner, team.wid).body or {}
+    mine = b.get("memberCap") or {}
+    check("test_agent_budget_others_see_the_workspaces_per_member_cap",
+          mine.get("limitUsd") == 0.0005 and mine.get("own") is False, b)
+    r = set_members(team.owner, team.wid, {mid: {"limitUsd": 0.0002}}, caps={"memberDay": None})
+    rows = {m.get("id"): m for m in (r.body or {}).get("members") or []} if r.status == 200 else {}
+    check("test_agent_budget_admins_see_each_members_spend_today_and_cap",
+          (rows.get(mid) or {}).get("spentUsd", 0) >= 0.0008
+          and ((rows.get(mid) or {}).get("cap") or {}).get("limitUsd") == 0.0002
+          and (rows.get(oid) or {}).get("spentUsd", 1) == 0 and (rows.get(mid) or {}).get("email") == team.member.email,
+          r)
+    reset_double()
+    events, _, err = send(team.member, pid, chat, "hello")
+    check("test_agent_budget_members_own_cap_refuses_before_any_provider_call",
+          refused(events, "memberDay") and "set for you" in (events[0].get("message") or "")
+          and double_requests() == [], (err, events, len(double_requests())))
+    events, _, err = send(team.owner, pid, chat, "hello")
+    check("test_agent_budget_own_cap_holds_for_that_member_only",
+          types_of(events)[-1:] == ["session.task_complete"], (err, events))
+    r = set_members(team.admin, team.wid, {mid: None})
+    rows = {m.get("id"): m for m in (r.body or {}).get("members") or []} if r.status == 200 else {}
+    events, _, err = send(team.member, pid, chat, "hello")
+    check("test_agent_budget_null_removes_a_members_own_cap",
+          r.status == 200 and (rows.get(mid) or {}).get("cap", 1) is None
+          and types_of(events)[-1:] == ["session.task_complete"], (r, events))
+    # errors: a member may not; a key that is no user id, a user who is no member, a bad value: 400, nothing changes
+    r = set_members(team.member, team.wid, {mid: {"limitUsd": 5}})
+    check("test_agent_budget_member_cannot_set_own_caps", is_error(r, 403, "forbidden"), r)
+    r = set_members(team.owner, team.wid, {"nobody": {"limitUsd": 1}})
+    check("test_agent_budget_put_members_key_not_a_user_id_is_400", is_error(r, 400, "validation_failed", "members"), r)
+    r = set_members(team.owner, team.wid, {team.outsider.user["id"]: {"limitUsd": 1}})
+    check("test_agent_budget_put_members_not_a_member_is_400",
+          is_error(r, 400, "validation_failed", "members." + team.outsider.user["id"]), r)
+    r = set_members(team.owner, team.wid, {mid: {"limitUsd": -1}}, caps={"workspaceDay": {"limitUsd": 7}})
+    b = budget(team.owner, team.wid).body or {}
+    rows = {m.get("id"): m for m in b.get("members") or []}
+    check("test_agent_budget_put_members_bad_cap_is_400_and_changes_nothing",
+          is_error(r, 400, "validation_failed", "members." + mid) and (b.get("caps") or {}).get("workspaceDay") is None
+          and (rows.get(mid) or {}).get("cap", 1) is None, (r, b))
+    r = set_members(team.owner, team.wid, [])
+    check("test_agent_budget_put_members_not_an_object_is_400", is_error(r, 400, "validation_failed", "members"), r)
+
+
 def test_token():
     acct = signup(tag="budget-token")
     pid, chat = fresh_project(acct)
@@ -230,6 +308,7 @@ def main():
     spender = test_workspace_day()
     test_workspace_month()
     test_member_and_project(team)
+    test_member_own_cap(Team(tag="budget-own"))
     test_token()
     test_turn()
     test_errors(Team(tag="budget-errors"), padmin, spender)

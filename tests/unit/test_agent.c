@@ -1641,8 +1641,8 @@ static void test_agent_budget_blocks_and_warns(void)
 	char msg[300];
 
 	memset(&bd, 0, sizeof bd);
-	bd.caps[SVC_AGENT_CAP_PROJECT_DAY] = (struct svc_agent_cap_setting){ 1, 0.001, 80, 1, "" };
-	bd.caps[SVC_AGENT_CAP_WORKSPACE_DAY] = (struct svc_agent_cap_setting){ 1, 0.001, 80, 0, "" };
+	bd.caps[SVC_AGENT_CAP_PROJECT_DAY] = (struct svc_agent_cap_setting){ 1, 0.001, 80, 1, "", 0 };
+	bd.caps[SVC_AGENT_CAP_WORKSPACE_DAY] = (struct svc_agent_cap_setting){ 1, 0.001, 80, 0, "", 0 };
 	spent[SVC_AGENT_CAP_PROJECT_DAY] = 0.0008;
 	CU_ASSERT_EQUAL(svc_agent_budget_blocked(&bd, spent), -1);
 	CU_ASSERT_EQUAL(svc_agent_budget_warns(&bd, SVC_AGENT_CAP_PROJECT_DAY, 0.0008), 1);
@@ -1654,6 +1654,14 @@ static void test_agent_budget_blocks_and_warns(void)
 	CU_ASSERT_PTR_NOT_NULL(ev);
 	CU_ASSERT_PTR_NOT_NULL(strstr(msg, "this project's daily cap of 0.001 USD is used up"));
 	json_object_put(ev);
+	/* a member's own cap (schema 031) names itself so in the message */
+	bd.caps[SVC_AGENT_CAP_MEMBER_DAY] = (struct svc_agent_cap_setting){ 1, 0.002, 50, 1, "", 1 };
+	ev = svc_agent_budget_event(&bd, SVC_AGENT_CAP_MEMBER_DAY, 0.002, "Refused", msg, sizeof msg);
+	CU_ASSERT_PTR_NOT_NULL(strstr(msg, "your daily cap in this workspace (set for you) of 0.002 USD is used up"));
+	json_object_put(ev);
+	bd.caps[SVC_AGENT_CAP_MEMBER_DAY].own = 0;
+	json_object_put(svc_agent_budget_event(&bd, SVC_AGENT_CAP_MEMBER_DAY, 0.002, "Refused", msg, sizeof msg));
+	CU_ASSERT_PTR_NULL(strstr(msg, "set for you"));
 	CU_ASSERT_EQUAL(svc_agent_cap_by_name("tokenDay"), SVC_AGENT_CAP_TOKEN_DAY);
 	CU_ASSERT_EQUAL(svc_agent_cap_by_name("nope"), -1);
 }

@@ -1,8 +1,9 @@
 // agent-turns.test.mjs: issue 29 in the browser: the reloaded timeline shows each tool call with
 // its result on one line, as the live stream does; a turn's files with +/− counts, its diff and
 // Revert this turn; the spending banner at 80 % of a cap and the refusal at the cap; the
-// workspace settings' Budget and Agent instructions; the project's Instructions (AGENTS.md); Select
-// element in the preview, whose element reaches the model with the next message.
+// workspace settings' Budget (with one member's own daily cap) and Agent instructions; the
+// project's Instructions (AGENTS.md); Select element in the preview, whose element reaches the
+// model with the next message.
 // Controls are found by role and accessible name only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -103,6 +104,46 @@ test('workspace settings: Budget sets caps, Agent instructions are saved', async
 	const i = await api('GET', `/workspaces/${me.workspaceId}/instructions`, { token: me.token });
 	assert.equal(i.json.text, 'Write British English.');
 	await shot(page, 'workspace-budget');
+});
+
+test('workspace settings: an admin sets one member’s own daily cap beside their spend today; the member sees it', async () => {
+	const team = await api('POST', '/workspaces', { token: me.token, body: { name: 'Turns team' } });
+	assert.equal(team.status, 201, JSON.stringify(team.json));
+	const wid = team.json.id;
+	const mate = await signUpApi('turns-mate');
+	const add = await api('POST', `/workspaces/${wid}/members`, { token: me.token, body: { email: mate.email, role: 'member' } });
+	assert.equal(add.status, 201, JSON.stringify(add.json));
+	const mateId = (await api('GET', '/auth/me', { token: mate.token })).json.user.id;
+	// the owner spends 0.0008 USD in the team, so the members' table has a spend to show
+	const p = await api('POST', `/workspaces/${wid}/projects`, { token: me.token, body: { name: 'Turns team page', template: 'blank' } });
+	assert.equal(p.status, 201, JSON.stringify(p.json));
+	await page.goto(`/projects/${p.json.id}`);
+	await sendMessage('please spend 800 tokens', 'Spent.');
+	await page.goto(`/settings/workspace/${wid}`);
+	const table = role('region', 'Budget').getByRole('table', { name: 'Members’ spend and caps' });
+	await table.waitFor();
+	const rowOf = (name) => table.getByRole('row').filter({ has: page.getByRole('rowheader', { name, exact: true }) });
+	assert.match(await rowOf('Web turns owner').innerText(), /\$0\.0008/);
+	assert.match(await rowOf('Web turns-mate member').innerText(), /\$0\.0000/);
+	await table.getByRole('spinbutton', { name: 'Web turns-mate: own daily cap in US dollars' }).fill('0.002');
+	await table.getByRole('spinbutton', { name: 'Web turns-mate: warn at percent' }).fill('60');
+	await role('region', 'Budget').getByRole('button', { name: 'Save members’ caps' }).click();
+	await page.getByText('The members’ caps are saved.').waitFor();
+	const b = await api('GET', `/workspaces/${wid}/budget`, { token: me.token });
+	const row = b.json.members.find((m) => m.id === mateId);
+	assert.deepEqual({ limit: row.cap.limitUsd, warn: row.cap.warnPercent, block: row.cap.block, own: row.cap.own }, { limit: 0.002, warn: 60, block: true, own: true });
+	assert.equal(b.json.members.find((m) => m.id !== mateId).cap, null, 'the owner has no cap of their own');
+	await shot(page, 'workspace-member-caps');
+	// the member sees their own cap and spend, and no one else's
+	const other = await newPage(browser);
+	await signIn(other, mate.email);
+	await other.goto(`/settings/workspace/${wid}`);
+	const mine = other.getByRole('region', { name: 'Budget' });
+	await mine.getByText(/Your own daily cap in this workspace, set for you by an admin: \$0\.0020/).waitFor();
+	assert.match(await mine.getByLabel('Spent', { exact: true }).innerText(), /You today\s*\$0\.0000 of \$0\.0020/);
+	assert.equal(await mine.getByRole('table', { name: 'Members’ spend and caps' }).count(), 0);
+	await shot(other, 'workspace-member-caps-member');
+	await other.context().close();
 });
 
 test('the project Instructions panel edits AGENTS.md as a new version', async () => {

@@ -276,6 +276,8 @@ export const restoreDeployment = (pid, id) => post(`/projects/${enc(pid)}/deploy
 export const getBudget = (wid) => get(`/workspaces/${enc(wid)}/budget`);
 /** setBudget(wid, caps): PUT /workspaces/:wid/budget {caps: {<cap>: {limitUsd, warnPercent, block} | null}}. */
 export const setBudget = (wid, caps) => put(`/workspaces/${enc(wid)}/budget`, { caps });
+/** setMemberCaps(wid, members): PUT /workspaces/:wid/budget {members: {<user id>: {limitUsd, warnPercent, block} | null}} (members' own daily caps). */
+export const setMemberCaps = (wid, members) => put(`/workspaces/${enc(wid)}/budget`, { members });
 /** getAdminBudget(): GET /admin/budget, every workspace's spend (platform admins). */
 export const getAdminBudget = () => get('/admin/budget');
 /** getInstructions(wid): GET /workspaces/:wid/instructions. */

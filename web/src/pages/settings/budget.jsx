@@ -2,7 +2,7 @@
 // Agent instructions, and every workspace's spend for platform admins (docs/api.md "Spending
 // caps and instructions", docs/agent.md "Spending caps").
 import { useState } from 'preact/hooks';
-import { getBudget, setBudget, getAdminBudget, getInstructions, setInstructions } from '../../lib/api.js';
+import { getBudget, setBudget, setMemberCaps, getAdminBudget, getInstructions, setInstructions } from '../../lib/api.js';
 import { usd } from '../../lib/format.js';
 import { Field, ErrorNote, Loading, useAsync } from '../../ui/index.js';
 import { Section, Status, useAction, sentence } from './parts.jsx';
@@ -32,6 +32,9 @@ function rowsOf(caps) {
 	return rows;
 }
 
+/** the cap that holds for the caller: memberDay is their own (d.memberCap) when an admin set one */
+const capOf = (d, k) => (k === 'memberDay' ? d.memberCap : d.caps[k]);
+
 /** Budget: the caps and the spend of workspace `w`; admins and owners change the caps. */
 export function Budget({ w }) {
 	const b = useAsync(() => getBudget(w.id), [w.id]);
@@ -49,7 +52,7 @@ export function Budget({ w }) {
 								<dt>{label}</dt>
 								<dd>
 									{usd(d.spent[k])}
-									{d.caps[k] && <span class="row-sub"> of {usd(d.caps[k].limitUsd)}</span>}
+									{capOf(d, k) && <span class="row-sub"> of {usd(capOf(d, k).limitUsd)}</span>}
 								</dd>
 							</div>
 						))}
@@ -60,6 +63,7 @@ export function Budget({ w }) {
 						</p>
 					)}
 					{d.canEdit ? <CapsForm w={w} d={d} onSaved={(nd) => b.setData(nd)} /> : <CapsList d={d} />}
+					{d.canEdit && d.members && <MemberCaps w={w} d={d} onSaved={(nd) => b.setData(nd)} />}
 				</>
 			)}
 		</Section>
@@ -67,17 +71,23 @@ export function Budget({ w }) {
 }
 
 function CapsList({ d }) {
-	const set = CAPS.filter(([k]) => d.caps[k]);
+	const set = CAPS.filter(([k]) => capOf(d, k));
 	return (
 		<>
+			{d.memberCap && d.memberCap.own && (
+				<p class="hint">
+					Your own daily cap in this workspace, set for you by an admin: {usd(d.memberCap.limitUsd)}
+					{d.memberCap.block ? '' : ' (warns only)'}.
+				</p>
+			)}
 			{set.length === 0 ? (
 				<p class="hint">This workspace sets no spending caps.</p>
 			) : (
 				<ul aria-label="Spending caps">
 					{set.map(([k, label]) => (
 						<li key={k}>
-							{label}: {usd(d.caps[k].limitUsd)}
-							{d.caps[k].block ? '' : ' (warns only)'}
+							{k === 'memberDay' && capOf(d, k).own ? 'You, per day (set for you)' : label}: {usd(capOf(d, k).limitUsd)}
+							{capOf(d, k).block ? '' : ' (warns only)'}
 						</li>
 					))}
 				</ul>
@@ -146,6 +156,84 @@ function CapsForm({ w, d, onSaved }) {
 					Today: {d.today.members.length} member{d.today.members.length === 1 ? '' : 's'} and {d.today.projects.length} project{d.today.projects.length === 1 ? '' : 's'} spent; the most by one member {usd(Math.max(0, ...d.today.members.map((m) => m.spentUsd)))}.
 				</p>
 			)}
+		</form>
+	);
+}
+
+/** the member rows of the form from the API's members: {id: {limit, warn, block}} */
+function memberRowsOf(members) {
+	const rows = {};
+	for (const m of members) rows[m.id] = m.cap ? { limit: String(m.cap.limitUsd), warn: String(m.cap.warnPercent), block: m.cap.block } : { limit: '', warn: '80', block: true };
+	return rows;
+}
+
+/** MemberCaps: every member with their spend today and their own daily cap (empty: the workspace's per-member cap holds), for admins and owners. */
+function MemberCaps({ w, d, onSaved }) {
+	const [rows, setRows] = useState(() => memberRowsOf(d.members));
+	const a = useAction();
+	const edit = (id, f, v) => setRows((r) => ({ ...r, [id]: { ...r[id], [f]: v } }));
+	const def = d.caps.memberDay;
+	async function save(e) {
+		e.preventDefault();
+		const members = {};
+		for (const m of d.members) {
+			const r = rows[m.id];
+			const cap = r.limit.trim() === '' ? null : { limitUsd: Number(r.limit), warnPercent: Math.round(Number(r.warn || 0)), block: r.block };
+			// only the rows that changed, so one save does not rewrite every member's cap
+			if (JSON.stringify(cap) !== JSON.stringify(m.cap ? { limitUsd: m.cap.limitUsd, warnPercent: m.cap.warnPercent, block: m.cap.block } : null)) members[m.id] = cap;
+		}
+		if (Object.keys(members).length === 0) return;
+		const nd = await a.run(() => setMemberCaps(w.id, members), 'The members’ caps are saved.');
+		if (nd) {
+			setRows(memberRowsOf(nd.members));
+			onSaved(nd);
+		}
+	}
+	const err = a.error && (a.error.field && a.error.field.startsWith('members') ? a.error.message : sentence(a.error, { 403: 'Only workspace admins and owners set the caps.' }));
+	return (
+		<form class="settings-form" onSubmit={save}>
+			<table class="budget-table" aria-label="Members’ spend and caps">
+				<thead>
+					<tr>
+						<th scope="col">Member</th>
+						<th scope="col">Spent today</th>
+						<th scope="col">Own daily cap in US dollars</th>
+						<th scope="col">Warn at %</th>
+						<th scope="col">Block</th>
+					</tr>
+				</thead>
+				<tbody>
+					{d.members.map((m) => {
+						const who = m.name || m.email;
+						return (
+							<tr key={m.id}>
+								<th scope="row">
+									{who}
+									<span class="row-sub"> {m.role}</span>
+								</th>
+								<td>{usd(m.spentUsd)}</td>
+								<td>
+									<input type="number" min="0" max="99999999" step="any" aria-label={`${who}: own daily cap in US dollars`} placeholder={def ? `${usd(def.limitUsd)} (workspace)` : 'none'} value={rows[m.id].limit} onInput={(e) => edit(m.id, 'limit', e.currentTarget.value)} />
+								</td>
+								<td>
+									<input type="number" min="0" max="100" step="1" aria-label={`${who}: warn at percent`} value={rows[m.id].warn} onInput={(e) => edit(m.id, 'warn', e.currentTarget.value)} />
+								</td>
+								<td>
+									<input type="checkbox" aria-label={`${who}: block at the cap`} checked={rows[m.id].block} onChange={(e) => edit(m.id, 'block', e.currentTarget.checked)} />
+								</td>
+							</tr>
+						);
+					})}
+				</tbody>
+			</table>
+			<p class="hint">A member’s own cap takes the place of “Each member, per day” for them, higher or lower; empty: the workspace’s holds.</p>
+			<ErrorNote error={err} />
+			<div class="form-end">
+				<button type="submit" class="primary" disabled={a.busy}>
+					Save members’ caps
+				</button>
+				<Status text={a.status} />
+			</div>
 		</form>
 	);
 }
