@@ -20,3 +20,5 @@ lib/api/preview_script.h: $(top_srcdir)/lib/api/preview_script.js
 	$(AM_V_GEN)$(MKDIR_P) lib/api && sed -e '/^[[:space:]]*\/\//d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \
 		-e 's/^/"/' -e 's/$$/\\n"/' $(top_srcdir)/lib/api/preview_script.js >$@.tmp && mv $@.tmp $@
 lib/api/api_preview.$(OBJEXT): lib/api/preview_script.h
+# agentmisc: the AI-provider PUT's one transaction, against MariaDB (includes lib/api/api_ai_provider.c)
+tests_unit_svc_unit_SOURCES += tests/unit/test_api_provider.c

@@ -11,6 +11,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "integ/integ.h"
 
 #define TABLE SVC_AGENT_PROVIDER_TABLE
 #define MAX_ALLOWED 50
@@ -105,13 +106,30 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const char *wid)
 	return svc_resp_json(resp, 200, o);
 }
 
-/* The PUT's toolMode ("native" when absent: a PUT replaces the provider) into the workspace's row (issue 29). */
-static int set_tool_mode(struct svc_req *req, const char *wid)
-{
-	const char *mode = svc_json_str(req->json, "toolMode");
-	struct svc_dbv p[2] = { svc_dbv_str(mode ? mode : "native"), svc_dbv_str(wid) };
+/*
+ * The provider's write, one transaction of svc_db_tx() (run again after a Galera certification
+ * failure): the provider's row (`stmt`), its toolMode (issue 29), and the audit entry when the
+ * key changes (`action` not NULL), so a failure of any leaves none of them.
+ */
+struct provider_write {
+	enum svc_stmt stmt;
+	const struct svc_dbv *p;
+	size_t n;
+	const char *mode;  /* "native" or "text" ("native" when the PUT has none: a PUT replaces the provider) */
+	const char *wid, *action, *actor;
+	struct json_object *details;
+};
 
-	return svc_db_run(req->ctx->db, STMT_AGENT_PROVIDER_TOOL_MODE, p, 2, NULL, NULL);
+static int provider_tx(struct svc_db *db, void *arg)
+{
+	struct provider_write *w = arg;
+	struct svc_dbv m[2] = { svc_dbv_str(w->mode), svc_dbv_str(w->wid) };
+	int err;
+
+	if ((err = svc_db_run(db, w->stmt, w->p, w->n, NULL, NULL)) < 0 ||
+	    (err = svc_db_run(db, STMT_AGENT_PROVIDER_TOOL_MODE, m, 2, NULL, NULL)) < 0)
+		return err;
+	return w->action ? svc_integ_audit(db, w->action, w->wid, w->details, w->actor) : 0;
 }
 
 /* GET /workspaces/:wid/ai-provider: 200; 403; 404. */
@@ -194,6 +212,7 @@ enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
 	struct json_object *allowed = NULL, *v;
 	struct svc_buf list;
 	struct svc_dbv p[7];
+	struct provider_write w = { 0 };
 	char *sealed = NULL;
 	int err, has_key_field;
 	size_t i, n;
@@ -266,26 +285,31 @@ enum svc_err svc_api_ai_provider_put(struct svc_req *req, struct svc_resp *resp)
 	p[2] = svc_dbv_str(url);
 	p[3] = svc_dbv_str(model);
 	p[4] = list.len ? svc_dbv_str(list.data) : svc_dbv_null();
+	w.p = p;
+	w.mode = svc_json_str(req->json, "toolMode") ? svc_json_str(req->json, "toolMode") : "native";
+	w.wid = wid;
+	w.actor = req->user_id;
 	if (has_key_field) {
 		/* a string replaces the key, null or "" removes it; either is in the admin audit log with the
-		 * change, in one transaction (issue 25 item 10), never the key */
-		struct json_object *details = json_object_new_object();
-
-		svc_json_add_str(details, "workspaceId", wid);
-		svc_json_add_str(details, "baseUrl", url);
+		 * change, in the same transaction (issue 25 item 10), never the key */
+		w.details = json_object_new_object();
+		svc_json_add_str(w.details, "workspaceId", wid);
+		svc_json_add_str(w.details, "baseUrl", url);
 		p[5] = sealed ? svc_dbv_str(sealed) : svc_dbv_null();
 		p[6] = svc_dbv_str(req->user_id);
-		err = svc_api_integrations__audited(req, STMT_AGENT_PROVIDER_PUT, p, 7, 0,
-						    sealed ? "workspaces.ai_provider.key_set" : "workspaces.ai_provider.key_cleared",
-						    wid, details, NULL);
-		json_object_put(details);
+		w.stmt = STMT_AGENT_PROVIDER_PUT;
+		w.n = 7;
+		w.action = sealed ? "workspaces.ai_provider.key_set" : "workspaces.ai_provider.key_cleared";
 	} else {
 		p[5] = svc_dbv_str(req->user_id);
-		err = svc_db_run(req->ctx->db, STMT_AGENT_PROVIDER_PUT_KEEP_KEY, p, 6, NULL, NULL);
+		w.stmt = STMT_AGENT_PROVIDER_PUT_KEEP_KEY;
+		w.n = 6;
 	}
+	err = svc_db_tx(req->ctx->db, provider_tx, &w);
+	json_object_put(w.details);
 	free(sealed);
 	svc_buf_dispose(&list);
-	if (err < 0 || (err = set_tool_mode(req, wid)) < 0)
+	if (err < 0)
 		return err;
 	return answer(req, resp, wid);
 }
