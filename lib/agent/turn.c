@@ -62,6 +62,7 @@ struct svc_agent_chat {
 	double spent[SVC_AGENT_CAP__MAX];  /* as the turn started, then after each provider call; [TURN] the turn's own */
 	int warned[SVC_AGENT_CAP__MAX];    /* a session.budget_warning of that cap was sent in this turn */
 	int stop_cap;                      /* the blocking cap the turn reached (on_spend()), -1 while none */
+	int spend_lost;                    /* a provider call's spend could not be recorded: the turn ended (on_spend()) */
 	double pin, pout;                  /* the model's prices, USD per million tokens */
 	/* instructions (docs/agent.md "Project instructions") */
 	char *ws_instructions, *agents_md;
@@ -298,6 +299,8 @@ static int budget_check(struct svc_agent_chat *t)
  * cost with the credit in one transaction, reads the spend back when a cap is set (other hosts'
  * turns count too), warns, and returns 1 when a blocking cap is reached (t->stop_cap), so no
  * further provider call is made; else 0. finish() tells the client (session.budget_stopped).
+ * A spend that cannot be recorded fails closed: SVC_E_UNAVAILABLE (t->spend_lost) ends the turn
+ * before the call's tools and any further call, and finish() sends the error that says so.
  */
 static int on_spend(void *ctx, int64_t input_tokens, int64_t output_tokens)
 {
@@ -307,7 +310,11 @@ static int on_spend(void *ctx, int64_t input_tokens, int64_t output_tokens)
 
 	if (!(cost > 0))
 		return 0;
-	svc_agent_budget_record(t->db, &t->who, cost);
+	if (svc_agent_budget_record(t->db, &t->who, cost) < 0) {
+		svc_log_error("chat: turn %s stops: the spend of its last provider call was not recorded", t->turn_id);
+		t->spend_lost = 1;
+		return SVC_E_UNAVAILABLE;
+	}
 	turn = t->spent[SVC_AGENT_CAP_TURN] + cost;
 	if (!budget_any(t))
 		return 0;
@@ -493,6 +500,7 @@ static void run_agent(struct svc_agent_chat *t, struct outcome *oc)
 	struct svc_agent_turn at;
 	char *prompt_extra = NULL;
 	double pin, pout;
+	int r;
 
 	memset(&spent, 0, sizeof spent);
 	svc_config_model_price(t->cfg, model, &pin, &pout);
@@ -505,7 +513,10 @@ static void run_agent(struct svc_agent_chat *t, struct outcome *oc)
 		oc->rc = svc_agent_compact(t->db, t->chat_id, &at, svc_config_model_context(t->cfg, model), t->history_chars,
 					   t->up_to, &t->history, &spent, oc->result.message, sizeof oc->result.message);
 	/* the agent's own calls are charged one by one (on_spend); the compaction's here, before them */
-	if (on_spend(t, spent.input_tokens, spent.output_tokens) == 1 && oc->rc == 0)
+	r = on_spend(t, spent.input_tokens, spent.output_tokens);
+	if (r < 0 && oc->rc == 0)
+		oc->rc = r;
+	else if (r == 1 && oc->rc == 0)
 		snprintf(oc->result.stopped, sizeof oc->result.stopped, "budget");
 	else if (oc->rc == 0)
 		oc->rc = svc_agent_run(&at, &oc->result);
@@ -561,6 +572,11 @@ static void finish(struct svc_agent_chat *t, const struct outcome *oc)
 	struct json_object *done_ev;
 	int rc = oc->rc;
 
+	if (t->spend_lost && rc < 0 && rc != SVC_E_CLIENT_GONE && rc != SVC_E_CANCELLED) {
+		emit_error(t, SVC_E_UNAVAILABLE, "Stopped: what the last model call cost could not be recorded, so the turn "
+			   "made no further call (what it wrote is kept). Try again shortly.");
+		return;
+	}
 	if (rc == SVC_E_NO_PROVIDER || rc == SVC_E_MODEL_UNAVAILABLE || rc == SVC_E_CREDIT ||
 	    (rc < 0 && rc != SVC_E_CLIENT_GONE && rc != SVC_E_CANCELLED)) {
 		int code = (rc == SVC_E_NO_PROVIDER || rc == SVC_E_MODEL_UNAVAILABLE || rc == SVC_E_CREDIT) ? rc

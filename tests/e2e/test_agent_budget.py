@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-# test_agent_budget.py: spending caps (workspace day and month, member (the workspace's and one member's own), project, API token, turn): refused before any provider call, the 80 % warning, a turn stopped at its cap; GET/PUT /workspaces/:wid/budget, GET /admin/budget
+# test_agent_budget.py: spending caps (workspace day and month, member (the workspace's and one member's own), project, API token, turn): refused before any provider call, the 80 % warning, a turn stopped at its cap; a spend that cannot be recorded stops the turn (fails closed); GET/PUT /workspaces/:wid/budget, GET /admin/budget
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agentlib import double_requests, fresh_project, reset_double, send  # noqa: E402
 from svclib import (PROVIDER_URL, UNKNOWN_ID, api, check, created_id, default_chat_id, finish, is_error, signup,  # noqa: E402
-                    sse_all, types_of)
+                    sql, sse_all, types_of)
 from wslib import Team, create_in, platform_admin  # noqa: E402
 
 # the double's model "double" costs 1 USD per million input tokens: "spend 800 tokens" is 0.0008 USD
@@ -252,6 +252,34 @@ def test_turn():
           (err, events))
 
 
+def test_spend_unrecorded():
+    """A provider call whose spend cannot be recorded ends the turn before its next call (fails closed). The
+    real failure: the member's row of today is at the column's largest value, so adding to it is out of range
+    (strict mode) and the whole spend transaction is taken back."""
+    acct = signup(tag="budget-lost")
+    pid, chat = fresh_project(acct)
+    wid, uid = acct.workspace_id, acct.user["id"]
+    sql("INSERT INTO agent_spend (workspace_id, day, kind, subject_id, spent_usd, updated_at) VALUES "
+        "('%s', UTC_DATE(), 'member', '%s', 99999999.999999, UTC_TIMESTAMP(3))" % (wid, uid))
+    reset_double()
+    events, _, err = send(acct, pid, chat, "loop idle")
+    calls = len(double_requests())
+    last = events[-1] if events else {}
+    check("test_agent_budget_unrecorded_spend_stops_the_turn_before_its_next_provider_call",
+          calls == 1 and last.get("type") == "error" and last.get("error") == "service_unavailable"
+          and "could not be recorded" in (last.get("message") or "")
+          and "session.task_complete" not in types_of(events) and "tool.call" not in types_of(events),
+          (calls, err, types_of(events), last))
+    spent = (budget(acct, wid).body or {}).get("spent") or {}
+    credit = sql("SELECT COALESCE(SUM(spent_usd), 0) FROM workspace_credits WHERE workspace_id = '%s'" % wid).strip()
+    check("test_agent_budget_unrecorded_spend_leaves_nothing_half_recorded",
+          spent.get("workspaceDay") == 0 and float(credit or 0) == 0, (spent, credit))
+    sql("DELETE FROM agent_spend WHERE workspace_id = '%s' AND kind = 'member'" % wid)
+    events, _, err = send(acct, pid, chat, "hello")
+    check("test_agent_budget_turns_run_again_once_spend_is_recorded",
+          types_of(events)[-1:] == ["session.task_complete"], (err, events))
+
+
 def test_errors(team, padmin, spender):
     for label, caps, field in (("unknown_cap", {"everything": {"limitUsd": 1}}, "caps"),
                                ("limit_missing", {"workspaceDay": {}}, "caps.workspaceDay"),
@@ -311,6 +339,7 @@ def main():
     test_member_own_cap(Team(tag="budget-own"))
     test_token()
     test_turn()
+    test_spend_unrecorded()
     test_errors(Team(tag="budget-errors"), padmin, spender)
 
 
