@@ -102,12 +102,21 @@ void svc_fsx_list_free(struct svc_fsx_entry *list, size_t n);
  * is bounded, since the pattern may come from a model: a pattern has at most
  * 512 bytes and no back-references (\1..\9: exponential in glibc), it is
  * matched against a line's first 4 KiB only (glibc is quadratic in the line
- * for patterns like "(a|aa)*b"), and the search stops after 3 s, ending the
- * text with the line "(the search stopped after 3 s: make the pattern
- * narrower)". Errors: SVC_E_VALIDATION (too long, a back-reference, or the
- * pattern does not compile), SVC_E_INTERNAL.
+ * for patterns like "(a|aa)*b"), and the search stops after 3 s (looked at
+ * before every file and line: it overshoots by at most one line's match),
+ * ending the text with the line "(the search stopped at its time limit:
+ * make the pattern narrower)". Errors: SVC_E_VALIDATION (too long, a
+ * back-reference, or the pattern does not compile), SVC_E_INTERNAL.
  */
 int svc_fsx_search(const char *root, const char *pattern, size_t max_matches, char **out);
+
+/*
+ * svc_fsx_search() with a deadline of the caller's: the search stops, as
+ * above, once the monotonic clock (svc_mono_ms(), milliseconds) is past
+ * `deadline_ms`; one already past searches nothing and answers only the
+ * line saying it stopped. svc_fsx_search() is this with now + 3 s.
+ */
+int svc_fsx_search_until(const char *root, const char *pattern, size_t max_matches, int64_t deadline_ms, char **out);
 
 /*
  * Copies the directory tree `src` to `dst` (which must not exist; it is
