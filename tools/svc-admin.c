@@ -1,4 +1,4 @@
-/* svc-admin.c: operator commands: check the settings; grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; backup and restore (backup.c); import the integrations catalogue; rotate the instance key. */
+/* svc-admin.c: operator commands: check the settings; grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; check one custom domain now; backup and restore (backup.c); import the integrations catalogue; rotate the instance key. */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +23,7 @@ static int usage(void)
 			"       svc-admin revoke-platform-admin EMAIL\n"
 			"       svc-admin set-plan WORKSPACE_ID free|pro|business\n"
 			"       svc-admin write-sites\n"
+			"       svc-admin check-domain DOMAIN_ID\n"
 			"       svc-admin fix-modes\n"
 			"       svc-admin backup DIR\n"
 			"       svc-admin restore DIR\n"
@@ -64,6 +65,41 @@ static int write_sites(void)
 		printf("custom-domain includes %s\n", changed ? "written" : "unchanged");
 		rc = 0;
 	}
+	svc_db_close(db);
+	svc_config_dispose(&cfg);
+	return rc;
+}
+
+/*
+ * svc-admin check-domain DOMAIN_ID: runs the checks of one custom domain now, by hand (as POST
+ * /domains/:id/verify has svc-worker do), rewrites the includes when its served state changed,
+ * and prints "<domain> <status>" and the reason of a failure; 0, or 1 (unknown domain, errors).
+ */
+static int check_domain(const char *id)
+{
+	struct svc_config cfg;
+	struct svc_db *db = NULL;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p = svc_dbv_str(id);
+	int rc = 1, err, changed = 0;
+
+	if (open_db(&cfg, &db))
+		return 1;
+	if ((err = svc_domain_check(db, &cfg, id, 1, &changed)) == 0 && changed)
+		err = svc_sites_write(db, &cfg, NULL);
+	if (err == SVC_E_NOT_FOUND)
+		fprintf(stderr, "svc-admin: no custom domain %s\n", id);
+	else if (err < 0 || svc_db_run(db, STMT_DOMAIN_GET, &p, 1, &rows, NULL) < 0 || !rows || rows->nrows != 1)
+		fprintf(stderr, "svc-admin: the check of domain %s failed (see the log)\n", id);
+	else {
+		const char *reason = svc_rows_get(rows, 0, CDGCOL_REASON);
+
+		printf("%s %s\n", svc_rows_get(rows, 0, CDGCOL_DOMAIN), svc_rows_get(rows, 0, CDGCOL_STATUS));
+		if (reason && reason[0])
+			printf("%s\n", reason);
+		rc = 0;
+	}
+	svc_rows_free(rows);
 	svc_db_close(db);
 	svc_config_dispose(&cfg);
 	return rc;
@@ -341,6 +377,8 @@ int main(int argc, char **argv)
 		return set_plan(argv[2], argv[3]);
 	if (argc == 2 && strcmp(argv[1], "write-sites") == 0)
 		return write_sites();
+	if (argc == 3 && strcmp(argv[1], "check-domain") == 0)
+		return check_domain(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "fix-modes") == 0)
 		return fix_modes();
 	if (argc == 3 && strcmp(argv[1], "backup") == 0)
