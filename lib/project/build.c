@@ -621,10 +621,16 @@ int svc_build_sweep(const char *builds, unsigned older_secs)
 	if (!d)
 		return errno == ENOENT ? 0 : SVC_E_INTERNAL;
 	while ((e = readdir(d)) != NULL) {
+		int alive;
+
 		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)older_secs)
+		    !S_ISDIR(st.st_mode))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", builds, e->d_name);
+		/* a tree whose owner is gone goes now; one without an owner (no tmpfs) once older than any build */
+		alive = svc_sandbox_disk_owner_alive(path);
+		if (alive == 1 || (alive < 0 && now - st.st_mtime < (time_t)older_secs))
+			continue;
 		if (svc_build_dir_remove(path) == 0) {
 			svc_log_info("build: removed %s, left by a build that ended without it", path);
 			n++;

@@ -1353,12 +1353,16 @@ int svc_deps_sweep(const char *data_dir, unsigned older_secs)
 		}
 		while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
 			size_t len = strlen(name);
+			int disk = i == 0 && len > 5 && strcmp(name + len - 5, ".disk") == 0, alive;
 			/* in tmp/ every entry is an install's; in modules/ only what an eviction renamed away */
-			if (!S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)older_secs ||
-			    (i == 1 && strncmp(name, ".gone-", 6) != 0) || join(path, sizeof path, dir, name) < 0)
+			if (!S_ISDIR(st.st_mode) || (i == 1 && strncmp(name, ".gone-", 6) != 0) ||
+			    join(path, sizeof path, dir, name) < 0)
 				continue;
-			if (i == 0 && len > 5 && strcmp(name + len - 5, ".disk") == 0 ? svc_sandbox_disk_remove(path) == 0
-										       : remove_any(path) == 0) {
+			/* an install's tmpfs whose owner is gone goes now, everything else once older than any install */
+			alive = disk ? svc_sandbox_disk_owner_alive(path) : -1;
+			if (alive == 1 || (alive < 0 && now - st.st_mtime < (time_t)older_secs))
+				continue;
+			if (disk ? svc_sandbox_disk_remove(path) == 0 : remove_any(path) == 0) {
 				svc_log_info("deps: removed %s, left by an install that ended without it", path);
 				n++;
 			}

@@ -210,7 +210,9 @@ void svc_deps_build_done(struct svc_db *db, const struct svc_config *cfg, const 
  * `data_dir`/npm: each entry of npm/tmp (an install's directory, its tmpfs
  * `<id>.disk` unmounted first) and each npm/modules/.gone-* older than
  * `older_secs` (give SVC_BUILD_WALL_SECS plus a margin, so no running
- * install's is taken). For svc-worker's start, beside svc_build_sweep().
+ * install's is taken); a tmpfs whose owner no longer runs
+ * (svc_sandbox_disk_owner_alive()) goes at once. For svc-worker's start,
+ * beside svc_build_sweep().
  * Returns how many were removed.
  */
 int svc_deps_sweep(const char *data_dir, unsigned older_secs);
