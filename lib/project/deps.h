@@ -17,6 +17,8 @@
  *	                        (with empty node_modules/.vite and node_modules/.cache for mounts),
  *	                        .svc-bytes (its size); its mtime is its last use
  *	locks/<key>             a shared flock held by every build or dev server using modules/<key>
+ *	locks/<key>.install     an exclusive flock held by the one install of <key> at a time: a
+ *	                        build that needs the same missing entry waits, then leases it
  *	cache/_cacache/content-v2/sha512/xx/yy/<rest>
  *	                        the shared npm cache: content files only, root's 0440, each one's
  *	                        sha512 checked against its path before it was added (0700: the
@@ -121,7 +123,10 @@ struct svc_deps_lease {
  * copy for one build or a dev server's tree) exists and leases it into *out.
  * The key (svc_deps_key()) of dir's package.json and package-lock.json: a
  * stored tree with that key is leased and nothing runs ("node_modules
- * reused" in the log). Otherwise the install runs through `run` in a new
+ * reused" in the log). With a lockfile, one install of a key runs at a
+ * time (locks/<key>.install): a second call for the same key waits for the
+ * first and leases what it stored (a project without a lockfile installs on
+ * its own: its key is known only after npm wrote one). Otherwise the install runs through `run` in a new
  * tree under npm/tmp holding only those two files (a project's .npmrc is
  * not read): `npm ci` (or `npm install` without a lockfile) with
  * --ignore-scripts, --prefer-offline (--offline without the network) and a
