@@ -38,8 +38,7 @@ const char *const svc_deps_writable[SVC_DEPS_WRITABLE] = { ".vite", ".vite-temp"
 
 /* ---- small helpers ---- */
 
-static void say(svc_deps_log_fn log, void *arg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(svc_deps_log_fn log, void *arg, const char *fmt, ...)
+void svc_deps__say(svc_deps_log_fn log, void *arg, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
@@ -319,7 +318,7 @@ static int install_lock(const char *locks_dir, const char *key, svc_deps_log_fn 
 	snprintf(name, sizeof name, "%s" DEPS_INSTALL_LOCK, key);
 	if ((fd = lock_key(locks_dir, name, LOCK_EX | LOCK_NB)) != SVC_E_CONFLICT)
 		return fd;
-	say(log, arg, "waiting for another build's install of the same dependencies (%.12s)\n", key);
+	svc_deps__say(log, arg, "waiting for another build's install of the same dependencies (%.12s)\n", key);
 	return lock_key(locks_dir, name, LOCK_EX);
 }
 
@@ -980,11 +979,11 @@ static int job_install(struct job *j, const char *root, const char *disk_dir, in
 		svc_log_warn("deps: the npm cache of %s was not merged", j->tmp);
 	remove_any(j->cache);
 	if (added || refused)
-		say(j->log, j->log_arg, "npm cache: %u new files shared%s\n", added, refused ? ", some left out" : "");
+		svc_deps__say(j->log, j->log_arg, "npm cache: %u new files shared%s\n", added, refused ? ", some left out" : "");
 	if (added && svc_deps_cache_evict(j->p.cache, (uint64_t)j->d->cache_max_mb << 20) < 0)
 		svc_log_warn("deps: eviction in %s failed", j->p.cache);
 	if (err == 0)
-		say(j->log, j->log_arg, "installed in %lld ms\n", (long long)(svc_mono_ms() - t0));
+		svc_deps__say(j->log, j->log_arg, "installed in %lld ms\n", (long long)(svc_mono_ms() - t0));
 	return err;
 }
 
@@ -1241,7 +1240,7 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 		}
 		if (err == 1) {
 			out->reused = 1;
-			say(log, log_arg, "$ %s: skipped, node_modules reused (package.json and package-lock.json as "
+			svc_deps__say(log, log_arg, "$ %s: skipped, node_modules reused (package.json and package-lock.json as "
 				"installed before, %.12s)\n", "npm ci", key);
 			err = 0;
 		}

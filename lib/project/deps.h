@@ -90,6 +90,13 @@ typedef int (*svc_deps_run_fn)(void *arg, const struct svc_deps_step *s, char *w
 /* The build's log, as svc_build_log_fn (lib/project/build.h). */
 typedef void (*svc_deps_log_fn)(void *arg, const char *text, size_t len);
 
+/*
+ * Formats one line (printf's `fmt`, at most 511 bytes: longer is cut) and
+ * gives it to `log` with `arg`; nothing when `log` is NULL. lib/project's
+ * installs and builds (deps.c, build.c) write their logs with it.
+ */
+void svc_deps__say(svc_deps_log_fn log, void *arg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The settings deps works with, from svc_build_opts (lib/project/build.h). Strings borrowed. */
 struct svc_deps_opts {
 	const char *data_dir;     /* SVC_DATA_DIR */
