@@ -2,10 +2,10 @@
 # shellcheck shell=bash
 
 # './svc-dev cluster up|down|status' (docs/scaling.md): on loopback, a 3-node MariaDB Galera cluster,
-# two hosts (a lighttpd with its responders, an svc-wsd and an svc-worker each; host a's settings name
+# two hosts (a lighttpd with its responders, an svc-wsd, an svc-worker and an svc-devd each; host a's settings name
 # Galera node 1 first, host b's node 2) sharing one SVC_DATA_DIR, and HAProxy in front, rendered from
 # httpd-conf/haproxy/haproxy.cfg. State in SVC_CLUSTER_VAR (var-cluster/), ports from SVC_CLUSTER_PORT
-# (26000): front +80, hosts +81 +82, svc-wsd +91 +92, Galera node N: mariadbd +300+N, gcomm +310+N,
+# (26000): front +80, hosts +81 +82, svc-wsd +91 +92, svc-devd +101 +102, Galera node N: mariadbd +300+N, gcomm +310+N,
 # IST +320+N, SST +330+N. SVC_CLUSTER_BUILD names a build tree to run as it is (tests/cluster uses
 # build-test/); without it, 'cluster up' builds build/ like 'up'.
 CV="${SVC_CLUSTER_VAR:-$ROOT/var-cluster}"
@@ -182,6 +182,7 @@ EOS
 			"SVC_DATA_DIR=$CV/data" "SVC_TEMPLATES_DIR=$ROOT/templates" "SVC_SCHEMA_DIR=$ROOT/schema" \
 			"SVC_BASE_URL=$front/api" "SVC_APP_URL=$front" "SVC_WS_URL=ws://127.0.0.1:$((CPORT + 80))" \
 			"SVC_WS_PORT=$((CPORT + 90 + i))" SVC_DOMAIN=localhost "SVC_HTTP_PORT=$((CPORT + 80))" \
+			"SVC_DEVD_PORT=$((CPORT + 100 + i))" \
 			"SVC_CORS_ORIGINS=$front" "SVC_AUTH_LOG=$CV/logs/auth.log" \
 			"SVC_RATE_LIMIT_EXEMPT=127.0.0.1,::1" "SVC_TRUSTED_PROXIES=127.0.0.1,::1" \
 			"SVC_SITES_RELOAD_CMD=$CV/run/reload-sites.sh $h" SVC_SIGNUP_VERIFY=off JWT_ISSUER=svc
@@ -209,6 +210,10 @@ EOS
 		pid_alive "$CV/run/wsd-$i.pid" || wsd_start "$build" "$CV/svc-$h.conf" "$CV/run/wsd-$i.pid" "$CV/logs/svc-wsd-$i.log"
 		pid_alive "$CV/run/worker-$h.pid" ||
 			worker_start "$build" "$CV/svc-$h.conf" "$CV/run/worker-$h.pid" "$CV/logs/svc-worker-$h.log"
+		# the host's dev servers, as on a real host (its lighttpd sends the previews' websockets there; HAProxy
+		# sends a project's preview to one host: docs/scaling.md "Dev servers")
+		pid_alive "$CV/run/devd-$h.pid" ||
+			devd_start "$build" "$CV/svc-$h.conf" "$CV/run/devd-$h.pid" "$CV/logs/svc-devd-$h.log"
 		wait_http "http://127.0.0.1:$port/" || die "host $h does not answer on $port"
 	done
 
@@ -237,6 +242,7 @@ EOS
 	   echo "SVC_CLUSTER_HOSTS=\"$hosts\""
 	   echo "SVC_CLUSTER_NODES=\"$nodes\""
 	   echo "SVC_CLUSTER_WSD=\"http://127.0.0.1:$((CPORT + 91)) http://127.0.0.1:$((CPORT + 92))\""
+	   echo "SVC_CLUSTER_DEVD=\"http://127.0.0.1:$((CPORT + 101)) http://127.0.0.1:$((CPORT + 102))\""
 	   echo "SVC_CLUSTER_CONFIGS=\"$CV/svc-a.conf $CV/svc-b.conf\""
 	   echo "SVC_CLUSTER_RUN=\"$CV/run\""
 	   echo "SVC_CLUSTER_LOGS=\"$CV/logs\""
@@ -249,7 +255,7 @@ EOM
 	i=0
 	for h in $CLUSTER_HOSTS; do
 		i=$((i + 1))
-		echo "  host $h    http://127.0.0.1:$((CPORT + 80 + i))   svc-wsd 127.0.0.1:$((CPORT + 90 + i)), Galera node $i first"
+		echo "  host $h    http://127.0.0.1:$((CPORT + 80 + i))   svc-wsd 127.0.0.1:$((CPORT + 90 + i)), svc-devd 127.0.0.1:$((CPORT + 100 + i)), Galera node $i first"
 	done
 	for n in 1 2 3; do echo "  node $n    $(galera_sock "$n")"; done
 	cat <<EOM
@@ -267,9 +273,11 @@ cmd_cluster_down() {
 	for h in $CLUSTER_HOSTS; do
 		i=$((i + 1))
 		stop_pidfile "$CV/run/worker-$h.pid" "svc-worker ($h)"
+		stop_pidfile "$CV/run/devd-$h.pid" "svc-devd ($h)"
 		stop_pidfile "$CV/run/wsd-$i.pid" "svc-wsd ($i)"
 		stop_pidfile "$CV/run/lighttpd-$h.pid" "lighttpd ($h)"
 	done
+	unmount_builds "$CV" # the tmpfs of builds killed mid-way
 	# node 1 last: it holds the last state and bootstraps the next 'cluster up'
 	for n in 3 2 1; do
 		pid_alive "$CV/run/galera-$n.pid" || continue

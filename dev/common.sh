@@ -130,6 +130,22 @@ stop_pidfile() {
 	rm -f "$file"
 }
 
+# unmount_builds DIR: unmounts the build trees (tmpfs "svc-build", svc_sandbox_disk_mount()) that a build or an
+# install killed mid-way left mounted under DIR (a stack's data dir), deepest first; nothing outside DIR (other
+# stacks' builds run on this machine too). For a stack's teardown, once its processes have stopped.
+unmount_builds() {
+	local dir mp
+	[ -d "$1" ] || return 0
+	dir=$(realpath -m "$1")
+	while IFS= read -r mp; do
+		mp=${mp//\\040/ }
+		umount -l "$mp" 2>/dev/null && log "unmounted $mp, left by a build that was killed" ||
+			log "cannot unmount $mp"
+	done < <(awk -v d="$dir/" '{ i = 7; while ($i != "-") i++
+		if ($(i + 1) == "tmpfs" && $(i + 2) == "svc-build" && index($5, d) == 1) print $5 }' /proc/self/mountinfo |
+		sort -r)
+}
+
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # free_port: prints a TCP port on 127.0.0.1 that nothing listens on now.

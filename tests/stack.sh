@@ -40,6 +40,7 @@ stack_cleanup() {
 	stop_pidfile "$v/run/svc-devd.pid" svc-devd
 	# a cluster of tests/cluster left by a killed run
 	[ ! -f "$v/cluster/cluster.env" ] || SVC_CLUSTER_VAR=$v/cluster "$ROOT/$PROG" cluster down >/dev/null 2>&1
+	unmount_builds "$v" # the tmpfs of a build killed with its process (else var-test cannot be removed)
 	db_stop "$v/mariadb"
 	if [ -n "${T_SHARE_TMP:-}" ] && [ -d "$T_SHARE_TMP" ]; then rm -rf "$T_SHARE_TMP"; fi
 }

@@ -3,11 +3,12 @@
 // React project (cold, then warm npm cache), publishing with warm dependencies, and what dev servers cost.
 // usage: node bench/preview/measure.mjs BASE_URL [PHASE...]   (PHASE: static react publish devservers; default all)
 // Env: SAVES (20: saves per project kind; build-on-save previews take SAVES_BUILD, 5), PUBLISHES (3),
-//      DEVSERVERS (8), SVC_CHROMIUM (/usr/bin/chromium). Prints "# ..." lines as it goes and one JSON object
+//      DEVSERVERS (8), SVC_CHROMIUM (/usr/bin/chromium), SVC_CONFIG (the stack's settings file: svc-devd's address and
+//      the internal secret its status is signed with; without it the dev servers are not measured). Prints "# ..." lines as it goes and one JSON object
 //      of every figure last.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, createHash, createHmac } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 
 const require = createRequire(new URL('../../tests/web/package.json', import.meta.url));
@@ -102,7 +103,9 @@ async function seen(page, text, reload, deadlineMs) {
 	const end = performance.now() + deadlineMs;
 	const has = () => page.evaluate((t) => Boolean(document.body && document.body.innerText.includes(t)), text).catch(() => false);
 	if (!reload) {
-		await waitText(page, text, deadlineMs);
+		await waitText(page, text, deadlineMs).catch((e) => {
+			throw new Error(`the preview did not show ${JSON.stringify(text)} within ${deadlineMs} ms without a reload (${e.message})`);
+		});
 		return performance.now();
 	}
 	while (performance.now() < end) {
@@ -116,7 +119,7 @@ async function seen(page, text, reload, deadlineMs) {
 /**
  * firstPreview(page, pid, t0): ms from t0 (the create's start) until the preview page shows the React app, and
  * its kind. While svc answers "Building the preview" (or nothing yet) the page is loaded again every 500 ms;
- * a page that is the app gets 30 s to run its scripts and render.
+ * a page that is the app gets 30 s to run its scripts and render, then it is loaded again (up to 600 s in all).
  */
 async function firstPreview(page, pid, t0) {
 	const url = await previewUrl(pid);
@@ -126,11 +129,11 @@ async function firstPreview(page, pid, t0) {
 		const r = await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 300000 }).catch(() => null);
 		const body = await text();
 		if (/The build failed/.test(body)) throw new Error(`the preview build failed: ${body.slice(0, 600)}`);
-		if (r && r.status() === 200 && !/Building the preview/.test(body)) {
-			await waitText(page, HEAD, 30000);
+		// the app's page: its scripts get 30 s to render (a dev server's first page waits for Vite's
+		// dependency pre-bundling, and Vite may reload it once), else the page is loaded again
+		if (r && r.status() === 200 && !/Building the preview/.test(body) && (await waitText(page, HEAD, 30000).catch(() => false)))
 			return { ms: performance.now() - t0, kind: await kindOf(page), url };
-		}
-		if (performance.now() > end) throw new Error(`no preview within 600 s: ${body.slice(0, 300)}`);
+		if (performance.now() > end) throw new Error(`no preview within 600 s: ${(await text()).slice(0, 300)}`);
 		await sleep(500);
 	}
 }
@@ -140,7 +143,7 @@ async function saves(page, pid, path, base, n, reload, times = []) {
 	for (let i = 0; i < n; i++) {
 		const marker = `Saved change ${i} ${randomBytes(3).toString('hex')}`;
 		const t = await save(pid, path, base.replace(HEAD, marker));
-		times.push(Math.round((await seen(page, marker, reload, reload ? 600000 : 30000)) - t));
+		times.push(Math.round((await seen(page, marker, reload, reload ? 600000 : 60000)) - t));
 		await sleep(300);
 	}
 	return times;
@@ -151,28 +154,50 @@ function memAvailableMb() {
 	return m ? Math.round(Number(m[1]) / 1024) : null;
 }
 
-/** devServers(): [{pid, pssMb}] of each running Vite dev server (a node process running vite) with its children (esbuild). */
-function devServers() {
+/** setting(name): a value of the stack's settings file (SVC_CONFIG, run.sh sets it), or undefined. */
+function setting(name) {
+	if (!process.env.SVC_CONFIG) return undefined;
+	const m = new RegExp(`^${name}=(.*)$`, 'm').exec(readFileSync(process.env.SVC_CONFIG, 'utf8'));
+	return m ? m[1] : undefined;
+}
+
+/** pssMb(pid): the proportional set size of pid and its descendants, in MiB (/proc). */
+function pssMb(pid) {
 	let ps;
 	try {
-		ps = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' });
+		ps = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' });
 	} catch {
-		return [];
+		return null;
 	}
-	const rows = ps.trim().split('\n').map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/)).filter(Boolean).map(([, pid, ppid, args]) => ({ pid: Number(pid), ppid: Number(ppid), args }));
-	const kids = (pid) => rows.filter((r) => r.ppid === pid).flatMap((r) => [r.pid, ...kids(r.pid)]);
-	const pss = (pid) => {
+	const rows = ps.trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
+	const kids = (p) => rows.filter((r) => r[1] === p).flatMap((r) => [r[0], ...kids(r[0])]);
+	const pss = (p) => {
 		try {
-			const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+			const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'));
 			return m ? Number(m[1]) / 1024 : 0;
 		} catch {
 			return 0;
 		}
 	};
-	const vites = rows.filter((r) => /node\S*\s.*\bvite(\.js)?\b/.test(r.args) && !/measure\.mjs/.test(r.args));
-	// a vite process whose parent is also one (npm run dev → vite) counts once, at the top
-	const top = vites.filter((v) => !vites.some((o) => o.pid === v.ppid));
-	return top.map((v) => ({ pid: v.pid, pssMb: Math.round([v.pid, ...kids(v.pid)].reduce((a, p) => a + pss(p), 0)) }));
+	return Math.round([pid, ...kids(pid)].reduce((a, p) => a + pss(p), 0));
+}
+
+/**
+ * devServers(): [{projectId, state, pid, memoryMb (its cgroup's), pssMb (its processes')}] of the dev servers of
+ * this stack's svc-devd (its signed GET /internal/status, docs/conventions.md "Internal calls"), or null without
+ * SVC_CONFIG. Only this stack's: on a shared machine other stacks' dev servers run too.
+ */
+async function devServers() {
+	const secret = setting('INTERNAL_SECRET');
+	if (!secret) return null;
+	const url = `http://${setting('SVC_DEVD_HOST') || '127.0.0.1'}:${setting('SVC_DEVD_PORT') || 8082}/internal/status`;
+	const ts = String(Math.floor(Date.now() / 1000));
+	const nonce = randomBytes(16).toString('hex');
+	const msg = `GET\n/internal/status\n${ts}\n${nonce}\n${createHash('sha256').update('').digest('hex')}`;
+	const sig = createHmac('sha256', secret).update(msg).digest('hex');
+	const r = await fetch(url, { headers: { 'X-Svc-Timestamp': ts, 'X-Svc-Nonce': nonce, 'X-Svc-Signature': `v2=${sig}` } });
+	if (r.status !== 200) throw new Error(`svc-devd's status: ${r.status}`);
+	return (await r.json()).servers.map((s) => ({ projectId: s.projectId, state: s.state, pid: s.pid, memoryMb: Math.round(s.memoryBytes / 1048576), pssMb: s.pid ? pssMb(s.pid) : null }));
 }
 
 async function main() {
@@ -229,23 +254,23 @@ async function main() {
 			say(`publish with warm dependencies: ${times.map((t) => (t / 1000).toFixed(1) + ' s').join(', ')}`);
 		}
 		if (PHASES.includes('devservers') && warm) {
-			if (out.previewKind !== 'dev') {
-				say('no dev server serves the preview on this stack: dev-server memory and start time not measured');
+			const before = out.previewKind === 'dev' ? await devServers() : null;
+			if (!before) {
+				say(out.previewKind !== 'dev' ? 'no dev server serves the preview on this stack: dev-server memory and start time not measured' : 'no SVC_CONFIG (the stack\'s settings): dev servers not measured');
 			} else {
 				const starts = [];
-				const pages = [];
-				for (let i = devServers().length; i < DEVSERVERS; i++) {
+				for (let i = before.filter((d) => d.state === 'running').length; i < DEVSERVERS; i++) {
 					const p = await project('react', `Bench dev server ${i}`);
 					const pg = await (await browser.newContext()).newPage();
-					pages.push(pg);
 					// start = from the first look at a warm project's preview to the app on screen
-					await firstPreview(pg, p.id, performance.now() + 0).then((f) => starts.push(Math.round(f.ms)));
+					const f = await firstPreview(pg, p.id, performance.now());
+					starts.push(Math.round(f.ms));
 				}
 				await sleep(5000);
-				const running = devServers();
-				out.devServers = { running: running.length, pssMb: running.map((d) => d.pssMb), start: summary(starts) };
+				const running = (await devServers()).filter((d) => d.state === 'running');
+				out.devServers = { running: running.length, memoryMb: running.map((d) => d.memoryMb), pssMb: running.map((d) => d.pssMb), start: summary(starts) };
 				out.memAvailableWithDevServersMb = memAvailableMb();
-				say(`${running.length} dev servers running: PSS each ${running.map((d) => d.pssMb).join(', ')} MB; host MemAvailable ${out.memAvailableAtStartMb} → ${out.memAvailableWithDevServersMb} MB; start of one (warm): p50 ${out.devServers.start.p50} ms`);
+				say(`${running.length} dev servers running: memory (cgroup) each ${out.devServers.memoryMb.join(', ')} MB, PSS ${out.devServers.pssMb.join(', ')} MB; host MemAvailable ${out.memAvailableAtStartMb} → ${out.memAvailableWithDevServersMb} MB; start of one (warm): p50 ${out.devServers.start.p50} ms (${starts.join(' ')})`);
 			}
 		}
 	} finally {

@@ -8,7 +8,7 @@
 #               project with a cold and a warm npm cache, then save → preview through the dev server, or the
 #               build-on-save preview where no dev server runs), publish (warm dependencies), devservers
 #               (memory of one running dev server and of the host with 8, the time to start one); default all
-#   --port P    the stack's port (default 20410; svc-wsd on P+1)
+#   --port P    the stack's port (default 20410; svc-wsd on P+1, svc-devd on P+2)
 #   --var DIR   its state directory (default var-bench-preview/, removed first: a cold npm cache)
 #   --keep      leave the stack up (stop it: SVC_DEV_VAR=DIR ./svc-dev down)
 # Env: SAVES, SAVES_BUILD, PUBLISHES, DEVSERVERS (see measure.mjs); every SVC_* setting goes to the stack
@@ -36,7 +36,7 @@ trap stop_all EXIT
 "$ROOT/svc-dev" down >/dev/null 2>&1 || true
 rm -rf "$VAR"
 log "starting ./svc-dev up in $VAR on port $PORT"
-SVC_HTTP_PORT=$PORT SVC_WS_PORT=$((PORT + 1)) SVC_SIGNUP_VERIFY=off "$ROOT/svc-dev" up >"$VAR.up.log" 2>&1 ||
+SVC_HTTP_PORT=$PORT SVC_WS_PORT=$((PORT + 1)) SVC_DEVD_PORT=$((PORT + 2)) SVC_SIGNUP_VERIFY=off "$ROOT/svc-dev" up >"$VAR.up.log" 2>&1 ||
 	{ tail -n 30 "$VAR.up.log" >&2; log "./svc-dev up failed"; exit 1; }
 mkdir -p "$VAR/bench" && mv "$VAR.up.log" "$VAR/bench/up.log"
 
@@ -46,7 +46,7 @@ if [ ! -d "$ROOT/tests/web/node_modules/playwright-core" ]; then
 fi
 out=$VAR/bench/results-$(date -u +%Y%m%dT%H%M%SZ).json
 log "measuring (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-node "$ROOT/bench/preview/measure.mjs" "http://127.0.0.1:$PORT/api" "${PHASES[@]}" | tee "$out.log" | grep --line-buffered '^#' || true
+SVC_CONFIG=$VAR/svc.conf node "$ROOT/bench/preview/measure.mjs" "http://127.0.0.1:$PORT/api" "${PHASES[@]}" | tee "$out.log" | grep --line-buffered '^#' || true
 tail -n 1 "$out.log" >"$out"
 log "load average afterwards $(cut -d' ' -f1-3 /proc/loadavg); results in $out"
 grep -q '"error"' "$out" && { log "failed: $(cat "$out")"; exit 1; }

@@ -348,7 +348,7 @@ enum svc_err svc_api_preview_serve(struct svc_req *req, struct svc_resp *resp)
 		}
 		if (why[0])
 			return preview_page(resp, 503, "The build failed", why);
-		svc_preview_build_request(req->ctx->db, cfg, id);
+		svc_preview_build_first(req->ctx->db, cfg, id); /* none while the first build runs */
 		if ((err = svc_resp_header(resp, "Refresh", "2")) < 0)
 			return err;
 		if (dev_why[0]) {

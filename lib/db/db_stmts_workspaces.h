@@ -142,6 +142,11 @@ SVC_STMT(STMT_FOLDER_DELETE,
 SVC_STMT(STMT_THUMB_JOB_WAITING,
 	"SELECT id FROM jobs WHERE state = 'queued' AND kind = ? AND payload = ? LIMIT 1")
 SVC_COLS(TJCOL_ID)
+/* a preview build of the project waiting or running under a live lease, other than job ? (0: none) */
+SVC_STMT(STMT_PREVIEW_JOB_ACTIVE,
+	"SELECT id, state FROM jobs WHERE kind = ? AND payload = ? AND id <> ? "
+	"AND (state = 'queued' OR (state = 'running' AND locked_until >= " NOW ")) LIMIT 10")
+SVC_COLS(PJCOL_ID, PJCOL_STATE)
 SVC_STMT(STMT_THUMB_PROJECT,
 	"SELECT name FROM projects WHERE id = ? AND deleted_at IS NULL")
 SVC_COLS(TPCOL_NAME)

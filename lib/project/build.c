@@ -7,7 +7,6 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,20 +52,6 @@ void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_b
 	memcpy(out->run_name, "build-", 6);
 	if (svc_random_hex(out->run_name + 6, 8) < 0)
 		snprintf(out->run_name + 6, sizeof out->run_name - 6, "%ld", (long)getpid());
-}
-
-static void say(svc_build_log_fn log, void *arg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(svc_build_log_fn log, void *arg, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	if (n > 0 && log)
-		log(arg, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 /* Hands the tree at `dirfd` (and its entries, without following symlinks) to uid:gid. */
@@ -273,7 +258,7 @@ static int npm_config(const struct svc_build_opts *o, const char *dir, svc_build
 	int n;
 
 	if (svc_fsx_delete(dir, ".npmrc") == 0)
-		say(log, arg, "(the project's .npmrc is not used: svc sets the registry)\n");
+		svc_deps__say(log, arg, "(the project's .npmrc is not used: svc sets the registry)\n");
 	/* the host's CA store (bound into the install steps with /etc/ssl), not only Node's own: a registry
 	 * mirror or a TLS-inspecting gateway is trusted as the host trusts it */
 	n = snprintf(rc, sizeof rc,
@@ -397,14 +382,14 @@ static int run_one(const struct svc_build_opts *o, const char *dir, const char *
 	snprintf(name, sizeof name, "%s-%s", o->run_name, s->tag);
 	step_spec(o, dir, s, name, deadline, log, arg, m, &sp);
 	sp.disk_dir = disk_dir;
-	say(log, arg, "$ %s%s%s\n", s->title, s->shown, s->network ? " (the registry only)" : " (no network)");
+	svc_deps__say(log, arg, "$ %s%s%s\n", s->title, s->shown, s->network ? " (the registry only)" : " (no network)");
 	if ((err = svc_sandbox_run(&sp, &r, err_why, sizeof err_why)) < 0) {
 		if (err == SVC_E_UNAVAILABLE)
 			snprintf(why, why_max, "svc refuses to build: %s", err_why);
 		else
 			snprintf(why, why_max, "the build sandbox could not be started%s%s%s", err_why[0] ? " (" : "",
 				 err_why, err_why[0] ? ")" : "");
-		say(log, arg, "%s\n", why);
+		svc_deps__say(log, arg, "%s\n", why);
 		return err == SVC_E_VALIDATION ? SVC_E_INTERNAL : err;
 	}
 	if (r.limit == SVC_SANDBOX_LIMIT_TIME && r.status == -1)
@@ -417,7 +402,7 @@ static int run_one(const struct svc_build_opts *o, const char *dir, const char *
 		snprintf(why, why_max, "%s exited with status %d", s->title, r.status);
 	else
 		return 0;
-	say(log, arg, "%s\n", why);
+	svc_deps__say(log, arg, "%s\n", why);
 	return SVC_E_VALIDATION;
 }
 
@@ -533,12 +518,12 @@ int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log
 	}
 	if (svc_sandbox_check(o->bwrap, o->cgroup_parent, top, sizeof top) < 0) {
 		snprintf(why, why_max, "svc refuses to build: %s", top);
-		say(log, arg, "%s\n", why);
+		svc_deps__say(log, arg, "%s\n", why);
 		svc_log_error("build: %s", why);
 		return SVC_E_UNAVAILABLE;
 	}
 	if ((err = svc_build_check_deps(dir, o->registry, why, why_max)) < 0) {
-		say(log, arg, "%s\n", why);
+		svc_deps__say(log, arg, "%s\n", why);
 		return SVC_E_VALIDATION;
 	}
 	if (npm_config(o, dir, log, arg) < 0) {
@@ -573,7 +558,7 @@ int svc_build_run(const struct svc_build_opts *o, const char *dir, svc_build_log
 	svc_deps_release(&lease);
 	if (lstat(dist, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(why, why_max, "the build made no dist/ directory");
-		say(log, arg, "%s\n", why);
+		svc_deps__say(log, arg, "%s\n", why);
 		return SVC_E_VALIDATION;
 	}
 	return 0;
@@ -621,10 +606,16 @@ int svc_build_sweep(const char *builds, unsigned older_secs)
 	if (!d)
 		return errno == ENOENT ? 0 : SVC_E_INTERNAL;
 	while ((e = readdir(d)) != NULL) {
+		int alive;
+
 		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)older_secs)
+		    !S_ISDIR(st.st_mode))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", builds, e->d_name);
+		/* a tree whose owner is gone goes now; one without an owner (no tmpfs) once older than any build */
+		alive = svc_sandbox_disk_owner_alive(path);
+		if (alive == 1 || (alive < 0 && now - st.st_mtime < (time_t)older_secs))
+			continue;
 		if (svc_build_dir_remove(path) == 0) {
 			svc_log_info("build: removed %s, left by a build that ended without it", path);
 			n++;

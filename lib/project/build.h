@@ -110,9 +110,11 @@ int svc_build_dir_make(const struct svc_build_opts *o, const char *top, char *pr
 /*
  * Removes the build trees under `builds` (SVC_DATA_DIR/builds) that a build
  * which ended without removing its own left behind (its process was killed):
- * each entry older than `older_secs` (give SVC_BUILD_WALL_SECS plus a margin,
- * so no running build's tree is taken) is unmounted and removed
- * (svc_build_dir_remove()). For svc-worker's start. Returns how many were
+ * a tmpfs whose owner no longer runs (svc_sandbox_disk_owner_alive()) at
+ * once, a tree without a recorded owner once older than `older_secs` (give
+ * SVC_BUILD_WALL_SECS plus a margin, so no running build's tree is taken);
+ * each is unmounted and removed (svc_build_dir_remove()); nothing outside
+ * `builds` is touched. For svc-worker's start. Returns how many were
  * removed, or SVC_E_INTERNAL when `builds` cannot be read.
  */
 int svc_build_sweep(const char *builds, unsigned older_secs);

@@ -32,13 +32,13 @@
 #define DEPS_CONTENT_MAX (1024ULL * 1024 * 1024) /* bytes of one cache content file merged */
 #define DEPS_DEPTH_MAX 256                     /* nesting of an installed tree walked */
 #define DEPS_SIZE_FILE ".svc-bytes"
+#define DEPS_INSTALL_LOCK ".install" /* locks/<key>.install: held by the one install of <key> at a time */
 
 const char *const svc_deps_writable[SVC_DEPS_WRITABLE] = { ".vite", ".vite-temp", ".cache" };
 
 /* ---- small helpers ---- */
 
-static void say(svc_deps_log_fn log, void *arg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(svc_deps_log_fn log, void *arg, const char *fmt, ...)
+void svc_deps__say(svc_deps_log_fn log, void *arg, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
@@ -304,6 +304,24 @@ static int lock_key(const char *locks_dir, const char *key, int how)
 	return SVC_E_INTERNAL;
 }
 
+/*
+ * Takes locks_dir/<key>.install exclusively, waiting for the install of `key` that holds it (bounded by that
+ * install's own wall clock), so builds that need one missing entry at once install it once: the next finds it
+ * stored when its turn comes. Says so in the log when it waits. Returns the descriptor (close() releases it)
+ * or SVC_E_INTERNAL.
+ */
+static int install_lock(const char *locks_dir, const char *key, svc_deps_log_fn log, void *arg)
+{
+	char name[SVC_DEPS_KEY_HEX + 16];
+	int fd;
+
+	snprintf(name, sizeof name, "%s" DEPS_INSTALL_LOCK, key);
+	if ((fd = lock_key(locks_dir, name, LOCK_EX | LOCK_NB)) != SVC_E_CONFLICT)
+		return fd;
+	svc_deps__say(log, arg, "waiting for another build's install of the same dependencies (%.12s)\n", key);
+	return lock_key(locks_dir, name, LOCK_EX);
+}
+
 /* Fills the paths of lease `out` for entry `key` and marks it used. */
 static int lease_fill(const char *modules_dir, const char *key, int fd, struct svc_deps_lease *out)
 {
@@ -441,6 +459,13 @@ static int evict_one(const char *modules_dir, const char *locks_dir, const char 
 		err = errno == ENOENT ? 0 : SVC_E_INTERNAL;
 	unlink(lock);
 	close(fd);
+	/* its install lock too, unless an install holds it (a waiter that finds it removed locks the new one) */
+	snprintf(lock, sizeof lock, "%s" DEPS_INSTALL_LOCK, key);
+	if ((fd = lock_key(locks_dir, lock, LOCK_EX | LOCK_NB)) >= 0) {
+		if (join(gone, sizeof gone, locks_dir, lock) == 0)
+			unlink(gone);
+		close(fd);
+	}
 	if (err == 0 && remove_any(gone) < 0)
 		svc_log_warn("deps: could not remove all of %s", gone);
 	return err < 0 ? err : 1;
@@ -954,11 +979,11 @@ static int job_install(struct job *j, const char *root, const char *disk_dir, in
 		svc_log_warn("deps: the npm cache of %s was not merged", j->tmp);
 	remove_any(j->cache);
 	if (added || refused)
-		say(j->log, j->log_arg, "npm cache: %u new files shared%s\n", added, refused ? ", some left out" : "");
+		svc_deps__say(j->log, j->log_arg, "npm cache: %u new files shared%s\n", added, refused ? ", some left out" : "");
 	if (added && svc_deps_cache_evict(j->p.cache, (uint64_t)j->d->cache_max_mb << 20) < 0)
 		svc_log_warn("deps: eviction in %s failed", j->p.cache);
 	if (err == 0)
-		say(j->log, j->log_arg, "installed in %lld ms\n", (long long)(svc_mono_ms() - t0));
+		svc_deps__say(j->log, j->log_arg, "installed in %lld ms\n", (long long)(svc_mono_ms() - t0));
 	return err;
 }
 
@@ -1164,7 +1189,7 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 {
 	struct job j = { .d = d, .run = run, .run_arg = run_arg, .log = log, .log_arg = log_arg };
 	char key[SVC_DEPS_KEY_HEX + 1], nm[2100];
-	int err;
+	int err, ifd = -1;
 
 	memset(out, 0, sizeof *out);
 	out->fd = -1;
@@ -1204,12 +1229,18 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 	}
 	if ((err = job_key(&j, j.lock, j.lock_len, key)) < 0)
 		goto done;
-	if (j.lock && (err = svc_deps_store_lease(j.p.modules, j.p.locks, key, out)) != 0) {
-		if (err < 0)
+	/* with a lockfile, the key is known before the install: one install of a key at a time, the others reuse it */
+	if (j.lock && (err = svc_deps_store_lease(j.p.modules, j.p.locks, key, out)) == 0 &&
+	    (ifd = install_lock(j.p.locks, key, log, log_arg)) >= 0)
+		err = svc_deps_store_lease(j.p.modules, j.p.locks, key, out);
+	if (j.lock && (err != 0 || ifd < 0)) {
+		if (err < 0 || (err == 0 && ifd < 0)) {
 			snprintf(why, why_max, "the dependencies could not be prepared");
+			err = err < 0 ? err : SVC_E_INTERNAL;
+		}
 		if (err == 1) {
 			out->reused = 1;
-			say(log, log_arg, "$ %s: skipped, node_modules reused (package.json and package-lock.json as "
+			svc_deps__say(log, log_arg, "$ %s: skipped, node_modules reused (package.json and package-lock.json as "
 				"installed before, %.12s)\n", "npm ci", key);
 			err = 0;
 		}
@@ -1217,6 +1248,8 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 	}
 	err = install_stored(&j, key, out, why, why_max);
 done:
+	if (ifd >= 0)
+		close(ifd);
 	free(j.pkg);
 	free(j.lock);
 	return err;
@@ -1353,12 +1386,16 @@ int svc_deps_sweep(const char *data_dir, unsigned older_secs)
 		}
 		while ((r = svc_fsx_dir_next(&d, &name, &st)) > 0) {
 			size_t len = strlen(name);
+			int disk = i == 0 && len > 5 && strcmp(name + len - 5, ".disk") == 0, alive;
 			/* in tmp/ every entry is an install's; in modules/ only what an eviction renamed away */
-			if (!S_ISDIR(st.st_mode) || now - st.st_mtime < (time_t)older_secs ||
-			    (i == 1 && strncmp(name, ".gone-", 6) != 0) || join(path, sizeof path, dir, name) < 0)
+			if (!S_ISDIR(st.st_mode) || (i == 1 && strncmp(name, ".gone-", 6) != 0) ||
+			    join(path, sizeof path, dir, name) < 0)
 				continue;
-			if (i == 0 && len > 5 && strcmp(name + len - 5, ".disk") == 0 ? svc_sandbox_disk_remove(path) == 0
-										       : remove_any(path) == 0) {
+			/* an install's tmpfs whose owner is gone goes now, everything else once older than any install */
+			alive = disk ? svc_sandbox_disk_owner_alive(path) : -1;
+			if (alive == 1 || (alive < 0 && now - st.st_mtime < (time_t)older_secs))
+				continue;
+			if (disk ? svc_sandbox_disk_remove(path) == 0 : remove_any(path) == 0) {
 				svc_log_info("deps: removed %s, left by an install that ended without it", path);
 				n++;
 			}

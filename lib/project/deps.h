@@ -17,6 +17,8 @@
  *	                        (with empty node_modules/.vite and node_modules/.cache for mounts),
  *	                        .svc-bytes (its size); its mtime is its last use
  *	locks/<key>             a shared flock held by every build or dev server using modules/<key>
+ *	locks/<key>.install     an exclusive flock held by the one install of <key> at a time: a
+ *	                        build that needs the same missing entry waits, then leases it
  *	cache/_cacache/content-v2/sha512/xx/yy/<rest>
  *	                        the shared npm cache: content files only, root's 0440, each one's
  *	                        sha512 checked against its path before it was added (0700: the
@@ -88,6 +90,13 @@ typedef int (*svc_deps_run_fn)(void *arg, const struct svc_deps_step *s, char *w
 /* The build's log, as svc_build_log_fn (lib/project/build.h). */
 typedef void (*svc_deps_log_fn)(void *arg, const char *text, size_t len);
 
+/*
+ * Formats one line (printf's `fmt`, at most 511 bytes: longer is cut) and
+ * gives it to `log` with `arg`; nothing when `log` is NULL. lib/project's
+ * installs and builds (deps.c, build.c) write their logs with it.
+ */
+void svc_deps__say(svc_deps_log_fn log, void *arg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The settings deps works with, from svc_build_opts (lib/project/build.h). Strings borrowed. */
 struct svc_deps_opts {
 	const char *data_dir;     /* SVC_DATA_DIR */
@@ -121,7 +130,10 @@ struct svc_deps_lease {
  * copy for one build or a dev server's tree) exists and leases it into *out.
  * The key (svc_deps_key()) of dir's package.json and package-lock.json: a
  * stored tree with that key is leased and nothing runs ("node_modules
- * reused" in the log). Otherwise the install runs through `run` in a new
+ * reused" in the log). With a lockfile, one install of a key runs at a
+ * time (locks/<key>.install): a second call for the same key waits for the
+ * first and leases what it stored (a project without a lockfile installs on
+ * its own: its key is known only after npm wrote one). Otherwise the install runs through `run` in a new
  * tree under npm/tmp holding only those two files (a project's .npmrc is
  * not read): `npm ci` (or `npm install` without a lockfile) with
  * --ignore-scripts, --prefer-offline (--offline without the network) and a
@@ -210,7 +222,9 @@ void svc_deps_build_done(struct svc_db *db, const struct svc_config *cfg, const 
  * `data_dir`/npm: each entry of npm/tmp (an install's directory, its tmpfs
  * `<id>.disk` unmounted first) and each npm/modules/.gone-* older than
  * `older_secs` (give SVC_BUILD_WALL_SECS plus a margin, so no running
- * install's is taken). For svc-worker's start, beside svc_build_sweep().
+ * install's is taken); a tmpfs whose owner no longer runs
+ * (svc_sandbox_disk_owner_alive()) goes at once. For svc-worker's start,
+ * beside svc_build_sweep().
  * Returns how many were removed.
  */
 int svc_deps_sweep(const char *data_dir, unsigned older_secs);

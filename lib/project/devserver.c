@@ -306,29 +306,6 @@ unsigned long long svc_devserver_tree_stamp(const char *src)
 	return newest ^ (count << 48);
 }
 
-int svc_devserver_deps_key(const char *dir, char *out)
-{
-	static const char *const names[] = { "package.json", "package-lock.json" };
-	struct svc_buf b;
-	size_t i, len;
-	char *text;
-	int err = 0;
-
-	svc_buf_init(&b, 2 * PKG_MAX * 8 + 16);
-	for (i = 0; err == 0 && i < 2; i++) {
-		text = NULL;
-		if (svc_fsx_read(dir, names[i], PKG_MAX * 8, &text, &len) == 0)
-			err = svc_buf_add(&b, text, len);
-		free(text);
-		if (err == 0)
-			err = svc_buf_add(&b, "\0", 1);
-	}
-	if (err == 0)
-		err = svc_sha256_hex(b.len ? svc_buf_str(&b) : "", b.len, out);
-	svc_buf_dispose(&b);
-	return err < 0 ? SVC_E_INTERNAL : 0;
-}
-
 /* ---- the sandbox ---- */
 
 /*
@@ -359,106 +336,10 @@ static int hand_over(const struct svc_config *cfg, const char *path)
 	return chown(path, cfg->build_uid, cfg->build_uid) < 0 ? SVC_E_INTERNAL : 0;
 }
 
-/* The environment of a dev server (besides PATH and LANG), and of its install. */
+/* The environment of a dev server (besides PATH and LANG). */
 static const char *const run_env[] = { "HOME=/tmp", "HOST=127.0.0.1", "PORT=5173", "BROWSER=none",
 				       "NODE_OPTIONS=--require /svc/relay.cjs", "npm_config_update_notifier=false",
 				       "NODE_ENV=development", NULL };
-static const char *const install_env[] = { "HOME=/app/.svc-home", "npm_config_cache=/app/.svc-home/npm-cache",
-					   "npm_config_update_notifier=false", "CI=1", NULL };
-
-/* 1 when `dir`/package.json names any dependency (dependencies, devDependencies, optionalDependencies). */
-static int has_deps(const char *dir)
-{
-	static const char *const keys[] = { "dependencies", "devDependencies", "optionalDependencies" };
-	struct json_object *o = NULL, *d;
-	size_t i;
-	int any = 0;
-
-	if (read_package(dir, &o) < 0)
-		return 1; /* npm says what is wrong with it */
-	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		if (json_object_object_get_ex(o, keys[i], &d) && json_object_is_type(d, json_type_object) &&
-		    json_object_object_length(d) > 0)
-			any = 1;
-	json_object_put(o);
-	return any;
-}
-
-/* The install's output into the dev server's log. */
-static void log_to_fd(void *arg, const char *text, size_t len)
-{
-	const int *fd = arg;
-
-	if (text && len && *fd >= 0 && write(*fd, text, len) < 0) {
-		/* a log that cannot be written is no reason to stop the install */
-	}
-}
-
-int svc_devserver_install(const struct svc_config *cfg, const char *name, const char *app, int log_fd, char *why,
-			  size_t why_max)
-{
-	static const char rc_fmt[] = "; written by svc-devd: the registry is svc's (docs/operations.md)\n"
-				     "registry=%s\nstrict-ssl=true\naudit=false\nfund=false\nupdate-notifier=false\n%s";
-	struct svc_sandbox_mount mounts[1] = { { app, "/app", 1, 0 } };
-	struct svc_sandbox_spec spec;
-	struct svc_sandbox_result res;
-	struct svc_build_opts o;
-	const char *argv[8 + SVC_BUILD_NPM_ARGS];
-	char lock[2200], rc[1024];
-	struct stat st;
-	size_t k = 0;
-	int ci, n, err;
-
-	svc_build_opts_load(cfg, 0, &o);
-	if ((err = svc_build_check_deps(app, cfg->npm_registry, why, why_max)) < 0)
-		return err;
-	if (!has_deps(app)) {
-		/* nothing to install: an empty node_modules (the caches' mount points go into it) */
-		char nm[2200];
-		snprintf(nm, sizeof nm, "%s/node_modules", app);
-		return (mkdir(nm, 0755) < 0 && errno != EEXIST) ? SVC_E_INTERNAL : 0;
-	}
-	snprintf(lock, sizeof lock, "%s/package-lock.json", app);
-	ci = lstat(lock, &st) == 0;
-	n = snprintf(rc, sizeof rc, rc_fmt, cfg->npm_registry,
-		     /* npm trusts its own CA list unless told: the system's (a TLS-inspecting proxy's CA) */
-		     access("/etc/ssl/certs/ca-certificates.crt", R_OK) == 0 ? "cafile=/etc/ssl/certs/ca-certificates.crt\n" : "");
-	if (n < 0 || (size_t)n >= sizeof rc || hand_over(cfg, app) < 0 ||
-	    svc_fsx_write(app, ".svc-home/npmrc", rc, (size_t)n) < 0) {
-		snprintf(why, why_max, "the dev server's directory could not be prepared");
-		return SVC_E_INTERNAL;
-	}
-	argv[k++] = cfg->build_npm;
-	argv[k++] = ci ? "ci" : "install";
-	argv[k++] = "--ignore-scripts";
-	k += svc_build_npm_args(&o, "/app/.svc-home/npmrc", cfg->build_network, argv + k);
-	argv[k] = NULL;
-	memset(&spec, 0, sizeof spec);
-	svc_sandbox_spec_defaults(cfg, &spec);
-	spec.argv = argv;
-	spec.env = install_env;
-	spec.mounts = mounts;
-	spec.nmounts = 1;
-	spec.chdir = "/app";
-	spec.network = cfg->build_network ? SVC_SANDBOX_NET_REGISTRY : SVC_SANDBOX_NET_NONE;
-	spec.egress_policy = &o.egress; /* the addresses the registry's name may resolve to, as builds */
-	spec.name = name;
-	spec.deadline_ms = svc_mono_ms() + (int64_t)cfg->devserver_start_secs * 1000;
-	spec.log = log_to_fd;
-	spec.log_arg = &log_fd;
-	if ((err = svc_sandbox_run(&spec, &res, why, why_max)) < 0)
-		return err;
-	if (res.limit != SVC_SANDBOX_LIMIT_NONE) {
-		snprintf(why, why_max, "%s used %s", ci ? "npm ci" : "npm install", res.limit_text);
-		return SVC_E_VALIDATION;
-	}
-	if (res.status != 0) {
-		snprintf(why, why_max, "%s exited with status %d", ci ? "npm ci" : "npm install", res.status);
-		return SVC_E_VALIDATION;
-	}
-	return 0;
-}
-
 int svc_devserver_start(const struct svc_config *cfg, enum svc_devserver_kind kind, const char *name,
 			const char *app, const char *cache, const char *svcdir, int log_fd,
 			struct svc_devserver_proc *out, char *why, size_t why_max)

@@ -64,13 +64,6 @@ int svc_devserver_sync(const char *src, const char *dst);
  */
 unsigned long long svc_devserver_tree_stamp(const char *src);
 
-/*
- * Writes the hex SHA-256 of `dir`'s package.json and package-lock.json
- * (what decides its node_modules) into out (SVC_SHA256_HEX_LEN + 1 bytes).
- * Returns 0 or SVC_E_INTERNAL.
- */
-int svc_devserver_deps_key(const char *dir, char *out);
-
 /* A started dev server: its sandbox run, and its way in. Filled by svc_devserver_start(); the spec's
  * strings live here as long as the run (lib/project/sandbox.h). */
 struct svc_devserver_proc {
@@ -85,21 +78,6 @@ struct svc_devserver_proc {
 	struct svc_deps_lease lease;
 	char dpaths[2 * SVC_DEPS_MOUNTS][2300]; /* what svc_deps_mounts() keeps for the mounts */
 };
-
-/*
- * Installs node_modules into the mirror `app` (`npm ci` with a lockfile,
- * `npm install` without, always --ignore-scripts, svc's own npmrc) in the
- * sandbox of lib/project/sandbox.h (cgroup `name`) with `app` writable,
- * reaching only the registry (SVC_BUILD_NETWORK; 0: --offline and no
- * network), at most SVC_DEVSERVER_START_SECS, its output on `log_fd`; dependencies from outside the
- * registry are refused first (svc_build_check_deps()). Blocking: svc-devd
- * runs it off its event loop. Returns 0, or SVC_E_VALIDATION with the reason
- * in `why` ("npm ci exited with status 1"), SVC_E_UNAVAILABLE, SVC_E_INTERNAL.
- * (Until lib/project/deps.h's store is used here: then the install is
- * svc_build_deps() and node_modules a read-only store entry.)
- */
-int svc_devserver_install(const struct svc_config *cfg, const char *name, const char *app, int log_fd, char *why,
-			  size_t why_max);
 
 /*
  * Starts the dev server of kind `kind` on the mirror `app` with the cache

@@ -29,13 +29,37 @@ static int has_package_json(const struct svc_config *cfg, const char *project_id
 	return lstat(pkg, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int svc_preview_build_request(struct svc_db *db, const struct svc_config *cfg, const char *project_id)
+/*
+ * The preview builds of the job payload `payload` other than job `self` (0: none): sets *out_queued and
+ * *out_running to whether one waits and whether one runs under a live lease. 0 or a DB error.
+ */
+static int preview_jobs(struct svc_db *db, const char *payload, int64_t self, int *out_queued, int *out_running)
+{
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[3] = { svc_dbv_str(SVC_JOB_PREVIEW_BUILD), svc_dbv_str(payload), svc_dbv_i64(self) };
+	size_t i;
+	int err;
+
+	*out_queued = *out_running = 0;
+	if ((err = svc_db_run(db, STMT_PREVIEW_JOB_ACTIVE, p, 3, &rows, NULL)) < 0)
+		return err;
+	for (i = 0; i < rows->nrows; i++) {
+		const char *state = svc_rows_get(rows, i, PJCOL_STATE);
+		if (state && strcmp(state, "running") == 0)
+			*out_running = 1;
+		else
+			*out_queued = 1;
+	}
+	svc_rows_free(rows);
+	return 0;
+}
+
+/* Queues a build of project `project_id` unless one waits (or, with `unless_running`, runs). */
+static int build_request(struct svc_db *db, const struct svc_config *cfg, const char *project_id, int unless_running)
 {
 	struct json_object *job;
-	struct svc_rows *rows = NULL;
-	struct svc_dbv p[2];
 	const char *payload;
-	int err;
+	int err, queued, running;
 
 	if (!has_package_json(cfg, project_id))
 		return 0;
@@ -44,13 +68,20 @@ int svc_preview_build_request(struct svc_db *db, const struct svc_config *cfg, c
 		return SVC_E_INTERNAL;
 	svc_json_add_str(job, "projectId", project_id);
 	payload = json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN);
-	p[0] = svc_dbv_str(SVC_JOB_PREVIEW_BUILD);
-	p[1] = svc_dbv_str(payload);
-	if ((err = svc_db_run(db, STMT_THUMB_JOB_WAITING, p, 2, &rows, NULL)) == 0 && rows->nrows == 0)
+	if ((err = preview_jobs(db, payload, 0, &queued, &running)) == 0 && !queued && !(unless_running && running))
 		err = svc_jobs_enqueue(db, SVC_JOB_PREVIEW_BUILD, payload, 3, NULL);
-	svc_rows_free(rows);
 	json_object_put(job);
 	return err;
+}
+
+int svc_preview_build_request(struct svc_db *db, const struct svc_config *cfg, const char *project_id)
+{
+	return build_request(db, cfg, project_id, 0);
+}
+
+int svc_preview_build_first(struct svc_db *db, const struct svc_config *cfg, const char *project_id)
+{
+	return build_request(db, cfg, project_id, 1);
 }
 
 int svc_preview_build_dir(const struct svc_config *cfg, const char *project_id, char *out, size_t max, char *why,
@@ -96,7 +127,7 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	struct svc_build_opts opts;
 	struct svc_dbv p;
 	const char *id;
-	int err;
+	int err, queued, running;
 
 	if (!log || !excerpt) {
 		err = SVC_E_INTERNAL;
@@ -106,6 +137,15 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	    !(id = svc_json_str(o, "projectId")) || !svc_uuid_valid(id)) {
 		snprintf(errmsg, errmax, "payload without a projectId");
 		err = SVC_E_VALIDATION;
+		goto done;
+	}
+	/* one build of a project at a time (another worker's, in a cluster): this one waits its turn, then builds the
+	 * tree as it is then, which holds every change made meanwhile */
+	if ((err = preview_jobs(c->db, job->payload, job->id, &queued, &running)) < 0)
+		goto done;
+	if (running) {
+		snprintf(errmsg, errmax, "another build of project %s runs", id);
+		err = SVC_E_RATE_LIMITED;
 		goto done;
 	}
 	p = svc_dbv_str(id);

@@ -643,6 +643,85 @@ int svc_sandbox_run(const struct svc_sandbox_spec *s, struct svc_sandbox_result 
 
 /* ---- the disk bound: a size-limited tmpfs ---- */
 
+/*
+ * Who mounted a disk: `dir`.owner (beside the mount point, in a directory
+ * the sandbox's user cannot write) holds "<pid> <start>", the mounting
+ * process's id and its start time (/proc/<pid>/stat field 22), so a sweep
+ * tells a live build's tree from one whose process was killed (a reused pid
+ * has another start time).
+ */
+static int owner_path(const char *dir, char *out, size_t max)
+{
+	return snprintf(out, max, "%s.owner", dir) >= (int)max ? -1 : 0;
+}
+
+/* Writes into `out` (of `max` bytes) the start time of process `pid` as /proc/<pid>/stat has it; -1 when gone. */
+static int proc_start(pid_t pid, char *out, size_t max)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* after the command's ")" come fields 3, 4, ...: the 22nd is the start time */
+	if (!(p = strrchr(buf, ')')))
+		return -1;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || p[1] == '\0')
+		return -1;
+	n = (ssize_t)strcspn(p + 1, " \n");
+	if ((size_t)n >= max)
+		return -1;
+	memcpy(out, p + 1, (size_t)n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int owner_write(const char *dir)
+{
+	char path[4200], start[32], text[64];
+	int fd, n, ok;
+
+	if (owner_path(dir, path, sizeof path) < 0 || proc_start(getpid(), start, sizeof start) < 0)
+		return -1;
+	n = snprintf(text, sizeof text, "%d %s\n", (int)getpid(), start);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		return -1;
+	ok = write(fd, text, (size_t)n) == n;
+	return close(fd) == 0 && ok ? 0 : -1;
+}
+
+int svc_sandbox_disk_owner_alive(const char *dir)
+{
+	char path[4200], text[64], start[32], *sp;
+	uint64_t pid;
+	ssize_t n;
+	int fd;
+
+	if (owner_path(dir, path, sizeof path) < 0 || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, text, sizeof text - 1);
+	close(fd);
+	if (n <= 0)
+		return 0; /* written by no one: the owner died between the open and the write */
+	text[n] = '\0';
+	text[strcspn(text, "\n")] = '\0';
+	if (!(sp = strchr(text, ' ')))
+		return 0;
+	*sp = '\0';
+	if (svc_parse_u64(text, INT32_MAX, &pid) < 0 || pid == 0)
+		return 0;
+	return proc_start((pid_t)pid, start, sizeof start) == 0 && strcmp(start, sp + 1) == 0;
+}
+
 int svc_sandbox_disk_mount(const char *dir, unsigned disk_mb, unsigned uid, char *why, size_t why_max)
 {
 	char data[96];
@@ -664,6 +743,11 @@ int svc_sandbox_disk_mount(const char *dir, unsigned disk_mb, unsigned uid, char
 		rmdir(dir);
 		return SVC_E_UNAVAILABLE;
 	}
+	if (owner_write(dir) < 0) {
+		snprintf(why, why_max, "cannot record the owner of %s: %s", dir, strerror(errno));
+		svc_sandbox_disk_remove(dir);
+		return SVC_E_INTERNAL;
+	}
 	return 0;
 }
 
@@ -679,7 +763,13 @@ int svc_sandbox_disk_full(const char *dir)
 
 int svc_sandbox_disk_remove(const char *dir)
 {
+	char owner[4200];
+	int err;
+
 	if (umount2(dir, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT && errno != EPERM)
 		svc_log_error("sandbox: cannot unmount %s: %s", dir, strerror(errno));
-	return svc_fsx_remove_tree(dir) < 0 ? SVC_E_INTERNAL : 0;
+	err = svc_fsx_remove_tree(dir) < 0 ? SVC_E_INTERNAL : 0;
+	if (err == 0 && owner_path(dir, owner, sizeof owner) == 0 && unlink(owner) < 0 && errno != ENOENT)
+		err = SVC_E_INTERNAL;
+	return err;
 }

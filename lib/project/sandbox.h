@@ -230,6 +230,16 @@ int svc_sandbox_disk_full(const char *dir);
  */
 int svc_sandbox_disk_remove(const char *dir);
 
+/*
+ * Whether the process that made the svc_sandbox_disk_mount() at `dir` still
+ * runs: the mount records its owner (pid and start time) in `dir`.owner
+ * beside it, removed by svc_sandbox_disk_remove(). For the sweeps of trees
+ * left by a killed build (svc_build_sweep(), svc_deps_sweep()). Returns 1
+ * (alive: leave it), 0 (its process is gone: a leftover), -1 (no owner
+ * recorded: a plain directory, or made before owners were; judge by age).
+ */
+int svc_sandbox_disk_owner_alive(const char *dir);
+
 /* The name of `limit` for messages: "memory", "processes", "disk", "time", "stopped", "" for NONE. */
 const char *svc_sandbox_limit_name(enum svc_sandbox_limit limit);
 

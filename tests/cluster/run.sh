@@ -41,13 +41,13 @@ if ! cluster up >"$CVAR.up.log" 2>&1; then
 	exit 1
 fi
 t1=$(date +%s%N)
-echo "ok - cluster: ./svc-dev cluster up starts 3 Galera nodes, 2 hosts, 2 svc-wsd, 2 svc-worker, HAProxy ($(((t1 - t0) / 1000000)) ms)"
+echo "ok - cluster: ./svc-dev cluster up starts 3 Galera nodes, 2 hosts, 2 svc-wsd, 2 svc-worker, 2 svc-devd, HAProxy ($(((t1 - t0) / 1000000)) ms)"
 # shellcheck source=/dev/null
 . "$CVAR/cluster.env"
-export SVC_CLUSTER_VAR SVC_CLUSTER_PORT SVC_CLUSTER_BUILD SVC_CLUSTER_FRONT SVC_CLUSTER_HOSTS SVC_CLUSTER_NODES SVC_CLUSTER_WSD SVC_CLUSTER_CONFIGS SVC_CLUSTER_RUN \
+export SVC_CLUSTER_VAR SVC_CLUSTER_PORT SVC_CLUSTER_BUILD SVC_CLUSTER_FRONT SVC_CLUSTER_HOSTS SVC_CLUSTER_NODES SVC_CLUSTER_WSD SVC_CLUSTER_DEVD SVC_CLUSTER_CONFIGS SVC_CLUSTER_RUN \
 	SVC_CLUSTER_LOGS SVC_CLUSTER_DATA_DIR
 missing=""
-for p in galera-1 galera-2 galera-3 lighttpd-a lighttpd-b wsd-1 wsd-2 worker-a worker-b haproxy; do
+for p in galera-1 galera-2 galera-3 lighttpd-a lighttpd-b wsd-1 wsd-2 worker-a worker-b devd-a devd-b haproxy; do
 	[ -s "$SVC_CLUSTER_RUN/$p.pid" ] && kill -0 "$(cat "$SVC_CLUSTER_RUN/$p.pid")" 2>/dev/null || missing+=" $p"
 done
 if [ -z "$missing" ]; then echo "ok - cluster: a live pid file per process in run/"; else echo "not ok - cluster: a live pid file per process in run/ (missing:$missing)"; fi

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 # test_cluster.py: svc on the loopback cluster (tests/cluster/run.sh, docs/scaling.md): state shared by the hosts,
-# one project edited through both at once, a Galera node killed under a write load, two workers and one job each
+# one project edited through both at once, a Galera node killed under a write load, two workers and one job each,
+# a dev-server preview through HAProxy served by the svc-devd of one host
 """
 Environment: cluster.env's SVC_CLUSTER_FRONT, SVC_CLUSTER_HOSTS, SVC_CLUSTER_NODES, SVC_CLUSTER_RUN,
-SVC_CLUSTER_CONFIGS; SVC_ROOT (the checkout); SVC_PROVIDER_URL (the model double).
+SVC_CLUSTER_CONFIGS, SVC_CLUSTER_DEVD; SVC_ROOT (the checkout); SVC_PROVIDER_URL (the model double).
 Prints "ok - cluster: ..." / "not ok - cluster: ..." and "# figure: ..." lines with what was measured
 (docs/scaling.md quotes them).
 """
 
+import hashlib
+import hmac
 import os
+import secrets
 import subprocess
+import urllib.parse
 import sys
 import threading
 import time
@@ -20,12 +25,13 @@ HOSTS = os.environ["SVC_CLUSTER_HOSTS"].split()
 NODES = os.environ["SVC_CLUSTER_NODES"].split()
 RUN = os.environ["SVC_CLUSTER_RUN"]
 CONFIGS = os.environ["SVC_CLUSTER_CONFIGS"].split()
+DEVD = os.environ.get("SVC_CLUSTER_DEVD", "").split()
 os.environ["SVC_BASE_URL"] = FRONT + "/api"
 os.environ["SVC_APP_URL"] = FRONT
 os.environ["SVC_TEST_PREFIX"] = "cluster: "
 os.environ["SVC_TEST_CONFIG"] = CONFIGS[0]
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from svclib import PROVIDER_URL, api, check, finish, items_of, provider, signup  # noqa: E402
+from svclib import PROVIDER_URL, api, check, finish, items_of, provider, request, setting, signup  # noqa: E402
 
 A = HOSTS[0] + "/api"
 B = HOSTS[1] + "/api"
@@ -335,8 +341,70 @@ def test_workers_run_each_job_once():
     check("each project has two versions: the template and one agent turn", not twice, twice)
 
 
+# A dev server without dependencies: what `npm run dev` starts listens where svc-devd's relay expects it.
+DEV_SERVER = """import { createServer } from 'node:http';
+createServer((q, r) => { r.writeHead(200, { 'Content-Type': 'text/html' }); r.end('<p>served by the dev server</p>'); })
+  .listen(Number(process.env.PORT || 5173), process.env.HOST || '127.0.0.1');
+"""
+
+
+def devd_status(base):
+    """{projectId: server} of the svc-devd at base (its signed GET /internal/status), or None."""
+    ts, nonce = str(int(time.time())), secrets.token_hex(16)
+    msg = "GET\n/internal/status\n%s\n%s\n%s" % (ts, nonce, hashlib.sha256(b"").hexdigest())
+    sig = hmac.new((setting("INTERNAL_SECRET") or "").encode(), msg.encode(), hashlib.sha256).hexdigest()
+    r = request("GET", base + "/internal/status", None,
+                {"X-Svc-Timestamp": ts, "X-Svc-Nonce": nonce, "X-Svc-Signature": "v2=" + sig})
+    return {x["projectId"]: x for x in (r.body or {}).get("servers", [])} if r.status == 200 else None
+
+
+def test_preview_reaches_one_hosts_dev_server():
+    """A dev-server project's preview through HAProxy: its dev server runs on one host's svc-devd, and every
+    request of the preview (the hash of the token's project part) reaches that host's dev server."""
+    if len(DEVD) != len(HOSTS):
+        check("an svc-devd per host (SVC_CLUSTER_DEVD)", False, DEVD)
+        return
+    s = signup(base=F, tag="cluster-devd")
+    r = api("POST", "/workspaces/%s/projects" % s.workspace_id, {"name": "Dev server", "template": "blank"},
+            token=s.token, base=F)
+    pid = (r.body or {}).get("id")
+    if not check("create a project through the front", r.status == 201 and pid, r):
+        return
+    files = [("server.mjs", DEV_SERVER),
+             ("package-lock.json", '{"name": "d", "lockfileVersion": 3, "requires": true, "packages": {"": {"name": "d"}}}\n'),
+             ("package.json", '{"name": "d", "private": true, "type": "module", "scripts": {"dev": "node server.mjs"}}\n')]
+    for path, content in files:
+        api("PUT", "/projects/%s/files/%s" % (pid, path), {"content": content, "overwrite": True},
+            token=s.token, base=F)
+    r = api("GET", "/projects/%s/preview" % pid, token=s.token, base=F)
+    url = (r.body or {}).get("url") if isinstance(r.body, dict) else None
+    if not check("the preview of a dev-server project through the front", r.status == 200 and url
+                 and r.body.get("devServer") is True, r):
+        return
+    host = urllib.parse.urlsplit(url).netloc
+    t0, answers = time.monotonic(), []
+    while time.monotonic() - t0 < 240:
+        a = request("GET", FRONT + "/", None, {"Host": host})
+        answers.append(a.status)
+        if a.status == 200 and "served by the dev server" in a.body:
+            break
+        time.sleep(0.5)
+    figure("a dev server's first answer through HAProxy after %.1f s" % (time.monotonic() - t0))
+    check("the preview through HAProxy is the dev server's answer", a.status == 200 and "served by the dev server"
+          in a.body, (a, answers[-5:]))
+    more = [request("GET", FRONT + "/?n=%d" % i, None, {"Host": host}) for i in range(6)]
+    check("every request of the preview reaches it", all(m.status == 200 and "served by the dev server" in m.body
+                                                           for m in more), [m.status for m in more])
+    seen = [devd_status(d) for d in DEVD]
+    on = [HOSTS[i] for i, st in enumerate(seen) if st and pid in st]
+    check("its dev server runs on one host's svc-devd, and no other host started one",
+          None not in seen and len(on) == 1 and seen[HOSTS.index(on[0])][pid]["state"] == "running",
+          (on, seen))
+
+
 def main():
-    for t in (test_hosts_share_sessions, test_concurrent_edits, test_node_killed, test_workers_run_each_job_once):
+    for t in (test_hosts_share_sessions, test_concurrent_edits, test_node_killed, test_workers_run_each_job_once,
+              test_preview_reaches_one_hosts_dev_server):
         try:
             t()
         except Exception as e:  # a crash of one part is one failure; the next part still runs

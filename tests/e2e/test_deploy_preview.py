@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # test_deploy_preview.py: the preview of a package.json project is its latest sandboxed build (svc-worker builds it
 # after each change; no dev server): a "Building the preview" page until the first build, then the built dist/,
-# rebuilt after a change, a failed build's reason while none worked, and a plain project's working tree as before.
+# rebuilt after a change, a failed build's reason while none worked, and a plain project's working tree as before;
+# builds of one project coalesce: looks at the "Building" page add none, changes during a build make one more that
+# builds the newest tree, and a build waits while another of the same project runs (another worker's).
 import os
 import re
 import sys
@@ -9,7 +11,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svclib import DOMAIN, HTTP_PORT, api, check, finish, request  # noqa: E402
+from svclib import DOMAIN, HTTP_PORT, api, check, finish, request, sql  # noqa: E402
 from wslib import Team, create_in  # noqa: E402
 
 
@@ -85,6 +87,78 @@ def main():
     r = pget(burl) if burl else None
     check("test_deploy_preview_plain_project_serves_its_files", r is not None and r.status == 200
           and "<html" in r.body.lower(), r)
+
+    coalescing(t, a)
+
+
+# A build that takes a few seconds (so looks and changes arrive while it runs) and shows note.txt.
+SLOW_BUILD = """import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+await new Promise((r) => setTimeout(r, 6000));
+mkdirSync('dist', { recursive: true });
+writeFileSync('dist/index.html', '<p>note: ' + readFileSync('note.txt', 'utf8').trim() + '</p>');
+"""
+
+
+def jobs_of(pid):
+    """[(id, state, last_error)] of the preview builds of project pid, oldest first."""
+    payload = '{"projectId":"%s"}' % pid
+    rows = sql("SELECT id, state, IFNULL(last_error, '') FROM jobs WHERE kind = 'preview.build' AND payload = '%s' "
+               "ORDER BY id" % payload)
+    return [tuple(line.split("\t")) for line in rows.splitlines() if line]
+
+
+def wait_jobs(pid, pred, secs=240.0):
+    end = time.monotonic() + secs
+    while True:
+        j = jobs_of(pid)
+        if pred(j) or time.monotonic() > end:
+            return j
+        time.sleep(0.2)
+
+
+def coalescing(t, a):
+    p = create_in(a, t.wid, "Coalesced preview", template="blank")
+    pid = (p.body or {}).get("id")
+    if not pid:
+        check("test_deploy_preview_coalesce_project", False, p)
+        return
+    put(a, pid, "note.txt", "first\n")
+    put(a, pid, "slow.mjs", SLOW_BUILD)
+    put(a, pid, "package-lock.json", '{"name": "slow", "lockfileVersion": 3, "requires": true, "packages": {"": {"name": "slow"}}}\n')
+    put(a, pid, "package.json", '{"name": "slow", "private": true, "type": "module", "scripts": {"build": "node slow.mjs"}}\n')
+    url = preview_url(a, pid)
+    j = wait_jobs(pid, lambda j: any(s == "running" for _, s, _ in j))
+    running = [x for x in j if x[1] == "running"]
+    # while the first build runs, looks at the preview ("Building the preview", Refresh: 2) queue nothing
+    looks = [pget(url) for _ in range(5)]
+    j = jobs_of(pid)
+    check("test_deploy_preview_looks_during_the_first_build_queue_nothing",
+          len(running) == 1 and all(r.status == 503 and "Building the preview" in r.body for r in looks)
+          and [x[0] for x in j] == [running[0][0]], (j, [r.status for r in looks]))
+    # changes while it runs: one build more (the tree as it is when that one runs), however many changes
+    for n in ("second", "third"):
+        put(a, pid, "note.txt", n + "\n")
+    j = jobs_of(pid)
+    check("test_deploy_preview_changes_during_a_build_queue_one", len(j) == 2 and j[1][1] == "queued", j)
+    r = wait_for(url, lambda r: r.status == 200 and "note: third" in r.body)
+    j = wait_jobs(pid, lambda j: all(s == "done" for _, s, _ in j))
+    check("test_deploy_preview_pending_build_builds_the_newest_tree",
+          r.status == 200 and "note: third" in r.body and len(j) == 2 and all(s == "done" for _, s, _ in j), (r, j))
+
+    # a build of the project runs elsewhere (another worker's, its lease live): this one waits its turn
+    payload = '{"projectId":"%s"}' % pid
+    sql("INSERT INTO jobs (kind, payload, state, attempts, max_attempts, run_after, locked_until, locked_by, "
+        "created_at, updated_at) VALUES ('preview.build', '%s', 'running', 1, 3, UTC_TIMESTAMP(3), "
+        "UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, 'e2e-other-worker', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))" % payload)
+    put(a, pid, "note.txt", "fourth\n")
+    j = wait_jobs(pid, lambda j: any("another build" in e for _, _, e in j))
+    r = pget(url)
+    check("test_deploy_preview_build_waits_for_the_running_one",
+          any(s == "queued" and "another build" in e for _, s, e in j) and "note: third" in r.body, (j, r))
+    sql("UPDATE jobs SET state = 'done', locked_until = NULL WHERE locked_by = 'e2e-other-worker' AND payload = '%s'"
+        % payload)
+    r = wait_for(url, lambda r: r.status == 200 and "note: fourth" in r.body)
+    check("test_deploy_preview_waiting_build_runs_after_it", r.status == 200 and "note: fourth" in r.body, r)
 
 
 def open_template_index():

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
@@ -194,6 +195,84 @@ static void test_build_without_a_cgroup_is_refused(void)
 	svc_fsx_remove_tree(dir);
 }
 
+/* Whether a tmpfs is mounted at `dir` now (/proc/self/mountinfo's fifth field). */
+static int mounted(const char *dir)
+{
+	char line[4600], mp[4200];
+	int found = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	while (f && !found && fgets(line, sizeof line, f)) {
+		const char *p = line;
+		int i;
+
+		for (i = 0; i < 4 && p; i++)
+			p = strchr(p + 1, ' ');
+		if (p && sizeof mp > strcspn(p + 1, " ")) {
+			snprintf(mp, strcspn(p + 1, " ") + 1, "%s", p + 1);
+			found = strcmp(mp, dir) == 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Mounts a build's tmpfs at `dir` in a child process that then ends without removing it (a killed build). */
+static int leave_mounted(const char *dir)
+{
+	char why[256];
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(svc_sandbox_disk_mount(dir, 8, 65534, why, sizeof why) == 0 ? 0 : 1);
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/*
+ * The start-up sweep (svc_build_sweep()) unmounts and removes a tree whose build's process is gone, at once and
+ * whatever its age, and leaves a running build's tree, a young tree without an owner and anything outside its
+ * builds directory alone.
+ */
+static void test_build_sweep_takes_killed_builds_only(void)
+{
+	char top[] = "/tmp/svc-unit-sweep-XXXXXX", builds[64], other[64], dead[96], live[96], young[96], outside[96];
+	char why[256];
+	struct stat st;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "%s: not root; no tmpfs to sweep\n", __func__);
+		return;
+	}
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(top));
+	snprintf(builds, sizeof builds, "%s/builds", top);
+	snprintf(other, sizeof other, "%s/builds-other", top); /* a name with the same prefix: not under builds/ */
+	snprintf(dead, sizeof dead, "%s/preview-dead", builds);
+	snprintf(live, sizeof live, "%s/preview-live", builds);
+	snprintf(young, sizeof young, "%s/preview-young", builds);
+	snprintf(outside, sizeof outside, "%s/preview-dead", other);
+	CU_ASSERT_FATAL(mkdir(builds, 0711) == 0 && mkdir(other, 0711) == 0);
+	CU_ASSERT_EQUAL_FATAL(leave_mounted(dead), 0);
+	CU_ASSERT_EQUAL_FATAL(leave_mounted(outside), 0);
+	CU_ASSERT_EQUAL_FATAL(svc_sandbox_disk_mount(live, 8, 65534, why, sizeof why), 0);
+	CU_ASSERT_EQUAL_FATAL(mkdir(young, 0711), 0);
+	CU_ASSERT(mounted(dead) && mounted(live) && mounted(outside));
+	CU_ASSERT_EQUAL(svc_sandbox_disk_owner_alive(dead), 0);
+	CU_ASSERT_EQUAL(svc_sandbox_disk_owner_alive(live), 1);
+	CU_ASSERT_EQUAL(svc_sandbox_disk_owner_alive(young), -1);
+
+	CU_ASSERT_EQUAL(svc_build_sweep(builds, 3600), 1);
+	CU_ASSERT(!mounted(dead) && stat(dead, &st) < 0 && errno == ENOENT);
+	CU_ASSERT(mounted(live) && stat(young, &st) == 0 && mounted(outside));
+	CU_ASSERT(svc_sandbox_disk_owner_alive(dead) < 0); /* its .owner went with it */
+
+	CU_ASSERT_EQUAL(svc_sandbox_disk_remove(live), 0);
+	CU_ASSERT_EQUAL(svc_sandbox_disk_remove(outside), 0);
+	CU_ASSERT(!mounted(live) && !mounted(outside));
+	svc_fsx_remove_tree(top);
+}
+
 SVC_TEST_SUITE(build)
 {
 	CU_pSuite s = CU_add_suite("build", NULL, NULL);
@@ -202,4 +281,5 @@ SVC_TEST_SUITE(build)
 		    test_build_refuses_dependencies_outside_the_registry);
 	CU_add_test(s, "test_build_offline_and_named_limits", test_build_offline_and_named_limits);
 	CU_add_test(s, "test_build_without_a_cgroup_is_refused", test_build_without_a_cgroup_is_refused);
+	CU_add_test(s, "test_build_sweep_takes_killed_builds_only", test_build_sweep_takes_killed_builds_only);
 }

@@ -1,5 +1,6 @@
 /* test_deps.c: unit tests of lib/project/deps.c: the key, the store's atomic publish, leases and eviction, the shared npm cache's seed and its merge refusing content whose hash is not its name. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -468,6 +469,85 @@ static void test_deps_prepare(void)
 	CU_ASSERT_EQUAL(svc_fsx_remove_tree(base), 0); /* root: the sealed entries too */
 }
 
+/* ---- two builds that need one missing entry at once ---- */
+
+struct race {
+	const struct svc_deps_opts *d;
+	char tree[512];
+	struct svc_deps_lease lease;
+	int err;
+};
+
+static pthread_mutex_t race_mu = PTHREAD_MUTEX_INITIALIZER;
+static int race_calls;
+
+/* An install that takes a while (as npm does), so a second build asks while it runs. */
+static int slow_run(void *arg, const struct svc_deps_step *s, char *why, size_t why_max)
+{
+	struct fake *f = arg;
+	int err;
+
+	pthread_mutex_lock(&race_mu);
+	race_calls++;
+	pthread_mutex_unlock(&race_mu);
+	usleep(600 * 1000);
+	pthread_mutex_lock(&race_mu);
+	err = fake_run(f, s, why, why_max);
+	pthread_mutex_unlock(&race_mu);
+	return err;
+}
+
+static void *race_one(void *arg)
+{
+	struct race *r = arg;
+	struct fake f = { 0 };
+	char why[256];
+
+	r->err = svc_deps_prepare(r->d, r->tree, slow_run, &f, NULL, NULL, &r->lease, why, sizeof why);
+	return NULL;
+}
+
+/* Two builds of the same package.json and lockfile at once: one installs, the other waits and reuses its tree. */
+static void test_deps_prepare_racing_installs_install_once(void)
+{
+	static const char lock[] = "{\"name\":\"r\",\"lockfileVersion\":3,\"packages\":{\"\":{}}}\n";
+	struct svc_deps_opts d = { NULL, "/usr/bin/npm", 64, 64, 65534, 8, "https://registry.npmjs.org/", 1, 0, "w1" };
+	struct race r[2];
+	pthread_t t[2];
+	char base[256], data[512];
+	int i;
+
+	if (geteuid() != 0 || access("/usr/bin/npm", X_OK) != 0) {
+		fprintf(stderr, "%s: not root or no npm; not checked\n", __func__);
+		return;
+	}
+	scratch(base, sizeof base, "race");
+	snprintf(data, sizeof data, "%s/data", base);
+	mkdir(data, 0711);
+	d.data_dir = data;
+	race_calls = 0;
+	for (i = 0; i < 2; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		r[i].d = &d;
+		snprintf(r[i].tree, sizeof r[i].tree, "%s/t%d", base, i);
+		mkdir(r[i].tree, 0755);
+		put(r[i].tree, "package.json", "{\"name\":\"r\"}\n");
+		put(r[i].tree, "package-lock.json", lock);
+	}
+	for (i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, race_one, &r[i]), 0);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	CU_ASSERT(r[0].err == 0 && r[1].err == 0);
+	CU_ASSERT_EQUAL(race_calls, 1);
+	CU_ASSERT_EQUAL(r[0].lease.reused + r[1].lease.reused, 1);
+	CU_ASSERT(r[0].lease.modules[0] && strcmp(r[0].lease.modules, r[1].lease.modules) == 0);
+	CU_ASSERT(strcmp(r[0].lease.key, r[1].lease.key) == 0);
+	for (i = 0; i < 2; i++)
+		svc_deps_release(&r[i].lease);
+	CU_ASSERT_EQUAL(svc_fsx_remove_tree(base), 0);
+}
+
 SVC_TEST_SUITE(deps_suite)
 {
 	CU_pSuite s = CU_add_suite("deps", NULL, NULL);
@@ -478,4 +558,5 @@ SVC_TEST_SUITE(deps_suite)
 	CU_add_test(s, "test_deps_store_evict", test_deps_store_evict);
 	CU_add_test(s, "test_deps_cache_merge", test_deps_cache_merge);
 	CU_add_test(s, "test_deps_prepare", test_deps_prepare);
+	CU_add_test(s, "test_deps_prepare_racing_installs_install_once", test_deps_prepare_racing_installs_install_once);
 }
