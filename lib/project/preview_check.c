@@ -611,3 +611,24 @@ done:
 		svc_fsx_remove_tree(tmp);
 	return err;
 }
+
+int svc_preview_check(const struct svc_config *cfg, const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg,
+		      struct svc_check_report *out, char *why, size_t whymax)
+{
+	struct svc_thumb_sandbox sb;
+	char pkg[2100];
+	struct stat st;
+
+	snprintf(pkg, sizeof pkg, "%s/package.json", dir);
+	if (stat(pkg, &st) == 0) {
+		snprintf(why, whymax, "the preview of a package.json project is a build; not checked");
+		return SVC_E_UNAVAILABLE;
+	}
+	if (!*cfg->chromium) {
+		snprintf(why, whymax, "chromium is turned off (SVC_CHROMIUM is empty)");
+		return SVC_E_UNAVAILABLE;
+	}
+	svc_thumbnail__sandbox(cfg, &sb);
+	return svc_preview_check_run(cfg->chromium, &sb, dir, timeout_ms, SVC_CHECK_QUIET_MS, tick, tick_arg, out, why,
+				     whymax);
+}

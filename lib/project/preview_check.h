@@ -62,6 +62,18 @@ int svc_preview_check_run(const char *chromium, const struct svc_thumb_sandbox *
 			  size_t whymax);
 
 /*
+ * The check of a project's preview as svc runs it: svc_preview_check_run()
+ * with the settings' Chromium (SVC_CHROMIUM) in the thumbnails' sandbox
+ * (SVC_BUILD_BWRAP, SVC_THUMB_UID, the builds' cgroup bounds) and a quiet of
+ * SVC_CHECK_QUIET_MS. `dir` is the working tree of a project without
+ * package.json; a project with one is SVC_E_UNAVAILABLE ("not checked": its
+ * preview is a build, docs/agent.md "The preview check"). Other returns as
+ * svc_preview_check_run(); SVC_E_UNAVAILABLE also when SVC_CHROMIUM is "".
+ */
+int svc_preview_check(const struct svc_config *cfg, const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg,
+		      struct svc_check_report *out, char *why, size_t whymax);
+
+/*
  * Adds an error to `r` unless the same kind, message, source and line is
  * there already; past SVC_CHECK_ERRORS_MAX it is counted in r->more. The
  * strings are copied, cut to their fields' sizes at UTF-8 boundaries.
