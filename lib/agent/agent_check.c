@@ -183,3 +183,36 @@ int svc_agent_check_read(const struct svc_config *cfg, const char *project_id, c
 	snprintf(rel, sizeof rel, "%s/%s", project_id, file);
 	return svc_fsx_read(dir, rel, SHOT_READ_MAX, out, out_len);
 }
+
+int svc_agent_fix_rounds_get(struct svc_db *db, const char *wid, int *out)
+{
+	struct svc_dbv p = svc_dbv_str(wid);
+	struct svc_rows *rows = NULL;
+	const char *v;
+	uint64_t n;
+	int err;
+
+	if ((err = svc_db_run(db, STMT_AGENT_FIX_ROUNDS_GET, &p, 1, &rows, NULL)) < 0)
+		return err;
+	*out = -1;
+	if (rows && rows->nrows == 1 && (v = svc_rows_get(rows, 0, FRCOL_ROUNDS)) &&
+	    svc_parse_u64(v, SVC_AGENT_FIX_ROUNDS_MAX, &n) == 0)
+		*out = (int)n;
+	svc_rows_free(rows);
+	return 0;
+}
+
+int svc_agent_fix_rounds_set(struct svc_db *db, const char *wid, int rounds, const char *user_id)
+{
+	struct svc_dbv p[3];
+
+	p[0] = svc_dbv_str(wid);
+	p[1] = rounds < 0 ? svc_dbv_null() : svc_dbv_i64(rounds);
+	p[2] = svc_dbv_str(user_id);
+	return svc_db_run(db, STMT_AGENT_FIX_ROUNDS_PUT, p, 3, NULL, NULL);
+}
+
+unsigned svc_agent_fix_rounds(const struct svc_config *cfg, int ws_rounds)
+{
+	return ws_rounds >= 0 && (unsigned)ws_rounds < cfg->agent_fix_rounds ? (unsigned)ws_rounds : cfg->agent_fix_rounds;
+}

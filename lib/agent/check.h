@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "core/config.h"
+#include "db/db.h"
 #include "project/preview_check.h"
 
 #define SVC_AGENT_CHECK_PREFIX "The preview shows these errors after your changes:"
@@ -56,5 +57,19 @@ int svc_agent_check_store(const struct svc_config *cfg, const char *project_id, 
  */
 int svc_agent_check_read(const struct svc_config *cfg, const char *project_id, const char *file, char **out,
 			 size_t *out_len);
+
+/*
+ * The fix rounds workspace `wid` allows (schema/030_agent_check.sql) into *out: its own
+ * 0..SVC_AGENT_FIX_ROUNDS_MAX, or -1 when it set none (the instance's holds). Returns 0 or a DB error.
+ */
+int svc_agent_fix_rounds_get(struct svc_db *db, const char *wid, int *out);
+
+/* Sets them: `rounds` 0..SVC_AGENT_FIX_ROUNDS_MAX, or -1 (none: the instance's); `user_id` recorded. Returns 0 or a DB error. */
+int svc_agent_fix_rounds_set(struct svc_db *db, const char *wid, int rounds, const char *user_id);
+
+/* The rounds a turn of a workspace whose own value is `ws_rounds` (-1: none) runs: the lower of it and SVC_AGENT_FIX_ROUNDS. */
+unsigned svc_agent_fix_rounds(const struct svc_config *cfg, int ws_rounds);
+
+#define SVC_AGENT_FIX_ROUNDS_MAX 10 /* SVC_AGENT_FIX_ROUNDS's bound, and a workspace's */
 
 #endif

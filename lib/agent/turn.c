@@ -630,12 +630,15 @@ static int run_round(struct svc_agent_chat *t, struct outcome *oc, const char *t
 static void check_and_fix(struct svc_agent_chat *t, struct outcome *oc)
 {
 	struct json_object *prev = NULL, *ev = NULL, *images = NULL;
-	unsigned round = 0, rounds = t->cfg->agent_fix_rounds;
-	int changed = oc->result.files_changed, rc;
+	unsigned round = 0, rounds;
+	int changed = oc->result.files_changed, rc, ws_rounds = -1;
 	char note[1400], *text;
 
-	if (!t->build || !t->cfg->agent_check_secs)
+	if (!t->build || !t->cfg->agent_check_secs || !changed)
 		return;
+	if (svc_agent_fix_rounds_get(t->db, t->spec.workspace_id, &ws_rounds) < 0)
+		svc_log_error("check: the fix rounds of workspace %s cannot be read", t->spec.workspace_id);
+	rounds = svc_agent_fix_rounds(t->cfg, ws_rounds);
 	while (oc->rc == 0 && !oc->result.stopped[0] && t->stop_cap < 0 && changed) {
 		if ((rc = check_once(t, round, rounds, prev, &ev, &images, note, sizeof note)) != 0) {
 			oc->rc = rc < 0 ? rc : 0;

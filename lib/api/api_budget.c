@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent/budget.h"
+#include "agent/check.h"
 #include "agent/credits.h"
 #include "api/api_agent.h"
 #include "core/err.h"
@@ -67,7 +68,7 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const struct svc_r
 	struct svc_agent_budget b;
 	double spent[SVC_AGENT_CAP__MAX];
 	struct json_object *o, *sp, *warn, *today;
-	int err, i, edit = may_edit(req, ws);
+	int err, i, edit = may_edit(req, ws), rounds = -1;
 
 	if ((err = svc_agent_budget_load(req->ctx->db, wid, &b)) < 0 ||
 	    (err = svc_agent_budget_spent(req->ctx->db, &who, spent)) < 0)
@@ -76,6 +77,13 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const struct svc_r
 	svc_json_add_str(o, "workspaceId", wid);
 	json_object_object_add(o, "caps", svc_agent_budget_json(&b));
 	json_object_object_add(o, "instanceTurnMaxUsd", json_object_new_double(req->ctx->cfg.agent_turn_max_usd));
+	/* the preview check's fix rounds (issue 29, docs/agent.md "Fix rounds") */
+	if ((err = svc_agent_fix_rounds_get(req->ctx->db, wid, &rounds)) < 0) {
+		json_object_put(o);
+		return err;
+	}
+	json_object_object_add(o, "fixRounds", rounds >= 0 ? json_object_new_int(rounds) : NULL);
+	json_object_object_add(o, "instanceFixRounds", json_object_new_int((int)req->ctx->cfg.agent_fix_rounds));
 	sp = json_object_new_object();
 	warn = json_object_new_array();
 	for (i = 0; i < 3; i++) {
@@ -113,6 +121,7 @@ enum svc_err svc_api_budget_get(struct svc_req *req, struct svc_resp *resp)
 
 static const struct svc_field budget_fields[] = {
 	{ "caps", SVC_V_OBJECT, SVC_F_REQUIRED, 0, 0, NULL },
+	{ "fixRounds", SVC_V_UINT, SVC_F_NULLABLE, 0, SVC_AGENT_FIX_ROUNDS_MAX, NULL },
 };
 const struct svc_body svc_api_budget_put_body = SVC_BODY(budget_fields);
 
@@ -159,14 +168,14 @@ static int cap_from(struct svc_resp *resp, const char *name, struct json_object 
 	return 0;
 }
 
-/* PUT /workspaces/:wid/budget {caps: {<cap>: {limitUsd, warnPercent?, block?} | null, ...}}: 200 as GET; 400; 403 (not admin or owner); 404. */
+/* PUT /workspaces/:wid/budget {caps: {<cap>: {limitUsd, warnPercent?, block?} | null, ...}, fixRounds?: 0..10 | null}: 200 as GET; 400; 403 (not admin or owner); 404. */
 enum svc_err svc_api_budget_put(struct svc_req *req, struct svc_resp *resp)
 {
 	struct svc_rows *ws = NULL;
 	struct svc_agent_budget b;
-	struct json_object *caps = json_object_object_get(req->json, "caps");
+	struct json_object *caps = json_object_object_get(req->json, "caps"), *rounds = NULL;
 	unsigned mask = 0;
-	int err, cap;
+	int err, cap, fix;
 
 	if ((err = svc_workspace_load(svc_req_caller(req), svc_req_param(req, "wid"), SVC_ACT_WS_UPDATE, NULL, &ws)) < 0) {
 		if (err == SVC_E_FORBIDDEN)
@@ -185,6 +194,10 @@ enum svc_err svc_api_budget_put(struct svc_req *req, struct svc_resp *resp)
 		mask |= 1u << cap;
 	}
 	if ((err = svc_agent_budget_set(req->ctx->db, svc_rows_get(ws, 0, WCOL_ID), &b, mask, req->user_id)) < 0)
+		goto done;
+	if ((fix = json_object_object_get_ex(req->json, "fixRounds", &rounds)) &&
+	    (err = svc_agent_fix_rounds_set(req->ctx->db, svc_rows_get(ws, 0, WCOL_ID),
+					    rounds ? (int)json_object_get_int64(rounds) : -1, req->user_id)) < 0)
 		goto done;
 	svc_log_info("budget: user %s changed the spending caps of workspace %s (mask %#x)", req->user_id,
 		     svc_rows_get(ws, 0, WCOL_ID), mask);

@@ -54,3 +54,11 @@ SVC_STMT(STMT_WS_INSTRUCTIONS_DELETE,
 /* a workspace provider's tool mode (schema/026: "native" or "text"), set after its PUT */
 SVC_STMT(STMT_AGENT_PROVIDER_TOOL_MODE,
 	"UPDATE workspace_ai_providers SET tool_mode = ? WHERE workspace_id = ?")
+/* the preview check's fix rounds a workspace allows (schema/030_agent_check.sql); NULL: the instance's */
+SVC_STMT(STMT_AGENT_FIX_ROUNDS_GET,
+	"SELECT fix_rounds FROM workspace_agent_checks WHERE workspace_id = ?")
+SVC_COLS(FRCOL_ROUNDS)
+/* parameters: workspace, rounds (NULL: the instance's), user */
+SVC_STMT(STMT_AGENT_FIX_ROUNDS_PUT,
+	"INSERT INTO workspace_agent_checks (workspace_id, fix_rounds, updated_by, updated_at) VALUES (?, ?, ?, " NOW ") "
+	"ON DUPLICATE KEY UPDATE fix_rounds = VALUES(fix_rounds), updated_by = VALUES(updated_by), updated_at = " NOW)

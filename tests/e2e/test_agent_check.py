@@ -6,7 +6,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agentlib import double_requests, fresh_project, last_user_text, new_chat, reset_double, send  # noqa: E402
-from svclib import PROVIDER_URL, UNKNOWN_ID, api, check, finish, signup, timeline, types_of  # noqa: E402
+from svclib import PROVIDER_URL, UNKNOWN_ID, api, check, finish, is_error, signup, timeline, types_of  # noqa: E402
 
 PREFIX = "The preview shows these errors after your changes:"
 
@@ -130,6 +130,33 @@ def test_read_only_mode(acct, pid):
           (err, types_of(events)))
 
 
+def test_workspace_fix_rounds(acct, pid, chat):
+    wid = acct.workspace_id
+    r = api("GET", "/workspaces/%s/budget" % wid, token=acct.token)
+    check("test_agent_check_budget_shows_the_fix_rounds",
+          r.status == 200 and r.body.get("fixRounds") is None and r.body.get("instanceFixRounds") == 2, r)
+    bad = api("PUT", "/workspaces/%s/budget" % wid, {"caps": {}, "fixRounds": 11}, token=acct.token)
+    bad2 = api("PUT", "/workspaces/%s/budget" % wid, {"caps": {}, "fixRounds": "one"}, token=acct.token)
+    check("test_agent_check_fix_rounds_out_of_range_is_400",
+          is_error(bad, 400, "validation_failed", "fixRounds") and is_error(bad2, 400, "validation_failed", "fixRounds"),
+          (bad, bad2))
+    after_bad = api("GET", "/workspaces/%s/budget" % wid, token=acct.token)
+    check("test_agent_check_a_refused_fix_rounds_changes_nothing", after_bad.body.get("fixRounds") is None, after_bad)
+    r = api("PUT", "/workspaces/%s/budget" % wid, {"caps": {}, "fixRounds": 0}, token=acct.token)
+    check("test_agent_check_a_workspace_sets_its_fix_rounds", r.status == 200 and r.body.get("fixRounds") == 0, r)
+    reset_double()
+    events, _, err = send(acct, pid, chat, "write a throwing page")
+    checks = of_type(events, "check.result")
+    calls = calls_after_a_pause()
+    notes = [e.get("text") or "" for e in of_type(events, "assistant.message")]
+    check("test_agent_check_with_no_fix_round_the_errors_are_shown_not_fixed",
+          len(checks) == 1 and checks[0].get("fixing") is False and checks[0].get("errors") and calls == 2
+          and "no fix round left" in notes[-1], (err, checks, calls, notes))
+    r = api("PUT", "/workspaces/%s/budget" % wid, {"caps": {}, "fixRounds": None}, token=acct.token)
+    check("test_agent_check_fix_rounds_null_is_the_instances_again", r.status == 200 and r.body.get("fixRounds") is None,
+          r)
+
+
 def main():
     if not PROVIDER_URL:
         check("test_agent_check needs the provider double", False, "SVC_PROVIDER_URL is not set")
@@ -143,6 +170,8 @@ def main():
     pid, chat = fresh_project(acct)
     test_requests_and_console(acct, pid, chat)
     test_read_only_mode(acct, pid)
+    pid, chat = fresh_project(acct)
+    test_workspace_fix_rounds(acct, pid, chat)
 
 
 if __name__ == "__main__":
