@@ -99,6 +99,7 @@ static const struct svc_route routes[] = {
 	{ SVC_DELETE, "/api/folders/:folderId", svc_api_folders_delete, SVC_R_AUTH, 0, NULL },
 	{ SVC_POST, "/api/direct-save/:projectId", svc_api_direct_save, SVC_R_AUTH | SVC_R_JSON, 0, &svc_api_direct_save_body },
 	{ SVC_GET, "/api/thumbnails/:file", svc_api_thumbnails_get, SVC_R_OPTAUTH, 0, NULL },
+	{ SVC_GET, "/api/projects/:id/checks/:file", svc_api_check_screenshot, SVC_R_OPTAUTH, 0, NULL },
 	{ SVC_POST, "/api/thumbnails/:projectId/regenerate", svc_api_thumbnails_regenerate, SVC_R_AUTH, 0, NULL },
 };
 

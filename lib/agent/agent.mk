@@ -10,3 +10,4 @@ lib_libsvc_a_SOURCES += lib/agent/agent.h lib/agent/agent.c lib/agent/agent_sse.
 	lib/agent/history.h lib/agent/history.c lib/agent/turn.h lib/agent/turn.c lib/agent/provider.c \
 	lib/agent/credits.h lib/agent/credits.c lib/agent/budget.h lib/agent/budget.c
 tests_unit_svc_unit_SOURCES += tests/unit/test_agent.c tests/unit/test_agent_plan.c tests/unit/test_agent_stack.c
+lib_libsvc_a_SOURCES += lib/agent/check.h lib/agent/agent_check.c

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/check.h"
 #include "agent/history.h"
 #include "core/err.h"
 #include "core/json.h"
@@ -251,6 +252,17 @@ int svc_agent_history_load(struct svc_db *db, const char *chat_id, struct json_o
 			if (text && *text) {
 				add_message(h.arr, "assistant", text);
 				h.chars += strlen(text);
+			}
+		} else if (strcmp(type, "check.result") == 0) {
+			/* a check whose errors went to the model is the user message of its fix round */
+			struct json_object *f = NULL;
+			char *fix;
+			if (json_object_object_get_ex(ev, "fixing", &f) && json_object_get_boolean(f) &&
+			    (fix = svc_agent_check_message(ev))) {
+				hist_close(&h);
+				add_message(h.arr, "user", fix);
+				h.chars += strlen(fix);
+				free(fix);
 			}
 		} else if (strcmp(type, "tool.call") == 0) {
 			hist_call(&h, ev);

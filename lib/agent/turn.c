@@ -7,6 +7,7 @@
 
 #include "agent/agent.h"
 #include "agent/budget.h"
+#include "agent/check.h"
 #include "agent/credits.h"
 #include "agent/history.h"
 #include "agent/turn.h"
@@ -19,6 +20,7 @@
 #include "project/project.h"
 #include "project/gitio.h"
 #include "project/preview_build.h"
+#include "project/preview_check.h"
 #include "project/quota.h"
 #include "project/repo.h"
 
@@ -68,6 +70,7 @@ struct svc_agent_chat {
 	char *ws_instructions, *agents_md;
 	char *user_text;                   /* the message with the elements it points at (svc_agent_attachments_elements()) */
 	char agents_note[200];
+	int build;                         /* the turn's mode has every tool (the preview check follows its changes) */
 };
 
 /* What a turn's run produced, passed between its steps. */
@@ -508,6 +511,7 @@ static void run_agent(struct svc_agent_chat *t, struct outcome *oc)
 	t->pout = pout;
 	load_instructions(t);
 	agent_turn_of(t, model, pin, pout, &outbound, &integ, &at, &prompt_extra);
+	t->build = at.all_tools;
 	oc->rc = t->client_gone ? SVC_E_CLIENT_GONE : 0;
 	if (oc->rc == 0)
 		oc->rc = svc_agent_compact(t->db, t->chat_id, &at, svc_config_model_context(t->cfg, model), t->history_chars,
@@ -522,6 +526,158 @@ static void run_agent(struct svc_agent_chat *t, struct outcome *oc)
 		oc->rc = svc_agent_run(&at, &oc->result);
 	free(prompt_extra);
 	flush_deltas(t);
+}
+
+/* ---- the preview check and its fix rounds (issue 29, docs/agent.md "The preview check") ---- */
+
+/* Sends the assistant's short note to the user (assistant.message {text}). */
+static void emit_note(struct svc_agent_chat *t, const char *text)
+{
+	struct json_object *o = json_object_new_object();
+
+	svc_json_add_str(o, "text", text);
+	emit(t, "assistant.message", o);
+	json_object_put(o);
+}
+
+/*
+ * One check of the project's preview, emitted as check.result and stored in the timeline:
+ * *out_ev gets its payload (the caller puts it), *out_images the screenshot for the model when
+ * the errors go to it (NULL otherwise), `note` (max bytes) what to tell the user when the fixing
+ * ends on errors ("" otherwise). `prev` is the previous check's payload (NULL after the turn's own
+ * changes). Returns 0, 1 when the preview could not be checked (logged; nothing emitted), or the
+ * tick's error (the client left, a stop).
+ */
+static int check_once(struct svc_agent_chat *t, unsigned round, unsigned rounds, struct json_object *prev,
+		      struct json_object **out_ev, struct json_object **out_images, char *note, size_t max)
+{
+	struct svc_check_report r;
+	struct json_object *ev, *img;
+	char why[256], url[1024] = "";
+	int err, fixing = 0;
+
+	memset(&r, 0, sizeof r);
+	note[0] = '\0';
+	err = svc_preview_check(t->cfg, t->dir, (long)t->cfg->agent_check_secs * 1000, tick, t, &r, why, sizeof why);
+	if (err != 0) {
+		svc_preview_check_dispose(&r);
+		if (err == SVC_E_CLIENT_GONE || err == SVC_E_CANCELLED)
+			return err;
+		svc_log_warn("check: project=%s turn=%s: %s", t->spec.project_id, t->turn_id, why);
+		return 1;
+	}
+	if (r.png && svc_agent_check_store(t->cfg, t->spec.project_id, r.png, r.png_len, url, sizeof url) < 0)
+		url[0] = '\0';
+	ev = svc_agent_check_event(&r, url, round, 0);
+	if (r.nerrors && !(prev && svc_agent_check_same(prev, ev, note, max))) {
+		if (round < rounds)
+			fixing = 1;
+		else
+			snprintf(note, max, "The preview still shows %zu error%s after my fixes, and this turn has no fix "
+					    "round left. Tell me how you would like to go on.",
+				 r.nerrors + r.more, r.nerrors + r.more == 1 ? "" : "s");
+	}
+	json_object_object_add(ev, "fixing", json_object_new_boolean(fixing));
+	emit(t, "check.result", ev);
+	*out_images = NULL;
+	if (fixing && t->cfg->agent_check_images && r.png_base64) {
+		*out_images = json_object_new_array();
+		img = json_object_new_object();
+		svc_json_add_str(img, "mediaType", "image/png");
+		svc_json_add_str(img, "data", r.png_base64);
+		json_object_array_add(*out_images, img);
+	}
+	svc_preview_check_dispose(&r);
+	*out_ev = ev;
+	return 0;
+}
+
+/*
+ * One fix round: the conversation so far read back from the timeline (the check.result that asked
+ * for it becomes `text`, the round's user message, with `images`), then the agent again. Its usage
+ * is the turn's (on_spend). Returns whether the round changed files.
+ */
+static int run_round(struct svc_agent_chat *t, struct outcome *oc, const char *text, struct json_object *images)
+{
+	const char *model = t->spec.model ? t->spec.model : t->prov.model;
+	struct svc_agent_integ integ = { t->db, t->cfg, t->spec.user_id, t->spec.project_id, t->spec.workspace_id };
+	struct svc_outbound_policy outbound;
+	struct svc_agent_result r;
+	struct svc_agent_turn at;
+	struct json_object *last;
+	char *prompt_extra = NULL;
+	size_t n;
+
+	json_object_put(t->history);
+	t->history = NULL;
+	if (svc_agent_history_load(t->db, t->chat_id, &t->history, &t->history_chars) < 0) {
+		oc->rc = SVC_E_UNAVAILABLE;
+		snprintf(oc->result.message, sizeof oc->result.message, "The chat's timeline cannot be read.");
+		return 0;
+	}
+	n = json_object_array_length(t->history);
+	last = n ? json_object_array_get_idx(t->history, n - 1) : NULL;
+	if (last && svc_json_str(last, "role") && strcmp(svc_json_str(last, "role"), "user") == 0)
+		json_object_array_del_idx(t->history, n - 1, 1); /* the round's own message, given as user_text */
+	agent_turn_of(t, model, t->pin, t->pout, &outbound, &integ, &at, &prompt_extra);
+	at.user_text = text;
+	at.images = images;
+	at.element = 0;
+	memset(&r, 0, sizeof r);
+	oc->rc = svc_agent_run(&at, &r);
+	oc->result.input_tokens += r.input_tokens;
+	oc->result.output_tokens += r.output_tokens;
+	oc->result.files_changed |= r.files_changed;
+	memcpy(oc->result.message, r.message, sizeof r.message);
+	memcpy(oc->result.stopped, r.stopped, sizeof r.stopped);
+	free(prompt_extra);
+	flush_deltas(t);
+	return r.files_changed;
+}
+
+/*
+ * After a build-mode run that changed files: the preview check, and while it finds errors and
+ * rounds are left, a fix round on them. The same error still there after a round (or a round that
+ * changed nothing) ends the fixing with a note to the user and no further provider call.
+ */
+static void check_and_fix(struct svc_agent_chat *t, struct outcome *oc)
+{
+	struct json_object *prev = NULL, *ev = NULL, *images = NULL;
+	unsigned round = 0, rounds;
+	int changed = oc->result.files_changed, rc, ws_rounds = -1;
+	char note[1400], *text;
+
+	if (!t->build || !t->cfg->agent_check_secs || !changed)
+		return;
+	if (svc_agent_fix_rounds_get(t->db, t->spec.workspace_id, &ws_rounds) < 0)
+		svc_log_error("check: the fix rounds of workspace %s cannot be read", t->spec.workspace_id);
+	rounds = svc_agent_fix_rounds(t->cfg, ws_rounds);
+	while (oc->rc == 0 && !oc->result.stopped[0] && t->stop_cap < 0 && changed) {
+		if ((rc = check_once(t, round, rounds, prev, &ev, &images, note, sizeof note)) != 0) {
+			oc->rc = rc < 0 ? rc : 0;
+			break;
+		}
+		if (note[0])
+			emit_note(t, note);
+		if (!json_object_get_boolean(json_object_object_get(ev, "fixing")))
+			break;
+		if (!(text = svc_agent_check_message(ev)))
+			break;
+		json_object_put(prev);
+		prev = ev;
+		ev = NULL;
+		changed = run_round(t, oc, text, images);
+		free(text);
+		json_object_put(images);
+		images = NULL;
+		round++;
+		if (!changed && oc->rc == 0 && !oc->result.stopped[0])
+			emit_note(t, "I stopped fixing: my fix round changed no file, so the preview's errors are still "
+				     "there. Tell me how you would like to go on.");
+	}
+	json_object_put(prev);
+	json_object_put(ev);
+	json_object_put(images);
 }
 
 /* Whatever the outcome, files already written become one commit: nothing is lost. */
@@ -615,6 +771,7 @@ static void run_turn(struct svc_agent_chat *t)
 	if (can_run(t) < 0)
 		return;
 	run_agent(t, &oc);
+	check_and_fix(t, &oc);
 	commit_files(t, &oc);
 	if (oc.rc == 0 && t->spec.plan)
 		store_plan(t);

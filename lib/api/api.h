@@ -151,6 +151,8 @@ extern const struct svc_body svc_api_folders_create_body;
 extern const struct svc_body svc_api_folders_update_body;
 
 enum svc_err svc_api_thumbnails_get(struct svc_req *req, struct svc_resp *resp);
+/* GET /projects/:id/checks/:file: a preview check's screenshot (lib/api/api_thumbnails.c). */
+enum svc_err svc_api_check_screenshot(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_direct_save(struct svc_req *req, struct svc_resp *resp);
 extern const struct svc_body svc_api_direct_save_body;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent/budget.h"
+#include "agent/check.h"
 #include "agent/credits.h"
 #include "api/api_agent.h"
 #include "core/err.h"
@@ -81,7 +82,7 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const struct svc_r
 	struct svc_agent_budget b, mine;
 	double spent[SVC_AGENT_CAP__MAX];
 	struct json_object *o, *sp, *warn, *today;
-	int err, i, edit = may_edit(req, ws);
+	int err, i, edit = may_edit(req, ws), rounds = -1;
 
 	if ((err = svc_agent_budget_load(req->ctx->db, wid, &b)) < 0 ||
 	    (err = svc_agent_budget_spent(req->ctx->db, &who, spent)) < 0)
@@ -94,6 +95,13 @@ static int answer(struct svc_req *req, struct svc_resp *resp, const struct svc_r
 	json_object_object_add(o, "caps", svc_agent_budget_json(&b));
 	json_object_object_add(o, "memberCap", svc_agent_cap_json(&mine.caps[SVC_AGENT_CAP_MEMBER_DAY], SVC_AGENT_CAP_MEMBER_DAY));
 	json_object_object_add(o, "instanceTurnMaxUsd", json_object_new_double(req->ctx->cfg.agent_turn_max_usd));
+	/* the preview check's fix rounds (issue 29, docs/agent.md "Fix rounds") */
+	if ((err = svc_agent_fix_rounds_get(req->ctx->db, wid, &rounds)) < 0) {
+		json_object_put(o);
+		return err;
+	}
+	json_object_object_add(o, "fixRounds", rounds >= 0 ? json_object_new_int(rounds) : NULL);
+	json_object_object_add(o, "instanceFixRounds", json_object_new_int((int)req->ctx->cfg.agent_fix_rounds));
 	sp = json_object_new_object();
 	warn = json_object_new_array();
 	for (i = 0; i < 3; i++) {
@@ -132,6 +140,7 @@ enum svc_err svc_api_budget_get(struct svc_req *req, struct svc_resp *resp)
 static const struct svc_field budget_fields[] = {
 	{ "caps", SVC_V_OBJECT, 0, 0, 0, NULL },
 	{ "members", SVC_V_OBJECT, 0, 0, 0, NULL },
+	{ "fixRounds", SVC_V_UINT, SVC_F_NULLABLE, 0, SVC_AGENT_FIX_ROUNDS_MAX, NULL },
 };
 const struct svc_body svc_api_budget_put_body = SVC_BODY(budget_fields);
 
@@ -233,7 +242,8 @@ static int members_from(struct svc_req *req, struct svc_resp *resp, const char *
 
 /*
  * PUT /workspaces/:wid/budget {caps?: {<cap>: {limitUsd, warnPercent?, block?} | null, ...},
- * members?: {<user id>: {limitUsd, warnPercent?, block?} | null}} (one of them): 200 as GET; 400;
+ * members?: {<user id>: {limitUsd, warnPercent?, block?} | null}, fixRounds?: 0..10 | null} (one of them):
+ * 200 as GET; 400;
  * 403 (not admin or owner); 404.
  */
 enum svc_err svc_api_budget_put(struct svc_req *req, struct svc_resp *resp)
@@ -242,10 +252,10 @@ enum svc_err svc_api_budget_put(struct svc_req *req, struct svc_resp *resp)
 	struct svc_agent_budget b;
 	struct svc_agent_member_cap *members = NULL;
 	struct json_object *caps = json_object_object_get(req->json, "caps");
-	struct json_object *mem = json_object_object_get(req->json, "members");
+	struct json_object *mem = json_object_object_get(req->json, "members"), *rounds = NULL;
 	size_t nmembers = 0;
 	unsigned mask = 0;
-	int err, cap;
+	int err, cap, fix;
 
 	if ((err = svc_workspace_load(svc_req_caller(req), svc_req_param(req, "wid"), SVC_ACT_WS_UPDATE, NULL, &ws)) < 0) {
 		if (err == SVC_E_FORBIDDEN)
@@ -253,8 +263,8 @@ enum svc_err svc_api_budget_put(struct svc_req *req, struct svc_resp *resp)
 		return err;
 	}
 	memset(&b, 0, sizeof b);
-	if (!caps && !mem) {
-		err = svc_resp_error(resp, SVC_E_VALIDATION, "caps", "caps or members is required");
+	if (!caps && !mem && !json_object_object_get_ex(req->json, "fixRounds", NULL)) {
+		err = svc_resp_error(resp, SVC_E_VALIDATION, "caps", "caps, members or fixRounds is required");
 		goto done;
 	}
 	if (caps) {
@@ -276,6 +286,10 @@ enum svc_err svc_api_budget_put(struct svc_req *req, struct svc_resp *resp)
 		goto done;
 	svc_log_info("budget: user %s changed the spending caps of workspace %s (mask %#x, %zu members)", req->user_id,
 		     svc_rows_get(ws, 0, WCOL_ID), mask, nmembers);
+	if ((fix = json_object_object_get_ex(req->json, "fixRounds", &rounds)) &&
+	    (err = svc_agent_fix_rounds_set(req->ctx->db, svc_rows_get(ws, 0, WCOL_ID),
+					    rounds ? (int)json_object_get_int64(rounds) : -1, req->user_id)) < 0)
+		goto done;
 	err = answer(req, resp, ws);
 done:
 	free(members);

@@ -1,8 +1,9 @@
-/* api_thumbnails.c: a project's thumbnail image, served with its ETag, and its regeneration. */
+/* api_thumbnails.c: a project's thumbnail image, served with its ETag, and its regeneration; the screenshots of the agent's preview checks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/check.h"
 #include "api/api.h"
 #include "core/err.h"
 #include "core/fsx.h"
@@ -152,6 +153,30 @@ enum svc_err svc_api_thumbnails_regenerate(struct svc_req *req, struct svc_resp 
 done:
 	free(data);
 	svc_rows_free(after);
+	svc_rows_free(rows);
+	return err;
+}
+
+/*
+ * GET /projects/:id/checks/:file (issue 29, the agent's preview check): the screenshot
+ * "<checkId>.png" of a check.result event, to whoever may read the project, as a
+ * thumbnail is. 200 image/png (Cache-Control private, a day: a check's image never
+ * changes); 401; 403; 404 (no such project or screenshot).
+ */
+enum svc_err svc_api_check_screenshot(struct svc_req *req, struct svc_resp *resp)
+{
+	const char *id = svc_req_param(req, "id");
+	struct svc_rows *rows = NULL;
+	char *data = NULL;
+	size_t len = 0;
+	int err;
+
+	if ((err = svc_project_load(svc_req_caller(req), id, SVC_ACT_READ, &rows)) < 0)
+		return err;
+	if ((err = svc_agent_check_read(&req->ctx->cfg, id, svc_req_param(req, "file"), &data, &len)) == 0 &&
+	    (err = svc_resp_raw(resp, 200, "image/png", data, len)) == 0)
+		err = svc_resp_header(resp, "Cache-Control", "private, max-age=86400");
+	free(data);
 	svc_rows_free(rows);
 	return err;
 }

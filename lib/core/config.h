@@ -70,6 +70,10 @@ struct svc_config {
 	double agent_turn_max_usd;     /* SVC_AGENT_TURN_MAX_USD: what one turn may spend, USD; 0 (default) = no cap */
 	unsigned agent_idle_steps;     /* SVC_AGENT_IDLE_STEPS: build-mode steps without a file change before the turn stops, default 6; 0 = never */
 	uint64_t agent_instructions_max; /* SVC_AGENT_INSTRUCTIONS_MAX_BYTES: bytes of AGENTS.md and of the workspace's instructions, default 16 KiB */
+	/* the agent looks at its work (issue 29, docs/agent.md "The preview check") */
+	unsigned agent_check_secs;     /* SVC_AGENT_CHECK_SECS: seconds one preview check may take, default 20; 0 = no check */
+	unsigned agent_fix_rounds;     /* SVC_AGENT_FIX_ROUNDS: fix rounds a turn may run on the check's errors, default 2 */
+	int agent_check_images;        /* SVC_AGENT_CHECK_IMAGES: 1 (default): the screenshot goes to the model with the errors */
 	const char *encryption_key;    /* ENCRYPTION_KEY: 64 hex digits (AES-256 instance key); "" = none (lib/auth/crypto.h) */
 	const char *encryption_key_previous; /* ENCRYPTION_KEY_PREVIOUS: the key before a rotation, opens only; "" = none */
 	int envelope_encryption;       /* SVC_ENVELOPE_ENCRYPTION: 1 = per-workspace data keys sealed by ENCRYPTION_KEY */

@@ -113,6 +113,13 @@ static const struct svc_setting table[] = {
 	     "build-mode steps without a file change before a turn stops; 0: never"),
 	SOFT("SVC_AGENT_INSTRUCTIONS_MAX_BYTES", SVC_SET_U64, agent_instructions_max, "16384", 256, 1048576, "bytes",
 	     "bytes of AGENTS.md and of a workspace's instructions in the system prompt"),
+	/* the agent looks at its work: the preview check and its fix rounds (issue 29) */
+	SOFT("SVC_AGENT_CHECK_SECS", SVC_SET_UINT, agent_check_secs, "20", 0, 300, "seconds",
+	     "seconds a preview check after a build turn may take; 0: no check"),
+	SOFT("SVC_AGENT_FIX_ROUNDS", SVC_SET_UINT, agent_fix_rounds, "2", 0, 10, "rounds",
+	     "rounds a turn may spend fixing the errors its preview check found"),
+	SOFT("SVC_AGENT_CHECK_IMAGES", SVC_SET_BOOL, agent_check_images, "1", 0, 1, NULL,
+	     "1: the check's screenshot goes to the model with its errors"),
 	STR("SVC_AI_MODES", ai_modes, "", "custom chat modes, name=read|build[:prompt file];..."),
 	SOFT("SVC_OUTBOUND_ALLOW_PRIVATE", SVC_SET_BOOL, outbound_allow_private, "0", 0, 1, NULL,
 	     "1: names users choose may also reach private ranges"),

@@ -20,7 +20,7 @@ SVC_STMT(STMT_AGENT_HISTORY_AFTER,
 	"SELECT id, type, payload FROM (SELECT id, type, payload, "
 	"SUM(LENGTH(payload)) OVER (ORDER BY id DESC) - LENGTH(payload) AS newer_bytes FROM chat_events "
 	"WHERE chat_id = ? AND id > ? AND type IN ('user.message', 'assistant.message', 'tool.call', 'tool.result', "
-	"'tool.error') ORDER BY id DESC LIMIT 1000) t WHERE newer_bytes < 50331648 ORDER BY id")
+	"'tool.error', 'check.result') ORDER BY id DESC LIMIT 1000) t WHERE newer_bytes < 50331648 ORDER BY id")
 SVC_COLS(HCOL_ID, HCOL_TYPE, HCOL_PAYLOAD)
 SVC_STMT(STMT_AGENT_LAST_USAGE,
 	"SELECT payload FROM chat_events WHERE chat_id = ? AND id > ? AND type = 'session.usage_info' "

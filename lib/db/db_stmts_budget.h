@@ -78,3 +78,11 @@ SVC_STMT(STMT_MEMBER_CAP_LIST,
 	"AND s.subject_id = m.user_id WHERE m.workspace_id = ? ORDER BY m.created_at, m.user_id LIMIT 1000")
 SVC_COLS(MQCOL_USER, MQCOL_EMAIL, MQCOL_NAME, MQCOL_ROLE, MQCOL_LIMIT, MQCOL_WARN, MQCOL_BLOCK, MQCOL_UPDATED,
 	 MQCOL_SPENT)
+/* the preview check's fix rounds a workspace allows (schema/030_agent_check.sql); NULL: the instance's */
+SVC_STMT(STMT_AGENT_FIX_ROUNDS_GET,
+	"SELECT fix_rounds FROM workspace_agent_checks WHERE workspace_id = ?")
+SVC_COLS(FRCOL_ROUNDS)
+/* parameters: workspace, rounds (NULL: the instance's), user */
+SVC_STMT(STMT_AGENT_FIX_ROUNDS_PUT,
+	"INSERT INTO workspace_agent_checks (workspace_id, fix_rounds, updated_by, updated_at) VALUES (?, ?, ?, " NOW ") "
+	"ON DUPLICATE KEY UPDATE fix_rounds = VALUES(fix_rounds), updated_by = VALUES(updated_by), updated_at = " NOW)

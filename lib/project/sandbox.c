@@ -157,7 +157,7 @@ static void child(const struct svc_sandbox_spec *s, const struct svc_cgroup *cg,
 	static char *const envp[] = { "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
 	struct rlimit cpu = { s->cpu_secs, s->cpu_secs + 5 };
 	struct rlimit fsize = { (rlim_t)s->disk_mb << 20, (rlim_t)s->disk_mb << 20 }, core = { 0, 0 };
-	int devnull, e;
+	int devnull, e, keep = 4;
 
 	if ((e = svc_cgroup_join(cg)) < 0) {
 		errno = -e;
@@ -178,15 +178,23 @@ static void child(const struct svc_sandbox_spec *s, const struct svc_cgroup *cg,
 		out_fd = devnull;
 	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
 		goto fail;
-	/* nothing of the caller (a FastCGI socket, MariaDB) reaches the sandbox */
-	if (err_fd < 3 || dup2(err_fd, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
+	/* nothing of the caller (a FastCGI socket, MariaDB) reaches the sandbox but spec->pass_fds as 3 and 4 */
+	if (s->npass_fds == 2) {
+		int a = fcntl(s->pass_fds[0], F_DUPFD, 10), b = fcntl(s->pass_fds[1], F_DUPFD, 10);
+		int c = fcntl(err_fd, F_DUPFD_CLOEXEC, 10);
+		if (a < 0 || b < 0 || c < 0 || dup2(a, 3) < 0 || dup2(b, 4) < 0 || dup2(c, 5) < 0 ||
+		    fcntl(5, F_SETFD, FD_CLOEXEC) < 0)
+			goto fail;
+		keep = 6;
+	} else if (err_fd < 3 || dup2(err_fd, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0) {
 		goto fail;
-	if (close_range(4, ~0U, 0) < 0) {
+	}
+	if (close_range(keep, ~0U, 0) < 0) {
 		long fd, max = sysconf(_SC_OPEN_MAX);
-		for (fd = 4; fd < (max > 0 ? max : 65536); fd++)
+		for (fd = keep; fd < (max > 0 ? max : 65536); fd++)
 			close((int)fd);
 	}
-	err_fd = 3;
+	err_fd = keep - 1;
 	execve(s->bwrap, (char *const *)argv, envp);
 fail:
 	e = errno;

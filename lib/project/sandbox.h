@@ -100,6 +100,10 @@ struct svc_sandbox_spec {
 						  and the disk_dir's size for the message */
 	unsigned uid;                          /* the user it runs as when svc runs as root (SVC_BUILD_UID) */
 	int64_t deadline_ms;                   /* svc_sandbox_run(): svc_mono_ms() when it is killed; 0: none */
+	int pass_fds[2];                       /* with npass_fds 2: descriptors of the caller the command gets as
+						  its fds 3 and 4 (Chromium's --remote-debugging-pipe: it reads 3,
+						  writes 4); every other one stays outside */
+	unsigned npass_fds;                    /* 0 (none) or 2 */
 	void (*log)(void *arg, const char *text, size_t len); /* svc_sandbox_run(): the output as it comes
 						  (stdout and stderr, pieces of up to 4 KiB), and NULL/0 about once a
 						  second of silence (keep-alive); NULL: dropped */

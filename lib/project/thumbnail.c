@@ -31,7 +31,7 @@
 
 #define SERVE_FILE_MAX (10u * 1024 * 1024)
 #define SHOT_DIM_MAX 4000
-#define PAGE_HOST "project.svc-thumb.invalid"
+#define PAGE_HOST SVC_THUMB_PAGE_HOST
 /* the page server's port on the loopback of Chromium's own network namespace */
 #define PROXY_PORT 3128
 #define PROXY_PORT_S "3128"
@@ -337,8 +337,7 @@ static void serve_one(int fd, const char *dir)
 	free(data);
 }
 
-/* The server process: answers requests one at a time until killed or `deadline_ms` (monotonic) passes. */
-static void serve(int lfd, const char *dir, int64_t deadline_ms)
+void svc_thumbnail__serve(int lfd, const char *dir, int64_t deadline_ms)
 {
 	while (svc_mono_ms() < deadline_ms) {
 		struct pollfd pfd = { lfd, POLLIN, 0 };
@@ -401,19 +400,9 @@ static int program_exists(const char *prog)
 	return 0;
 }
 
-/*
- * Starts Chromium in the sandbox (lib/project/sandbox.h: /usr read-only, the
- * fonts' settings, `tmp` as /out for the profile and the screenshot, nothing
- * else of the host; a cgroup of its own with the builds' bounds), as sb->uid
- * when running as root, with its own sandbox on, in a network namespace of
- * its own where only 127.0.0.1:PROXY_PORT answers: its listener is the
- * run's (svc_sandbox_listener()), served by the caller's page server
- * (serve()). No other address is routed, so neither WebRTC's UDP nor DNS
- * leaves, and WebRTC is told to use no UDP besides. Returns 0 with *out set,
- * or an SVC_E_* code with the reason in `why`.
- */
-static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromium, const char *tmp,
-			  struct svc_sandbox **out, char *why, size_t whymax)
+int svc_thumbnail__start(const struct svc_thumb_sandbox *sb, const char *chromium, const char *tmp,
+			 const char *const *extra, const char *url, const char *prefix, const int *pass_fds,
+			 struct svc_sandbox **out, char *why, size_t whymax)
 {
 	static const char *const env[] = { "HOME=/out", "XDG_CONFIG_HOME=/out", NULL };
 	static const char *const flags[] = {
@@ -421,8 +410,7 @@ static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromi
 		"--no-first-run", "--no-default-browser-check", "--disable-extensions",
 		"--disable-background-networking", "--disable-sync", "--disable-component-update",
 		"--disable-features=Translate,MediaRouter,OptimizationHints", "--user-data-dir=/out/profile",
-		"--window-size=1200,630", "--proxy-bypass-list=<-loopback>", "--virtual-time-budget=3000",
-		"--force-webrtc-ip-handling-policy=disable_non_proxied_udp", "--screenshot=/out/shot.png",
+		"--proxy-bypass-list=<-loopback>", "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 		("--proxy-server=http://127.0.0.1:" PROXY_PORT_S), /* one element (clang -Wstring-concatenation) */
 	};
 	const struct svc_sandbox_mount mounts[] = {
@@ -437,11 +425,13 @@ static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromi
 	argv[n++] = chromium;
 	for (i = 0; i < sizeof flags / sizeof flags[0]; i++)
 		argv[n++] = flags[i];
-	argv[n++] = "http://" PAGE_HOST "/index.html";
+	for (i = 0; extra && extra[i] && n < sizeof argv / sizeof argv[0] - 2; i++)
+		argv[n++] = extra[i];
+	argv[n++] = url;
 	argv[n] = NULL;
 	if (svc_random_hex(rnd, 8) < 0)
 		return SVC_E_INTERNAL;
-	snprintf(name, sizeof name, "thumb-%s", rnd);
+	snprintf(name, sizeof name, "%s-%s", prefix, rnd);
 	memset(&s, 0, sizeof s);
 	s.bwrap = sb->bwrap;
 	s.argv = argv;
@@ -457,8 +447,17 @@ static int spawn_chromium(const struct svc_thumb_sandbox *sb, const char *chromi
 	s.cgroup_parent = sb->cgroup_parent;
 	s.name = name;
 	s.uid = sb->uid;
+	if (pass_fds) {
+		s.pass_fds[0] = pass_fds[0];
+		s.pass_fds[1] = pass_fds[1];
+		s.npass_fds = 2;
+	}
 	return svc_sandbox_start(&s, -1, out, why, whymax);
 }
+
+/* What a thumbnail's Chromium adds to svc_thumbnail__start()'s flags: the size, a screenshot once the page settled. */
+static const char *const shot_flags[] = { "--window-size=1200,630", "--virtual-time-budget=3000",
+					  "--screenshot=/out/shot.png", NULL };
 
 int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir,
 			   long timeout_ms, unsigned char **out, size_t *out_len, char *why, size_t whymax)
@@ -497,7 +496,8 @@ int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox 
 	}
 	snprintf(shot, sizeof shot, "%s/shot.png", tmp);
 
-	if ((rc = spawn_chromium(sb, chromium, tmp, &run, swhy, sizeof swhy)) < 0) {
+	if ((rc = svc_thumbnail__start(sb, chromium, tmp, shot_flags, "http://" PAGE_HOST "/index.html", "thumb", NULL, &run,
+					swhy, sizeof swhy)) < 0) {
 		snprintf(why, whymax, "chromium could not be started (%s)", swhy[0] ? swhy : "the sandbox failed");
 		run = NULL;
 		goto done;
@@ -508,7 +508,7 @@ int svc_thumbnail_chromium(const char *chromium, const struct svc_thumb_sandbox 
 		goto done;
 	}
 	if (server == 0) {
-		serve(svc_sandbox_listener(run), dir, deadline);
+		svc_thumbnail__serve(svc_sandbox_listener(run), dir, deadline);
 		_exit(0);
 	}
 	rc = wait_until(run, deadline);
@@ -578,7 +578,7 @@ static int write_file(const char *path, const void *data, size_t len)
  * user of its own (SVC_THUMB_UID): a build's RLIMIT_NPROC counts every process of its user on the
  * host, and Chromium's threads under the same user made npm fail with EAGAIN.
  */
-static void thumb_sandbox(const struct svc_config *cfg, struct svc_thumb_sandbox *out)
+void svc_thumbnail__sandbox(const struct svc_config *cfg, struct svc_thumb_sandbox *out)
 {
 	struct svc_build_opts o;
 
@@ -613,7 +613,7 @@ int svc_thumbnail_render(const struct svc_config *cfg, const char *id, const cha
 	else if (!*chromium)
 		snprintf(why, whymax, "chromium is turned off (SVC_CHROMIUM is empty)");
 	else {
-		thumb_sandbox(cfg, &sb);
+		svc_thumbnail__sandbox(cfg, &sb);
 		err = svc_thumbnail_chromium(chromium, &sb, dir, SVC_THUMB_TIMEOUT_MS, &png, &len, why, whymax);
 		if (err == 0)
 			src = SVC_THUMB_CHROMIUM;

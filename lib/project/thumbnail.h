@@ -3,6 +3,7 @@
 #define SVC_THUMBNAIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/config.h"
 #include "db/db.h"
@@ -13,6 +14,7 @@
 #define SVC_THUMB_W 600         /* and scaled down to the thumbnail, in pixels */
 #define SVC_THUMB_H 315
 #define SVC_THUMB_TIMEOUT_MS 20000
+#define SVC_THUMB_PAGE_HOST "project.svc-thumb.invalid" /* the one origin the sandboxed Chromium reaches */
 #define SVC_JOB_THUMBNAIL "thumbnail.regenerate"
 
 /* Where a thumbnail came from. */
@@ -109,5 +111,27 @@ int svc_thumbnail_set_url(struct svc_db *db, const struct svc_config *cfg, const
  * SVC_E_UNAVAILABLE, SVC_E_INTERNAL, DB errors.
  */
 int svc_thumbnail_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
+
+/*
+ * ---- Module-internal (lib/project: thumbnail.c, preview_check.c) ----
+ * svc_thumbnail__serve(): the page server, Chromium's proxy and the only origin it reaches: answers
+ * GET of the files of `dir` on SVC_THUMB_PAGE_HOST (lib/core/fsx confinement), one request at a
+ * time, on listening socket `lfd` until `deadline_ms` (svc_mono_ms()) passes; 404 for any other host
+ * or a missing file, 403 for other methods and CONNECT. Run it in a child process.
+ * svc_thumbnail__sandbox(): the thumbnails' sandbox from the settings (borrowed strings of cfg).
+ */
+void svc_thumbnail__serve(int lfd, const char *dir, int64_t deadline_ms);
+void svc_thumbnail__sandbox(const struct svc_config *cfg, struct svc_thumb_sandbox *out);
+/*
+ * svc_thumbnail__start(): starts `chromium` as svc_thumbnail_chromium() says (bubblewrap, sb's user and
+ * cgroup, a network namespace where only 127.0.0.1:3128 answers: the run's listener, for the caller's
+ * svc_thumbnail__serve(); `tmp` as /out for its profile), with the flags both uses share, then `extra`
+ * (NULL-terminated, may be NULL), then `url`; the cgroup named "<prefix>-<random>"; pass_fds NULL or
+ * two fds that become Chromium's 3 and 4 (spec.pass_fds). Returns as svc_sandbox_start().
+ */
+struct svc_sandbox;
+int svc_thumbnail__start(const struct svc_thumb_sandbox *sb, const char *chromium, const char *tmp,
+			 const char *const *extra, const char *url, const char *prefix, const int *pass_fds,
+			 struct svc_sandbox **out, char *why, size_t whymax);
 
 #endif

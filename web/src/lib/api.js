@@ -274,8 +274,8 @@ export const restoreDeployment = (pid, id) => post(`/projects/${enc(pid)}/deploy
 
 /** getBudget(wid): GET /workspaces/:wid/budget (caps, the caller's spend, warnings). */
 export const getBudget = (wid) => get(`/workspaces/${enc(wid)}/budget`);
-/** setBudget(wid, caps): PUT /workspaces/:wid/budget {caps: {<cap>: {limitUsd, warnPercent, block} | null}}. */
-export const setBudget = (wid, caps) => put(`/workspaces/${enc(wid)}/budget`, { caps });
+/** setBudget(wid, caps, more): PUT /workspaces/:wid/budget {caps: {<cap>: {limitUsd, warnPercent, block} | null}, ...more} (more: {fixRounds}, the preview check's). */
+export const setBudget = (wid, caps, more) => put(`/workspaces/${enc(wid)}/budget`, { caps, ...(more || {}) });
 /** setMemberCaps(wid, members): PUT /workspaces/:wid/budget {members: {<user id>: {limitUsd, warnPercent, block} | null}} (members' own daily caps). */
 export const setMemberCaps = (wid, members) => put(`/workspaces/${enc(wid)}/budget`, { members });
 /** getAdminBudget(): GET /admin/budget, every workspace's spend (platform admins). */

@@ -92,13 +92,18 @@ function CapsList({ d }) {
 					))}
 				</ul>
 			)}
+			<p class="hint">After a turn changes files the agent checks the preview and may fix what it finds {d.fixRounds === null || d.fixRounds === undefined ? d.instanceFixRounds : Math.min(d.fixRounds, d.instanceFixRounds)} times.</p>
 			<p class="hint">Workspace admins and owners change the caps.</p>
 		</>
 	);
 }
 
+/** the fix rounds as the form holds them: '' for the instance's */
+const roundsOf = (d) => (d.fixRounds === null || d.fixRounds === undefined ? '' : String(d.fixRounds));
+
 function CapsForm({ w, d, onSaved }) {
 	const [rows, setRows] = useState(() => rowsOf(d.caps));
+	const [rounds, setRounds] = useState(() => roundsOf(d));
 	const a = useAction();
 	const edit = (k, f, v) => setRows((r) => ({ ...r, [k]: { ...r[k], [f]: v } }));
 	async function save(e) {
@@ -108,13 +113,15 @@ function CapsForm({ w, d, onSaved }) {
 			const r = rows[k];
 			caps[k] = r.limit.trim() === '' ? null : { limitUsd: Number(r.limit), warnPercent: Math.round(Number(r.warn || 0)), block: r.block };
 		}
-		const nd = await a.run(() => setBudget(w.id, caps), 'The caps are saved.');
+		const fixRounds = rounds.trim() === '' ? null : Math.round(Number(rounds));
+		const nd = await a.run(() => setBudget(w.id, caps, { fixRounds }), 'The caps are saved.');
 		if (nd) {
 			setRows(rowsOf(nd.caps));
+			setRounds(roundsOf(nd));
 			onSaved(nd);
 		}
 	}
-	const err = a.error && (a.error.field && a.error.field.startsWith('caps.') ? a.error.message : sentence(a.error, { 403: 'Only workspace admins and owners set the caps.' }));
+	const err = a.error && (a.error.field && (a.error.field.startsWith('caps.') || a.error.field === 'fixRounds') ? a.error.message : sentence(a.error, { 403: 'Only workspace admins and owners set the caps.' }));
 	return (
 		<form class="settings-form" onSubmit={save}>
 			<table class="budget-table">
@@ -144,6 +151,7 @@ function CapsForm({ w, d, onSaved }) {
 				</tbody>
 			</table>
 			{d.instanceTurnMaxUsd > 0 && <p class="hint">The instance caps every turn at {usd(d.instanceTurnMaxUsd)}.</p>}
+			<Field label="Fix rounds after the preview check" type="number" min="0" max={String(d.instanceFixRounds)} step="1" placeholder={`${d.instanceFixRounds} (the instance’s)`} value={rounds} hint={`After a turn changes files the agent checks the preview; this many times it may go on to fix the errors it finds (at most ${d.instanceFixRounds}). Empty: the instance’s.`} onInput={(e) => setRounds(e.currentTarget.value)} />
 			<ErrorNote error={err} />
 			<div class="form-end">
 				<button type="submit" class="primary" disabled={a.busy}>

@@ -123,6 +123,10 @@ export function buildTurns(events) {
 					text: e.reason === 'repeated_call' ? `Stopped: the agent repeated the same ${e.tool || 'tool'} call ${e.count || 3} times.` : `Stopped: ${e.steps || 'several'} steps in a row changed no file.`,
 				});
 				break;
+			// issue 29: the agent looks at its work (docs/api.md "The preview check")
+			case 'check.result':
+				t.blocks.push({ kind: 'check', errors: Array.isArray(e.errors) ? e.errors : [], more: e.more || 0, round: e.round || 0, screenshotUrl: e.screenshotUrl || null });
+				break;
 			case 'session.usage_info':
 				t.usage = e;
 				break;
@@ -580,8 +584,38 @@ function TurnChanges({ pid, commit, onChanged }) {
 	);
 }
 
+/** checkSummary(b): the one line of a preview check: "Checked the preview: no errors", or how many. */
+export function checkSummary(b) {
+	const n = b.errors.length + (b.more || 0);
+	const when = b.round ? ` after fix round ${b.round}` : '';
+	return `Checked the preview${when}: ${n === 0 ? 'no errors' : n === 1 ? '1 error' : `${n} errors`}`;
+}
+
+/** CheckLine({b}): a check.result as one expandable line: its errors (where, what) and the screenshot. */
+function CheckLine({ b }) {
+	const failed = b.errors.length + (b.more || 0) > 0;
+	return (
+		<details class={'check' + (failed ? ' failed' : ' ok')}>
+			<summary>{checkSummary(b)}</summary>
+			{failed && (
+				<ul aria-label="Errors the preview showed">
+					{b.errors.map((e, i) => (
+						<li key={i}>
+							<span class="check-kind">{e.kind}</span> {e.source && <code>{e.source + (e.line ? `:${e.line}` : '')}</code>} {e.message}
+						</li>
+					))}
+					{b.more > 0 && <li>and {b.more} more</li>}
+				</ul>
+			)}
+			{b.screenshotUrl && <img class="check-shot" src={b.screenshotUrl} alt="The preview as the check saw it" loading="lazy" />}
+		</details>
+	);
+}
+
 function Block({ b, canRun, onRun }) {
 	switch (b.kind) {
+		case 'check':
+			return <CheckLine b={b} />;
 		case 'text':
 			return <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(b.text) }} />;
 		case 'thinking':

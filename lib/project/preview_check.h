@@ -1,0 +1,87 @@
+/* preview_check.h: the agent's look at its work: a project's preview loaded in the thumbnails' sandboxed Chromium, driven over the DevTools protocol, its errors and a screenshot collected. */
+#ifndef SVC_PREVIEW_CHECK_H
+#define SVC_PREVIEW_CHECK_H
+
+#include <stddef.h>
+
+#include "core/config.h"
+#include "project/thumbnail.h"
+
+#define SVC_CHECK_ERRORS_MAX 20     /* errors kept of one check; more are counted, not kept */
+#define SVC_CHECK_MESSAGE_MAX 512   /* bytes of one error's message (cut at a UTF-8 boundary) */
+#define SVC_CHECK_SOURCE_MAX 256    /* bytes of one error's source (a path of the preview, "/app.js") */
+#define SVC_CHECK_QUIET_MS 2000     /* the network quiet after the load that ends a check */
+#define SVC_CHECK_SHOT_W 1280       /* the page is loaded at this size, CSS pixels; the screenshot has it */
+#define SVC_CHECK_SHOT_H 800
+
+/* One error the preview showed (docs/api.md "check.result"). */
+struct svc_check_error {
+	char kind[16];                        /* "exception", "rejection", "console", "request" or "build" */
+	char message[SVC_CHECK_MESSAGE_MAX];  /* the error's first line: "Uncaught TypeError: x is not a function",
+					       * "GET /missing.png: 404" */
+	char source[SVC_CHECK_SOURCE_MAX];    /* the preview's path of the file it came from ("/app.js"), "" unknown */
+	int line;                             /* 1-based line in source, 0 unknown */
+};
+
+/* What one check found. Filled by svc_preview_check_run(); emptied with svc_preview_check_dispose(). */
+struct svc_check_report {
+	struct svc_check_error errors[SVC_CHECK_ERRORS_MAX];
+	size_t nerrors;        /* kept in errors[] */
+	size_t more;           /* further errors not kept */
+	int loaded;            /* the page's load event fired before the deadline */
+	unsigned char *png;    /* the screenshot (SVC_CHECK_SHOT_W x SVC_CHECK_SHOT_H PNG), malloc'd; NULL when none */
+	size_t png_len;
+	char *png_base64;      /* the same as base64 (for a model's image), malloc'd; NULL when none */
+};
+
+/*
+ * Loads http://SVC_THUMB_PAGE_HOST/index.html, the files of `dir` (the
+ * preview: a project's working tree, or its preview build), in headless
+ * Chromium (`chromium`) inside the thumbnails' sandbox `sb` exactly as
+ * svc_thumbnail_chromium() runs it (bubblewrap, its own user, a network
+ * namespace where only the page server answers: svc_thumbnail__serve()),
+ * drives it over the Chrome DevTools Protocol on --remote-debugging-pipe
+ * (fds 3 and 4 of Chromium, NUL-separated JSON messages: Target.createTarget,
+ * Target.attachToTarget flatten, Runtime/Network/Page.enable, Page.navigate),
+ * and collects until the load event and `quiet_ms` without a request in
+ * flight or finished, or until `timeout_ms` in all: uncaught exceptions and
+ * unhandled rejections (Runtime.exceptionThrown), console.error
+ * (Runtime.consoleAPICalled), same-origin requests answered with status >=
+ * 400 or failed (Network.responseReceived, Network.loadingFailed), then a
+ * screenshot (Page.captureScreenshot). An error seen twice is kept once.
+ * `tick(tick_arg)` (may be NULL) is called about every 200 ms; a non-zero
+ * return ends the check at once with that value. Fills *out (zero it first;
+ * dispose it after, on error too).
+ * Returns 0 (also when the load did not finish in time: out->loaded 0),
+ * SVC_E_NOT_FOUND (no index.html in dir), SVC_E_UNAVAILABLE (Chromium or
+ * bubblewrap missing, Chromium failed or spoke no protocol; `why` says which,
+ * whymax bytes), SVC_E_INTERNAL, or tick's value.
+ */
+int svc_preview_check_run(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir, long timeout_ms,
+			  long quiet_ms, int (*tick)(void *), void *tick_arg, struct svc_check_report *out, char *why,
+			  size_t whymax);
+
+/*
+ * The check of a project's preview as svc runs it: svc_preview_check_run()
+ * with the settings' Chromium (SVC_CHROMIUM) in the thumbnails' sandbox
+ * (SVC_BUILD_BWRAP, SVC_THUMB_UID, the builds' cgroup bounds) and a quiet of
+ * SVC_CHECK_QUIET_MS. `dir` is the working tree of a project without
+ * package.json; a project with one is SVC_E_UNAVAILABLE ("not checked": its
+ * preview is a build, docs/agent.md "The preview check"). Other returns as
+ * svc_preview_check_run(); SVC_E_UNAVAILABLE also when SVC_CHROMIUM is "".
+ */
+int svc_preview_check(const struct svc_config *cfg, const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg,
+		      struct svc_check_report *out, char *why, size_t whymax);
+
+/*
+ * Adds an error to `r` unless the same kind, message, source and line is
+ * there already; past SVC_CHECK_ERRORS_MAX it is counted in r->more. The
+ * strings are copied, cut to their fields' sizes at UTF-8 boundaries.
+ */
+void svc_preview_check_add(struct svc_check_report *r, const char *kind, const char *message, const char *source,
+			   int line);
+
+/* Frees the screenshot of `r` (NULL allowed). */
+void svc_preview_check_dispose(struct svc_check_report *r);
+
+#endif

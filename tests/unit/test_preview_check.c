@@ -1,0 +1,173 @@
+/* test_preview_check.c: the preview check (lib/project/preview_check.c) with the real Chromium in the thumbnails' sandbox. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "core/err.h"
+#include "core/fsx.h"
+#include "core/util.h"
+#include "project/preview_check.h"
+#include "unit.h"
+
+static const struct svc_thumb_sandbox sandbox = { "/usr/bin/bwrap", 65533, 2048, 256, 100, NULL };
+
+static int put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	fputs(text, f);
+	fclose(f);
+	return 0;
+}
+
+/* The error of kind `kind` whose message holds `needle`, or NULL. */
+static const struct svc_check_error *find(const struct svc_check_report *r, const char *kind, const char *needle)
+{
+	size_t i;
+
+	for (i = 0; i < r->nerrors; i++)
+		if (strcmp(r->errors[i].kind, kind) == 0 && strstr(r->errors[i].message, needle))
+			return &r->errors[i];
+	return NULL;
+}
+
+static int have_chromium(void)
+{
+	if (access("/usr/bin/chromium", X_OK) == 0 && access(sandbox.bwrap, X_OK) == 0)
+		return 1;
+	fprintf(stderr, "test_preview_check: chromium or bwrap not installed; the check is not run\n");
+	return 0;
+}
+
+static void test_preview_check_add_keeps_each_error_once_and_counts_the_rest(void)
+{
+	struct svc_check_report r;
+	char big[2000];
+	int i;
+
+	memset(&r, 0, sizeof r);
+	svc_preview_check_add(&r, "console", "a", "/x.js", 3);
+	svc_preview_check_add(&r, "console", "a", "/x.js", 3);
+	CU_ASSERT_EQUAL(r.nerrors, 1);
+	memset(big, 'y', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	svc_preview_check_add(&r, "exception", big, "/x.js", -2);
+	CU_ASSERT_EQUAL(strlen(r.errors[1].message), SVC_CHECK_MESSAGE_MAX - 1);
+	CU_ASSERT_EQUAL(r.errors[1].line, 0);
+	for (i = 0; i < SVC_CHECK_ERRORS_MAX + 3; i++) {
+		char m[16];
+		snprintf(m, sizeof m, "m%d", i);
+		svc_preview_check_add(&r, "console", m, "", 0);
+	}
+	CU_ASSERT_EQUAL(r.nerrors, SVC_CHECK_ERRORS_MAX);
+	CU_ASSERT_EQUAL(r.more, 5);
+	svc_preview_check_dispose(&r);
+}
+
+static void test_preview_check_no_index_is_not_found(void)
+{
+	char dir[] = "/tmp/svc-check-test-XXXXXX", why[256];
+	struct svc_check_report r;
+
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_EQUAL(svc_preview_check_run("chromium", &sandbox, dir, 5000, 500, NULL, NULL, &r, why, sizeof why),
+			SVC_E_NOT_FOUND);
+	svc_preview_check_dispose(&r);
+	svc_fsx_remove_tree(dir);
+}
+
+/*
+ * A page whose script throws on line 4, logs a console.error, leaves a promise rejected, and
+ * asks for a missing image and a missing script of its own origin (and an image of another
+ * host, which is no error of the preview's): each is reported with its source and line, and the
+ * screenshot is a PNG of the page's size.
+ */
+static void test_preview_check_reports_the_page_errors_and_a_screenshot(void)
+{
+	char dir[] = "/tmp/svc-check-test-XXXXXX", why[256];
+	struct svc_check_report r;
+	const struct svc_check_error *e;
+	int err;
+
+	if (!have_chromium())
+		return;
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_EQUAL(put(dir, "index.html",
+			    "<!doctype html><html><body><h1>Hi</h1>\n<img src=\"missing.png\">\n"
+			    "<img src=\"http://elsewhere.example/x.png\">\n<script src=\"app.js\"></script>\n"
+			    "<script src=\"gone.js\"></script>\n</body></html>\n"), 0);
+	CU_ASSERT_EQUAL(put(dir, "app.js",
+			    "// app\nconsole.error('the list is empty');\nPromise.reject(new Error('no data'));\n"
+			    "undefinedFunction();\n"), 0);
+	err = svc_preview_check_run("chromium", &sandbox, dir, 60000, 1000, NULL, NULL, &r, why, sizeof why);
+	CU_ASSERT_EQUAL(err, 0);
+	if (err)
+		fprintf(stderr, "test_preview_check: %s\n", why);
+	CU_ASSERT(r.loaded);
+	e = find(&r, "exception", "undefinedFunction is not defined");
+	CU_ASSERT_PTR_NOT_NULL(e);
+	if (e) {
+		CU_ASSERT_STRING_EQUAL(e->source, "/app.js");
+		CU_ASSERT_EQUAL(e->line, 4);
+	}
+	e = find(&r, "console", "the list is empty");
+	CU_ASSERT(e && strcmp(e->source, "/app.js") == 0 && e->line == 2);
+	CU_ASSERT_PTR_NOT_NULL(find(&r, "rejection", "no data"));
+	e = find(&r, "request", "/missing.png");
+	CU_ASSERT(e && strstr(e->message, "404") && strcmp(e->source, "/missing.png") == 0);
+	CU_ASSERT_PTR_NOT_NULL(find(&r, "request", "/gone.js"));
+	CU_ASSERT_PTR_NULL(find(&r, "request", "elsewhere"));
+	CU_ASSERT(r.png && r.png_len > 8 && memcmp(r.png, "\x89PNG", 4) == 0 && r.png_base64);
+	svc_preview_check_dispose(&r);
+	svc_fsx_remove_tree(dir);
+}
+
+/* A clean page: no error at all, and the check ends after the quiet, not at its deadline. */
+static void test_preview_check_clean_page_has_no_errors(void)
+{
+	char dir[] = "/tmp/svc-check-test-XXXXXX", why[256];
+	struct svc_check_report r;
+	int64_t t0;
+	int err;
+
+	if (!have_chromium())
+		return;
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_EQUAL(put(dir, "index.html", "<!doctype html><html><body><p>fine</p><script>1 + 1;</script></body></html>"),
+			0);
+	t0 = svc_mono_ms();
+	err = svc_preview_check_run("chromium", &sandbox, dir, 60000, 1000, NULL, NULL, &r, why, sizeof why);
+	CU_ASSERT_EQUAL(err, 0);
+	if (err)
+		fprintf(stderr, "test_preview_check: %s\n", why);
+	CU_ASSERT(r.loaded);
+	CU_ASSERT_EQUAL(r.nerrors, 0);
+	if (r.nerrors)
+		fprintf(stderr, "test_preview_check: %s %s %s\n", r.errors[0].kind, r.errors[0].message, r.errors[0].source);
+	CU_ASSERT(svc_mono_ms() - t0 < 55000);
+	CU_ASSERT_PTR_NOT_NULL(r.png);
+	svc_preview_check_dispose(&r);
+	svc_fsx_remove_tree(dir);
+}
+
+SVC_TEST_SUITE(preview_check)
+{
+	CU_pSuite s = CU_add_suite("preview_check", NULL, NULL);
+
+	CU_add_test(s, "test_preview_check_add_keeps_each_error_once_and_counts_the_rest",
+		    test_preview_check_add_keeps_each_error_once_and_counts_the_rest);
+	CU_add_test(s, "test_preview_check_no_index_is_not_found", test_preview_check_no_index_is_not_found);
+	CU_add_test(s, "test_preview_check_reports_the_page_errors_and_a_screenshot",
+		    test_preview_check_reports_the_page_errors_and_a_screenshot);
+	CU_add_test(s, "test_preview_check_clean_page_has_no_errors", test_preview_check_clean_page_has_no_errors);
+}

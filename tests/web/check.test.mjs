@@ -1,0 +1,74 @@
+// check.test.mjs: the agent's preview check in the chat (issue 29): one line per check in the turn,
+// "Checked the preview: 1 error" expandable to its errors and the screenshot, then the fix round's
+// clean check, live and after a reload. Controls and lists are found by role and accessible name.
+// Screenshots: chat-check-failed, chat-check-clean (1280x800 and 390x844).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, newPage, signIn, signUpApi, api, shotBoth, until } from './lib.mjs';
+
+let browser;
+let page;
+let me;
+let pid;
+
+const role = (r, name, opts = {}) => page.getByRole(r, { name, ...opts });
+
+before(async () => {
+	browser = await launch();
+	page = await newPage(browser);
+	me = await signUpApi('check');
+	const r = await api('POST', `/workspaces/${me.workspaceId}/projects`, { token: me.token, body: { name: 'Check page', template: 'blank' } });
+	assert.equal(r.status, 201, JSON.stringify(r.json));
+	pid = r.json.id;
+	await signIn(page, me.email);
+});
+after(async () => {
+	if (browser) await browser.close();
+});
+
+/** The check lines of the chat as [{summary, errors, shot}] (the <details> expanded as needed). */
+async function checkLines() {
+	const lines = page.locator('details.check');
+	const out = [];
+	for (let i = 0; i < (await lines.count()); i++) {
+		const d = lines.nth(i);
+		const summary = (await d.locator('summary').innerText()).trim();
+		if (!(await d.evaluate((el) => el.open))) await d.locator('summary').click();
+		const list = d.getByRole('list', { name: 'Errors the preview showed' });
+		const errors = (await list.count()) ? await list.innerText() : '';
+		const img = d.getByRole('img', { name: 'The preview as the check saw it' });
+		await img.waitFor({ timeout: 10000 });
+		await until(async () => img.evaluate((el) => el.complete && el.naturalWidth > 0), 'the screenshot loads');
+		out.push({ summary, errors, shot: await img.evaluate((el) => [el.naturalWidth, el.naturalHeight]) });
+	}
+	return out;
+}
+
+function assertLines(lines, when) {
+	assert.equal(lines.length, 2, `two checks ${when}: the turn's own and the fix round's`);
+	assert.equal(lines[0].summary, 'Checked the preview: 1 error', when);
+	assert.match(lines[0].errors, /exception/, when);
+	assert.match(lines[0].errors, /\/app\.js:3/, when);
+	assert.match(lines[0].errors, /null/, when);
+	assert.equal(lines[1].summary, 'Checked the preview after fix round 1: no errors', when);
+	assert.equal(lines[1].errors, '', when);
+	assert.deepEqual(lines[0].shot, [1280, 800], `the screenshot is the page at 1280x800 ${when}`);
+}
+
+test('a check shows as one line in the turn, with its errors and screenshot, live and after a reload', async () => {
+	await page.goto(`/projects/${pid}`);
+	const box = role('textbox', 'Message');
+	await box.fill('write a throwing page');
+	await box.press('Enter');
+	await page.getByText('Checked the preview: 1 error').waitFor({ timeout: 90000 });
+	await page.getByText('Fixed app.js.').waitFor({ timeout: 90000 });
+	await page.getByText('Checked the preview after fix round 1: no errors').waitFor({ timeout: 90000 });
+	await role('button', 'Send').waitFor({ timeout: 60000 });
+	assertLines(await checkLines(), 'live');
+	await page.reload();
+	await page.getByText('Checked the preview after fix round 1: no errors').waitFor({ timeout: 30000 });
+	const lines = await checkLines();
+	assertLines(lines, 'after a reload');
+	await shotBoth(page, 'chat-check-failed', page.locator('details.check').first());
+	await shotBoth(page, 'chat-check-clean', page.locator('details.check').last());
+});
