@@ -46,7 +46,10 @@ static const char prompt_backend[] =
 	"import { auth, data } from \"/_svc/client.js\": await auth.signUp(email, password), auth.signIn, "
 	"auth.signOut(), await auth.user() (null when signed out), auth.onChange(cb); const todos = "
 	"data.collection(\"todos\"); await todos.list({filter: {done: false}, limit: 20}) gives {items, nextCursor}, "
-	"todos.create({title}), todos.update(id, {done: true}), todos.delete(id). The server enforces the rules; "
+	"todos.create({title}), todos.update(id, {done: true}), todos.delete(id). Uploads: import { files }; "
+	"const {id} = await files.upload(input.files[0]) (a file field holds the id), files.url(id) for an img src, "
+	"files.delete(id); who may is \"files\": {\"rules\": {\"create\": \"user\", \"get\": \"public\"}} in "
+	"svc.data.json (create, get, delete; a missing rule is owner). The server enforces the rules; "
 	"an invalid svc.data.json is refused with the line to fix.";
 
 static const char prompt_read_only[] =
