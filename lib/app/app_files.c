@@ -277,6 +277,15 @@ static int file_headers(struct svc_resp *resp, const char *type)
 	return 0;
 }
 
+/*
+ * A miss on a Galera node may be a file uploaded through another host a moment ago: 1 when the read is worth
+ * making once more after svc_db_sync_wait() (which it then has run), so a hit costs nothing more.
+ */
+static int missed_on_galera(struct svc_db *db, int err)
+{
+	return err == SVC_E_NOT_FOUND && svc_db_is_galera(db) && svc_db_sync_wait(db) == 0;
+}
+
 enum svc_err svc_app_files_get(struct svc_req *req, struct svc_resp *resp)
 {
 	static char type[SVC_APP_FILE_TYPE_MAX + 1]; /* the response borrows it (one request at a time per process) */
@@ -290,12 +299,18 @@ enum svc_err svc_app_files_get(struct svc_req *req, struct svc_resp *resp)
 
 	if ((err = files_open(req, resp, SVC_APP_GET, &site, &rule)) < 0)
 		return err;
-	if ((err = svc_app_rule_check(rule, site.user_id, NULL)) < 0 ||
-	    (err = file_row(req->ctx->db, &site, svc_req_param(req, "id"), 0, &row)) < 0)
+	if ((err = svc_app_rule_check(rule, site.user_id, NULL)) < 0)
+		return refused(resp, err);
+	err = file_row(req->ctx->db, &site, svc_req_param(req, "id"), 0, &row);
+	if (missed_on_galera(req->ctx->db, err))
+		err = file_row(req->ctx->db, &site, svc_req_param(req, "id"), 0, &row);
+	if (err < 0)
 		return refused(resp, err);
 	owner = svc_rows_get(row, 0, AFCOL_OWNER);
-	if ((err = svc_app_rule_check(rule, site.user_id, owner ? owner : "")) < 0 ||
-	    (err = file_bytes(req->ctx->db, &site, row, &data, &len)) < 0) {
+	if ((err = svc_app_rule_check(rule, site.user_id, owner ? owner : "")) == 0 &&
+	    missed_on_galera(req->ctx->db, err = file_bytes(req->ctx->db, &site, row, &data, &len)))
+		err = file_bytes(req->ctx->db, &site, row, &data, &len);
+	if (err < 0) {
 		svc_rows_free(row);
 		return refused(resp, err);
 	}
@@ -349,7 +364,10 @@ enum svc_err svc_app_files_delete(struct svc_req *req, struct svc_resp *resp)
 
 	if ((err = files_open(req, resp, SVC_APP_DELETE, &site, &r.rule)) < 0)
 		return err;
-	if ((err = svc_app_rule_check(r.rule, site.user_id, NULL)) < 0 || (err = svc_db_tx(req->ctx->db, delete_tx, &r)) < 0)
+	if ((err = svc_app_rule_check(r.rule, site.user_id, NULL)) == 0 &&
+	    missed_on_galera(req->ctx->db, err = svc_db_tx(req->ctx->db, delete_tx, &r)))
+		err = svc_db_tx(req->ctx->db, delete_tx, &r);
+	if (err < 0)
 		return refused(resp, err);
 	resp->status = 204;
 	return 0;
@@ -376,6 +394,14 @@ int svc_app_files_refs(struct svc_db *db, const struct svc_app_site *s, const st
 			return err;
 		found = rows && rows->nrows == 1;
 		svc_rows_free(rows);
+		rows = NULL;
+		/* a file uploaded through another host a moment ago (a locking read sees the latest once applied) */
+		if (!found && missed_on_galera(db, SVC_E_NOT_FOUND)) {
+			if ((err = svc_db_run(db, STMT_APP_FILE_EXISTS, p, 3, &rows, NULL)) < 0)
+				return err;
+			found = rows && rows->nrows == 1;
+			svc_rows_free(rows);
+		}
 		if (!found) {
 			*out_field = key;
 			snprintf(msg, max, "%s names no file of this app's %s backend", key, s->env);
