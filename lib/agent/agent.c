@@ -808,6 +808,13 @@ static int usage_info(const struct svc_agent_turn *turn, const struct svc_agent_
 	return emit(turn, "session.usage_info", p);
 }
 
+/* The apps' files (appfiles, docs/app-backend.md "Files"): a sentence after prompt_backend. */
+static const char prompt_backend_files[] =
+	"\nUploads: import { files } from the same module; const {id} = await files.upload(input.files[0]) (a field "
+	"of type file holds the id), files.url(id) for an img src or a link, files.delete(id). Who may is "
+	"\"files\": {\"rules\": {\"create\": \"user\", \"get\": \"public\"}} in svc.data.json (create, get, delete; "
+	"a missing rule is owner: each file private to its uploader).";
+
 /*
  * The system prompt of a turn: the base prompt; for read-only modes the
  * read-only paragraph naming the mode (and the plan request in plan mode);
@@ -821,7 +828,8 @@ static int system_prompt(const struct svc_agent_turn *turn, const struct svc_age
 	size_t n;
 	int error;
 
-	if ((error = svc_buf_adds(out, prompt_build)) < 0 || (error = svc_buf_adds(out, prompt_backend)) < 0)
+	if ((error = svc_buf_adds(out, prompt_build)) < 0 || (error = svc_buf_adds(out, prompt_backend)) < 0 ||
+	    (error = svc_buf_adds(out, prompt_backend_files)) < 0)
 		return error;
 	/* what kind of project it is: the react template's layout, package.json, static (agent_stack.c) */
 	if ((error = svc_agent__prompt_stack(turn->project_dir, out)) < 0)

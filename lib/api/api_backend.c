@@ -4,6 +4,7 @@
 
 #include "api/api.h"
 #include "app/app.h"
+#include "app/app_files.h"
 #include "core/err.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -124,6 +125,10 @@ enum svc_err svc_api_backend_get(struct svc_req *req, struct svc_resp *resp)
 	}
 	json_object_object_add(body, "collections", cols);
 	add_usage(body, &req->ctx->cfg, usage);
+	if ((err = svc_app_files_summary(req->ctx->db, &req->ctx->cfg, id, body)) < 0) { /* appfiles */
+		json_object_put(body);
+		goto done;
+	}
 	err = svc_resp_json(resp, 200, body);
 done:
 	svc_rows_free(counts);
@@ -214,7 +219,8 @@ static int user_delete_tx(struct svc_db *db, void *arg)
 	svc_parse_u64(svc_rows_get(rows, 0, AUHCOL_BYTES), UINT64_MAX, &bytes);
 	svc_rows_free(rows);
 	if ((err = svc_db_run(db, STMT_APP_USER_INDEX_CLEAR, p, 3, NULL, NULL)) < 0 ||
-	    (err = svc_db_run(db, STMT_APP_USER_RECORDS_CLEAR, p, 3, NULL, NULL)) < 0)
+	    (err = svc_db_run(db, STMT_APP_USER_RECORDS_CLEAR, p, 3, NULL, NULL)) < 0 ||
+	    (err = svc_app_files_user_clear(db, u->project_id, u->env, u->user_id)) < 0)
 		return err;
 	p[0] = svc_dbv_i64(-(int64_t)n);
 	p[1] = svc_dbv_i64(-(int64_t)bytes);
@@ -259,7 +265,8 @@ enum svc_err svc_api_backend_empty(struct svc_req *req, struct svc_resp *resp)
 	{
 		const struct svc_db_step steps[] = {
 			{ STMT_APP_ENV_INDEX_CLEAR, p, 2, NULL }, { STMT_APP_ENV_RECORDS_CLEAR, p, 2, NULL },
-			{ STMT_APP_ENV_USERS_CLEAR, p, 2, NULL }, { STMT_APP_ENV_USAGE_CLEAR, p, 2, NULL },
+			{ STMT_APP_ENV_USERS_CLEAR, p, 2, NULL }, { STMT_APP_ENV_FILES_CLEAR, p, 2, NULL },
+			{ STMT_APP_ENV_USAGE_CLEAR, p, 2, NULL },
 		};
 		if ((err = svc_db_tx_steps(req->ctx->db, steps, sizeof steps / sizeof steps[0])) < 0)
 			return err;

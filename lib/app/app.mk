@@ -3,6 +3,8 @@
 # rules of svc.data.json (app_data; the declaration itself is lib/project/app_decl), client.js.
 # May use: http, project, integ, auth, db, core (and agent, api may use it).
 lib_libsvc_a_SOURCES += lib/app/app.h lib/app/app_site.c lib/app/app_auth.c lib/app/app_data.c
+# files under /_svc/files (appfiles)
+lib_libsvc_a_SOURCES += lib/app/app_files.h lib/app/app_files.c lib/db/db_stmts_appfiles.h
 
 # client.js (docs/app-backend.md), kept as JavaScript in lib/app/client.js and compiled into svc-app as a
 # C string the same way as the preview's script (lib/api/api.mk).

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "app/app.h"
+#include "app/app_files.h"
 #include "core/err.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -164,7 +165,8 @@ static int create_tx(struct svc_db *db, void *arg)
 	p[3] = svc_dbv_str(w->id);
 	p[4] = w->k->site.user_id[0] ? svc_dbv_str(w->k->site.user_id) : svc_dbv_null();
 	p[5] = svc_dbv_str(fields);
-	if ((err = svc_app__usage(db, w->cfg, &w->k->site, 1, (int64_t)strlen(fields), 0, w->msg, sizeof w->msg)) < 0 ||
+	if ((err = svc_app_files_refs(db, &w->k->site, w->k->c, w->body, &w->field, w->msg, sizeof w->msg)) < 0 ||
+	    (err = svc_app__usage(db, w->cfg, &w->k->site, 1, (int64_t)strlen(fields), 0, w->msg, sizeof w->msg)) < 0 ||
 	    (err = svc_db_run(db, STMT_APP_RECORD_INSERT, p, 6, NULL, NULL)) < 0 ||
 	    (err = index_write(db, w->k, w->id, w->body)) < 0)
 		return err;
@@ -185,7 +187,8 @@ static int update_tx(struct svc_db *db, void *arg)
 	w->field = NULL;
 	if ((err = record_read(db, w, 1, &before)) < 0 || (err = record_allowed(w, svc_rows_get(before, 0, ARCOL_OWNER))) < 0)
 		goto done;
-	if ((err = svc_app_record_check(w->k->c, w->body, 1, &w->field, w->msg, sizeof w->msg)) < 0)
+	if ((err = svc_app_record_check(w->k->c, w->body, 1, &w->field, w->msg, sizeof w->msg)) < 0 ||
+	    (err = svc_app_files_refs(db, &w->k->site, w->k->c, w->body, &w->field, w->msg, sizeof w->msg)) < 0)
 		goto done;
 	merged = json_tokener_parse(svc_rows_get(before, 0, ARCOL_FIELDS));
 	if (!merged || !json_object_is_type(merged, json_type_object)) {

@@ -15,9 +15,13 @@ export class SvcError extends Error {
   }
 }
 
-async function call(method, path, body) {
+// a JSON body, or with `type` the body as it is (files.upload)
+async function call(method, path, body, type) {
   const init = { method, credentials: "same-origin", headers: { "X-Svc-Client": "1" } };
-  if (body !== undefined) {
+  if (type) {
+    init.headers["Content-Type"] = type;
+    init.body = body;
+  } else if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
@@ -100,6 +104,11 @@ function notYet(what) {
   return () => Promise.reject(new SvcError(501, { error: "not_available", message: what + " is not available yet" }));
 }
 
-export const files = { upload: notYet("files.upload"), url: notYet("files.url") };
+// files (docs/app-backend.md "Files"): upload(file) -> {id, url}, url(id) -> the path to fetch or link, delete(id)
+export const files = {
+  upload(file) { return call("POST", "/files", file, (file && file.type) || "application/octet-stream"); },
+  url(id) { return BASE + "/files/" + encodeURIComponent(id); },
+  delete(id) { return call("DELETE", "/files/" + encodeURIComponent(id)); },
+};
 export const svcFetch = notYet("fetch");
 export default { auth, data, files, fetch: svcFetch };

@@ -88,6 +88,8 @@ struct svc_config {
 	uint64_t app_max_records;      /* SVC_APP_MAX_RECORDS */
 	uint64_t app_max_bytes;        /* SVC_APP_MAX_BYTES: of the records' fields */
 	uint64_t app_max_users;        /* SVC_APP_MAX_USERS: end users */
+	uint64_t app_max_file_bytes;   /* SVC_APP_MAX_FILE_BYTES: of the files (/_svc/files) */
+	unsigned app_file_max_mb;      /* SVC_APP_FILE_MAX_MB: the largest file one upload may be, MiB */
 	uint64_t wsd_max_conns;        /* SVC_WSD_MAX_CONNECTIONS: sockets in all, default 10000 */
 	uint64_t wsd_max_conns_per_user; /* SVC_WSD_MAX_CONNECTIONS_PER_USER, default 32 */
 	uint64_t wsd_max_rooms_per_user; /* SVC_WSD_MAX_ROOMS_PER_USER, default 16 */

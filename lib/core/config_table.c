@@ -219,6 +219,11 @@ static const struct svc_setting table[] = {
 	     "bytes of the records' fields of one project's environment"),
 	SOFT("SVC_APP_MAX_USERS", SVC_SET_U64, app_max_users, "10000", 0, UINT64_MAX, "users",
 	     "end users of one project's environment"),
+	/* the apps' files (lib/app/app_files.c, docs/app-backend.md "Files") */
+	SOFT("SVC_APP_MAX_FILE_BYTES", SVC_SET_U64, app_max_file_bytes, "1073741824", 0, UINT64_MAX, "bytes",
+	     "bytes of the files of one project's environment"),
+	SOFT("SVC_APP_FILE_MAX_MB", SVC_SET_UINT, app_file_max_mb, "10", 1, 16, "MiB",
+	     "the largest file one upload to /_svc/files may be"),
 	/* Git over smart HTTP (svc-git, docs/git.md) */
 	U64("SVC_QUOTA_FILE_BYTES", quota_file_bytes, "8388608", 1, INT64_MAX, "bytes", "largest file a push may hold"),
 	STR("SVC_GIT_HTTP_BACKEND", git_http_backend, "/usr/lib/git-core/git-http-backend", "Git's smart HTTP CGI program"),

@@ -444,23 +444,68 @@ static int parse_collection(struct parse *p, const char *path, const char *name,
 	return 0;
 }
 
-/* The root object: {"collections": {...}}. */
+/* ---- the "files" block: {"rules": {"create"|"get"|"delete": rule}}, each owner when not given ---- */
+
+static int parse_files(struct parse *p, struct json_object *o, struct svc_app_decl *d)
+{
+	struct json_object *rules = NULL;
+	char at[PATH_MAX_LEN];
+	int op, r;
+
+	if (!json_object_is_type(o, json_type_object))
+		return refuse(p, "files", "files is an object {\"rules\": {\"create\": \"user\", ...}}");
+	json_object_object_foreach(o, key, val) {
+		(void)val;
+		if (strcmp(key, "rules") != 0) {
+			path_join(at, "files", key);
+			return refuse(p, at, "unknown key (rules)");
+		}
+	}
+	if (!json_object_object_get_ex(o, "rules", &rules))
+		return 0;
+	if (!json_object_is_type(rules, json_type_object))
+		return refuse(p, "files.rules", "rules is an object {\"get\": \"public\", ...}");
+	json_object_object_foreach(rules, op_name, v) {
+		path_join(at, "files.rules", op_name);
+		op = lookup(op_names, SVC_APP_OP__MAX, op_name);
+		if (op != SVC_APP_CREATE && op != SVC_APP_GET && op != SVC_APP_DELETE)
+			return refuse(p, at, "unknown operation of files (create, get, delete)");
+		if (!json_object_is_type(v, json_type_string) ||
+		    (r = lookup(rule_names, SVC_APP_RULE__MAX, json_object_get_string(v))) < 0)
+			return refuse(p, at, "unknown rule %s (public, user, owner, none)",
+				      json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+		d->file_rules[op] = (enum svc_app_rule)r;
+	}
+	return 0;
+}
+
+enum svc_app_rule svc_app_decl_file_rule(const struct svc_app_decl *d, enum svc_app_op op)
+{
+	return d && op < SVC_APP_OP__MAX ? d->file_rules[op] : SVC_APP_OWNER;
+}
+
+/* The root object: {"collections": {...}, "files"?: {...}}. */
 static int parse_root(struct parse *p, struct json_object *root, struct svc_app_decl *d)
 {
-	struct json_object *cols;
+	struct json_object *cols, *files = NULL;
+	size_t op;
 	int err;
 
 	if (!json_object_is_type(root, json_type_object))
 		return refuse(p, "", "the file is a JSON object {\"collections\": {...}}");
+	for (op = 0; op < SVC_APP_OP__MAX; op++)
+		d->file_rules[op] = SVC_APP_OWNER;
 	json_object_object_foreach(root, key, val) {
 		(void)val;
-		if (strcmp(key, "files") == 0 || strcmp(key, "fetch") == 0)
+		if (strcmp(key, "fetch") == 0)
 			return refuse(p, key, "is not available yet (docs/app-backend.md)");
-		if (strcmp(key, "collections") != 0)
-			return refuse(p, key, "unknown key (collections)");
+		if (strcmp(key, "collections") != 0 && strcmp(key, "files") != 0)
+			return refuse(p, key, "unknown key (collections, files)");
 	}
+	if (json_object_object_get_ex(root, "files", &files) && (err = parse_files(p, files, d)) < 0)
+		return err;
 	if (!json_object_object_get_ex(root, "collections", &cols))
-		return refuse(p, "", "collections is required");
+		return files ? 0 : refuse(p, "", "collections is required");
 	if (!json_object_is_type(cols, json_type_object))
 		return refuse(p, "collections", "collections is an object {name: {\"fields\": ...}}");
 	if (json_object_object_length(cols) > SVC_APP_MAX_COLLECTIONS)
@@ -685,6 +730,7 @@ static struct svc_app_decl *decl_copy(const struct svc_app_decl *d)
 		return NULL;
 	}
 	memcpy(c->sha256, d->sha256, sizeof c->sha256);
+	memcpy(c->file_rules, d->file_rules, sizeof c->file_rules);
 	for (i = 0; i < d->ncollections; i++) {
 		c->collections[i] = d->collections[i];
 		c->collections[i].fields = calloc(d->collections[i].nfields + 1, sizeof *c->collections[i].fields);

@@ -52,6 +52,8 @@ struct svc_app_decl {
 	struct svc_app_collection *collections;
 	size_t ncollections;
 	char sha256[65]; /* of the file's bytes */
+	/* the "files" block: the rules of SVC_APP_CREATE, _GET and _DELETE (the others unused), owner when not given */
+	enum svc_app_rule file_rules[SVC_APP_OP__MAX];
 };
 
 /*
@@ -63,14 +65,23 @@ struct svc_app_decl {
  * default 1000), text (max, default 100000), number (min, max), boolean,
  * datetime, json (max bytes, default 65536), file, user; rules list, get,
  * create, update, delete, each public, user, owner or none (default owner);
- * indexes name declared fields of the scalar types (not text or json).
- * Unknown keys are refused. On success sets *out (free it with
+ * indexes name declared fields of the scalar types (not text or json);
+ * and "files"?: {"rules"?: {create|get|delete: rule}} (with it,
+ * "collections" may be left out). Unknown keys are refused. On success sets *out (free it with
  * svc_app_decl_free()) and returns 0. Otherwise returns SVC_E_VALIDATION
  * and writes into msg (max bytes) a message that names the line (1-based)
  * and the place: "svc.data.json line 7: collections.todos.fields.title.type:
  * unknown type \"strin\" (one of ...)". SVC_E_INTERNAL when out of memory.
  */
 int svc_app_decl_parse(const char *text, size_t len, struct svc_app_decl **out, char *msg, size_t max);
+
+/*
+ * The rule of files' operation `op` (SVC_APP_CREATE: an upload, SVC_APP_GET,
+ * SVC_APP_DELETE) under declaration `d`: its "files" block's, SVC_APP_OWNER
+ * when the block names no rule for it, when it has no block, or when `d` is
+ * NULL (a project that declares nothing). docs/app-backend.md "Files".
+ */
+enum svc_app_rule svc_app_decl_file_rule(const struct svc_app_decl *d, enum svc_app_op op);
 
 /* Frees a declaration; NULL is allowed. */
 void svc_app_decl_free(struct svc_app_decl *d);

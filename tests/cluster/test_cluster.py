@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # test_cluster.py: svc on the loopback cluster (tests/cluster/run.sh, docs/scaling.md): state shared by the hosts,
 # one project edited through both at once, a Galera node killed under a write load, two workers and one job each,
-# a dev-server preview through HAProxy served by the svc-devd of one host
+# a dev-server preview through HAProxy served by the svc-devd of one host, the apps' backend across hosts (an end user, a file, a record)
 """
 Environment: cluster.env's SVC_CLUSTER_FRONT, SVC_CLUSTER_HOSTS, SVC_CLUSTER_NODES, SVC_CLUSTER_RUN,
 SVC_CLUSTER_CONFIGS, SVC_CLUSTER_DEVD; SVC_ROOT (the checkout); SVC_PROVIDER_URL (the model double).
@@ -11,13 +11,14 @@ Prints "ok - cluster: ..." / "not ok - cluster: ..." and "# figure: ..." lines w
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import subprocess
-import urllib.parse
 import sys
 import threading
 import time
+import urllib.parse
 
 ROOT = os.environ["SVC_ROOT"]
 FRONT = os.environ["SVC_CLUSTER_FRONT"]
@@ -402,9 +403,60 @@ def test_preview_reaches_one_hosts_dev_server():
           (on, seen))
 
 
+def test_app_backend_across_hosts():
+    """The apps' backend (issue 28): an end user, a file and a record written through host A are read through
+    host B at once (the file's bytes are MariaDB rows, docs/app-backend.md "How files are stored")."""
+    acct = signup(base=F, tag="cluster-app")
+    r = api("POST", "/workspaces/%s/projects" % acct.workspace_id, {"name": "App both hosts", "template": "blank"},
+            token=acct.token, base=F)
+    pid = r.body.get("id") if isinstance(r.body, dict) else None
+    decl = {"collections": {"docs": {"fields": {"att": {"type": "file"}}}}}
+    r2 = api("PUT", "/projects/%s/files/svc.data.json" % pid, {"content": json.dumps(decl)}, token=acct.token, base=F)
+    r3 = api("GET", "/projects/%s/preview" % pid, token=acct.token, base=F)
+    if not check("cluster app: a project with svc.data.json and its preview", r.status == 201 and r2.status in (200, 201)
+                 and r3.status == 200, (r, r2, r3)):
+        return
+    host = urllib.parse.urlsplit(r3.body["url"]).netloc
+    jar = {}
+
+    def call(base, method, path, body=None, ctype="application/json"):
+        h = {"Host": host, "Origin": "http://" + host}
+        if body is not None:
+            h["Content-Type"] = ctype
+        if jar.get("c"):
+            h["Cookie"] = "svc_app_session=" + jar["c"]
+        data = json.dumps(body).encode() if isinstance(body, dict) else body
+        res = request(method, base + path, data, h)
+        for c in res.cookies:
+            if c.startswith("svc_app_session="):
+                jar["c"] = c.split(";")[0].split("=", 1)[1]
+        return res
+
+    a, b = HOSTS[0], HOSTS[1]
+    r = call(a, "POST", "/_svc/auth/signup", {"email": "c-%d@example.com" % os.getpid(), "password": "pw-cluster-1"})
+    r2 = call(b, "GET", "/_svc/auth/me")
+    check("cluster app: an end user signed up through host A is signed in through host B", r.status == 201
+          and r2.status == 200, (r, r2))
+    data = os.urandom(700 * 1024)  # three chunks
+    r = call(a, "POST", "/_svc/files", data, "application/octet-stream")
+    fid = r.body.get("id", "none") if r.status == 201 and isinstance(r.body, dict) else "none"
+    r2 = call(b, "GET", "/_svc/files/" + fid)
+    check("cluster app: a file uploaded through host A is read whole through host B", r.status == 201
+          and r2.status == 200 and r2.raw == data, (r, r2.status, len(r2.raw)))
+    r = call(b, "POST", "/_svc/data/docs", {"att": fid})
+    rid = r.body.get("id", "none") if r.status == 201 and isinstance(r.body, dict) else "none"
+    r2 = call(a, "GET", "/_svc/data/docs/" + rid)
+    check("cluster app: a record written through host B (naming that file) is read through host A", r.status == 201
+          and r2.status == 200 and r2.body.get("att") == fid, (r, r2))
+    r = call(a, "DELETE", "/_svc/files/" + fid)
+    r2 = call(b, "GET", "/_svc/files/" + fid)
+    check("cluster app: a file deleted through host A is gone through host B", r.status == 204 and r2.status == 404,
+          (r, r2))
+
+
 def main():
-    for t in (test_hosts_share_sessions, test_concurrent_edits, test_node_killed, test_workers_run_each_job_once,
-              test_preview_reaches_one_hosts_dev_server):
+    for t in (test_hosts_share_sessions, test_concurrent_edits, test_app_backend_across_hosts, test_node_killed,
+              test_workers_run_each_job_once, test_preview_reaches_one_hosts_dev_server):
         try:
             t()
         except Exception as e:  # a crash of one part is one failure; the next part still runs

@@ -93,7 +93,6 @@ static void test_app_decl_messages_name_the_line(void)
 			  "line 1:", "integer from 1"));
 	CU_ASSERT(refused("{\"collections\": {\"9x\": {\"fields\": {}}}}", "line 1:", "collection's name"));
 	CU_ASSERT(refused("{\"collections\": {\"t\": {\"fields\": {}, \"extra\": 1}}}", "line 1:", "collections.t.extra"));
-	CU_ASSERT(refused("{\"collections\": {}, \"files\": {}}", "line 1:", "not available yet"));
 	CU_ASSERT(refused("{\"collections\": {\"t\": {}}}", "line 1:", "fields is required"));
 	CU_ASSERT(refused("{}", "line 1:", "collections is required"));
 	CU_ASSERT(refused("[]", "line 1:", "JSON object"));
@@ -200,6 +199,49 @@ static void test_app_index_values_are_canonical(void)
 	json_object_put(t);
 }
 
+/* ---- the "files" block (appfiles) ---- */
+
+static void test_app_decl_files_block(void)
+{
+	char msg[512];
+	struct svc_app_decl *d;
+
+	/* declared rules, and owner for the operation left out */
+	d = parse("{\"collections\": {}, \"files\": {\"rules\": {\"get\": \"public\", \"create\": \"user\"}}}", msg);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_EQUAL(svc_app_decl_file_rule(d, SVC_APP_GET), SVC_APP_PUBLIC);
+	CU_ASSERT_EQUAL(svc_app_decl_file_rule(d, SVC_APP_CREATE), SVC_APP_SIGNED_IN);
+	CU_ASSERT_EQUAL(svc_app_decl_file_rule(d, SVC_APP_DELETE), SVC_APP_OWNER);
+	svc_app_decl_free(d);
+	/* "files" alone declares no collections */
+	d = parse("{\"files\": {\"rules\": {\"delete\": \"none\"}}}", msg);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_EQUAL(d->ncollections, 0);
+	CU_ASSERT_EQUAL(svc_app_decl_file_rule(d, SVC_APP_DELETE), SVC_APP_NONE);
+	svc_app_decl_free(d);
+	/* no block, an empty one, no declaration at all: owner for every operation */
+	d = parse("{\"collections\": {}}", msg);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_EQUAL(svc_app_decl_file_rule(d, SVC_APP_GET), SVC_APP_OWNER);
+	CU_ASSERT_EQUAL(svc_app_decl_file_rule(d, SVC_APP_CREATE), SVC_APP_OWNER);
+	svc_app_decl_free(d);
+	d = parse("{\"files\": {}}", msg);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_EQUAL(svc_app_decl_file_rule(d, SVC_APP_GET), SVC_APP_OWNER);
+	svc_app_decl_free(d);
+	CU_ASSERT_EQUAL(svc_app_decl_file_rule(NULL, SVC_APP_DELETE), SVC_APP_OWNER);
+	/* refusals name the line and the place */
+	CU_ASSERT(refused("{\"collections\": {},\n \"files\": {\"rules\": {\n\"list\": \"public\"}}}", "line 3:",
+			  "files.rules.list: unknown operation of files (create, get, delete)"));
+	CU_ASSERT(refused("{\"files\": {\"rules\": {\"update\": \"owner\"}}}", "line 1:", "unknown operation of files"));
+	CU_ASSERT(refused("{\"files\": {\"rules\": {\"get\":\n \"everyone\"}}}", "line 1:",
+			  "files.rules.get: unknown rule \"everyone\""));
+	CU_ASSERT(refused("{\"files\": {\n\"rules\": {}, \"max\": 3}}", "line 2:", "files.max: unknown key (rules)"));
+	CU_ASSERT(refused("{\"files\": []}", "line 1:", "files is an object"));
+	CU_ASSERT(refused("{\"files\": {\"rules\": \"public\"}}", "line 1:", "rules is an object"));
+	CU_ASSERT(refused("{\"collections\": {}, \"file\": {}}", "line 1:", "unknown key (collections, files"));
+}
+
 SVC_TEST_SUITE(app_suite)
 {
 	CU_pSuite s = CU_add_suite("app", NULL, NULL);
@@ -211,4 +253,5 @@ SVC_TEST_SUITE(app_suite)
 	CU_add_test(s, "test_app_rule_checks", test_app_rule_checks);
 	CU_add_test(s, "test_app_record_check_per_type", test_app_record_check_per_type);
 	CU_add_test(s, "test_app_index_values_are_canonical", test_app_index_values_are_canonical);
+	CU_add_test(s, "test_app_decl_files_block", test_app_decl_files_block);
 }
