@@ -36,18 +36,30 @@ static const char prompt_build[] =
 	"When you are done, answer with a short summary of what you changed, in the user's language, "
 	"without repeating whole files.";
 
-/* The apps' backend (issue 28, docs/app-backend.md): one paragraph of its own, after the base prompt. */
+/* The apps' backend (issue 28, docs/app-backend.md): one paragraph of its own, after the base prompt: svc.data.json
+ * and /_svc/client.js, enough for a model to build a signed-in app (about 2 KB: tests/e2e/test_templates.py). */
 static const char prompt_backend[] =
-	"\nWhen the app needs accounts or data kept on the server, it has a backend on its own origin: declare "
-	"collections in svc.data.json at the root, e.g. {\"collections\": {\"todos\": {\"fields\": {\"title\": "
-	"{\"type\": \"string\", \"required\": true, \"max\": 200}, \"done\": {\"type\": \"boolean\"}}, "
-	"\"indexes\": [\"done\"]}}} (types string, text, number, boolean, datetime, json, file, user; rules list, get, "
-	"create, update, delete: public, user, owner or none; a missing rule is owner), and in a module script "
-	"import { auth, data } from \"/_svc/client.js\": await auth.signUp(email, password), auth.signIn, "
-	"auth.signOut(), await auth.user() (null when signed out), auth.onChange(cb); const todos = "
-	"data.collection(\"todos\"); await todos.list({filter: {done: false}, limit: 20}) gives {items, nextCursor}, "
-	"todos.create({title}), todos.update(id, {done: true}), todos.delete(id). The server enforces the rules; "
-	"an invalid svc.data.json is refused with the line to fix.";
+	"\nWhen the app needs accounts or data kept on the server, it has a backend on its own origin (no outside "
+	"service, no key). Declare collections in svc.data.json at the root, e.g. {\"collections\": {\"todos\": "
+	"{\"fields\": {\"title\": {\"type\": \"string\", \"required\": true, \"max\": 200}, \"done\": "
+	"{\"type\": \"boolean\"}}, \"rules\": {\"list\": \"owner\", \"get\": \"owner\", \"create\": \"user\", "
+	"\"update\": \"owner\", \"delete\": \"owner\"}, \"indexes\": [\"done\"]}}}. Field types: string, text "
+	"(max characters), number (min, max), boolean, datetime (RFC 3339), json (max bytes), file, user. Rules per "
+	"operation: public (anyone), user (any signed-in end user), owner (the record's creator; a list holds only the "
+	"caller's records), none; a missing rule is owner. Lists filter only on indexes, id, owner and createdAt. A "
+	"record is {id, owner, createdAt, updatedAt, ...fields}. An invalid svc.data.json is refused with the line to "
+	"fix.\nThe page uses the ES module /_svc/client.js: in plain HTML, <script type=\"module\"> import { auth, "
+	"data } from \"/_svc/client.js\"; in a Vite or React app never import it statically (the build cannot "
+	"resolve it): const url = \"/_svc/client.js\"; const { auth, data } = await import(/* @vite-ignore */ url). "
+	"await auth.signUp(email, password) (a new account, signed in; password of 8 characters or more), "
+	"auth.signIn(email, password), auth.signOut(), await auth.user() ({id, email, createdAt} or null), "
+	"auth.onChange(cb) (cb(user or null) on every sign-in and sign-out). const todos = data.collection(\"todos\"); "
+	"await todos.list({filter: {done: false}, sort: \"-createdAt\", limit: 50}) gives {items, nextCursor}; "
+	"todos.get(id), todos.create({title}), todos.update(id, {done: true}), todos.delete(id). A failed call throws "
+	"an error with status, code (validation_failed, unauthorized, not_found, conflict), field and message: show "
+	"the message. Show a sign-in form while auth.user() is null. The session is an HttpOnly cookie: keep no "
+	"token or password in localStorage. The server enforces the rules: declare owner rather than filtering "
+	"others' records out in the page. The preview and the published site have separate accounts and data.";
 
 static const char prompt_read_only[] =
 	"\nThis conversation is in %s mode: the project is read-only. You have list_files, read_file "

@@ -30,7 +30,7 @@ static const char stack_react[] =
 	"- index.html: the page shell; React renders into its <div id=\"root\">; the page title is set here.\n"
 	"- src/main.tsx: the entry point: mounts <App /> into #root and imports src/index.css.\n"
 	"- src/App.tsx: the top-level component. Start here.\n"
-	"- src/components/: one component per file, named after it (src/components/Counter.tsx), "
+	"- src/components/: one component per file, named after it (Counter in Counter.tsx), "
 	"default-exported, imported with its extension: import Counter from \"./components/Counter.tsx\".\n"
 	"- src/index.css: the stylesheet.\n"
 	"- public/: files served as they are at the site's root (public/favicon.svg is /favicon.svg).\n"

@@ -78,7 +78,9 @@ int svc_app_records_page(struct svc_db *db, const char *project_id, const char *
 extern const struct svc_body svc_app_credentials_body;
 
 /* lib/app internal: writes Set-Cookie svc_app_session (host-only, HttpOnly, SameSite=Lax, Secure when app_url
- * is https) with `token` for SVC_APP_SESSION_SECS, or clearing it when token is NULL. Returns 0 or SVC_E_INTERNAL. */
+ * is https; on a preview host, when app_url is https or SVC_DOMAIN is localhost, SameSite=None; Secure;
+ * Partitioned instead, so that it works in the editor's preview frame: docs/security.md "The preview frame") with
+ * `token` for SVC_APP_SESSION_SECS, or clearing it when token is NULL. Returns 0 or SVC_E_INTERNAL. */
 int svc_app__cookie(struct svc_req *req, struct svc_resp *resp, const char *token);
 
 /*

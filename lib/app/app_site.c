@@ -145,16 +145,39 @@ int svc_app_site_open(struct svc_req *req, struct svc_resp *resp, struct svc_app
 	return site_user(req, out);
 }
 
+/* 1 when the request's Host is a preview host, <label>.preview.<SVC_DOMAIN> (svc_app_site_open() checked its token). */
+static int preview_host(struct svc_req *req)
+{
+	const char *domain = req->ctx->cfg.domain;
+	char name[HOST_MAX];
+	size_t n, dlen = strlen(domain), plen = sizeof PREVIEW_LABEL - 1;
+	const char *dot;
+
+	if (host_name(svc_req_header(req, "Host"), name) < 0 || !(dot = strchr(name, '.')))
+		return 0;
+	n = strlen(name);
+	return (size_t)(dot - name) + plen + dlen == n && strncmp(dot, PREVIEW_LABEL, plen) == 0 &&
+	       strcasecmp(dot + plen, domain) == 0;
+}
+
 int svc_app__cookie(struct svc_req *req, struct svc_resp *resp, const char *token)
 {
+	int https = strncmp(req->ctx->cfg.app_url, "https:", 6) == 0;
+	size_t dlen = strlen(req->ctx->cfg.domain);
+	const char *attrs = https ? "SameSite=Lax; Secure" : "SameSite=Lax";
 	char line[256];
 	int n;
 
+	/* the preview is framed by app_url, another site: only a partitioned cookie (CHIPS) reaches it there, which
+	 * needs SameSite=None and Secure (browsers take Secure over http on *.localhost only); docs/security.md
+	 * "The preview frame" */
+	if (preview_host(req) && (https || (dlen >= 9 && strcasecmp(req->ctx->cfg.domain + dlen - 9, "localhost") == 0 &&
+					    (dlen == 9 || req->ctx->cfg.domain[dlen - 10] == '.'))))
+		attrs = "SameSite=None; Secure; Partitioned";
 	/* no Domain: host-only, so no other site (nor app_url) ever gets it */
-	n = snprintf(line, sizeof line, SVC_APP_SESSION_COOKIE "=%s; Path=/_svc/; HttpOnly; SameSite=Lax; Max-Age=%d%s%s",
-		     token ? token : "", token ? SVC_APP_SESSION_SECS : 0,
-		     token ? "" : "; Expires=Thu, 01 Jan 1970 00:00:00 GMT",
-		     strncmp(req->ctx->cfg.app_url, "https:", 6) == 0 ? "; Secure" : "");
+	n = snprintf(line, sizeof line, SVC_APP_SESSION_COOKIE "=%s; Path=/_svc/; HttpOnly; %s; Max-Age=%d%s",
+		     token ? token : "", attrs, token ? SVC_APP_SESSION_SECS : 0,
+		     token ? "" : "; Expires=Thu, 01 Jan 1970 00:00:00 GMT");
 	if (n < 0 || (size_t)n >= sizeof line)
 		return SVC_E_INTERNAL;
 	return svc_resp_header(resp, "Set-Cookie", line);

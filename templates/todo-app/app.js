@@ -1,4 +1,5 @@
-// app.js: the todo list: add, toggle, delete, filter, clear completed; kept in localStorage.
+// app.js: the todo list: add, toggle, delete, filter, clear completed; kept in localStorage, or on the server
+// for the signed-in person through the site's backend (/_svc/client.js, the "todos" collection of svc.data.json).
 (function () {
   "use strict";
 
@@ -16,8 +17,23 @@
   var clearButton = document.getElementById("clear-completed");
   var filterButtons = Array.prototype.slice.call(document.querySelectorAll("[data-filter]"));
 
+  var tagline = document.getElementById("tagline");
+  var account = document.getElementById("account");
+  var signIn = document.getElementById("sign-in");
+  var signInForm = document.getElementById("sign-in-form");
+  var accountError = document.getElementById("account-error");
+  var signedIn = document.getElementById("signed-in");
+  var accountEmail = document.getElementById("account-email");
+  var signOutButton = document.getElementById("sign-out");
+
+  var LOCAL_TAGLINE = tagline.textContent;
   var todos = load();
   var filter = loadFilter();
+  var client = null; // the backend's client once /_svc/client.js loaded
+  var user = null; // the signed-in person: their todos are the server's, not this browser's
+  var queue = Promise.resolve(); // server calls, one after another, in the order of the changes
+  var serverIds = {}; // the id the server gave an item added before its create answered
+  var loading = false; // the server's list is on its way: no change until it is here
 
   // ---- storage ----
 
@@ -39,6 +55,7 @@
   }
 
   function save() {
+    if (user) return; // a signed-in person's todos are on the server
     try {
       window.localStorage.setItem(STORAGE_KEY, JSON.stringify(todos));
     } catch (e) {
@@ -67,19 +84,29 @@
 
   function addTodo(title) {
     var clean = title.replace(/\s+/g, " ").trim().slice(0, MAX_TITLE);
-    if (!clean) return false;
-    todos.push({ id: newId(), title: clean, completed: false });
+    if (!clean || loading) return false;
+    var todo = { id: newId(), title: clean, completed: false };
+    todos.push(todo);
     save();
     render();
+    remote(function (c) {
+      return c.create({ title: todo.title, completed: false }).then(function (r) {
+        serverIds[todo.id] = r.id;
+      });
+    });
     return true;
   }
 
   function toggleTodo(id) {
+    var completed = false;
     todos.forEach(function (t) {
-      if (t.id === id) t.completed = !t.completed;
+      if (t.id === id) completed = t.completed = !t.completed;
     });
     save();
     render();
+    remote(function (c) {
+      return c.update(serverId(id), { completed: completed });
+    });
   }
 
   function deleteTodo(id) {
@@ -89,11 +116,22 @@
     save();
     render();
     focusAfterRemoval(index);
+    remote(function (c) {
+      return c.delete(serverId(id));
+    });
   }
 
   function clearCompleted() {
+    var gone = todos.filter(function (t) {
+      return t.completed;
+    });
     todos = todos.filter(function (t) {
       return !t.completed;
+    });
+    gone.forEach(function (t) {
+      remote(function (c) {
+        return c.delete(serverId(t.id));
+      });
     });
     save();
     render();
@@ -127,6 +165,111 @@
       return;
     }
     toggles[Math.min(index, toggles.length - 1)].focus();
+  }
+
+  // ---- the server (signed in) ----
+
+  function serverId(id) {
+    return serverIds[id] || id;
+  }
+
+  // Runs call(collection) after the calls before it, when signed in; a refused call shows why and reloads the
+  // server's list, so the page never shows what the server does not hold.
+  function remote(call) {
+    if (!user || !client) return;
+    var who = user;
+    queue = queue.then(function () {
+      if (user !== who) return null;
+      return call(client.data.collection("todos"));
+    }).catch(function (e) {
+      if (user !== who) return;
+      showError(e);
+      return fetchServer();
+    });
+  }
+
+  // The signed-in person's todos, every page of them, oldest first.
+  function fetchServer() {
+    var who = user, items = [];
+    function page(cursor) {
+      return client.data.collection("todos").list({ sort: "createdAt", limit: 100, cursor: cursor }).then(function (r) {
+        items = items.concat(r.items);
+        return r.nextCursor && items.length < 10000 ? page(r.nextCursor) : items;
+      });
+    }
+    busy(true);
+    return page(undefined).then(function (all) {
+      if (user !== who) return;
+      busy(false);
+      serverIds = {};
+      todos = all.map(function (t) {
+        return { id: t.id, title: String(t.title).slice(0, MAX_TITLE), completed: t.completed === true };
+      });
+      render();
+    }).catch(function (e) {
+      if (user === who) busy(false);
+      showError(e);
+    });
+  }
+
+  function busy(on) {
+    loading = on;
+    if (on) list.setAttribute("aria-busy", "true");
+    else list.removeAttribute("aria-busy");
+  }
+
+  function showError(e) {
+    accountError.textContent = (e && e.message) || "The server did not answer.";
+    accountError.hidden = false;
+    if (!user) signIn.open = true;
+  }
+
+  // The page for a person signed in (u) or not (null): the server's todos, or this browser's again.
+  function setUser(u) {
+    if ((u && u.id) === (user && user.id)) return;
+    user = u || null;
+    serverIds = {};
+    accountError.hidden = true;
+    signIn.hidden = !!user;
+    signedIn.hidden = !user;
+    accountEmail.textContent = user ? user.email : "";
+    tagline.textContent = user ? "Saved on the server for your account; only you can see them." : LOCAL_TAGLINE;
+    if (user) {
+      todos = [];
+      render();
+      fetchServer();
+    } else {
+      busy(false);
+      todos = load();
+      render();
+    }
+  }
+
+  function startBackend() {
+    // the site's backend (an ES module on the site's own origin); without one (a file opened from disk,
+    // another host), the list stays in this browser and the account section goes away
+    import("/_svc/client.js").then(function (mod) {
+      client = mod;
+      mod.auth.onChange(setUser);
+      return mod.auth.user().then(setUser);
+    }).catch(function () {
+      if (!client) account.hidden = true;
+    });
+
+    signInForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      if (!client) return;
+      var up = event.submitter && event.submitter.name === "up";
+      var email = signInForm.elements.email.value, password = signInForm.elements.password.value;
+      accountError.hidden = true;
+      (up ? client.auth.signUp(email, password) : client.auth.signIn(email, password)).then(function () {
+        signInForm.reset();
+      }, showError);
+    });
+
+    signOutButton.addEventListener("click", function () {
+      if (client) client.auth.signOut().catch(showError);
+    });
   }
 
   // ---- view ----
@@ -248,7 +391,7 @@
 
   // Another tab changed the list: show it here too.
   window.addEventListener("storage", function (event) {
-    if (event.key === STORAGE_KEY) {
+    if (event.key === STORAGE_KEY && !user) {
       todos = load();
       render();
     }
@@ -259,4 +402,5 @@
   }
 
   render();
+  startBackend();
 })();

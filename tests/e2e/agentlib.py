@@ -44,6 +44,20 @@ def double_requests():
     return r.body if isinstance(r.body, list) else []
 
 
+def system_prompt_of(acct, pid, text):
+    """Sends `text` (which holds a marker of the caller's) in the project's first chat: (events, error, the system
+    prompt of the provider request that held it, as one string: '' when none did)."""
+    chat_id = default_chat_id(acct, pid)
+    events, _, err = send(acct, pid, chat_id, text)
+    reqs = [q for q in double_requests() if text in jsonlib.dumps(q.get("body"))]
+    body = reqs[-1].get("body") if reqs else {}
+    msgs = body.get("messages") or []
+    system = body.get("system") or next((m.get("content") for m in msgs if m.get("role") == "system"), "") or ""
+    if isinstance(system, list):  # Anthropic's blocks
+        system = "".join(b.get("text", "") for b in system if isinstance(b, dict))
+    return events, err, system
+
+
 def double_stats():
     r = provider("GET", "/_stats")
     return r.body if isinstance(r.body, dict) else {}

@@ -82,9 +82,15 @@ def auth_flow(env, site):
           and r.body["user"]["email"] == email, r)
     cookie = next((c for c in r.cookies if c.startswith("svc_app_session=")), "")
     attrs = [x.strip().lower() for x in cookie.split(";")]
-    check("test_app_%s_session_cookie_host_only_httponly_lax" % env,
-          "httponly" in attrs and "samesite=lax" in attrs and not any(x.startswith("domain") for x in attrs)
+    # the preview's is partitioned (CHIPS), for the editor's frame of another site (docs/security.md "The preview
+    # frame"; the stack's SVC_DOMAIN is localhost, where browsers take Secure over http)
+    same_site = ["samesite=none", "secure", "partitioned"] if env == "test" else ["samesite=lax"]
+    check("test_app_%s_session_cookie_host_only_httponly_%s" % (env, "partitioned" if env == "test" else "lax"),
+          "httponly" in attrs and all(x in attrs for x in same_site) and not any(x.startswith("domain") for x in attrs)
           and "path=/_svc/" in attrs and site.cookie and site.cookie.startswith("svca_"), cookie)
+    if env == "live":
+        check("test_app_live_session_cookie_not_partitioned", "partitioned" not in attrs and "samesite=none" not in attrs,
+              cookie)
     r = site.call("GET", "/_svc/auth/me")
     check("test_app_%s_me_signed_in" % env, r.status == 200 and r.body["user"]["email"] == email, r)
     r = site.call("POST", "/_svc/auth/signup", {"email": email, "password": pw})

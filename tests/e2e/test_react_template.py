@@ -14,7 +14,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import HTTP_PORT, api, check, finish, items_of, request, site_get  # noqa: E402
-from agentlib import double_requests, send  # noqa: E402
+from agentlib import system_prompt_of  # noqa: E402
 from wslib import Team, create_in  # noqa: E402
 
 HEAD = "Start building"     # the heading src/App.tsx renders
@@ -143,16 +143,10 @@ def test_publish(a, pid, slug):
 
 
 def test_system_prompt(a, pid, paths):
-    chats = api("GET", "/projects/%s/chats" % pid, token=a.token)
-    chat_id = items_of(chats.body)[0]["id"] if chats.status == 200 and items_of(chats.body) else None
     marker = "react-template-prompt-%d" % os.getpid()
-    events, _, err = send(a, pid, chat_id, "What is in this project? " + marker)
+    events, err, system = system_prompt_of(a, pid, "What is in this project? " + marker)
     check("test_react_template_chat_turn_runs", err is None and events and events[-1].get("type") ==
           "session.task_complete", (err, [e.get("type") for e in events or []]))
-    reqs = [q for q in double_requests() if marker in json.dumps(q.get("body"))]
-    body = reqs[-1].get("body") if reqs else {}
-    msgs = body.get("messages") or []
-    system = body.get("system") or next((m.get("content") for m in msgs if m.get("role") == "system"), "") or ""
     check("test_react_template_system_prompt_describes_the_layout",
           "React" in system and "src/App.tsx" in system and "Tailwind" in system and "dist/" in system
           and "static web app" not in system, system[:400])

@@ -112,7 +112,8 @@ test('the preview shows the working tree with the change, sandboxed on its own o
 	if (await needs(t, 'GET', `/projects/${projectId}/preview`)) return;
 	await role('tab', 'Preview').click();
 	const frameEl = await page.getByTitle('Preview').elementHandle({ timeout: 20000 });
-	assert.equal(await frameEl.getAttribute('sandbox'), 'allow-scripts allow-forms allow-popups allow-modals');
+	// its own origin (allow-same-origin: docs/security.md "The preview frame"), and nothing more than these
+	assert.deepEqual((await frameEl.getAttribute('sandbox')).split(' ').sort(), ['allow-forms', 'allow-modals', 'allow-popups', 'allow-same-origin', 'allow-scripts']);
 	const src = await frameEl.getAttribute('src');
 	assert.match(src, /^http:\/\/[^/]+\.preview\.[^/]+\//, 'served from <token>.preview.<SVC_DOMAIN>');
 	assert.notEqual(new URL(src).origin, new URL(APP).origin);
@@ -135,9 +136,14 @@ test('a script in the preview cannot read the API with the viewer\'s session', a
 			}
 		}
 		try {
-			out.cookie = document.cookie; // an opaque origin has no cookies: reading them throws
+			out.cookie = document.cookie; // the preview's own cookies only: svc's are host-only cookies of app_url's host
 		} catch (e) {
 			out.cookie = 'blocked';
+		}
+		try {
+			out.frameElement = window.frameElement === null ? 'null' : 'reachable'; // null across origins: no way to lift the sandbox
+		} catch (e) {
+			out.frameElement = 'blocked';
 		}
 		try {
 			out.parent = String(window.parent.document.cookie);
@@ -147,11 +153,14 @@ test('a script in the preview cannot read the API with the viewer\'s session', a
 		out.origin = self.origin;
 		return out;
 	}, APP);
-	assert.equal(got.origin, 'null', 'the sandbox gives the preview an opaque origin');
+	const src = await page.getByTitle('Preview').getAttribute('src');
+	assert.equal(got.origin, new URL(src).origin, 'the preview runs with its own origin');
+	assert.notEqual(got.origin, new URL(APP).origin, 'never the app\'s');
+	assert.notEqual(got.frameElement, 'reachable', 'the frame cannot reach its element in the app');
 	assert.ok(got.app.error || got.app.status === 401, `app_url's API refuses it: ${JSON.stringify(got.app)}`);
 	assert.ok(!got.app.body || !got.app.body.includes(me.email));
 	assert.ok(got.own.error || !got.own.body.includes(me.email), `its own origin serves no API: ${JSON.stringify(got.own)}`);
-	assert.ok(got.cookie === '' || got.cookie === 'blocked', got.cookie);
+	assert.ok(!/svc_access_token|svc_refresh_token/.test(got.cookie), got.cookie);
 	assert.equal(got.parent, 'blocked');
 });
 

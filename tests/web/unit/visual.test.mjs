@@ -2,7 +2,7 @@
 // the patches of an inspector's edits and how a refused one is told.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { previewMessage, toFrame, element, pageFile, parseStyle, valuesOf, patchesOf, saveError, pinAt, applyComment, threadsOf } from '../../../web/src/pages/project/preview/visual-bridge.js';
+import { previewMessage, toFrame, frameSandbox, frameTarget, element, pageFile, parseStyle, valuesOf, patchesOf, saveError, pinAt, applyComment, threadsOf } from '../../../web/src/pages/project/preview/visual-bridge.js';
 
 const URL_ = 'http://abc.preview.localhost:8080/';
 const frame = { name: 'the frame' };
@@ -22,6 +22,21 @@ test('a message counts only from the frame window, with an opaque or the preview
 	assert.equal(previewMessage({ source: frame, origin: 'null', data: ok }, null, URL_), null, 'no frame');
 	assert.equal(previewMessage({ source: frame, origin: 'null', data: ok }, frame, 'not a url'), null);
 	assert.deepEqual(toFrame('mode', { mode: 'select' }), { mode: 'select', svc: 'svc-preview', v: 1, type: 'mode' });
+});
+
+test('the preview is framed with its own origin, never on the app\'s; messages go to its origin only', () => {
+	const app = 'http://127.0.0.1:8080';
+	const sb = frameSandbox(URL_, app);
+	assert.deepEqual(sb.split(' ').sort(), ['allow-forms', 'allow-modals', 'allow-popups', 'allow-same-origin', 'allow-scripts']);
+	assert.ok(!/top-navigation|downloads|allow-storage-access/.test(sb), sb);
+	assert.equal(frameSandbox('http://127.0.0.1:8080/some/page', app), null, 'the app\'s own origin is never framed with its scripts');
+	assert.equal(frameSandbox('HTTP://127.0.0.1:8080/', app), null, 'the origin is compared normalised');
+	assert.equal(frameSandbox('javascript:alert(1)', app), null);
+	assert.equal(frameSandbox('data:text/html,x', app), null);
+	assert.equal(frameSandbox('not a url', app), null);
+	assert.ok(frameSandbox('https://abc.preview.example.net/', 'https://svc.example.com'));
+	assert.equal(frameTarget(URL_ + 'page.html?x=1'), 'http://abc.preview.localhost:8080');
+	assert.equal(frameTarget('nope'), null);
 });
 
 test('element() keeps only well-formed fields', () => {

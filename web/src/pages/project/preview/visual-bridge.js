@@ -31,6 +31,34 @@ export function previewMessage(ev, frameWindow, previewUrl) {
 	return d;
 }
 
+/**
+ * frameSandbox(previewUrl, appOrigin): the preview iframe's sandbox attribute, or null when the preview must not
+ * be framed. The preview is on an origin of its own (<token>.preview.<SVC_DOMAIN>, never app_url's), so it gets
+ * allow-same-origin: its scripts run with that origin, not the app's (a frame of another origin cannot reach its
+ * parent's DOM, so it cannot lift its own sandbox either), and its calls to the app's backend under /_svc/ carry
+ * that Origin and its cookie (docs/security.md "The preview frame"). Everything else stays sandboxed: no top
+ * navigation, no downloads. A preview URL that is not http(s) or whose origin is appOrigin is never framed.
+ */
+export function frameSandbox(previewUrl, appOrigin) {
+	let u;
+	try {
+		u = new URL(previewUrl);
+	} catch (e) {
+		return null;
+	}
+	if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin === appOrigin) return null;
+	return 'allow-scripts allow-forms allow-popups allow-modals allow-same-origin';
+}
+
+/** frameTarget(previewUrl): the origin the app's messages to the frame are for (a page the preview navigated to elsewhere gets none); null for a malformed URL. */
+export function frameTarget(previewUrl) {
+	try {
+		return new URL(previewUrl).origin;
+	} catch (e) {
+		return null;
+	}
+}
+
 /** toFrame(type, fields): a message of the app for the preview's script. */
 export function toFrame(type, fields = {}) {
 	return { ...fields, svc: TAG, v: 1, type };

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { getPreview, directSave, listVersions, checkoutVersion, ApiError } from '../../../lib/api.js';
 import { ErrorNote, Field, Loading } from '../../../ui/index.js';
 import { pointAt } from '../chat/pointed.js';
-import { previewMessage, toFrame, element, rectOf, pageFile, fieldsOf, valuesOf, patchesOf, saveError, threadsOf } from './visual-bridge.js';
+import { previewMessage, toFrame, frameSandbox, frameTarget, element, rectOf, pageFile, fieldsOf, valuesOf, patchesOf, saveError, threadsOf } from './visual-bridge.js';
 import { useDesignComments, Pins, CommentsPanel } from './comments.jsx';
 
 /** trackOf(page, c): the selectors whose boxes the script reports on `page`: the selected element, the open threads' anchors, the comment being written. */
@@ -32,7 +32,8 @@ function samePage(url, path) {
  * (http://<token>.preview.<SVC_DOMAIN>:<port>/, from GET /projects/:id/preview). The URL is
  * fetched again shortly before it expires and whenever files changed (tick), which also
  * reloads the frame (not for a dev server's preview: its page takes changes in by HMR). The frame never gets app_url's origin or cookies: the token in the
- * host name is its only authority, and sandbox leaves out allow-same-origin.
+ * host name is its only authority. It runs with its own origin (allow-same-origin, frameSandbox()), so the app's
+ * backend under /_svc/ works in it; a URL on app_url's origin is never framed.
  * The preview's script (lib/api/preview_script.js) reports clicks and element boxes by
  * postMessage; this draws the outlines over the frame and shows the inspector.
  * onChanged(): files changed here (a visual edit, its undo); writer: the user may change the
@@ -91,10 +92,11 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 		shown.current = '/';
 	}, [project.id]);
 
-	/** send(type, fields): a message to the preview's script. Its target origin is "*": the sandboxed frame's origin is opaque and cannot be named; what goes is a mode or selectors, nothing secret. */
+	/** send(type, fields): a message to the preview's script, for the preview's origin only (the URL the frame shows now: cur, not a stale closure's state); what goes is a mode or selectors, nothing secret. */
 	function send(type, fields) {
 		const w = frameEl.current && frameEl.current.contentWindow;
-		if (w) w.postMessage(toFrame(type, fields), '*');
+		const to = frameTarget(cur.current.url);
+		if (w && to) w.postMessage(toFrame(type, fields), to);
 	}
 
 	useEffect(() => {
@@ -166,6 +168,7 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 	}
 
 	const missing = state.error instanceof ApiError && (state.error.status === 404 || state.error.status === 405);
+	const sandbox = state.url ? frameSandbox(state.url, window.location.origin) : null;
 	const inspecting = mode === 'select';
 	const commenting = mode === 'comment';
 	const side = inspecting ? 'inspector' : commenting || showComments ? 'comments' : null;
@@ -214,6 +217,8 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 				<ErrorNote error={state.error} />
 			) : !state.url ? (
 				<Loading label="Starting the preview…" />
+			) : !sandbox ? (
+				<p class="empty">This server's preview address is the app's own origin, where a project's page must never run: ask the operator to set SVC_DOMAIN.</p>
 			) : (
 				<div class={side ? 'preview-body with-side' : 'preview-body'}>
 					<div class="preview-stage">
@@ -222,7 +227,7 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 							ref={frameEl}
 							title="Preview"
 							src={state.src}
-							sandbox="allow-scripts allow-forms allow-popups allow-modals"
+							sandbox={sandbox}
 							referrerpolicy="no-referrer"
 							class="preview-frame"
 							onLoad={frameLoaded}
