@@ -93,7 +93,7 @@ def main():
 
 # A build that takes a few seconds (so looks and changes arrive while it runs) and shows note.txt.
 SLOW_BUILD = """import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-await new Promise((r) => setTimeout(r, 6000));
+await new Promise((r) => setTimeout(r, 10000));
 mkdirSync('dist', { recursive: true });
 writeFileSync('dist/index.html', '<p>note: ' + readFileSync('note.txt', 'utf8').trim() + '</p>');
 """
@@ -130,7 +130,7 @@ def coalescing(t, a):
     j = wait_jobs(pid, lambda j: any(s == "running" for _, s, _ in j))
     running = [x for x in j if x[1] == "running"]
     # while the first build runs, looks at the preview ("Building the preview", Refresh: 2) queue nothing
-    looks = [pget(url) for _ in range(5)]
+    looks = [pget(url) for _ in range(3)]
     j = jobs_of(pid)
     check("test_deploy_preview_looks_during_the_first_build_queue_nothing",
           len(running) == 1 and all(r.status == 503 and "Building the preview" in r.body for r in looks)
