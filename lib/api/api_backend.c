@@ -1,6 +1,7 @@
 /* api_backend.c: the apps' backend of a project as its builders see it (/projects/:id/backend...): counts, records, end users, emptying the test data. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/api.h"
 #include "app/app.h"
@@ -11,8 +12,10 @@
 
 static const char *const envs[] = { "test", "live" };
 
-/* Loads the project for `action` (SVC_ACT_BACKEND_READ, SVC_ACT_WRITE, SVC_ACT_BACKEND_USERS); a caller who may not
- * even read it gets 404, one who may read but not this 403; the :env parameter, when there is one, test or live. */
+/* Loads the project for `action` (SVC_ACT_BACKEND_READ, SVC_ACT_WRITE, SVC_ACT_BACKEND_CHANGE): one who may not
+ * read the project gets what GET /projects/:id gives them; a public project's viewer who is no member 404, learning
+ * nothing of its backend; a member who may read but not this 403; the :env parameter, when there is one, test or
+ * live. */
 static int backend_open(struct svc_req *req, struct svc_resp *resp, enum svc_action action, const char **out_env)
 {
 	const char *env = svc_req_param(req, "env");
@@ -20,10 +23,16 @@ static int backend_open(struct svc_req *req, struct svc_resp *resp, enum svc_act
 	int err;
 
 	if ((err = svc_project_load(svc_req_caller(req), svc_req_param(req, "id"), action, &rows)) == SVC_E_FORBIDDEN) {
-		/* refused: one who may not read the project either learns nothing of it */
-		int read = svc_project_load(svc_req_caller(req), svc_req_param(req, "id"), SVC_ACT_READ, &rows);
+		int member = action == SVC_ACT_BACKEND_READ ? err :
+			     svc_project_load(svc_req_caller(req), svc_req_param(req, "id"), SVC_ACT_BACKEND_READ, &rows);
 		svc_rows_free(rows);
-		return read < 0 ? read : err;
+		rows = NULL;
+		if (member == 0)
+			return err;
+		if ((err = svc_project_load(svc_req_caller(req), svc_req_param(req, "id"), SVC_ACT_READ, &rows)) < 0)
+			return err;
+		svc_rows_free(rows);
+		return svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "No such project.");
 	}
 	if (err < 0)
 		return err;
@@ -158,6 +167,18 @@ enum svc_err svc_api_backend_records(struct svc_req *req, struct svc_resp *resp)
 	return svc_resp_json(resp, 200, body);
 }
 
+/* {id, email, disabled, createdAt} of row `r` of AULCOL_* rows. */
+static struct json_object *end_user_json(const struct svc_rows *rows, size_t r)
+{
+	struct json_object *u = json_object_new_object();
+
+	svc_json_add_str(u, "id", svc_rows_get(rows, r, AULCOL_ID));
+	svc_json_add_str(u, "email", svc_rows_get(rows, r, AULCOL_EMAIL));
+	json_object_object_add(u, "disabled", json_object_new_boolean(strcmp(svc_rows_get(rows, r, AULCOL_DISABLED), "0") != 0));
+	svc_json_add_time(u, "createdAt", svc_rows_get(rows, r, AULCOL_CREATED));
+	return u;
+}
+
 /* GET /projects/:id/backend/:env/users: 200 {items: [{id, email, disabled, createdAt}]} (the first 1000); 401; 403; 404. */
 enum svc_err svc_api_backend_users(struct svc_req *req, struct svc_resp *resp)
 {
@@ -176,14 +197,8 @@ enum svc_err svc_api_backend_users(struct svc_req *req, struct svc_resp *resp)
 		return err;
 	body = json_object_new_object();
 	items = json_object_new_array();
-	for (i = 0; rows && i < rows->nrows; i++) {
-		struct json_object *u = json_object_new_object();
-		svc_json_add_str(u, "id", svc_rows_get(rows, i, AULCOL_ID));
-		svc_json_add_str(u, "email", svc_rows_get(rows, i, AULCOL_EMAIL));
-		json_object_object_add(u, "disabled", json_object_new_boolean(strcmp(svc_rows_get(rows, i, AULCOL_DISABLED), "0") != 0));
-		svc_json_add_time(u, "createdAt", svc_rows_get(rows, i, AULCOL_CREATED));
-		json_object_array_add(items, u);
-	}
+	for (i = 0; rows && i < rows->nrows; i++)
+		json_object_array_add(items, end_user_json(rows, i));
 	json_object_object_add(body, "items", items);
 	svc_rows_free(rows);
 	return svc_resp_json(resp, 200, body);
@@ -231,7 +246,7 @@ enum svc_err svc_api_backend_user_delete(struct svc_req *req, struct svc_resp *r
 	struct user_delete u = { svc_req_param(req, "id"), NULL, svc_req_param(req, "userId"), 0 };
 	int err;
 
-	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_USERS, &u.env)) < 0)
+	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_CHANGE, &u.env)) < 0)
 		return err;
 	if ((err = svc_db_tx(req->ctx->db, user_delete_tx, &u)) < 0)
 		return err;
@@ -266,4 +281,223 @@ enum svc_err svc_api_backend_empty(struct svc_req *req, struct svc_resp *resp)
 	}
 	resp->status = 204;
 	return 0;
+}
+
+/* ---- fixing records and end users, the export (issue 28 "For builders") ---- */
+
+/* GET, PATCH or DELETE of one record as `op`: the project (for `action`), then svc_app_record_admin's answer. */
+static int record_op(struct svc_req *req, struct svc_resp *resp, enum svc_action action, enum svc_app_op op, int status)
+{
+	static char field[SVC_APP_NAME_MAX + 1]; /* the router writes the error after this returns */
+	struct svc_app_admin_op a = { .project_id = svc_req_param(req, "id"), .collection = svc_req_param(req, "collection"),
+				      .id = svc_req_param(req, "recordId"), .op = op, .body = req->json };
+	char dir[2048];
+	int err;
+
+	if ((err = backend_open(req, resp, action, &a.env)) < 0)
+		return err;
+	if ((err = svc_project_dir(&req->ctx->cfg, a.project_id, dir, sizeof dir)) < 0)
+		return err;
+	a.dir = dir;
+	err = svc_app_record_admin(req->ctx->db, &req->ctx->cfg, &a);
+	if (err == SVC_E_VALIDATION) {
+		snprintf(field, sizeof field, "%s", a.field);
+		return svc_resp_error(resp, err, field[0] ? field : NULL, "%s", a.msg);
+	}
+	if (err == SVC_E_NOT_FOUND || err == SVC_E_TOO_LARGE)
+		return svc_resp_error(resp, err, NULL, "%s", a.msg);
+	if (err < 0)
+		return err;
+	if (op != SVC_APP_GET)
+		svc_log_info("app: user %s %s record %s of %s in project %s (%s)", req->user_id,
+			     op == SVC_APP_UPDATE ? "changed" : "deleted", a.id, a.collection, a.project_id, a.env);
+	if (a.record)
+		return svc_resp_json(resp, status, a.record);
+	resp->status = status;
+	return 0;
+}
+
+/* GET /projects/:id/backend/:env/data/:collection/:recordId: 200 the record; 401; 404 (also not a member). */
+enum svc_err svc_api_backend_record_get(struct svc_req *req, struct svc_resp *resp)
+{
+	return record_op(req, resp, SVC_ACT_BACKEND_READ, SVC_APP_GET, 200);
+}
+
+/* PATCH .../data/:collection/:recordId {fields}: 200 the record, validated as svc-app's PATCH; 400 (field); 403 (below
+ * workspace admin); 404; 413 past a quota. */
+enum svc_err svc_api_backend_record_update(struct svc_req *req, struct svc_resp *resp)
+{
+	return record_op(req, resp, SVC_ACT_BACKEND_CHANGE, SVC_APP_UPDATE, 200);
+}
+
+/* DELETE .../data/:collection/:recordId: 204; 403 (below workspace admin); 404. */
+enum svc_err svc_api_backend_record_delete(struct svc_req *req, struct svc_resp *resp)
+{
+	return record_op(req, resp, SVC_ACT_BACKEND_CHANGE, SVC_APP_DELETE, 204);
+}
+
+static const struct svc_field user_update_fields[] = {
+	{ "disabled", SVC_V_BOOL, SVC_F_REQUIRED, 0, 0, NULL },
+};
+const struct svc_body svc_api_backend_user_update_body = SVC_BODY(user_update_fields);
+
+/* An end user disabled or enabled, in one transaction: a disabled one's sessions end with it. */
+struct user_update {
+	const char *project_id, *env, *user_id;
+	int disabled;
+	struct svc_rows *user; /* out: AULCOL_* as it was, NULL when there is no such end user */
+};
+
+static int user_update_tx(struct svc_db *db, void *arg)
+{
+	struct user_update *u = arg;
+	struct svc_dbv p[4];
+	int err;
+
+	svc_rows_free(u->user);
+	u->user = NULL;
+	p[0] = svc_dbv_str(u->project_id);
+	p[1] = svc_dbv_str(u->env);
+	p[2] = svc_dbv_str(u->user_id);
+	if ((err = svc_db_run(db, STMT_APP_USER_GET_FOR_UPDATE, p, 3, &u->user, NULL)) < 0)
+		return err;
+	if (!u->user || u->user->nrows != 1) {
+		svc_rows_free(u->user);
+		u->user = NULL;
+		return 0;
+	}
+	p[0] = svc_dbv_i64(u->disabled);
+	p[1] = svc_dbv_str(u->project_id);
+	p[2] = svc_dbv_str(u->env);
+	p[3] = svc_dbv_str(u->user_id);
+	if ((err = svc_db_run(db, STMT_APP_USER_SET_DISABLED, p, 4, NULL, NULL)) < 0 || !u->disabled)
+		return err;
+	p[0] = svc_dbv_str(u->user_id);
+	return svc_db_run(db, STMT_APP_USER_SESSIONS_END, p, 1, NULL, NULL);
+}
+
+/* PATCH /projects/:id/backend/:env/users/:userId {disabled}: 200 the end user; a disabled one cannot sign in and their
+ * sessions end at once; 400 disabled; 401; 403 (below workspace admin); 404. */
+enum svc_err svc_api_backend_user_update(struct svc_req *req, struct svc_resp *resp)
+{
+	struct user_update u = { svc_req_param(req, "id"), NULL, svc_req_param(req, "userId"), 0, NULL };
+	struct json_object *v, *body;
+	int err;
+
+	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_CHANGE, &u.env)) < 0)
+		return err;
+	u.disabled = json_object_object_get_ex(req->json, "disabled", &v) && json_object_get_boolean(v);
+	if ((err = svc_db_tx(req->ctx->db, user_update_tx, &u)) < 0)
+		goto done;
+	if (!u.user) {
+		err = svc_resp_error(resp, SVC_E_NOT_FOUND, NULL, "No such end user.");
+		goto done;
+	}
+	svc_log_info("app: user %s %s end user %s of project %s (%s)", req->user_id, u.disabled ? "disabled" : "enabled",
+		     u.user_id, u.project_id, u.env);
+	body = end_user_json(u.user, 0);
+	json_object_object_add(body, "disabled", json_object_new_boolean(u.disabled));
+	err = svc_resp_json(resp, 200, body);
+done:
+	svc_rows_free(u.user);
+	return err;
+}
+
+#define EXPORT_MAX_RECORDS 10000
+#define EXPORT_MAX_USERS 10000
+#define EXPORT_MAX_BYTES (64 * 1024 * 1024)
+
+/* Whether what environment `env` holds (app_usage) fits one export; 413 naming the bound otherwise. */
+static int export_fits(struct svc_req *req, struct svc_resp *resp, const char *env)
+{
+	struct svc_dbv p = svc_dbv_str(svc_req_param(req, "id"));
+	struct svc_rows *rows = NULL;
+	uint64_t n[3] = { 0, 0, 0 };
+	size_t r;
+	int err;
+
+	if ((err = svc_db_run(req->ctx->db, STMT_APP_USAGE_GET, &p, 1, &rows, NULL)) < 0)
+		return err;
+	for (r = 0; rows && r < rows->nrows; r++)
+		if (strcmp(svc_rows_get(rows, r, AUGCOL_ENV), env) == 0) {
+			svc_parse_u64(svc_rows_get(rows, r, AUGCOL_RECORDS), UINT64_MAX, &n[0]);
+			svc_parse_u64(svc_rows_get(rows, r, AUGCOL_BYTES), UINT64_MAX, &n[1]);
+			svc_parse_u64(svc_rows_get(rows, r, AUGCOL_USERS), UINT64_MAX, &n[2]);
+		}
+	svc_rows_free(rows);
+	if (n[0] > EXPORT_MAX_RECORDS || n[1] > EXPORT_MAX_BYTES || n[2] > EXPORT_MAX_USERS)
+		return svc_resp_error(resp, SVC_E_TOO_LARGE, NULL, "An export holds at most %d records of %d MiB and %d end users; "
+				      "this environment holds more.", EXPORT_MAX_RECORDS, EXPORT_MAX_BYTES >> 20, EXPORT_MAX_USERS);
+	return 0;
+}
+
+/* {collection: [record, ...]} of STMT_APP_EXPORT_RECORDS' rows (ordered by collection). */
+static struct json_object *export_collections(const struct svc_rows *rows)
+{
+	struct json_object *cols = json_object_new_object(), *cur = NULL;
+	const char *name = NULL;
+	size_t r;
+
+	for (r = 0; rows && r < rows->nrows; r++) {
+		const char *c = svc_rows_get(rows, r, AXCOL_COLLECTION);
+		if (!name || strcmp(name, c) != 0) {
+			cur = json_object_new_array();
+			json_object_object_add(cols, c, cur);
+			name = c;
+		}
+		json_object_array_add(cur, svc_app_record_json(rows, r));
+	}
+	return cols;
+}
+
+/*
+ * GET /projects/:id/backend/:env/export: 200 one JSON document (bounded, built whole: at most EXPORT_MAX_RECORDS
+ * records of EXPORT_MAX_BYTES and EXPORT_MAX_USERS end users, else 413) {project, env, exportedAt, collections:
+ * {name: [record]}, users: [{id, email, disabled, createdAt}]}, never a password hash, as an attachment; 401; 404.
+ */
+enum svc_err svc_api_backend_export(struct svc_req *req, struct svc_resp *resp)
+{
+	struct svc_rows *records = NULL, *users = NULL;
+	struct json_object *body, *items;
+	struct svc_dbv p[3];
+	char name[128];
+	const char *env;
+	size_t r;
+	int err;
+
+	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_READ, &env)) < 0 || (err = export_fits(req, resp, env)) < 0)
+		return err;
+	p[0] = svc_dbv_str(svc_req_param(req, "id"));
+	p[1] = svc_dbv_str(env);
+	p[2] = svc_dbv_i64(EXPORT_MAX_RECORDS);
+	if ((err = svc_db_run(req->ctx->db, STMT_APP_EXPORT_RECORDS, p, 3, &records, NULL)) < 0)
+		goto done;
+	p[2] = svc_dbv_i64(EXPORT_MAX_USERS);
+	if ((err = svc_db_run(req->ctx->db, STMT_APP_EXPORT_USERS, p, 3, &users, NULL)) < 0)
+		goto done;
+	body = json_object_new_object();
+	svc_json_add_str(body, "project", svc_req_param(req, "id"));
+	svc_json_add_str(body, "env", env);
+	{
+		time_t now = time(NULL);
+		struct tm tm;
+		char at[32];
+		strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+		svc_json_add_str(body, "exportedAt", at);
+	}
+	json_object_object_add(body, "collections", export_collections(records));
+	items = json_object_new_array();
+	for (r = 0; users && r < users->nrows; r++)
+		json_object_array_add(items, end_user_json(users, r));
+	json_object_object_add(body, "users", items);
+	snprintf(name, sizeof name, "attachment; filename=\"backend-%s.json\"", env);
+	if ((err = svc_resp_header(resp, "Content-Disposition", name)) < 0) {
+		json_object_put(body);
+		goto done;
+	}
+	err = svc_resp_json(resp, 200, body);
+done:
+	svc_rows_free(records);
+	svc_rows_free(users);
+	return err;
 }

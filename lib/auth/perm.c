@@ -34,7 +34,7 @@ static const struct {
 	[SVC_ACT_INTEG_ADMIN] = { SVC_SCOPE_ADMIN, R_OWNER + 1 }, /* no role: platform admins only */
 	[SVC_ACT_WS_BUILD_SCRIPTS] = { SVC_SCOPE_ADMIN, R_OWNER + 1 }, /* no role: platform admins only */
 	[SVC_ACT_BACKEND_READ] = { SVC_SCOPE_READ, R_MEMBER },
-	[SVC_ACT_BACKEND_USERS] = { SVC_SCOPE_WRITE, R_ADMIN },
+	[SVC_ACT_BACKEND_CHANGE] = { SVC_SCOPE_WRITE, R_ADMIN },
 };
 
 int svc_perm_role_rank(const char *role)

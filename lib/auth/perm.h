@@ -44,7 +44,7 @@ enum svc_action {
 	/* builds (issue 27) */
 	SVC_ACT_WS_BUILD_SCRIPTS, /* allow or forbid install scripts in a workspace's builds: platform admins only */
 	SVC_ACT_BACKEND_READ,    /* the apps' backend of a project as builders see it (counts, records, end users): members */
-	SVC_ACT_BACKEND_USERS,   /* delete an app's end users: workspace admin or higher */
+	SVC_ACT_BACKEND_CHANGE,  /* change an app's records and end users (fix, delete, disable): workspace admin or higher */
 	SVC_ACT__MAX
 };
 
