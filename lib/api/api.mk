@@ -20,3 +20,4 @@ lib/api/preview_script.h: $(top_srcdir)/lib/api/preview_script.js
 	$(AM_V_GEN)$(MKDIR_P) lib/api && sed -e '/^[[:space:]]*\/\//d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' \
 		-e 's/^/"/' -e 's/$$/\\n"/' $(top_srcdir)/lib/api/preview_script.js >$@.tmp && mv $@.tmp $@
 lib/api/api_preview.$(OBJEXT): lib/api/preview_script.h
+lib_libsvc_a_SOURCES += lib/api/api_secrets.c

@@ -18,3 +18,4 @@ tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_sav
 	tests/unit/test_githttp.c
 lib_libsvc_a_SOURCES += lib/project/gitcmd.c lib/project/gitcmd.h lib/project/gitio.c lib/project/gitio.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_gitio.c
+lib_libsvc_a_SOURCES += lib/project/app_fetch_decl.c lib/project/app_fetch_decl.h
