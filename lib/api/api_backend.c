@@ -403,101 +403,166 @@ done:
 	return err;
 }
 
-#define EXPORT_MAX_RECORDS 10000
-#define EXPORT_MAX_USERS 10000
-#define EXPORT_MAX_BYTES (64 * 1024 * 1024)
+#define EXPORT_PAGE 20 /* rows read per statement while an export streams: at most 20 MiB of fields in memory */
 
-/* Whether what environment `env` holds (app_usage) fits one export; 413 naming the bound otherwise. */
-static int export_fits(struct svc_req *req, struct svc_resp *resp, const char *env)
+/* An export being streamed: the response, the keys of the environment, what was written last. */
+struct export {
+	struct svc_req *req;
+	struct svc_resp *resp;
+	struct svc_dbv key[2];       /* project, env */
+	char collection[SVC_APP_NAME_MAX + 1], created[32], id[37]; /* the cursor: the last row written */
+	int started;                 /* a row written already (of this part) */
+};
+
+/* Writes `s` (NUL-terminated) to the stream. */
+static int export_put(struct export *x, const char *s)
 {
-	struct svc_dbv p = svc_dbv_str(svc_req_param(req, "id"));
+	return svc_resp_stream_write(x->resp, s, strlen(s));
+}
+
+/* Writes `o` as JSON to the stream and releases it. */
+static int export_json(struct export *x, struct json_object *o)
+{
+	int err = o ? export_put(x, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) : SVC_E_INTERNAL;
+
+	json_object_put(o);
+	return err;
+}
+
+/* One page of records after the cursor into the stream, `"name":[record,...` with "]," between collections. Sets
+ * *out_n to the rows written. */
+static int export_records_page(struct export *x, size_t *out_n)
+{
 	struct svc_rows *rows = NULL;
-	uint64_t n[3] = { 0, 0, 0 };
+	struct svc_dbv p[9];
+	const char *cur = x->started ? x->collection : NULL;
 	size_t r;
 	int err;
 
-	if ((err = svc_db_run(req->ctx->db, STMT_APP_USAGE_GET, &p, 1, &rows, NULL)) < 0)
+	p[0] = x->key[0];
+	p[1] = x->key[1];
+	p[2] = svc_dbv_str(cur);
+	p[3] = p[4] = svc_dbv_str(cur);
+	p[5] = p[6] = svc_dbv_str(cur ? x->created : NULL);
+	p[7] = svc_dbv_str(cur ? x->id : NULL);
+	p[8] = svc_dbv_i64(EXPORT_PAGE);
+	if ((err = svc_db_run(x->req->ctx->db, STMT_APP_EXPORT_RECORDS, p, 9, &rows, NULL)) < 0)
 		return err;
-	for (r = 0; rows && r < rows->nrows; r++)
-		if (strcmp(svc_rows_get(rows, r, AUGCOL_ENV), env) == 0) {
-			svc_parse_u64(svc_rows_get(rows, r, AUGCOL_RECORDS), UINT64_MAX, &n[0]);
-			svc_parse_u64(svc_rows_get(rows, r, AUGCOL_BYTES), UINT64_MAX, &n[1]);
-			svc_parse_u64(svc_rows_get(rows, r, AUGCOL_USERS), UINT64_MAX, &n[2]);
+	for (r = 0; rows && r < rows->nrows && err == 0; r++) {
+		const char *c = svc_rows_get(rows, r, AXCOL_COLLECTION);
+		if (!x->started || strcmp(c, x->collection) != 0) {
+			if (x->started)
+				err = export_put(x, "],");
+			if (err == 0)
+				err = export_json(x, json_object_new_string(c));
+			if (err == 0)
+				err = export_put(x, ":[");
+		} else {
+			err = export_put(x, ",");
 		}
+		if (err == 0)
+			err = export_json(x, svc_app_record_json(rows, r));
+		snprintf(x->collection, sizeof x->collection, "%s", c);
+		snprintf(x->created, sizeof x->created, "%s", svc_rows_get(rows, r, AXCOL_CREATED));
+		snprintf(x->id, sizeof x->id, "%s", svc_rows_get(rows, r, AXCOL_ID));
+		x->started = 1;
+	}
+	*out_n = rows ? rows->nrows : 0;
 	svc_rows_free(rows);
-	if (n[0] > EXPORT_MAX_RECORDS || n[1] > EXPORT_MAX_BYTES || n[2] > EXPORT_MAX_USERS)
-		return svc_resp_error(resp, SVC_E_TOO_LARGE, NULL, "An export holds at most %d records of %d MiB and %d end users; "
-				      "this environment holds more.", EXPORT_MAX_RECORDS, EXPORT_MAX_BYTES >> 20, EXPORT_MAX_USERS);
-	return 0;
+	return err;
 }
 
-/* {collection: [record, ...]} of STMT_APP_EXPORT_RECORDS' rows (ordered by collection). */
-static struct json_object *export_collections(const struct svc_rows *rows)
+/* One page of end users after the cursor into the stream, comma-separated. Sets *out_n to the rows written. */
+static int export_users_page(struct export *x, size_t *out_n)
 {
-	struct json_object *cols = json_object_new_object(), *cur = NULL;
-	const char *name = NULL;
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p[7];
 	size_t r;
+	int err;
 
-	for (r = 0; rows && r < rows->nrows; r++) {
-		const char *c = svc_rows_get(rows, r, AXCOL_COLLECTION);
-		if (!name || strcmp(name, c) != 0) {
-			cur = json_object_new_array();
-			json_object_object_add(cols, c, cur);
-			name = c;
-		}
-		json_object_array_add(cur, svc_app_record_json(rows, r));
+	p[0] = x->key[0];
+	p[1] = x->key[1];
+	p[2] = p[3] = p[4] = svc_dbv_str(x->started ? x->created : NULL);
+	p[5] = svc_dbv_str(x->started ? x->id : NULL);
+	p[6] = svc_dbv_i64(EXPORT_PAGE);
+	if ((err = svc_db_run(x->req->ctx->db, STMT_APP_EXPORT_USERS, p, 7, &rows, NULL)) < 0)
+		return err;
+	for (r = 0; rows && r < rows->nrows && err == 0; r++) {
+		if (x->started)
+			err = export_put(x, ",");
+		if (err == 0)
+			err = export_json(x, end_user_json(rows, r));
+		snprintf(x->created, sizeof x->created, "%s", svc_rows_get(rows, r, AULCOL_CREATED));
+		snprintf(x->id, sizeof x->id, "%s", svc_rows_get(rows, r, AULCOL_ID));
+		x->started = 1;
 	}
-	return cols;
+	*out_n = rows ? rows->nrows : 0;
+	svc_rows_free(rows);
+	return err;
+}
+
+/* {"project":..,"env":..,"exportedAt":.. : the start of the document, its object left open. */
+static int export_head(struct export *x, const char *env)
+{
+	struct json_object *o = json_object_new_object();
+	const char *s;
+	time_t now = time(NULL);
+	struct tm tm;
+	char at[32];
+	size_t n;
+	int err = SVC_E_INTERNAL;
+
+	strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	svc_json_add_str(o, "project", svc_req_param(x->req, "id"));
+	svc_json_add_str(o, "env", env);
+	svc_json_add_str(o, "exportedAt", at);
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	n = strlen(s);
+	if (n > 0 && s[n - 1] == '}')
+		err = svc_resp_stream_write(x->resp, s, n - 1);
+	json_object_put(o);
+	return err;
 }
 
 /*
- * GET /projects/:id/backend/:env/export: 200 one JSON document (bounded, built whole: at most EXPORT_MAX_RECORDS
- * records of EXPORT_MAX_BYTES and EXPORT_MAX_USERS end users, else 413) {project, env, exportedAt, collections:
- * {name: [record]}, users: [{id, email, disabled, createdAt}]}, never a password hash, as an attachment; 401; 404.
+ * GET /projects/:id/backend/:env/export: 200 one JSON document, streamed (built a page of EXPORT_PAGE rows at a
+ * time, so any size goes out in bounded memory), as an attachment: {project, env, exportedAt, collections: {name:
+ * [record]}, users: [{id, email, disabled, createdAt}]}, never a password hash; 401; 404. Not a snapshot: what is
+ * written while it streams may or may not be in it. A DB error once it started ends the response (invalid JSON).
  */
 enum svc_err svc_api_backend_export(struct svc_req *req, struct svc_resp *resp)
 {
-	struct svc_rows *records = NULL, *users = NULL;
-	struct json_object *body, *items;
-	struct svc_dbv p[3];
+	struct export x;
 	char name[128];
 	const char *env;
-	size_t r;
+	size_t n;
 	int err;
 
-	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_READ, &env)) < 0 || (err = export_fits(req, resp, env)) < 0)
+	memset(&x, 0, sizeof x);
+	if ((err = backend_open(req, resp, SVC_ACT_BACKEND_READ, &env)) < 0)
 		return err;
-	p[0] = svc_dbv_str(svc_req_param(req, "id"));
-	p[1] = svc_dbv_str(env);
-	p[2] = svc_dbv_i64(EXPORT_MAX_RECORDS);
-	if ((err = svc_db_run(req->ctx->db, STMT_APP_EXPORT_RECORDS, p, 3, &records, NULL)) < 0)
-		goto done;
-	p[2] = svc_dbv_i64(EXPORT_MAX_USERS);
-	if ((err = svc_db_run(req->ctx->db, STMT_APP_EXPORT_USERS, p, 3, &users, NULL)) < 0)
-		goto done;
-	body = json_object_new_object();
-	svc_json_add_str(body, "project", svc_req_param(req, "id"));
-	svc_json_add_str(body, "env", env);
-	{
-		time_t now = time(NULL);
-		struct tm tm;
-		char at[32];
-		strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-		svc_json_add_str(body, "exportedAt", at);
-	}
-	json_object_object_add(body, "collections", export_collections(records));
-	items = json_object_new_array();
-	for (r = 0; users && r < users->nrows; r++)
-		json_object_array_add(items, end_user_json(users, r));
-	json_object_object_add(body, "users", items);
+	x.req = req;
+	x.resp = resp;
+	x.key[0] = svc_dbv_str(svc_req_param(req, "id"));
+	x.key[1] = svc_dbv_str(env);
 	snprintf(name, sizeof name, "attachment; filename=\"backend-%s.json\"", env);
-	if ((err = svc_resp_header(resp, "Content-Disposition", name)) < 0) {
-		json_object_put(body);
-		goto done;
-	}
-	err = svc_resp_json(resp, 200, body);
-done:
-	svc_rows_free(records);
-	svc_rows_free(users);
+	if ((err = svc_resp_header(resp, "Content-Disposition", name)) < 0 ||
+	    (err = svc_resp_stream_begin(resp, 200, "application/json")) < 0 || (err = export_head(&x, env)) < 0 ||
+	    (err = export_put(&x, ",\"collections\":{")) < 0)
+		return err;
+	do {
+		if ((err = export_records_page(&x, &n)) < 0)
+			return err;
+	} while (n == EXPORT_PAGE);
+	if ((err = export_put(&x, x.started ? "]},\"users\":[" : "},\"users\":[")) < 0)
+		return err;
+	x.started = 0;
+	do {
+		if ((err = export_users_page(&x, &n)) < 0)
+			return err;
+	} while (n == EXPORT_PAGE);
+	if (err == 0)
+		err = export_put(&x, "]}");
+	svc_log_info("app: user %s exported the %s data of project %s", req->user_id, env, svc_req_param(req, "id"));
 	return err;
 }

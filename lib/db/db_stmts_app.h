@@ -111,14 +111,17 @@ SVC_STMT(STMT_APP_USER_GET_FOR_UPDATE,
 	"SELECT id, email, disabled, " TS("created_at") " FROM app_users WHERE project_id = ? AND env = ? AND id = ? FOR UPDATE")
 SVC_STMT(STMT_APP_USER_SET_DISABLED, "UPDATE app_users SET disabled = ? WHERE project_id = ? AND env = ? AND id = ?")
 SVC_STMT(STMT_APP_USER_SESSIONS_END, "DELETE FROM app_sessions WHERE user_id = ?")
-/* every record of an environment, ARCOL_* then the collection, by collection then creation; the limit bounds it */
+/* an environment's export, streamed a page at a time: records (ARCOL_* then the collection) by collection, creation,
+ * id after the cursor (NULL test, then collection, collection, created_at, created_at, id), and end users by
+ * creation, id after theirs (NULL test, created_at, created_at, id) */
 SVC_STMT(STMT_APP_EXPORT_RECORDS,
 	"SELECT " APP_RECORD_COLS ", r.collection FROM app_records r WHERE r.project_id = ? AND r.env = ? "
+	"AND (? IS NULL OR r.collection > ? OR (r.collection = ? AND (r.created_at > ? OR (r.created_at = ? AND r.id > ?)))) "
 	"ORDER BY r.collection, r.created_at, r.id LIMIT ?")
 SVC_COLS(AXCOL_ID, AXCOL_OWNER, AXCOL_FIELDS, AXCOL_CREATED, AXCOL_UPDATED, AXCOL_COLLECTION)
 SVC_STMT(STMT_APP_EXPORT_USERS,
 	"SELECT id, email, disabled, " TS("created_at") " FROM app_users WHERE project_id = ? AND env = ? "
-	"ORDER BY created_at, id LIMIT ?")
+	"AND (? IS NULL OR created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?")
 /*
  * A page sorted on a declared index or on id (sort=<field>|-<field>): the sort key of a record is (k, v, id), k 0
  * when the record has no value for the field (those come first ascending), v its index value (compared as text, or

@@ -316,6 +316,19 @@ def sorting(site):
     check("test_app_sort_garbage_cursor_400", is_error(r, 400, "validation_failed", "cursor"), r)
 
 
+def export_paged(t, pid):
+    """The export streams page after page (20 rows each): every record of every collection once, as the counts say."""
+    r = api("GET", base(pid, "/export"), token=t.member.token)
+    s = api("GET", "/projects/%s/backend" % pid, token=t.member.token)
+    cols = r.body.get("collections", {}) if r.status == 200 else {}
+    ids = [x["id"] for v in cols.values() for x in v]
+    want = {c["name"]: c["records"]["test"] for c in s.body["collections"] if c["records"]["test"]}
+    check("test_app_builders_export_streams_every_record_once", r.status == 200 and len(ids) > 20
+          and len(ids) == len(set(ids)) and {k: len(v) for k, v in cols.items()} == want
+          and all([x["createdAt"] for x in v] == sorted(x["createdAt"] for x in v) for v in cols.values()),
+          (len(ids), want, {k: len(v) for k, v in cols.items()}))
+
+
 def main():
     t = Team("appbb")
     r = create_in(t.owner, t.wid, "Backend builders", template="blank")
@@ -338,6 +351,7 @@ def main():
     record_delete(t, pid, sa, todos[0], locked)
     users_disable(t, pid, site, b)
     sorting(site)
+    export_paged(t, pid)
     public_viewers(t, pid, todos[1], b[3])
     return finish()
 
