@@ -2,7 +2,7 @@
 // that tells how to declare a collection; then a declared collection whose records end users add through the
 // preview's /_svc/ show in its table; a cell edited and saved, a refused edit shown on its cell; an end user disabled
 // (their sign-in then fails) and enabled, another deleted after a confirmation (with their records); a secret set whose
-// value is never shown again, replaced and deleted; the test/live switch; "Empty test data".
+// value is never shown again, replaced and deleted; the test/live switch; "Empty test data"; Next and Previous.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -174,6 +174,20 @@ test('the Backend tab: empty state, records, cells, end users, secrets, test and
 	await page.getByRole('status').filter({ hasText: 'The test data was emptied.' }).waitFor();
 	await page.getByText('No records in the test environment yet.').waitFor();
 	assert.equal((await site('GET', '/_svc/auth/me', undefined, b.cookie)).status, 401);
+
+	// paged: 21 records are a page of 20 and one more (Next, Previous)
+	const c = await endUser('c');
+	for (let i = 0; i < 21; i++) assert.equal((await site('POST', '/_svc/data/todos', { title: `t${i}` }, c.cookie)).status, 201);
+	await page.getByRole('tab', { name: 'Files' }).click();
+	await openBackend(page);
+	await table.waitFor();
+	assert.equal(await table.getByRole('row').count(), 21); // the header and 20
+	await page.getByRole('button', { name: 'Next page of todos' }).click();
+	await until(async () => (await table.getByRole('row').count()) === 2, 'the second page');
+	assert.equal(await table.getByRole('textbox', { name: /^title of record/ }).inputValue(), 't20');
+	assert.ok(await page.getByRole('button', { name: 'Next page of todos' }).isDisabled());
+	await page.getByRole('button', { name: 'Previous page of todos' }).click();
+	await until(async () => (await table.getByRole('row').count()) === 21, 'the first page again');
 	await page.context().close();
 });
 

@@ -107,13 +107,15 @@ export function Backend({ project, admin, writer }) {
 	);
 }
 
-/** Quotas: what the environment holds against SVC_APP_MAX_* as meters (a count alone when there is no limit). */
+/** Quotas: what the environment holds against SVC_APP_MAX_* as meters (a count alone when there is no limit); files and
+ * their bytes once the summary has them (appfiles). */
 function Quotas({ usage, quotas }) {
 	const rows = [
 		['records', 'Records'],
 		['bytes', 'Bytes of records'],
 		['users', 'End users'],
 		['files', 'Files'],
+		['fileBytes', 'Bytes of files'],
 	].filter(([k]) => usage && usage[k] !== undefined);
 	return (
 		<ul class="quotas" aria-label="Quotas">
