@@ -25,6 +25,16 @@ static const struct svc_route routes[] = {
 	{ SVC_GET, "/api/projects/:id/backend/:env/data/:collection", svc_api_backend_records, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/backend/:env/users", svc_api_backend_users, SVC_R_AUTH, 0, NULL },
 	{ SVC_DELETE, "/api/projects/:id/backend/:env/users/:userId", svc_api_backend_user_delete, SVC_R_AUTH, 0, NULL },
+	/* builders: fixing records and end users, the export (issue 28 "For builders") */
+	{ SVC_GET, "/api/projects/:id/backend/:env/data/:collection/:recordId", svc_api_backend_record_get, SVC_R_AUTH, 0, NULL },
+	{ SVC_PATCH, "/api/projects/:id/backend/:env/data/:collection/:recordId", svc_api_backend_record_update, SVC_R_AUTH | SVC_R_JSON, 1024 * 1024, NULL },
+	{ SVC_DELETE, "/api/projects/:id/backend/:env/data/:collection/:recordId", svc_api_backend_record_delete, SVC_R_AUTH, 0, NULL },
+	{ SVC_PATCH, "/api/projects/:id/backend/:env/users/:userId", svc_api_backend_user_update, SVC_R_AUTH | SVC_R_JSON, 4 * 1024, &svc_api_backend_user_update_body },
+	{ SVC_GET, "/api/projects/:id/backend/:env/export", svc_api_backend_export, SVC_R_AUTH, 0, NULL },
+	/* appfetch: the apps' secrets (docs/api.md "The apps' secrets") */
+	{ SVC_GET, "/api/projects/:id/secrets", svc_api_secrets_list, SVC_R_AUTH, 0, NULL },
+	{ SVC_PUT, "/api/projects/:id/secrets/:name", svc_api_secrets_put, SVC_R_AUTH | SVC_R_JSON, 16 * 1024, &svc_api_secrets_put_body },
+	{ SVC_DELETE, "/api/projects/:id/secrets/:name", svc_api_secrets_delete, SVC_R_AUTH, 0, NULL },
 	{ SVC_GET, "/api/projects/:id/versions/:sha/diff", svc_api_projects_version_diff, SVC_R_OPTAUTH, 0, NULL },
 	/* git-io (docs/git.md) */
 	{ SVC_GET, "/api/projects/:id/export.zip", svc_api_projects_export, SVC_R_OPTAUTH, 0, NULL },

@@ -96,6 +96,23 @@ enum svc_err svc_api_backend_records(struct svc_req *req, struct svc_resp *resp)
 enum svc_err svc_api_backend_users(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_backend_user_delete(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_backend_empty(struct svc_req *req, struct svc_resp *resp);
+/* builders' fixes and the export (issue 28 "For builders"; docs/api.md "The apps' backend: for builders") */
+enum svc_err svc_api_backend_record_get(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_backend_record_update(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_backend_record_delete(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_backend_user_update(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_backend_export(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_backend_user_update_body; /* {disabled: boolean} */
+
+/*
+ * appfetch: a project's secrets for its app's calls (lib/api/api_secrets.c, docs/api.md "The apps' secrets"):
+ * GET /projects/:id/secrets (names only), PUT .../secrets/:name {value} (201 new, 200 replaced), DELETE
+ * .../secrets/:name (204). Members list; workspace admins and owners set and delete (SVC_ACT_SECRETS_*).
+ */
+enum svc_err svc_api_secrets_list(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_secrets_put(struct svc_req *req, struct svc_resp *resp);
+enum svc_err svc_api_secrets_delete(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_api_secrets_put_body;
 enum svc_err svc_api_projects_file_move(struct svc_req *req, struct svc_resp *resp);
 enum svc_err svc_api_projects_file_delete(struct svc_req *req, struct svc_resp *resp);
 extern const struct svc_body svc_api_projects_file_put_body;

@@ -22,3 +22,4 @@ lib/api/preview_script.h: $(top_srcdir)/lib/api/preview_script.js
 lib/api/api_preview.$(OBJEXT): lib/api/preview_script.h
 # agentmisc: the AI-provider PUT's one transaction, against MariaDB (includes lib/api/api_ai_provider.c)
 tests_unit_svc_unit_SOURCES += tests/unit/test_api_provider.c
+lib_libsvc_a_SOURCES += lib/api/api_secrets.c

@@ -47,7 +47,8 @@ int svc_app_site_open(struct svc_req *req, struct svc_resp *resp, struct svc_app
  *            lock-out as svc's own sign-in).
  *   logout:  POST /_svc/auth/logout 204, the cookie cleared.
  *   me:      GET /_svc/auth/me 200 {user}; 401.
- *   list:    GET /_svc/data/:collection 200 {items, nextCursor}; 400 filter, sort, limit, cursor; 401; 403; 404.
+ *   list:    GET /_svc/data/:collection 200 {items, nextCursor} (sort createdAt, id or a declared index, "-" for
+ *            descending; the cursor carries the sort key); 400 filter, sort, limit, cursor; 401; 403; 404.
  *   create:  POST /_svc/data/:collection 201 record; 400 validation_failed (field); 401; 403; 404.
  *   get, update, delete: GET, PATCH (200 record), DELETE (204) /_svc/data/:collection/:id; 400; 401; 403;
  *            404 (also a record the caller may not get).
@@ -73,6 +74,35 @@ enum svc_err svc_app_data_delete(struct svc_req *req, struct svc_resp *resp);
  */
 int svc_app_records_page(struct svc_db *db, const char *project_id, const char *env, const char *collection,
 			 const char *cursor, uint64_t limit, struct json_object **out);
+
+/* A record as JSON, {...fields, id, owner, createdAt, updatedAt}, from row `r` of `rows` whose first columns are
+ * ARCOL_* (db_stmts_app.h APP_RECORD_COLS). Returns a new object the caller owns (NULL when out of memory). */
+struct json_object *svc_app_record_json(const struct svc_rows *rows, size_t r);
+
+/* One builder's operation on one record (svc_app_record_admin). */
+struct svc_app_admin_op {
+	const char *project_id, *env;       /* env "test" or "live" */
+	const char *dir;                    /* the project's working tree (its svc.data.json) */
+	const char *collection, *id;        /* the record's */
+	enum svc_app_op op;                 /* SVC_APP_GET, SVC_APP_UPDATE or SVC_APP_DELETE */
+	struct json_object *body;           /* SVC_APP_UPDATE: the fields to change (null removes one), borrowed */
+	struct json_object *record;         /* out: GET, UPDATE: the record as stored (svc_app_record_json), the caller's */
+	char field[SVC_APP_NAME_MAX + 1];   /* out: the field of a validation error, "" for none */
+	char msg[300];                      /* out: the message of an error */
+};
+
+/*
+ * A builder's read or fix of one record through svc (lib/api/api_backend.c),
+ * whatever the site's rules: GET reads it; UPDATE applies a->body exactly as
+ * svc-app's PATCH does (svc_app_record_check against the declaration in
+ * force, required fields kept, declared indexes rewritten, app_usage moved
+ * under the quotas of `cfg`), DELETE removes it with its index rows and
+ * counts; each write in one svc_db_tx(). The record keeps its owner.
+ * Returns 0 (a->record set for GET and UPDATE); SVC_E_NOT_FOUND (no such
+ * collection declared, no such record: a->msg); SVC_E_VALIDATION (a->field,
+ * a->msg); SVC_E_TOO_LARGE past a quota (a->msg names the setting); DB errors.
+ */
+int svc_app_record_admin(struct svc_db *db, const struct svc_config *cfg, struct svc_app_admin_op *a);
 
 /* The body fields of signup and login ({email, password}). */
 extern const struct svc_body svc_app_credentials_body;

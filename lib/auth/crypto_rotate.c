@@ -26,6 +26,7 @@ static const struct sealed_column COLUMNS[] = {
 	{ "integration_connections", "access_token", STMT_ROT_CACCESS_PAGE, STMT_ROT_CACCESS_SET },
 	{ "integration_connections", "refresh_token", STMT_ROT_CREFRESH_PAGE, STMT_ROT_CREFRESH_SET },
 	{ "project_git_remotes", "token_sealed", STMT_ROT_GITREMOTE_PAGE, STMT_ROT_GITREMOTE_SET },
+	{ "project_secrets", "value_sealed", STMT_ROT_PSECRET_PAGE, STMT_ROT_PSECRET_SET },
 };
 
 /* Re-seals `plain` by the current key `cur` and writes it over `old` if that is still the stored value. */

@@ -34,7 +34,9 @@ static const struct {
 	[SVC_ACT_INTEG_ADMIN] = { SVC_SCOPE_ADMIN, R_OWNER + 1 }, /* no role: platform admins only */
 	[SVC_ACT_WS_BUILD_SCRIPTS] = { SVC_SCOPE_ADMIN, R_OWNER + 1 }, /* no role: platform admins only */
 	[SVC_ACT_BACKEND_READ] = { SVC_SCOPE_READ, R_MEMBER },
-	[SVC_ACT_BACKEND_USERS] = { SVC_SCOPE_WRITE, R_ADMIN },
+	[SVC_ACT_BACKEND_CHANGE] = { SVC_SCOPE_WRITE, R_ADMIN },
+	[SVC_ACT_SECRETS_READ] = { SVC_SCOPE_READ, R_MEMBER },
+	[SVC_ACT_SECRETS_WRITE] = { SVC_SCOPE_WRITE, R_ADMIN },
 };
 
 int svc_perm_role_rank(const char *role)
@@ -88,6 +90,7 @@ static int allowed(const struct svc_perm_subject *s, enum svc_action action, con
 		return project_access(s, o, rank, 1);
 	case SVC_ACT_WRITE:
 	case SVC_ACT_BACKEND_READ: /* members only: a public project's viewers see nothing of its backend */
+	case SVC_ACT_SECRETS_READ: /* members only, likewise */
 	case SVC_ACT_DELETE:
 	case SVC_ACT_CHAT:
 	case SVC_ACT_DEPLOY:

@@ -44,7 +44,10 @@ enum svc_action {
 	/* builds (issue 27) */
 	SVC_ACT_WS_BUILD_SCRIPTS, /* allow or forbid install scripts in a workspace's builds: platform admins only */
 	SVC_ACT_BACKEND_READ,    /* the apps' backend of a project as builders see it (counts, records, end users): members */
-	SVC_ACT_BACKEND_USERS,   /* delete an app's end users: workspace admin or higher */
+	SVC_ACT_BACKEND_CHANGE,  /* change an app's records and end users (fix, delete, disable): workspace admin or higher */
+	/* the apps' project secrets (lib/api/api_secrets.c, issue 28) */
+	SVC_ACT_SECRETS_READ,    /* list a project's secrets' names (never values): members; a public project's viewers nothing */
+	SVC_ACT_SECRETS_WRITE,   /* set, replace, delete a project's secret: workspace admin or higher */
 	SVC_ACT__MAX
 };
 

@@ -7,3 +7,4 @@ lib_libsvc_a_SOURCES += lib/db/db.c lib/db/db.h lib/db/db_stmts.h lib/db/db_stmt
 	lib/db/jobs.c lib/db/jobs.h
 lib_libsvc_a_SOURCES += lib/db/db_stmts_gitio.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_db.c tests/unit/test_jobs.c
+lib_libsvc_a_SOURCES += lib/db/db_stmts_fetch.h

@@ -35,4 +35,5 @@ SVC_COLS(PCOL_ID, PCOL_WORKSPACE, PCOL_FOLDER, PCOL_SLUG, PCOL_NAME, PCOL_DESCRI
 #include "db/db_stmts_gitio.h"
 #include "db/db_stmts_budget.h"
 #include "db/db_stmts_app.h"
+#include "db/db_stmts_fetch.h"
 #include "db/db_stmts_appfiles.h"

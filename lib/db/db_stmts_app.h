@@ -106,3 +106,46 @@ SVC_STMT(STMT_APP_USER_INDEX_CLEAR,
 	"AND r.collection = i.collection AND r.id = i.record_id WHERE r.project_id = ? AND r.env = ? AND r.owner = ?")
 SVC_STMT(STMT_APP_USER_RECORDS_CLEAR, "DELETE FROM app_records WHERE project_id = ? AND env = ? AND owner = ?")
 SVC_STMT(STMT_APP_USER_DELETE, "DELETE FROM app_users WHERE project_id = ? AND env = ? AND id = ?")
+/* builders (issue 28 "For builders"): disabling an end user, an environment's export */
+SVC_STMT(STMT_APP_USER_GET_FOR_UPDATE,
+	"SELECT id, email, disabled, " TS("created_at") " FROM app_users WHERE project_id = ? AND env = ? AND id = ? FOR UPDATE")
+SVC_STMT(STMT_APP_USER_SET_DISABLED, "UPDATE app_users SET disabled = ? WHERE project_id = ? AND env = ? AND id = ?")
+SVC_STMT(STMT_APP_USER_SESSIONS_END, "DELETE FROM app_sessions WHERE user_id = ?")
+/* an environment's export, streamed a page at a time: records (ARCOL_* then the collection) by collection, creation,
+ * id after the cursor (NULL test, then collection, collection, created_at, created_at, id), and end users by
+ * creation, id after theirs (NULL test, created_at, created_at, id) */
+SVC_STMT(STMT_APP_EXPORT_RECORDS,
+	"SELECT " APP_RECORD_COLS ", r.collection FROM app_records r WHERE r.project_id = ? AND r.env = ? "
+	"AND (? IS NULL OR r.collection > ? OR (r.collection = ? AND (r.created_at > ? OR (r.created_at = ? AND r.id > ?)))) "
+	"ORDER BY r.collection, r.created_at, r.id LIMIT ?")
+SVC_COLS(AXCOL_ID, AXCOL_OWNER, AXCOL_FIELDS, AXCOL_CREATED, AXCOL_UPDATED, AXCOL_COLLECTION)
+SVC_STMT(STMT_APP_EXPORT_USERS,
+	"SELECT id, email, disabled, " TS("created_at") " FROM app_users WHERE project_id = ? AND env = ? "
+	"AND (? IS NULL OR created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?")
+/*
+ * A page sorted on a declared index or on id (sort=<field>|-<field>): the sort key of a record is (k, v, id), k 0
+ * when the record has no value for the field (those come first ascending), v its index value (compared as text, or
+ * as a number for number fields), id breaking ties. Bound: the sort field (NULL for id), then as APP_RECORD_PAGE,
+ * but the cursor is (NULL test, k, v, id) with v the raw value the row gave (ASOCOL_V). KEY_K, KEY_V are the SQL
+ * of k and v, PARAM_V that of the cursor's v.
+ */
+#define APP_RECORD_SORTED(KEY_K, KEY_V, RAW_V, PARAM_V, cmp, dir) \
+	"SELECT " APP_RECORD_COLS ", " KEY_K ", " RAW_V " FROM app_records r LEFT JOIN app_record_index s" \
+	" ON s.project_id = r.project_id AND s.env = r.env AND s.collection = r.collection AND s.field = ?" \
+	" AND s.record_id = r.id WHERE " APP_RECORD_KEY \
+	" AND (? IS NULL OR r.owner = ?) AND (? IS NULL OR r.owner = ?) AND (? IS NULL OR r.id = ?)" \
+	" AND (? IS NULL OR r.created_at = ?)" APP_INDEX_FILTER APP_INDEX_FILTER APP_INDEX_FILTER \
+	" AND (? IS NULL OR (" KEY_K ", " KEY_V ", r.id) " cmp " (?, " PARAM_V ", ?))" \
+	" ORDER BY " KEY_K " " dir ", " KEY_V " " dir ", r.id " dir " LIMIT ?"
+#define APP_SORTED(...) APP_RECORD_SORTED(__VA_ARGS__) /* expands APP_SORT_TEXT, _NUMBER into their three */
+#define APP_SORT_K "(s.value IS NOT NULL)"
+#define APP_SORT_TEXT "COALESCE(s.value, '')", "s.value", "?"
+#define APP_SORT_NUMBER "COALESCE(CAST(s.value AS DOUBLE), 0)", "s.value", "COALESCE(CAST(? AS DOUBLE), 0)"
+SVC_STMT(STMT_APP_SORTED_TEXT_ASC, APP_SORTED(APP_SORT_K, APP_SORT_TEXT, ">", "ASC"))
+SVC_COLS(ASOCOL_ID, ASOCOL_OWNER, ASOCOL_FIELDS, ASOCOL_CREATED, ASOCOL_UPDATED, ASOCOL_K, ASOCOL_V)
+SVC_STMT(STMT_APP_SORTED_TEXT_DESC, APP_SORTED(APP_SORT_K, APP_SORT_TEXT, "<", "DESC"))
+SVC_STMT(STMT_APP_SORTED_NUMBER_ASC, APP_SORTED(APP_SORT_K, APP_SORT_NUMBER, ">", "ASC"))
+SVC_STMT(STMT_APP_SORTED_NUMBER_DESC, APP_SORTED(APP_SORT_K, APP_SORT_NUMBER, "<", "DESC"))
+/* by id: no index row joins (the field bound is NULL), v is the id */
+SVC_STMT(STMT_APP_SORTED_ID_ASC, APP_RECORD_SORTED("1", "r.id", "r.id", "?", ">", "ASC"))
+SVC_STMT(STMT_APP_SORTED_ID_DESC, APP_RECORD_SORTED("1", "r.id", "r.id", "?", "<", "DESC"))

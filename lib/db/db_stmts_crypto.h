@@ -51,6 +51,11 @@ ROT_PAGE(STMT_ROT_GITREMOTE_PAGE, "r.project_id, '', r.project_id, p.workspace_i
 	 "project_git_remotes r JOIN projects p ON p.id = r.project_id", "r.project_id", "''")
 SVC_STMT(STMT_ROT_GITREMOTE_SET,
 	"UPDATE project_git_remotes SET token_sealed = ? WHERE project_id = ? AND '' = ? AND token_sealed = ?")
+/* appfetch: the apps' project secrets (schema/028_app_fetch.sql), sealed with their workspace's key */
+ROT_PAGE(STMT_ROT_PSECRET_PAGE, "s.project_id, s.name, CONCAT(s.project_id, ':', s.name), p.workspace_id, s.value_sealed",
+	 "project_secrets s JOIN projects p ON p.id = s.project_id", "s.project_id", "s.name")
+SVC_STMT(STMT_ROT_PSECRET_SET,
+	"UPDATE project_secrets SET value_sealed = ? WHERE project_id = ? AND name = ? AND value_sealed = ?")
 #undef ROT_PAGE
 /* the columns of every STMT_ROT_*_PAGE */
 SVC_COLS(RCOL_K1, RCOL_K2, RCOL_LABEL, RCOL_WORKSPACE, RCOL_SEALED)

@@ -20,3 +20,4 @@ lib_libsvc_a_SOURCES += lib/project/gitcmd.c lib/project/gitcmd.h lib/project/gi
 tests_unit_svc_unit_SOURCES += tests/unit/test_gitio.c
 lib_libsvc_a_SOURCES += lib/project/preview_check.c lib/project/preview_check.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_preview_check.c
+lib_libsvc_a_SOURCES += lib/project/app_fetch_decl.c lib/project/app_fetch_decl.h

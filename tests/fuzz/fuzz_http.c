@@ -45,6 +45,7 @@ static const struct svc_body *const bodies[] = {
 	&svc_api_integrations_cred_upsert_body, &svc_api_integrations_cred_workspaces_body, &svc_api_integrations_hosts_body,
 	&svc_api_git_remote_put_body, &svc_api_git_push_body,
 	&svc_api_budget_put_body, &svc_api_instructions_put_body,
+	&svc_api_secrets_put_body, /* appfetch */
 };
 #define NBODIES (sizeof bodies / sizeof bodies[0])
 

@@ -150,6 +150,21 @@ static void test_perm_comment_moderation(void)
 	CU_ASSERT_EQUAL(check("", 0, NULL, SVC_ACT_COMMENT_MODERATE, "public", OTHER), SVC_E_UNAUTHORIZED);
 }
 
+/* The apps' project secrets: members list names, admins and owners set and delete; a public project's viewers nothing. */
+static void test_perm_project_secrets(void)
+{
+	CU_ASSERT_EQUAL(check(ME, 0, "member", SVC_ACT_SECRETS_READ, "workspace", OTHER), 0);
+	CU_ASSERT_EQUAL(check(ME, 0, "member", SVC_ACT_SECRETS_READ, "private", OTHER), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(check(ME, 0, "member", SVC_ACT_SECRETS_WRITE, "workspace", OTHER), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(check(ME, 0, "member", SVC_ACT_SECRETS_WRITE, "private", ME), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(check(ME, 0, "admin", SVC_ACT_SECRETS_WRITE, "private", OTHER), 0);
+	CU_ASSERT_EQUAL(check(ME, 0, "owner", SVC_ACT_SECRETS_WRITE, "workspace", OTHER), 0);
+	CU_ASSERT_EQUAL(check(ME, 0, NULL, SVC_ACT_SECRETS_READ, "public", OTHER), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(check(ME, 0, NULL, SVC_ACT_SECRETS_WRITE, "public", OTHER), SVC_E_FORBIDDEN);
+	CU_ASSERT_EQUAL(check("", 0, NULL, SVC_ACT_SECRETS_READ, "public", OTHER), SVC_E_UNAUTHORIZED);
+	CU_ASSERT_EQUAL(check(ME, 1, NULL, SVC_ACT_SECRETS_WRITE, "private", OTHER), 0);
+}
+
 static void test_perm_role_rank(void)
 {
 	CU_ASSERT_EQUAL(svc_perm_role_rank(NULL), 0);
@@ -171,4 +186,5 @@ SVC_TEST_SUITE(perm)
 	CU_add_test(s, "test_perm_scopes_limit_a_credential", test_perm_scopes_limit_a_credential);
 	CU_add_test(s, "test_perm_comment_moderation", test_perm_comment_moderation);
 	CU_add_test(s, "test_perm_role_rank", test_perm_role_rank);
+	CU_add_test(s, "test_perm_project_secrets", test_perm_project_secrets);
 }

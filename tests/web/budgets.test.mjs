@@ -178,7 +178,7 @@ test('phone (390x844): the project page is one column of tabs with the chat amon
 	await page.goto(`/projects/${projectId}`);
 	await page.getByRole('tab', { name: 'Chat' }).click();
 	await page.getByRole('textbox', { name: 'Message' }).waitFor();
-	assert.deepEqual(await page.getByRole('tablist', { name: 'Project views' }).getByRole('tab').allInnerTexts(), ['Chat', 'Preview', 'Files', 'Versions', 'Deployments']);
+	assert.deepEqual(await page.getByRole('tablist', { name: 'Project views' }).getByRole('tab').allInnerTexts(), ['Chat', 'Preview', 'Files', 'Versions', 'Deployments', 'Backend']); // Backend: the user is a member
 	await page.getByRole('tab', { name: 'Files' }).click();
 	await page.getByRole('treeitem', { name: 'index.html' }).click();
 	await page.getByRole('region', { name: 'Contents of index.html' }).waitFor();

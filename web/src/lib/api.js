@@ -410,3 +410,43 @@ export const pushGitRemote = (pid, branch) => post(`/projects/${enc(pid)}/git/pu
 
 /** pullGitRemote(pid): POST /projects/:id/git/pull, {result, sha, previous, remote}; 409 when diverged. */
 export const pullGitRemote = (pid) => post(`/projects/${enc(pid)}/git/pull`);
+
+// ------------------------------------------------------------------ builders: the apps' backend (docs/api.md "The apps' backend: for builders")
+
+/** getBackend(pid): GET /projects/:id/backend, {collections, usage, quotas} (members only). */
+export const getBackend = (pid) => get(`/projects/${enc(pid)}/backend`);
+
+/** listBackendRecords(pid, env, collection, {limit, cursor}): GET .../backend/:env/data/:collection, {items, nextCursor}. */
+export const listBackendRecords = (pid, env, collection, q = {}) =>
+	get(withQuery(`/projects/${enc(pid)}/backend/${enc(env)}/data/${enc(collection)}`, q));
+
+/** updateBackendRecord(pid, env, collection, id, fields): PATCH .../data/:collection/:id, the record (400 with field). */
+export const updateBackendRecord = (pid, env, collection, id, fields) =>
+	patch(`/projects/${enc(pid)}/backend/${enc(env)}/data/${enc(collection)}/${enc(id)}`, fields);
+
+/** deleteBackendRecord(pid, env, collection, id): DELETE .../data/:collection/:id (204). */
+export const deleteBackendRecord = (pid, env, collection, id) => del(`/projects/${enc(pid)}/backend/${enc(env)}/data/${enc(collection)}/${enc(id)}`);
+
+/** listBackendUsers(pid, env): GET .../backend/:env/users, {items: [{id, email, disabled, createdAt}]}. */
+export const listBackendUsers = (pid, env) => get(`/projects/${enc(pid)}/backend/${enc(env)}/users`);
+
+/** setBackendUserDisabled(pid, env, uid, disabled): PATCH .../users/:id {disabled}, the end user. */
+export const setBackendUserDisabled = (pid, env, uid, disabled) => patch(`/projects/${enc(pid)}/backend/${enc(env)}/users/${enc(uid)}`, { disabled });
+
+/** deleteBackendUser(pid, env, uid): DELETE .../users/:id (204: with their records). */
+export const deleteBackendUser = (pid, env, uid) => del(`/projects/${enc(pid)}/backend/${enc(env)}/users/${enc(uid)}`);
+
+/** emptyBackendTest(pid): DELETE /projects/:id/backend/test (204). */
+export const emptyBackendTest = (pid) => del(`/projects/${enc(pid)}/backend/test`);
+
+/** backendExportUrl(pid, env): the address of GET .../backend/:env/export (a download link: the session cookie goes with it). */
+export const backendExportUrl = (pid, env) => `${API}/projects/${enc(pid)}/backend/${enc(env)}/export`;
+
+/** listSecrets(pid): GET /projects/:id/secrets, {secrets: [{name, bytes, updatedAt, updatedBy}]} (never a value). */
+export const listSecrets = (pid) => get(`/projects/${enc(pid)}/secrets`);
+
+/** setSecret(pid, name, value): PUT /projects/:id/secrets/:name {value}, {secret} (201 new, 200 replaced). */
+export const setSecret = (pid, name, value) => put(`/projects/${enc(pid)}/secrets/${enc(name)}`, { value });
+
+/** deleteSecret(pid, name): DELETE /projects/:id/secrets/:name (204). */
+export const deleteSecret = (pid, name) => del(`/projects/${enc(pid)}/secrets/${enc(name)}`);

@@ -104,6 +104,7 @@ export function ProjectPage({ id }) {
 	if (!p) return <Loading label="Loading the project…" />;
 
 	const tabs = [...(narrow ? [['chat', 'Chat']] : []), ['preview', 'Preview'], ['files', 'Files'], ['versions', 'Versions'], ['deployments', 'Deployments']];
+	if (canWrite(user, p)) tabs.push(['backend', 'Backend']); // builders: members only (the API is 404 to others)
 	const current = !narrow && tab === 'chat' ? 'preview' : tab;
 	return (
 		<RoomContext.Provider value={room}>
@@ -158,11 +159,38 @@ export function ProjectPage({ id }) {
 						<div role="tabpanel" id="panel-deployments" aria-labelledby="tab-deployments" hidden={current !== 'deployments'} class="panel">
 							<Deployments project={p} tick={deployTick} writer={canWrite(user, p)} onRestored={(at) => project.setData({ ...p, publishedAt: at })} />
 						</div>
+						{canWrite(user, p) && (
+							<div role="tabpanel" id="panel-backend" aria-labelledby="tab-backend" hidden={current !== 'backend'} class="panel">
+								{current === 'backend' && <BackendTab project={p} admin={canManageDomains(user, p)} writer={canWrite(user, p)} />}
+							</div>
+						)}
 					</section>
 				</div>
 			</div>
 		</RoomContext.Provider>
 	);
+}
+
+/** BackendTab: the Backend tab (pages/project/backend/backend.jsx), a chunk of its own loaded when first shown. */
+let backendChunk = null;
+function BackendTab(props) {
+	const [mod, setMod] = useState(null);
+	const [err, setErr] = useState(null);
+	useEffect(() => {
+		let live = true;
+		backendChunk = backendChunk || import('./backend/backend.jsx');
+		backendChunk.then(
+			(m) => live && setMod(m),
+			(e) => {
+				backendChunk = null;
+				if (live) setErr(e);
+			},
+		);
+		return () => (live = false);
+	}, []);
+	if (err) return <ErrorNote error="The Backend tab did not load. Check the connection and try again." />;
+	if (!mod) return <Loading label="Loading the backend…" />;
+	return <mod.Backend {...props} />;
 }
 
 /** Tabs: a tablist (arrow keys, Home, End move between tabs; WAI-ARIA APG "Tabs"). */
