@@ -99,14 +99,20 @@ export async function api(method, path, { token, body } = {}) {
 	if (body !== undefined) headers['Content-Type'] = 'application/json';
 	else if (method !== 'GET') headers['Content-Length'] = '0';
 	// A custom-domain change makes svc-worker reload lighttpd (SVC_SITES_RELOAD_CMD), which refuses
-	// connections for about a second; a refused connection sent nothing, so it is tried again (3 s at most).
+	// connections for a second or more under load; a refused connection sent nothing, so it is tried again
+	// (10 s at most), and so is one on a kept-alive socket the old lighttpd closed before it read the request
+	// (undici's "other side closed": the restart drops idle connections).
 	let r;
 	for (let tries = 0; ; tries++) {
 		try {
 			r = await fetch(BASE + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 			break;
 		} catch (e) {
-			if (e?.cause?.code !== 'ECONNREFUSED' || tries >= 30) throw e;
+			const code = e?.cause?.code;
+			if (!(code === 'ECONNREFUSED' || (code === 'UND_ERR_SOCKET' && /other side closed/.test(e.cause.message))) || tries >= 100) {
+				e.message += ` (${method} ${path}: ${code}: ${e?.cause?.message})`;
+				throw e;
+			}
 			await new Promise((resolve) => setTimeout(resolve, 100));
 		}
 	}
