@@ -14,6 +14,8 @@ static const struct svc_route routes[] = {
 	{ SVC_GET, "/_svc/data/:collection/:id", svc_app_data_get, APP_FLAGS, 0, NULL },
 	{ SVC_PATCH, "/_svc/data/:collection/:id", svc_app_data_update, APP_FLAGS | SVC_R_JSON, 1024 * 1024, NULL },
 	{ SVC_DELETE, "/_svc/data/:collection/:id", svc_app_data_delete, APP_FLAGS, 16 * 1024, NULL },
+	/* appfetch: the calls svc.data.json declares (lib/app/app_fetch.c) */
+	{ SVC_POST, "/_svc/fetch/:name", svc_app_fetch, APP_FLAGS | SVC_R_JSON, 256 * 1024, &svc_app_fetch_body },
 };
 
 int main(int argc, char **argv)

@@ -14,3 +14,4 @@ lib/app/client_js.h: $(top_srcdir)/lib/app/client.js
 		-e 's/^/"/' -e 's/$$/\\n"/' $(top_srcdir)/lib/app/client.js >$@.tmp && mv $@.tmp $@
 lib/app/app_site.$(OBJEXT): lib/app/client_js.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_app.c
+lib_libsvc_a_SOURCES += lib/app/app_fetch.c

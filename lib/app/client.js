@@ -101,5 +101,12 @@ function notYet(what) {
 }
 
 export const files = { upload: notYet("files.upload"), url: notYet("files.url") };
-export const svcFetch = notYet("fetch");
+// appfetch: a call svc.data.json's "fetch" declares, made by the server with the project's secrets:
+// svcFetch(name, {method, path, query, body}) gives {status, headers, body}; also exported as `fetch`.
+export function svcFetch(name, opts = {}) {
+  const req = {};
+  for (const k of ["method", "path", "query", "body"]) if (opts[k] !== undefined) req[k] = opts[k];
+  return call("POST", "/fetch/" + encodeURIComponent(name), req);
+}
+export { svcFetch as fetch };
 export default { auth, data, files, fetch: svcFetch };
