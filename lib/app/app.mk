@@ -15,3 +15,4 @@ lib/app/client_js.h: $(top_srcdir)/lib/app/client.js
 lib/app/app_site.$(OBJEXT): lib/app/client_js.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_app.c
 lib_libsvc_a_SOURCES += lib/app/app_fetch.c
+tests_unit_svc_unit_SOURCES += tests/unit/test_app_fetch.c
