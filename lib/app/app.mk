@@ -1,6 +1,7 @@
 # app.mk: lib/app, the backend of the apps svc builds, served by svc-app under /_svc/ on each site's origin:
 # the site of a request and its end user (app_site), sign-up and sign-in (app_auth), records under the
-# rules of svc.data.json (app_data; the declaration itself is lib/project/app_decl), client.js.
+# rules of svc.data.json (app_data; the declaration itself is lib/project/app_decl), the declared calls
+# with the project's secrets (app_fetch), client.js.
 # May use: http, project, integ, auth, db, core (and agent, api may use it).
 lib_libsvc_a_SOURCES += lib/app/app.h lib/app/app_site.c lib/app/app_auth.c lib/app/app_data.c
 
