@@ -214,7 +214,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 				v++;
 			while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
 				end--;
-			if ((size_t)(end - v) <= RHEADER_MAX)
+			if ((size_t)(end - v) <= RHEADER_MAX && svc_utf8_valid(v, (size_t)(end - v)))
 				json_object_object_add(fc->rheaders, safe_headers[i], json_object_new_string_len(v, (int)(end - v)));
 		}
 	return len;
