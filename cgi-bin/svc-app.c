@@ -16,6 +16,8 @@ static const struct svc_route routes[] = {
 	{ SVC_GET, "/_svc/data/:collection/:id", svc_app_data_get, APP_FLAGS, 0, NULL },
 	{ SVC_PATCH, "/_svc/data/:collection/:id", svc_app_data_update, APP_FLAGS | SVC_R_JSON, 1024 * 1024, NULL },
 	{ SVC_DELETE, "/_svc/data/:collection/:id", svc_app_data_delete, APP_FLAGS, 16 * 1024, NULL },
+	/* appfetch: the calls svc.data.json declares (lib/app/app_fetch.c) */
+	{ SVC_POST, "/_svc/fetch/:name", svc_app_fetch, APP_FLAGS | SVC_R_JSON, 256 * 1024, &svc_app_fetch_body },
 	/* files (lib/app/app_files.c): the body is the file, up to SVC_APP_FILE_MAX_MB, checked by the handler */
 	{ SVC_POST, "/_svc/files", svc_app_files_upload, APP_FLAGS, FILES_MAX_BODY, NULL },
 	{ SVC_GET, "/_svc/files/:id", svc_app_files_get, APP_FLAGS, 0, NULL },

@@ -103,6 +103,16 @@ struct svc_app_admin_op {
  * a->msg); SVC_E_TOO_LARGE past a quota (a->msg names the setting); DB errors.
  */
 int svc_app_record_admin(struct svc_db *db, const struct svc_config *cfg, struct svc_app_admin_op *a);
+/*
+ * appfetch (lib/app/app_fetch.c): POST /_svc/fetch/:name {method?, path?, query?, body?}: the call `name` of
+ * svc.data.json's "fetch" made by the server (its headers' {{secrets.NAME}} put in, the path kept under its URL,
+ * through the outbound guard, bounded by SVC_APP_FETCH_TIMEOUT_MS and _MAX_BYTES, no redirect followed):
+ * 200 {status, headers (a safe list), body[, bodyEncoding]} with every secret's value scrubbed; 400 method, path,
+ * query; 401 and 403 (its rule); 403 a refused address or http:// without SVC_APP_FETCH_ALLOW_HTTP; 404 no such
+ * call; 413 the answer over the cap; 503 a secret not set, a timeout, a failed connection.
+ */
+enum svc_err svc_app_fetch(struct svc_req *req, struct svc_resp *resp);
+extern const struct svc_body svc_app_fetch_body;
 
 /* The body fields of signup and login ({email, password}). */
 extern const struct svc_body svc_app_credentials_body;

@@ -100,15 +100,18 @@ export const data = {
   },
 };
 
-function notYet(what) {
-  return () => Promise.reject(new SvcError(501, { error: "not_available", message: what + " is not available yet" }));
-}
-
 // files (docs/app-backend.md "Files"): upload(file) -> {id, url}, url(id) -> the path to fetch or link, delete(id)
 export const files = {
   upload(file) { return call("POST", "/files", file, (file && file.type) || "application/octet-stream"); },
   url(id) { return BASE + "/files/" + encodeURIComponent(id); },
   delete(id) { return call("DELETE", "/files/" + encodeURIComponent(id)); },
 };
-export const svcFetch = notYet("fetch");
+// appfetch: a call svc.data.json's "fetch" declares, made by the server with the project's secrets:
+// svcFetch(name, {method, path, query, body}) gives {status, headers, body}; also exported as `fetch`.
+export function svcFetch(name, opts = {}) {
+  const req = {};
+  for (const k of ["method", "path", "query", "body"]) if (opts[k] !== undefined) req[k] = opts[k];
+  return call("POST", "/fetch/" + encodeURIComponent(name), req);
+}
+export { svcFetch as fetch };
 export default { auth, data, files, fetch: svcFetch };

@@ -88,6 +88,10 @@ struct svc_config {
 	uint64_t app_max_records;      /* SVC_APP_MAX_RECORDS */
 	uint64_t app_max_bytes;        /* SVC_APP_MAX_BYTES: of the records' fields */
 	uint64_t app_max_users;        /* SVC_APP_MAX_USERS: end users */
+	/* appfetch: the apps' server-side calls (POST /_svc/fetch/:name, lib/app/app_fetch.c) */
+	uint64_t app_fetch_timeout_ms; /* SVC_APP_FETCH_TIMEOUT_MS: the whole call */
+	uint64_t app_fetch_max_bytes;  /* SVC_APP_FETCH_MAX_BYTES: of the answer's body */
+	int app_fetch_allow_http;      /* SVC_APP_FETCH_ALLOW_HTTP: 1 = http:// calls too (tests only) */
 	uint64_t app_max_file_bytes;   /* SVC_APP_MAX_FILE_BYTES: of the files (/_svc/files) */
 	unsigned app_file_max_mb;      /* SVC_APP_FILE_MAX_MB: the largest file one upload may be, MiB */
 	uint64_t wsd_max_conns;        /* SVC_WSD_MAX_CONNECTIONS: sockets in all, default 10000 */

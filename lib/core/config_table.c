@@ -219,6 +219,13 @@ static const struct svc_setting table[] = {
 	     "bytes of the records' fields of one project's environment"),
 	SOFT("SVC_APP_MAX_USERS", SVC_SET_U64, app_max_users, "10000", 0, UINT64_MAX, "users",
 	     "end users of one project's environment"),
+	/* appfetch: the apps' server-side calls (docs/app-backend.md "Secrets and calls") */
+	SOFT("SVC_APP_FETCH_TIMEOUT_MS", SVC_SET_U64, app_fetch_timeout_ms, "10000", 100, 120000, "milliseconds",
+	     "milliseconds one call of /_svc/fetch may take"),
+	SOFT("SVC_APP_FETCH_MAX_BYTES", SVC_SET_U64, app_fetch_max_bytes, "1048576", 1, 16u << 20, "bytes",
+	     "bytes of the answer's body a call of /_svc/fetch takes"),
+	SOFT("SVC_APP_FETCH_ALLOW_HTTP", SVC_SET_BOOL, app_fetch_allow_http, "0", 0, 1, NULL,
+	     "1: /_svc/fetch may call http:// URLs"),
 	/* the apps' files (lib/app/app_files.c, docs/app-backend.md "Files") */
 	SOFT("SVC_APP_MAX_FILE_BYTES", SVC_SET_U64, app_max_file_bytes, "1073741824", 0, UINT64_MAX, "bytes",
 	     "bytes of the files of one project's environment"),

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "core/err.h"
@@ -11,6 +12,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "integ/inject.h"
 #include "project/app_decl.h"
 
 #define PATH_MAX_LEN 512
@@ -444,6 +446,109 @@ static int parse_collection(struct parse *p, const char *path, const char *name,
 	return 0;
 }
 
+/* ---- appfetch: the "fetch" block, named server-side calls (docs/app-backend.md "Secrets and calls") ---- */
+
+/* "headers": {name: value} of call `f` at `path`; values may name secrets as {{secrets.NAME}}. */
+static int parse_fetch_headers(struct parse *p, const char *path, struct json_object *o, struct svc_app_fetch *f)
+{
+	char at[PATH_MAX_LEN], why[200];
+
+	if (!json_object_is_type(o, json_type_object))
+		return refuse(p, path, "headers is an object {\"Name\": \"value\"}");
+	if (json_object_object_length(o) > SVC_APP_FETCH_MAX_HEADERS)
+		return refuse(p, path, "at most %d headers", SVC_APP_FETCH_MAX_HEADERS);
+	json_object_object_foreach(o, key, v) {
+		path_join(at, path, key);
+		if (!svc_integ_header_name_valid(key))
+			return refuse(p, at, "a header's name is 1 to 64 letters, digits, - and _");
+		if (strcasecmp(key, "Host") == 0 || strcasecmp(key, "Content-Length") == 0 ||
+		    strcasecmp(key, "Transfer-Encoding") == 0 || strcasecmp(key, "Connection") == 0)
+			return refuse(p, at, "%s is set by svc", key);
+		if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) > SVC_APP_FETCH_HEADER_MAX)
+			return refuse(p, at, "a header's value is a string of at most %d bytes", SVC_APP_FETCH_HEADER_MAX);
+		if (svc_app_fetch_header_value_check(json_object_get_string(v), why, sizeof why) < 0)
+			return refuse(p, at, "%s", why);
+		snprintf(f->headers[f->nheaders].name, sizeof f->headers[0].name, "%s", key);
+		snprintf(f->headers[f->nheaders].value, sizeof f->headers[0].value, "%s", json_object_get_string(v));
+		f->nheaders++;
+	}
+	return 0;
+}
+
+/* One call {"url", "headers"?, "methods"?, "rule"?} named `name` at `path`. */
+static int parse_fetch_call(struct parse *p, const char *path, const char *name, struct json_object *o,
+			    struct svc_app_fetch *f)
+{
+	struct json_object *v;
+	char at[PATH_MAX_LEN], why[200];
+	size_t i;
+	int err, r;
+
+	if (!name_ok(name))
+		return refuse(p, path, "a call's name is letters, digits and _, not starting with a digit, at most 64");
+	if (!json_object_is_type(o, json_type_object))
+		return refuse(p, path, "a call is an object {\"url\": \"https://...\"}");
+	snprintf(f->name, sizeof f->name, "%s", name);
+	f->methods = SVC_APP_FETCH_GET;
+	f->rule = SVC_APP_SIGNED_IN;
+	path_join(at, path, "url");
+	if (!json_object_object_get_ex(o, "url", &v))
+		return refuse(p, path, "url is required");
+	if (!json_object_is_type(v, json_type_string) || svc_app_fetch_url_set(f, json_object_get_string(v), why, sizeof why) < 0)
+		return refuse(p, at, "%s", json_object_is_type(v, json_type_string) ? why : "must be an https:// URL");
+	json_object_object_foreach(o, key, val) {
+		path_join(at, path, key);
+		if (strcmp(key, "url") == 0)
+			continue;
+		if (strcmp(key, "headers") == 0) {
+			if ((err = parse_fetch_headers(p, at, val, f)) < 0)
+				return err;
+		} else if (strcmp(key, "methods") == 0) {
+			if (!json_object_is_type(val, json_type_array) || json_object_array_length(val) == 0)
+				return refuse(p, at, "methods is a list such as [\"GET\", \"POST\"]");
+			f->methods = 0;
+			for (i = 0; i < json_object_array_length(val); i++) {
+				struct json_object *m = json_object_array_get_idx(val, i);
+				unsigned bit = json_object_is_type(m, json_type_string) ? svc_app_fetch_method_bit(json_object_get_string(m)) : 0;
+				if (!bit)
+					return refuse(p, at, "unknown method %s (GET, POST, PUT, PATCH, DELETE)",
+						      json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN));
+				f->methods |= bit;
+			}
+		} else if (strcmp(key, "rule") == 0) {
+			if (!json_object_is_type(val, json_type_string) ||
+			    (r = lookup(rule_names, SVC_APP_RULE__MAX, json_object_get_string(val))) < 0 || r == SVC_APP_OWNER)
+				return refuse(p, at, "unknown rule %s (public, user, none: a call has no owner)",
+					      json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN));
+			f->rule = r;
+		} else {
+			return refuse(p, at, "unknown key (url, headers, methods, rule)");
+		}
+	}
+	return 0;
+}
+
+/* "fetch": {name: call}. */
+static int parse_fetch(struct parse *p, struct json_object *o, struct svc_app_decl *d)
+{
+	int err;
+
+	if (!json_object_is_type(o, json_type_object))
+		return refuse(p, "fetch", "fetch is an object {name: {\"url\": ...}}");
+	if (json_object_object_length(o) > SVC_APP_MAX_FETCHES)
+		return refuse(p, "fetch", "at most %d calls", SVC_APP_MAX_FETCHES);
+	if (!(d->fetches = calloc((size_t)json_object_object_length(o) + 1, sizeof *d->fetches)))
+		return SVC_E_INTERNAL;
+	json_object_object_foreach(o, name, call) {
+		char at[PATH_MAX_LEN];
+		path_join(at, "fetch", name);
+		if ((err = parse_fetch_call(p, at, name, call, &d->fetches[d->nfetches])) < 0)
+			return err;
+		d->nfetches++;
+	}
+	return 0;
+}
+
 /* ---- the "files" block: {"rules": {"create"|"get"|"delete": rule}}, each owner when not given ---- */
 
 static int parse_files(struct parse *p, struct json_object *o, struct svc_app_decl *d)
@@ -479,6 +584,18 @@ static int parse_files(struct parse *p, struct json_object *o, struct svc_app_de
 	return 0;
 }
 
+const struct svc_app_fetch *svc_app_decl_fetch(const struct svc_app_decl *d, const char *name)
+{
+	size_t i;
+
+	for (i = 0; d && i < d->nfetches; i++)
+		if (strcmp(d->fetches[i].name, name) == 0)
+			return &d->fetches[i];
+	return NULL;
+}
+
+/* ---- end of the "fetch" block ---- */
+
 enum svc_app_rule svc_app_decl_file_rule(const struct svc_app_decl *d, enum svc_app_op op)
 {
 	return d && op < SVC_APP_OP__MAX ? d->file_rules[op] : SVC_APP_OWNER;
@@ -487,7 +604,7 @@ enum svc_app_rule svc_app_decl_file_rule(const struct svc_app_decl *d, enum svc_
 /* The root object: {"collections": {...}, "files"?: {...}}. */
 static int parse_root(struct parse *p, struct json_object *root, struct svc_app_decl *d)
 {
-	struct json_object *cols, *files = NULL;
+	struct json_object *cols, *files = NULL, *fetch = NULL;
 	size_t op;
 	int err;
 
@@ -497,15 +614,17 @@ static int parse_root(struct parse *p, struct json_object *root, struct svc_app_
 		d->file_rules[op] = SVC_APP_OWNER;
 	json_object_object_foreach(root, key, val) {
 		(void)val;
-		if (strcmp(key, "fetch") == 0)
-			return refuse(p, key, "is not available yet (docs/app-backend.md)");
+		if (strcmp(key, "fetch") == 0) /* appfetch */
+			continue;
 		if (strcmp(key, "collections") != 0 && strcmp(key, "files") != 0)
-			return refuse(p, key, "unknown key (collections, files)");
+			return refuse(p, key, "unknown key (collections, files, fetch)");
 	}
 	if (json_object_object_get_ex(root, "files", &files) && (err = parse_files(p, files, d)) < 0)
 		return err;
+	if (json_object_object_get_ex(root, "fetch", &fetch) && (err = parse_fetch(p, fetch, d)) < 0) /* appfetch */
+		return err;
 	if (!json_object_object_get_ex(root, "collections", &cols))
-		return files ? 0 : refuse(p, "", "collections is required");
+		return files || fetch ? 0 : refuse(p, "", "collections is required");
 	if (!json_object_is_type(cols, json_type_object))
 		return refuse(p, "collections", "collections is an object {name: {\"fields\": ...}}");
 	if (json_object_object_length(cols) > SVC_APP_MAX_COLLECTIONS)
@@ -598,6 +717,7 @@ void svc_app_decl_free(struct svc_app_decl *d)
 	for (i = 0; i < d->ncollections + 1 && d->collections; i++)
 		free(d->collections[i].fields);
 	free(d->collections);
+	free(d->fetches); /* appfetch */
 	free(d);
 }
 
@@ -730,6 +850,14 @@ static struct svc_app_decl *decl_copy(const struct svc_app_decl *d)
 		return NULL;
 	}
 	memcpy(c->sha256, d->sha256, sizeof c->sha256);
+	if (d->nfetches) { /* appfetch */
+		if (!(c->fetches = calloc(d->nfetches, sizeof *c->fetches))) {
+			svc_app_decl_free(c);
+			return NULL;
+		}
+		memcpy(c->fetches, d->fetches, d->nfetches * sizeof *c->fetches);
+		c->nfetches = d->nfetches;
+	}
 	memcpy(c->file_rules, d->file_rules, sizeof c->file_rules);
 	for (i = 0; i < d->ncollections; i++) {
 		c->collections[i] = d->collections[i];

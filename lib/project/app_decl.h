@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "db/db.h"
+#include "project/app_fetch_decl.h"
 
 #define SVC_APP_DECL_FILE "svc.data.json" /* at the project's root */
 #define SVC_APP_DECL_MAX (256u * 1024)    /* bytes of the file */
@@ -51,6 +52,8 @@ struct svc_app_collection {
 struct svc_app_decl {
 	struct svc_app_collection *collections;
 	size_t ncollections;
+	struct svc_app_fetch *fetches; /* appfetch: the "fetch" block's calls (app_fetch_decl.h) */
+	size_t nfetches;
 	char sha256[65]; /* of the file's bytes */
 	/* the "files" block: the rules of SVC_APP_CREATE, _GET and _DELETE (the others unused), owner when not given */
 	enum svc_app_rule file_rules[SVC_APP_OP__MAX];
@@ -67,7 +70,13 @@ struct svc_app_decl {
  * create, update, delete, each public, user, owner or none (default owner);
  * indexes name declared fields of the scalar types (not text or json);
  * and "files"?: {"rules"?: {create|get|delete: rule}} (with it,
- * "collections" may be left out). Unknown keys are refused. On success sets *out (free it with
+ * "collections" may be left out).
+ * appfetch: an optional "fetch": {name: {"url", "headers"?, "methods"?,
+ * "rule"?}} of at most SVC_APP_MAX_FETCHES calls (app_fetch_decl.h: the URL
+ * http(s) with no user, query or fragment; header values may hold
+ * {{secrets.NAME}}; methods of GET, POST, PUT, PATCH, DELETE, default GET;
+ * rule public, user or none, default user).
+ * Unknown keys are refused. On success sets *out (free it with
  * svc_app_decl_free()) and returns 0. Otherwise returns SVC_E_VALIDATION
  * and writes into msg (max bytes) a message that names the line (1-based)
  * and the place: "svc.data.json line 7: collections.todos.fields.title.type:
@@ -88,6 +97,9 @@ void svc_app_decl_free(struct svc_app_decl *d);
 
 /* The collection `name` of `d`, or NULL. */
 const struct svc_app_collection *svc_app_decl_collection(const struct svc_app_decl *d, const char *name);
+
+/* appfetch: the call `name` of d's "fetch" block, or NULL. */
+const struct svc_app_fetch *svc_app_decl_fetch(const struct svc_app_decl *d, const char *name);
 
 /* The field `name` of collection `c`, or NULL. */
 const struct svc_app_field *svc_app_decl_field(const struct svc_app_collection *c, const char *name);

@@ -22,7 +22,7 @@ for t in "$ROOT"/tests/e2e/test_*.py "$ROOT"/tests/e2e/test_*.sh; do
 	esac
 done
 apache=$SVC_TEST_APACHE_URL
-for t in test_main_job.py test_streaming.py test_pool.py test_agent_stop.py test_preview.py test_web_serving.py test_deploy_site.py test_deploy_atomic.py test_app_backend.py test_app_files.py test_app_backend_builders.py \
+for t in test_main_job.py test_streaming.py test_pool.py test_agent_stop.py test_preview.py test_web_serving.py test_deploy_site.py test_deploy_atomic.py test_app_backend.py test_app_files.py test_app_backend_builders.py test_app_fetch.py \
 	test_git_http.py test_git_export.py test_git_import.py test_git_mirror.py; do
 	[ -e "$ROOT/tests/e2e/$t" ] || continue
 	only "apache: $t" || continue

@@ -78,3 +78,11 @@ tests_fuzz_gitio_replay_LDADD = $(SVC_LIBS)
 tests_fuzz_fuzz_gitio_SOURCES = tests/fuzz/fuzz_gitio.c
 tests_fuzz_fuzz_gitio_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_gitio_LDADD = $(SVC_LIBS)
+
+# appfetch: a call's path under its declared URL (lib/project/app_fetch_decl.c, POST /_svc/fetch/:name)
+EXTRA_PROGRAMS += tests/fuzz/app_fetch-replay tests/fuzz/fuzz-app_fetch
+tests_fuzz_app_fetch_replay_SOURCES = tests/fuzz/fuzz_app_fetch.c tests/fuzz/replay.c
+tests_fuzz_app_fetch_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_app_fetch_SOURCES = tests/fuzz/fuzz_app_fetch.c
+tests_fuzz_fuzz_app_fetch_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_app_fetch_LDADD = $(SVC_LIBS)
