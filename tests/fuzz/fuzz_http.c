@@ -46,6 +46,7 @@ static const struct svc_body *const bodies[] = {
 	&svc_api_git_remote_put_body, &svc_api_git_push_body,
 	&svc_api_budget_put_body, &svc_api_instructions_put_body,
 	&svc_api_secrets_put_body, /* appfetch */
+	&svc_api_backend_user_update_body, /* builders */
 };
 #define NBODIES (sizeof bodies / sizeof bodies[0])
 
