@@ -72,8 +72,9 @@ static int write_sites(void)
 
 /*
  * svc-admin check-domain DOMAIN_ID: runs the checks of one custom domain now, by hand (as POST
- * /domains/:id/verify has svc-worker do), rewrites the includes when its served state changed,
- * and prints "<domain> <status>" and the reason of a failure; 0, or 1 (unknown domain, errors).
+ * /domains/:id/verify has svc-worker do), has svc-worker rewrite the includes when its served
+ * state changed (svc_sites_queue()), and prints "<domain> <status>" and the reason of a failure;
+ * 0, or 1 (unknown domain, errors).
  */
 static int check_domain(const char *id)
 {
@@ -85,8 +86,9 @@ static int check_domain(const char *id)
 
 	if (open_db(&cfg, &db))
 		return 1;
+	/* the includes are svc-worker's to rewrite (one writer, so the web servers reload once), as after the API's changes */
 	if ((err = svc_domain_check(db, &cfg, id, 1, &changed)) == 0 && changed)
-		err = svc_sites_write(db, &cfg, NULL);
+		err = svc_sites_queue(db);
 	if (err == SVC_E_NOT_FOUND)
 		fprintf(stderr, "svc-admin: no custom domain %s\n", id);
 	else if (err < 0 || svc_db_run(db, STMT_DOMAIN_GET, &p, 1, &rows, NULL) < 0 || !rows || rows->nrows != 1)
