@@ -59,8 +59,10 @@ export function ProjectPage({ id }) {
 		});
 		const meta = r.doc.getMap('meta');
 		const files = r.doc.getMap('files');
-		const onMeta = (ev) => ev.keysChanged.has('lastSavedAt') && filesChanged();
-		const onFiles = (ev) => ev.keysChanged.size > 0 && filesChanged();
+		// the first sync brings the document as it is (nothing changed since the page loaded the preview
+		// and the file list): only what comes after it is a change
+		const onMeta = (ev) => r.status.get().synced && ev.keysChanged.has('lastSavedAt') && filesChanged();
+		const onFiles = (ev) => r.status.get().synced && ev.keysChanged.size > 0 && filesChanged();
 		meta.observe(onMeta);
 		files.observe(onFiles);
 		const unsub = r.status.subscribe((st) => {
@@ -85,8 +87,12 @@ export function ProjectPage({ id }) {
 		const t = setInterval(() => project.reload(), 2000);
 		return () => clearInterval(t);
 	}, [importing]);
+	// the files changed when an import ends (importing -> done), never on the page's first render: a
+	// tick then would reload the preview frame a moment after it loaded
+	const wasImporting = useRef(false);
 	useEffect(() => {
-		if (p && !p.importState) filesChanged();
+		if (wasImporting.current && p && !p.importState) filesChanged();
+		wasImporting.current = importing;
 	}, [p && p.importState]);
 
 	if (project.error) {
