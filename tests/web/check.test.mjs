@@ -1,7 +1,8 @@
 // check.test.mjs: the agent's preview check in the chat (issue 29): one line per check in the turn,
 // "Checked the preview: 1 error" expandable to its errors and the screenshot, then the fix round's
 // clean check, live and after a reload. Controls and lists are found by role and accessible name.
-// Screenshots: chat-check-failed, chat-check-clean (1280x800 and 390x844).
+// The Budget's fix rounds field. Screenshots: chat-check-failed, chat-check-clean (1280x800 and 390x844),
+// workspace-fix-rounds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, newPage, signIn, signUpApi, api, shot, until, PHONE } from './lib.mjs';
@@ -100,4 +101,24 @@ test('the check line is a disclosure with its summary as its name', async () => 
 	const open = await first.evaluate((el) => el.open);
 	await first.locator('summary').click();
 	assert.notEqual(await first.evaluate((el) => el.open), open, 'the summary opens and closes the line');
+});
+
+test('workspace settings: Budget sets the fix rounds after the preview check', async () => {
+	await page.goto(`/settings/workspace/${me.workspaceId}`);
+	const budget = page.getByRole('region', { name: 'Budget' });
+	await budget.waitFor();
+	const rounds = budget.getByRole('spinbutton', { name: 'Fix rounds after the preview check' });
+	assert.equal(await rounds.inputValue(), '', 'empty: the instance’s');
+	await rounds.fill('1');
+	await budget.getByRole('button', { name: 'Save caps' }).click();
+	await budget.getByText('The caps are saved.').waitFor();
+	let b = await api('GET', `/workspaces/${me.workspaceId}/budget`, { token: me.token });
+	assert.equal(b.json.fixRounds, 1);
+	await rounds.scrollIntoViewIfNeeded();
+	await shot(page, 'workspace-fix-rounds');
+	await rounds.fill('');
+	await budget.getByRole('button', { name: 'Save caps' }).click();
+	await until(async () => (await api('GET', `/workspaces/${me.workspaceId}/budget`, { token: me.token })).json.fixRounds === null, 'back to the instance’s');
+	b = await api('GET', `/workspaces/${me.workspaceId}/budget`, { token: me.token });
+	assert.equal(b.json.fixRounds, null);
 });
