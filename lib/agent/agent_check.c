@@ -216,3 +216,13 @@ unsigned svc_agent_fix_rounds(const struct svc_config *cfg, int ws_rounds)
 {
 	return ws_rounds >= 0 && (unsigned)ws_rounds < cfg->agent_fix_rounds ? (unsigned)ws_rounds : cfg->agent_fix_rounds;
 }
+
+void svc_agent_check_remove_all(const struct svc_config *cfg, const char *project_id)
+{
+	char dir[2048];
+
+	if (!svc_uuid_valid(project_id))
+		return;
+	snprintf(dir, sizeof dir, "%s/checks/%s", cfg->data_dir, project_id);
+	svc_fsx_remove_tree(dir);
+}

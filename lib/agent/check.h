@@ -70,6 +70,9 @@ int svc_agent_fix_rounds_set(struct svc_db *db, const char *wid, int rounds, con
 /* The rounds a turn of a workspace whose own value is `ws_rounds` (-1: none) runs: the lower of it and SVC_AGENT_FIX_ROUNDS. */
 unsigned svc_agent_fix_rounds(const struct svc_config *cfg, int ws_rounds);
 
+/* Removes the stored screenshots of project `project_id` (SVC_DATA_DIR/checks/<project_id>), as its hard delete does. */
+void svc_agent_check_remove_all(const struct svc_config *cfg, const char *project_id);
+
 #define SVC_AGENT_FIX_ROUNDS_MAX 10 /* SVC_AGENT_FIX_ROUNDS's bound, and a workspace's */
 
 #endif

@@ -71,6 +71,7 @@ struct svc_agent_chat {
 	char *user_text;                   /* the message with the elements it points at (svc_agent_attachments_elements()) */
 	char agents_note[200];
 	int build;                         /* the turn's mode has every tool (the preview check follows its changes) */
+	struct json_object *images;        /* the message's images and the crops of the elements it points at; NULL: spec.images */
 };
 
 /* What a turn's run produced, passed between its steps. */
@@ -447,6 +448,49 @@ static int with_elements(struct svc_agent_chat *t)
 	return t->user_text ? 0 : SVC_E_INTERNAL;
 }
 
+#define ELEMENT_SHOTS_MAX 3 /* element attachments without an image that get a crop made */
+
+/*
+ * Issue 29 "Point at an element": an element attachment without `image` (the web app cannot crop
+ * the preview's frame, another origin) gets one made here: the element's box on its page in the
+ * preview check's Chromium (svc_preview_element_shot()), added to the turn's images. Failures are
+ * logged; the turn goes on with the element as text.
+ */
+static void element_images(struct svc_agent_chat *t)
+{
+	struct json_object *att = t->spec.attachments;
+	size_t i, n = att && json_object_is_type(att, json_type_array) ? json_object_array_length(att) : 0, made = 0;
+
+	for (i = 0; i < n && made < ELEMENT_SHOTS_MAX; i++) {
+		struct json_object *a = json_object_array_get_idx(att, i), *img;
+		const char *type = svc_json_str(a, "type"), *sel = svc_json_str(a, "selector"), *page = svc_json_str(a, "pagePath");
+		struct svc_check_report r;
+		char why[256];
+		size_t k;
+
+		if (!type || strcmp(type, "element") || !sel || !page || svc_json_str(a, "image"))
+			continue;
+		made++;
+		memset(&r, 0, sizeof r);
+		if (svc_preview_element_shot(t->cfg, t->dir, page, sel, (long)(t->cfg->agent_check_secs ? t->cfg->agent_check_secs : 20) * 1000,
+					     &r, why, sizeof why) < 0 || !r.png_base64) {
+			svc_log_warn("element: project=%s: no image of %s: %s", t->spec.project_id, sel, why);
+			svc_preview_check_dispose(&r);
+			continue;
+		}
+		if (!t->images) {
+			t->images = json_object_new_array();
+			for (k = 0; t->spec.images && k < json_object_array_length(t->spec.images); k++)
+				json_object_array_add(t->images, json_object_get(json_object_array_get_idx(t->spec.images, k)));
+		}
+		img = json_object_new_object();
+		svc_json_add_str(img, "mediaType", "image/png");
+		svc_json_add_str(img, "data", r.png_base64);
+		json_object_array_add(t->images, img);
+		svc_preview_check_dispose(&r);
+	}
+}
+
 /* Fills the agent's turn `at` for model `model` at prices `pin`/`pout`; *out_extra as apply_mode(). */
 static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pin, double pout,
 			  struct svc_outbound_policy *outbound, const struct svc_agent_integ *integ,
@@ -477,7 +521,7 @@ static void agent_turn_of(struct svc_agent_chat *t, const char *model, double pi
 		at->user_text = t->user_text;
 		at->element = 1;
 	}
-	at->images = t->spec.images;
+	at->images = t->images ? t->images : t->spec.images;
 	at->retry_max_secs = t->cfg->ai_retry_max_secs > 0 ? t->cfg->ai_retry_max_secs : -1;
 	at->idle_secs = (long)t->cfg->ai_idle_secs;
 	at->emit = emit;
@@ -510,6 +554,7 @@ static void run_agent(struct svc_agent_chat *t, struct outcome *oc)
 	t->pin = pin;
 	t->pout = pout;
 	load_instructions(t);
+	element_images(t);
 	agent_turn_of(t, model, pin, pout, &outbound, &integ, &at, &prompt_extra);
 	t->build = at.all_tools;
 	oc->rc = t->client_gone ? SVC_E_CLIENT_GONE : 0;
@@ -926,6 +971,7 @@ void svc_agent_chat_close(struct svc_agent_chat *c)
 	if (c->have_prov)
 		svc_agent_provider_choice_dispose(&c->prov);
 	json_object_put(c->history);
+	json_object_put(c->images);
 	free(c->ws_instructions);
 	free(c->user_text);
 	free(c->agents_md);

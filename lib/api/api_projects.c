@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/check.h"
 #include "api/api.h"
 #include "core/err.h"
 #include "core/fsx.h"
@@ -391,6 +392,7 @@ enum svc_err svc_api_projects_delete(struct svc_req *req, struct svc_resp *resp)
 			memcpy(dir + strlen(dir) - 4, ".source", 8);
 			unlink(dir);
 		}
+		svc_agent_check_remove_all(&req->ctx->cfg, id); /* the preview checks' screenshots */
 	} else {
 		if ((err = svc_db_run(req->ctx->db, STMT_PROJECT_SOFT_DELETE, &p, 1, NULL, NULL)) < 0)
 			goto done;

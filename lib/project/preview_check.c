@@ -413,8 +413,8 @@ static int b64_decode(const char *b64, unsigned char **out, size_t *out_len)
 	return 0;
 }
 
-/* The page: a target of its own, attached (flatten), its domains on, navigated to the preview. */
-static int open_page(struct cdp *c, struct events *ev)
+/* The page: a target of its own, attached (flatten), its domains on, navigated to the preview's `path` ("/index.html"). */
+static int open_page(struct cdp *c, struct events *ev, const char *path)
 {
 	struct json_object *p, *res = NULL;
 	const char *s;
@@ -442,8 +442,28 @@ static int open_page(struct cdp *c, struct events *ev)
 	    (err = cdp_call(c, ev, "Network.enable", NULL, 1, NULL)) < 0 ||
 	    (err = cdp_call(c, ev, "Page.enable", NULL, 1, NULL)) < 0)
 		return err;
+	/* the page's viewport itself (the window's size leaves less to the page) */
 	p = json_object_new_object();
-	svc_json_add_str(p, "url", ORIGIN "/index.html");
+	json_object_object_add(p, "width", json_object_new_int(SVC_CHECK_SHOT_W));
+	json_object_object_add(p, "height", json_object_new_int(SVC_CHECK_SHOT_H));
+	json_object_object_add(p, "deviceScaleFactor", json_object_new_int(1));
+	json_object_object_add(p, "mobile", json_object_new_boolean(0));
+	if ((err = cdp_call(c, ev, "Emulation.setDeviceMetricsOverride", p, 1, NULL)) < 0)
+		return err;
+	p = json_object_new_object();
+	{
+		struct svc_buf url;
+		svc_buf_init(&url, 8192);
+		if ((err = svc_buf_adds(&url, ORIGIN)) == 0)
+			err = svc_buf_adds(&url, path && path[0] == '/' ? path : "/index.html");
+		if (err == 0)
+			svc_json_add_str(p, "url", url.data);
+		svc_buf_dispose(&url);
+		if (err < 0) {
+			json_object_put(p);
+			return err;
+		}
+	}
 	return cdp_call(c, ev, "Page.navigate", p, 1, NULL);
 }
 
@@ -474,14 +494,18 @@ static int watch_page(struct cdp *c, struct events *ev, long quiet_ms)
 	}
 }
 
-/* The screenshot into c->r (png and base64). */
-static int screenshot(struct cdp *c, struct events *ev)
+/* The screenshot into c->r (png and base64); `clip` (put; NULL: the viewport) a {x, y, width, height, scale} of the page. */
+static int screenshot(struct cdp *c, struct events *ev, struct json_object *clip)
 {
 	struct json_object *p = json_object_new_object(), *res = NULL;
 	const char *data;
 	int err;
 
 	svc_json_add_str(p, "format", "png");
+	if (clip) {
+		json_object_object_add(p, "clip", clip);
+		json_object_object_add(p, "captureBeyondViewport", json_object_new_boolean(1));
+	}
 	if ((err = cdp_call(c, ev, "Page.captureScreenshot", p, 1, &res)) < 0)
 		return err;
 	if ((data = svc_json_str(res, "data")) && (c->r->png_base64 = strdup(data)) &&
@@ -504,32 +528,47 @@ static int spawn(const struct svc_thumb_sandbox *sb, const char *chromium, const
 	return svc_thumbnail__start(sb, chromium, tmp, extra, "about:blank", "check", fds, out, why, whymax);
 }
 
-/* The whole conversation with a started Chromium: page, watch, screenshot, close. */
-static int converse(struct cdp *c, long quiet_ms, char *why, size_t whymax)
+/* What a conversation with a started Chromium does (check_talk(), element_talk()). */
+typedef int (*talk_fn)(struct cdp *c, struct events *ev, void *arg, char *why, size_t whymax);
+
+/* The check's conversation: page, watch until the quiet, screenshot. */
+static int check_talk(struct cdp *c, struct events *ev, void *arg, char *why, size_t whymax)
+{
+	int err;
+
+	if ((err = open_page(c, ev, "/index.html")) < 0) {
+		snprintf(why, whymax, "chromium did not open the page");
+		return err;
+	}
+	if ((err = watch_page(c, ev, *(const long *)arg)) < 0)
+		return err;
+	c->deadline_ms += 5000; /* a page at its deadline still gets its screenshot */
+	if ((err = screenshot(c, ev, NULL)) < 0)
+		snprintf(why, whymax, "chromium took no screenshot");
+	return err;
+}
+
+/* The whole conversation with a started Chromium: `talk`, then Browser.close. */
+static int converse(struct cdp *c, talk_fn talk, void *arg, char *why, size_t whymax)
 {
 	struct events *ev = calloc(1, sizeof *ev);
 	int err;
 
 	if (!ev)
 		return SVC_E_INTERNAL;
-	if ((err = open_page(c, ev)) < 0) {
-		snprintf(why, whymax, "chromium did not open the page");
-		goto done;
-	}
-	if ((err = watch_page(c, ev, quiet_ms)) < 0)
-		goto done;
-	c->deadline_ms += 5000; /* a page at its deadline still gets its screenshot */
-	if ((err = screenshot(c, ev)) < 0)
-		snprintf(why, whymax, "chromium took no screenshot");
+	err = talk(c, ev, arg, why, whymax);
 	cdp_send(c, "Browser.close", NULL, 0);
-done:
 	free(ev);
 	return err;
 }
 
-int svc_preview_check_run(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir, long timeout_ms,
-			  long quiet_ms, int (*tick)(void *), void *tick_arg, struct svc_check_report *out, char *why,
-			  size_t whymax)
+/*
+ * Chromium in the sandbox for `dir`'s files, its page server, and `talk` over the protocol, all
+ * within timeout_ms; results into *out. Returns as svc_preview_check_run().
+ */
+static int with_chromium(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir, long timeout_ms,
+			 int (*tick)(void *), void *tick_arg, talk_fn talk, void *talk_arg, struct svc_check_report *out,
+			 char *why, size_t whymax)
 {
 	char tmp[] = "/tmp/svc-check-XXXXXX", index_path[2100];
 	int to[2] = { -1, -1 }, from[2] = { -1, -1 }, err = SVC_E_UNAVAILABLE, made_tmp = 0;
@@ -581,7 +620,7 @@ int svc_preview_check_run(const char *chromium, const struct svc_thumb_sandbox *
 		svc_thumbnail__serve(svc_sandbox_listener(run), dir, c.deadline_ms + 10000);
 		_exit(0);
 	}
-	err = converse(&c, quiet_ms, why, whymax);
+	err = converse(&c, talk, talk_arg, why, whymax);
 	if (err == 0)
 		why[0] = '\0';
 done:
@@ -612,10 +651,9 @@ done:
 	return err;
 }
 
-int svc_preview_check(const struct svc_config *cfg, const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg,
-		      struct svc_check_report *out, char *why, size_t whymax)
+/* Whether svc can load `dir` as the preview shows it: no package.json (a build's), Chromium on. SVC_E_UNAVAILABLE with why when not. */
+static int checkable(const struct svc_config *cfg, const char *dir, char *why, size_t whymax)
 {
-	struct svc_thumb_sandbox sb;
 	char pkg[2100];
 	struct stat st;
 
@@ -628,7 +666,101 @@ int svc_preview_check(const struct svc_config *cfg, const char *dir, long timeou
 		snprintf(why, whymax, "chromium is turned off (SVC_CHROMIUM is empty)");
 		return SVC_E_UNAVAILABLE;
 	}
+	return 0;
+}
+
+int svc_preview_check(const struct svc_config *cfg, const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg,
+		      struct svc_check_report *out, char *why, size_t whymax)
+{
+	struct svc_thumb_sandbox sb;
+	int err;
+
+	if ((err = checkable(cfg, dir, why, whymax)) < 0)
+		return err;
 	svc_thumbnail__sandbox(cfg, &sb);
 	return svc_preview_check_run(cfg->chromium, &sb, dir, timeout_ms, SVC_CHECK_QUIET_MS, tick, tick_arg, out, why,
 				     whymax);
+}
+
+int svc_preview_check_run(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir, long timeout_ms,
+			  long quiet_ms, int (*tick)(void *), void *tick_arg, struct svc_check_report *out, char *why,
+			  size_t whymax)
+{
+	return with_chromium(chromium, sb, dir, timeout_ms, tick, tick_arg, check_talk, &quiet_ms, out, why, whymax);
+}
+
+/* What element_talk() is asked: the page and the selector of the element. */
+struct element_ask {
+	const char *page_path, *selector;
+};
+
+/*
+ * The element's conversation: the page, its load (and 500 ms of quiet), the element's box in page
+ * coordinates (Runtime.evaluate of document.querySelector, scrolled into view), a screenshot
+ * clipped to it. The selector reaches the page as a JSON string literal.
+ */
+static int element_talk(struct cdp *c, struct events *ev, void *arg, char *why, size_t whymax)
+{
+	const struct element_ask *a = arg;
+	struct json_object *sel = json_object_new_string(a->selector), *p, *res = NULL, *v = NULL, *clip, *box = NULL;
+	struct svc_buf js;
+	int err;
+
+	svc_buf_init(&js, 16384);
+	err = svc_buf_addf(&js, "(() => { const e = document.querySelector(%s); if (!e) return null; "
+				"e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); "
+				"return JSON.stringify([r.x + scrollX, r.y + scrollY, r.width, r.height]); })()",
+			   json_object_to_json_string_ext(sel, JSON_C_TO_STRING_PLAIN));
+	json_object_put(sel);
+	if (err < 0 || (err = open_page(c, ev, a->page_path)) < 0 || (err = watch_page(c, ev, 500)) < 0)
+		goto done;
+	p = json_object_new_object();
+	svc_json_add_str(p, "expression", js.data);
+	json_object_object_add(p, "returnByValue", json_object_new_boolean(1));
+	if ((err = cdp_call(c, ev, "Runtime.evaluate", p, 1, &res)) < 0)
+		goto done;
+	if (!json_object_object_get_ex(res, "result", &v) || !svc_json_str(v, "value") ||
+	    !(box = json_tokener_parse(svc_json_str(v, "value"))) || json_object_array_length(box) != 4 ||
+	    json_object_get_double(json_object_array_get_idx(box, 2)) < 1 ||
+	    json_object_get_double(json_object_array_get_idx(box, 3)) < 1) {
+		snprintf(why, whymax, "the page has no visible element %s", a->selector);
+		err = SVC_E_NOT_FOUND;
+		goto done;
+	}
+	clip = json_object_new_object();
+	json_object_object_add(clip, "x", json_object_get(json_object_array_get_idx(box, 0)));
+	json_object_object_add(clip, "y", json_object_get(json_object_array_get_idx(box, 1)));
+	json_object_object_add(clip, "width", json_object_new_double(
+		json_object_get_double(json_object_array_get_idx(box, 2)) > 2000 ? 2000 : json_object_get_double(json_object_array_get_idx(box, 2))));
+	json_object_object_add(clip, "height", json_object_new_double(
+		json_object_get_double(json_object_array_get_idx(box, 3)) > 2000 ? 2000 : json_object_get_double(json_object_array_get_idx(box, 3))));
+	json_object_object_add(clip, "scale", json_object_new_int(1));
+	if ((err = screenshot(c, ev, clip)) < 0)
+		snprintf(why, whymax, "chromium took no screenshot");
+done:
+	json_object_put(box);
+	json_object_put(res);
+	svc_buf_dispose(&js);
+	return err;
+}
+
+int svc_preview_element_run(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir,
+			    const char *page_path, const char *selector, long timeout_ms, struct svc_check_report *out,
+			    char *why, size_t whymax)
+{
+	struct element_ask a = { page_path, selector };
+
+	return with_chromium(chromium, sb, dir, timeout_ms, NULL, NULL, element_talk, &a, out, why, whymax);
+}
+
+int svc_preview_element_shot(const struct svc_config *cfg, const char *dir, const char *page_path, const char *selector,
+			     long timeout_ms, struct svc_check_report *out, char *why, size_t whymax)
+{
+	struct svc_thumb_sandbox sb;
+	int err;
+
+	if ((err = checkable(cfg, dir, why, whymax)) < 0)
+		return err;
+	svc_thumbnail__sandbox(cfg, &sb);
+	return svc_preview_element_run(cfg->chromium, &sb, dir, page_path, selector, timeout_ms, out, why, whymax);
 }

@@ -42,7 +42,8 @@ struct svc_check_report {
  * namespace where only the page server answers: svc_thumbnail__serve()),
  * drives it over the Chrome DevTools Protocol on --remote-debugging-pipe
  * (fds 3 and 4 of Chromium, NUL-separated JSON messages: Target.createTarget,
- * Target.attachToTarget flatten, Runtime/Network/Page.enable, Page.navigate),
+ * Target.attachToTarget flatten, Runtime/Network/Page.enable, the viewport
+ * SVC_CHECK_SHOT_W x SVC_CHECK_SHOT_H (Emulation.setDeviceMetricsOverride), Page.navigate),
  * and collects until the load event and `quiet_ms` without a request in
  * flight or finished, or until `timeout_ms` in all: uncaught exceptions and
  * unhandled rejections (Runtime.exceptionThrown), console.error
@@ -72,6 +73,23 @@ int svc_preview_check_run(const char *chromium, const struct svc_thumb_sandbox *
  */
 int svc_preview_check(const struct svc_config *cfg, const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg,
 		      struct svc_check_report *out, char *why, size_t whymax);
+
+/*
+ * The Select element attachment's image (issue 29 "Point at an element"): loads `page_path`
+ * (beginning with "/") of `dir`'s files in the sandboxed Chromium as svc_preview_check() does,
+ * waits for its load and 500 ms of network quiet, finds `selector` (document.querySelector),
+ * scrolls it into view and screenshots its box (at most 2000 x 2000 CSS pixels) into out->png
+ * and out->png_base64 (zero *out first, dispose it after); errors the page shows are collected
+ * too. Returns 0, SVC_E_NOT_FOUND (no index.html, or no visible element: `why` says so),
+ * SVC_E_UNAVAILABLE, SVC_E_INTERNAL.
+ */
+int svc_preview_element_shot(const struct svc_config *cfg, const char *dir, const char *page_path, const char *selector,
+			     long timeout_ms, struct svc_check_report *out, char *why, size_t whymax);
+
+/* As svc_preview_element_shot() with the Chromium and sandbox given (as svc_preview_check_run()). */
+int svc_preview_element_run(const char *chromium, const struct svc_thumb_sandbox *sb, const char *dir,
+			    const char *page_path, const char *selector, long timeout_ms, struct svc_check_report *out,
+			    char *why, size_t whymax);
 
 /*
  * Adds an error to `r` unless the same kind, message, source and line is

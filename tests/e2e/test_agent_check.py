@@ -6,7 +6,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agentlib import double_requests, fresh_project, last_user_text, new_chat, reset_double, send  # noqa: E402
-from svclib import PROVIDER_URL, UNKNOWN_ID, api, check, finish, is_error, signup, timeline, types_of  # noqa: E402
+from svclib import DATA_DIR, PROVIDER_URL, UNKNOWN_ID, api, check, finish, is_error, signup, timeline, types_of  # noqa: E402
 
 PREFIX = "The preview shows these errors after your changes:"
 
@@ -79,6 +79,33 @@ def test_fixed(acct, pid, chat):
           len(kept_checks) == 2 and kept_checks[0].get("errors") == first.get("errors"), kept_checks)
 
 
+def png_size(data_url):
+    """The width and height of a PNG data URL (its IHDR), or None."""
+    import base64
+    raw = base64.b64decode(data_url.split(",", 1)[1])
+    return (int.from_bytes(raw[16:20], "big"), int.from_bytes(raw[20:24], "big")) if raw[:4] == b"\x89PNG" else None
+
+
+def test_element_image(acct, pid, chat):
+    """Select element without an image (the web app cannot crop the preview's frame): svc crops it itself."""
+    reset_double()
+    el = {"type": "element", "selector": "h1", "pagePath": "/index.html", "html": "<h1>Items</h1>", "text": "Items"}
+    events, _, err = send(acct, pid, chat, "hello there", attachments=[el])
+    reqs = double_requests()
+    parts = image_parts(reqs[0]) if reqs else []
+    size = png_size(parts[0]["image_url"]["url"]) if parts else None
+    check("test_agent_check_an_element_without_image_gets_a_crop_of_its_box",
+          len(parts) == 1 and size is not None and 0 < size[0] <= 1280 and 0 < size[1] < 200
+          and "h1" in last_user_text(reqs[0]), (err, types_of(events), size))
+    reset_double()
+    gone = dict(el, selector="#no-such-element")
+    events, _, err = send(acct, pid, chat, "hello there", attachments=[gone])
+    reqs = double_requests()
+    check("test_agent_check_an_element_not_on_the_page_goes_as_text_only",
+          len(reqs) == 1 and image_parts(reqs[0]) == [] and "#no-such-element" in last_user_text(reqs[0])
+          and types_of(events)[-1] == "session.task_complete", (err, types_of(events)))
+
+
 def test_breaker(acct, pid, chat):
     reset_double()
     events, _, err = send(acct, pid, chat, "write a stubborn page")
@@ -92,6 +119,11 @@ def test_breaker(acct, pid, chat):
           and checks[1].get("errors") and "I stopped fixing" in notes[-1] and "/app.js" in notes[-1],
           (err, types_of(events), checks, notes))
     check("test_agent_check_no_provider_call_after_the_breaker", calls == 4 and len(fix) == 2, (calls, len(fix)))
+    shots = os.path.join(DATA_DIR, "checks", pid) if DATA_DIR else ""
+    had = bool(shots) and os.path.isdir(shots) and len(os.listdir(shots)) == 2
+    r = api("DELETE", "/projects/%s?hard=true" % pid, token=acct.token)
+    check("test_agent_check_a_hard_delete_removes_the_screenshots",
+          had and r.status in (200, 204) and not os.path.exists(shots), (had, r, shots))
 
 
 def test_requests_and_console(acct, pid, chat):
@@ -165,6 +197,7 @@ def main():
     pid, chat = fresh_project(acct)
     test_no_change(acct, pid, chat)
     test_fixed(acct, pid, chat)
+    test_element_image(acct, pid, chat)
     pid, chat = fresh_project(acct)
     test_breaker(acct, pid, chat)
     pid, chat = fresh_project(acct)

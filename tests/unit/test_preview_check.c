@@ -126,7 +126,12 @@ static void test_preview_check_reports_the_page_errors_and_a_screenshot(void)
 	CU_ASSERT(e && strstr(e->message, "404") && strcmp(e->source, "/missing.png") == 0);
 	CU_ASSERT_PTR_NOT_NULL(find(&r, "request", "/gone.js"));
 	CU_ASSERT_PTR_NULL(find(&r, "request", "elsewhere"));
-	CU_ASSERT(r.png && r.png_len > 8 && memcmp(r.png, "\x89PNG", 4) == 0 && r.png_base64);
+	CU_ASSERT(r.png && r.png_len > 24 && memcmp(r.png, "\x89PNG", 4) == 0 && r.png_base64);
+	if (r.png && r.png_len > 24) { /* IHDR: width and height, big-endian, at bytes 16 and 20 */
+		unsigned w = (unsigned)r.png[16] << 24 | (unsigned)r.png[17] << 16 | (unsigned)r.png[18] << 8 | r.png[19];
+		unsigned h = (unsigned)r.png[20] << 24 | (unsigned)r.png[21] << 16 | (unsigned)r.png[22] << 8 | r.png[23];
+		CU_ASSERT(w == SVC_CHECK_SHOT_W && h == SVC_CHECK_SHOT_H);
+	}
 	svc_preview_check_dispose(&r);
 	svc_fsx_remove_tree(dir);
 }
@@ -160,6 +165,47 @@ static void test_preview_check_clean_page_has_no_errors(void)
 	svc_fsx_remove_tree(dir);
 }
 
+/* The PNG's width and height (IHDR), or 0 x 0. */
+static void png_size(const struct svc_check_report *r, unsigned *w, unsigned *h)
+{
+	*w = *h = 0;
+	if (!r->png || r->png_len < 24)
+		return;
+	*w = (unsigned)r->png[16] << 24 | (unsigned)r->png[17] << 16 | (unsigned)r->png[18] << 8 | r->png[19];
+	*h = (unsigned)r->png[20] << 24 | (unsigned)r->png[21] << 16 | (unsigned)r->png[22] << 8 | r->png[23];
+}
+
+/* The Select element image: the element's box, found on the page named, below the fold too; none when absent. */
+static void test_preview_check_element_shot_is_the_elements_box(void)
+{
+	char dir[] = "/tmp/svc-check-test-XXXXXX", why[256];
+	struct svc_check_report r;
+	unsigned w, h;
+	int err;
+
+	if (!have_chromium())
+		return;
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_EQUAL(put(dir, "index.html", "<!doctype html><p>home</p>"), 0);
+	CU_ASSERT_EQUAL(put(dir, "about.html",
+			    "<!doctype html><html><body style=\"margin:0\"><div style=\"height:1500px\"></div>"
+			    "<div class=\"card\" style=\"width:200px;height:100px;background:#c00\">Card</div></body></html>"), 0);
+	err = svc_preview_element_run("chromium", &sandbox, dir, "/about.html", "div.card", 60000, &r, why, sizeof why);
+	CU_ASSERT_EQUAL(err, 0);
+	if (err)
+		fprintf(stderr, "test_preview_check: %s\n", why);
+	png_size(&r, &w, &h);
+	CU_ASSERT(w == 200 && h == 100);
+	svc_preview_check_dispose(&r);
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_EQUAL(svc_preview_element_run("chromium", &sandbox, dir, "/about.html", "#nothing", 60000, &r, why,
+						sizeof why), SVC_E_NOT_FOUND);
+	CU_ASSERT_PTR_NULL(r.png);
+	svc_preview_check_dispose(&r);
+	svc_fsx_remove_tree(dir);
+}
+
 SVC_TEST_SUITE(preview_check)
 {
 	CU_pSuite s = CU_add_suite("preview_check", NULL, NULL);
@@ -170,4 +216,5 @@ SVC_TEST_SUITE(preview_check)
 	CU_add_test(s, "test_preview_check_reports_the_page_errors_and_a_screenshot",
 		    test_preview_check_reports_the_page_errors_and_a_screenshot);
 	CU_add_test(s, "test_preview_check_clean_page_has_no_errors", test_preview_check_clean_page_has_no_errors);
+	CU_add_test(s, "test_preview_check_element_shot_is_the_elements_box", test_preview_check_element_shot_is_the_elements_box);
 }

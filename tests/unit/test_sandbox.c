@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,6 +389,50 @@ static void test_sandbox_socket_reaches_a_server_inside(void)
 	CU_ASSERT(!group_left("unit-sandbox-socket"));
 }
 
+/*
+ * spec.pass_fds: the two descriptors become the command's 3 and 4 (it reads what was written to the
+ * first pipe on 3 and answers on 4), and no other descriptor of the caller reaches it: an open file
+ * of the caller (here fd `extra`) is not there.
+ */
+static void test_sandbox_passes_exactly_the_two_fds(void)
+{
+	static const char *const cmd[] = { "/usr/bin/sh", "-c",
+					   "read line <&3; echo \"got $line\" >&4; ls /proc/self/fd | tr '\\n' ' '", NULL };
+	struct svc_sandbox_spec s;
+	struct svc_sandbox_result r;
+	struct out o;
+	int to[2], from[2], extra;
+	char why[256], buf[64] = "";
+	ssize_t n;
+
+	if (!can_test(__func__))
+		return;
+	CU_ASSERT_EQUAL_FATAL(pipe(to), 0);
+	CU_ASSERT_EQUAL_FATAL(pipe(from), 0);
+	extra = open("/dev/null", O_RDONLY); /* not close-on-exec: must stay outside anyway */
+	CU_ASSERT_FATAL(extra >= 0);
+	small_spec(&s, cmd, "unit-sandbox-fds", &o);
+	s.pass_fds[0] = to[0];
+	s.pass_fds[1] = from[1];
+	s.npass_fds = 2;
+	CU_ASSERT_EQUAL_FATAL(write(to[1], "ping\n", 5), 5);
+	close(to[1]);
+	CU_ASSERT_EQUAL_FATAL(svc_sandbox_run(&s, &r, why, sizeof why), 0);
+	close(from[1]);
+	n = read(from[0], buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CU_ASSERT_STRING_EQUAL(buf, "got ping\n");
+	CU_ASSERT_EQUAL(r.status, 0);
+	/* ls sees its own directory's fd as well (one number above 4) */
+	CU_ASSERT(strncmp(o.text, "0 1 2 3 4 ", 10) == 0 && strlen(o.text) <= 13);
+	if (strncmp(o.text, "0 1 2 3 4 ", 10) != 0 || strlen(o.text) > 13)
+		fprintf(stderr, "test_sandbox: fds inside: %s\n", o.text);
+	close(to[0]);
+	close(from[0]);
+	close(extra);
+	CU_ASSERT(!group_left("unit-sandbox-fds"));
+}
+
 static void test_sandbox_refuses_bad_specs(void)
 {
 	static const char *const cmd[] = { "/usr/bin/true", NULL };
@@ -431,4 +476,5 @@ SVC_TEST_SUITE(sandbox)
 	CU_add_test(s, "test_sandbox_registry_only_network", test_sandbox_registry_only_network);
 	CU_add_test(s, "test_sandbox_socket_reaches_a_server_inside", test_sandbox_socket_reaches_a_server_inside);
 	CU_add_test(s, "test_sandbox_refuses_bad_specs", test_sandbox_refuses_bad_specs);
+	CU_add_test(s, "test_sandbox_passes_exactly_the_two_fds", test_sandbox_passes_exactly_the_two_fds);
 }

@@ -595,7 +595,7 @@ export function checkSummary(b) {
 function CheckLine({ b }) {
 	const failed = b.errors.length + (b.more || 0) > 0;
 	return (
-		<details class={'check' + (failed ? ' failed' : ' ok')}>
+		<details class={'preview-check' + (failed ? ' failed' : ' ok')}>
 			<summary>{checkSummary(b)}</summary>
 			{failed && (
 				<ul aria-label="Errors the preview showed">
