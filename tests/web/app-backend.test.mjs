@@ -129,6 +129,7 @@ test('react-backend in the editor\'s preview: two end users each see only their 
 	await fa.evaluate(() => location.reload());
 	const fa2 = await previewFrame(pa);
 	await fa2.getByRole('button', { name: 'Sign out' }).waitFor({ timeout: 60000 });
+	await fa2.getByRole('list', { name: 'Todos' }).getByText('A preview: call the bank').waitFor();
 	assert.deepEqual(await titles(fa2), ['A preview: buy milk', 'A preview: call the bank']);
 	// signing out hides the todos; signing in again brings them back
 	await fa2.getByRole('button', { name: 'Sign out' }).click();
@@ -157,6 +158,7 @@ test('react-backend published: two end users in two browsers, each with their ow
 	await shotBoth(a, 'app-backend-react');
 	await b.reload();
 	await b.getByRole('button', { name: 'Sign out' }).waitFor();
+	await b.getByRole('list', { name: 'Todos' }).getByText('B live: walk the dog').waitFor();
 	assert.deepEqual(await titles(b), ['B live: walk the dog'], 'the reload kept B signed in, with B\'s todos');
 	const cookies = await b.context().cookies(new URL('/_svc/', react.site).href); // its Path is /_svc/
 	const sess = cookies.find((c) => c.name === 'svc_app_session');
@@ -174,6 +176,21 @@ test('react-backend published: two end users in two browsers, each with their ow
 	await b.getByRole('alert').filter({ hasText: 'Wrong e-mail address or password.' }).waitFor();
 	for (const p of [a, b]) await p.context().close();
 });
+
+/** settled(page): the preview's Frame once its page has stayed loaded for 1.5 s (the project page may reload it as it opens). */
+async function settled(page) {
+	return until(async () => {
+		try {
+			const f = await previewFrame(page);
+			const mark = await f.evaluate(() => document.readyState === 'complete' && (window.__settled = Math.random()));
+			if (!mark) return null;
+			await page.waitForTimeout(1500);
+			return (await f.evaluate(() => window.__settled)) === mark ? f : null;
+		} catch (e) {
+			return null; // detached by a reload
+		}
+	}, 'the preview settled', 60000);
+}
 
 // ---- todo-app: local signed out, the server's signed in ----
 
@@ -233,4 +250,40 @@ test('todo-app keeps its list in the browser signed out and on the server signed
 	await page.getByText('Saved in this browser.').waitFor();
 	await until(async () => (await todoTitles(page)).join('|') === 'local: water the plants', 'the local list back');
 	for (const p of [page, other]) await p.context().close();
+});
+
+test('todo-app in the editor\'s preview: signed in, a change of files and Reload preview keep the frame\'s origin and its end user', async () => {
+	const page = await newPage(browser);
+	await signIn(page, owner.email, `/projects/${todo.id}`);
+	let f = await settled(page);
+	await f.getByText('Sign in to keep your todos on the server').click();
+	const u = endUser('todo-preview');
+	await f.getByLabel('Email').fill(u.email);
+	await f.getByLabel('Password').fill(u.password);
+	await f.getByRole('button', { name: 'Create account' }).click();
+	await f.getByText(`Signed in as ${u.email}`).waitFor();
+	await todoAdd(f, 'preview: on the server');
+	const src = await page.getByTitle('Preview').getAttribute('src');
+	// past the next whole minute, GET /projects/:id/preview gives another URL (its expiry is rounded up to the
+	// minute): the frame must stay on the one it has
+	await page.waitForTimeout(61000 - (Date.now() % 60000));
+	const fresh = (await api('GET', `/projects/${todo.id}/preview`, { token: owner.token })).json.url;
+	assert.notEqual(new URL(fresh).origin, new URL(src).origin, 'a new preview URL now');
+	for (const how of ['a change of files', 'Reload preview']) {
+		await f.evaluate(() => (window.__before = 1));
+		if (how === 'Reload preview') await page.getByRole('button', { name: 'Reload preview' }).click();
+		else assert.equal((await api('PUT', `/projects/${todo.id}/files/notes.txt`, { token: owner.token, body: { content: `${Date.now()}\n`, overwrite: true } })).status < 300, true);
+		await until(async () => {
+			try {
+				f = await previewFrame(page);
+				return (await f.evaluate(() => !window.__before && document.readyState === 'complete')) ? f : null;
+			} catch (e) {
+				return null;
+			}
+		}, `the frame reloaded after ${how}`, 30000);
+		assert.equal(new URL(await page.getByTitle('Preview').getAttribute('src')).origin, new URL(src).origin, `${how}: the same origin`);
+		await f.getByText(`Signed in as ${u.email}`).waitFor();
+		await f.locator('#todo-list .title', { hasText: 'preview: on the server' }).waitFor();
+	}
+	await page.context().close();
 });

@@ -65,15 +65,17 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 	cur.current = { url: state.url, mode, selected, threads, draft, page: frame.page };
 	const track = trackOf(frame.page, cur.current);
 
-	async function load() {
+	/** load(keep): the preview URL again, and the frame reloaded; keep (a change of files, Reload preview) stays on the URL the frame has while it has more than a minute to live, so the page keeps its origin and with it an app's signed-in end user (docs/security.md "The preview frame"). */
+	async function load(keep = false) {
 		clearTimeout(timer.current);
 		try {
 			const r = await getPreview(project.id);
-			// a reload stays on the page the frame shows (its path; the origin is the new URL's)
-			setState({ url: r.url, src: samePage(r.url, shown.current), expiresAt: r.expiresAt, devServer: !!r.devServer, error: null });
+			const u = keep && state.url && Date.parse(state.expiresAt) - Date.now() > 60000 ? { url: state.url, expiresAt: state.expiresAt } : r;
+			// a reload stays on the page the frame shows (its path; the origin is the URL's)
+			setState({ url: u.url, src: samePage(u.url, shown.current), expiresAt: u.expiresAt, devServer: !!r.devServer, error: null });
 			setN((x) => x + 1);
-			onUrl(r.url);
-			const left = Date.parse(r.expiresAt) - Date.now();
+			onUrl(u.url);
+			const left = Date.parse(u.expiresAt) - Date.now();
 			if (left > 0) timer.current = setTimeout(load, Math.max(5000, left - 30000));
 		} catch (e) {
 			setState((s) => ({ ...s, error: e }));
@@ -86,7 +88,7 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 	useEffect(() => {
 		// a dev server's page takes a change in by itself (HMR, docs/api.md "Preview of a package.json
 		// project"): reloading the frame would lose the page's state; its URL is still renewed on time
-		if (tick && !(state.devServer && state.url)) load();
+		if (tick && !(state.devServer && state.url)) load(true);
 	}, [tick]);
 	useEffect(() => {
 		shown.current = '/';
@@ -177,7 +179,7 @@ export function Preview({ project, tick, onUrl, onChanged = () => {}, writer = f
 	return (
 		<div class="preview">
 			<div class="preview-bar">
-				<button type="button" class="ghost" onClick={load}>
+				<button type="button" class="ghost" onClick={() => load(true)}>
 					Reload preview
 				</button>
 				{state.url && (
