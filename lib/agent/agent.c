@@ -820,12 +820,17 @@ static int usage_info(const struct svc_agent_turn *turn, const struct svc_agent_
 	return emit(turn, "session.usage_info", p);
 }
 
-/* The apps' files (appfiles, docs/app-backend.md "Files"): a sentence after prompt_backend. */
+/* The apps' files and server-side calls (docs/app-backend.md "Files", "Secrets and calls"): after prompt_backend. */
 static const char prompt_backend_files[] =
 	"\nUploads: import { files } from the same module; const {id} = await files.upload(input.files[0]) (a field "
 	"of type file holds the id), files.url(id) for an img src or a link, files.delete(id). Who may is "
 	"\"files\": {\"rules\": {\"create\": \"user\", \"get\": \"public\"}} in svc.data.json (create, get, delete; "
-	"a missing rule is owner: each file private to its uploader).";
+	"a missing rule is owner: each file private to its uploader)."
+	/* appfetch (docs/app-backend.md "Secrets and calls") */
+	"\nServer-side calls that need a key: declare \"fetch\": {\"weather\": {\"url\": \"https://api.example.com/v1/\", "
+	"\"headers\": {\"Authorization\": \"Bearer {{secrets.WEATHER_KEY}}\"}}} in svc.data.json (the builder sets the "
+	"secret in the Backend tab), then import { fetch } from the module: await fetch(\"weather\", {path: \"today\"}) "
+	"gives {status, headers, body}. Never put an API key in the page's code.";
 
 /*
  * The system prompt of a turn: the base prompt; for read-only modes the

@@ -42,7 +42,8 @@ def system_prompt(a, pid, paths):
           "session.task_complete", (err, [e.get("type") for e in events or []]))
     need = ("svc.data.json", "/_svc/client.js", "auth.signUp(email, password)", "auth.signIn", "auth.signOut()",
             "auth.user()", "auth.onChange", "data.collection(", ".list(", ".create(", ".update(", ".delete(",
-            "nextCursor", "@vite-ignore", "owner", "public", "none", "validation_failed", "HttpOnly")
+            "nextCursor", "@vite-ignore", "owner", "public", "none", "validation_failed", "HttpOnly",
+            "files.upload(", "{{secrets.", "await fetch(")
     check("test_templates_system_prompt_documents_the_backend", all(w in system for w in need),
           [w for w in need if w not in system])
     # bounded: the backend's paragraphs (lib/agent/agent.c prompt_backend), up to the project's kind that follows
