@@ -82,10 +82,29 @@ static void add_usage(struct json_object *body, const struct svc_config *cfg, co
 	json_object_object_add(body, "quotas", quotas);
 }
 
+/* The "secrets" of the summary: the names of the project's secrets (STMT_SECRET_LIST, by name), never a value. */
+static int add_secret_names(struct svc_db *db, const char *project_id, struct json_object *body)
+{
+	struct svc_rows *rows = NULL;
+	struct svc_dbv p = svc_dbv_str(project_id);
+	struct json_object *names;
+	size_t r;
+	int err;
+
+	if ((err = svc_db_run(db, STMT_SECRET_LIST, &p, 1, &rows, NULL)) < 0)
+		return err;
+	names = json_object_new_array();
+	for (r = 0; rows && r < rows->nrows; r++)
+		json_object_array_add(names, json_object_new_string(svc_rows_get(rows, r, SECOL_NAME)));
+	json_object_object_add(body, "secrets", names);
+	svc_rows_free(rows);
+	return 0;
+}
+
 /*
  * GET /projects/:id/backend: 200 {collections: [{name, fields, rules, records: {test, live}}], usage: {test,
- * live: {records, bytes, users}}, quotas: {records, bytes, users}}; 401; 403 (not a member: a public project's
- * viewers see nothing of it); 404.
+ * live: {records, bytes, users}}, quotas: {records, bytes, users}, secrets: [name]}; 401; 403 (not a member: a
+ * public project's viewers see nothing of it); 404.
  */
 enum svc_err svc_api_backend_get(struct svc_req *req, struct svc_resp *resp)
 {
@@ -134,7 +153,8 @@ enum svc_err svc_api_backend_get(struct svc_req *req, struct svc_resp *resp)
 	}
 	json_object_object_add(body, "collections", cols);
 	add_usage(body, &req->ctx->cfg, usage);
-	if ((err = svc_app_files_summary(req->ctx->db, &req->ctx->cfg, id, body)) < 0) { /* appfiles */
+	if ((err = svc_app_files_summary(req->ctx->db, &req->ctx->cfg, id, body)) < 0 || /* appfiles */
+	    (err = add_secret_names(req->ctx->db, id, body)) < 0) {
 		json_object_put(body);
 		goto done;
 	}

@@ -44,6 +44,9 @@ def secrets_api(t, pid, value):
     names = [x["name"] for x in r.body.get("secrets", [])] if r.status == 200 else []
     check("test_fetch_secret_list_by_member_names_only", names == ["WEATHER_KEY"] and value not in r.raw.decode()
           and set(r.body["secrets"][0]) == {"name", "bytes", "updatedAt", "updatedBy"}, r)
+    r = api("GET", "/projects/%s/backend" % pid, token=t.member.token)
+    check("test_fetch_backend_summary_lists_secret_names_only", r.status == 200
+          and r.body.get("secrets") == ["WEATHER_KEY"] and value not in r.raw.decode(), r)
     r = api("PUT", path + "/OTHER", {"value": secret_value("m")}, token=t.member.token)
     check("test_fetch_secret_put_by_member_403", is_error(r, 403, "forbidden"), r)
     r = api("DELETE", path + "/WEATHER_KEY", token=t.member.token)
