@@ -98,6 +98,19 @@ static const char *same_origin_path(const char *url)
 	return url[n] ? url + n : "/";
 }
 
+/*
+ * Whether a failed request to `url` is the page's error: a same-origin one, not the browser's own
+ * /favicon.ico, and not under /_svc/: the check's page server serves the project's files only, so
+ * the app's backend (docs/app-backend.md; todo-app loads /_svc/client.js and goes on without it) is
+ * missing there by design, never by the page's fault.
+ */
+static int checked_request(const char *url)
+{
+	const char *p = same_origin_path(url);
+
+	return p && strcmp(p, "/favicon.ico") != 0 && strncmp(p, "/_svc/", 6) != 0;
+}
+
 /* A source for the report: the path of a same-origin URL without its query, else the URL as it is. */
 static void source_of(const char *url, char *out, size_t max)
 {
@@ -295,8 +308,7 @@ static void on_network(struct cdp *c, const char *method, struct json_object *pa
 	} else if (strcmp(method, "Network.responseReceived") == 0 && json_object_object_get_ex(params, "response", &resp)) {
 		int status = json_object_object_get_ex(resp, "status", &v) ? json_object_get_int(v) : 0;
 		const char *url = svc_json_str(resp, "url");
-		/* the browser's own /favicon.ico is no error of the page */
-		if (status >= 400 && same_origin_path(url) && strcmp(same_origin_path(url), "/favicon.ico") != 0) {
+		if (status >= 400 && checked_request(url)) {
 			source_of(url, src, sizeof src);
 			snprintf(msg, sizeof msg, "GET %s: %d", src, status);
 			svc_preview_check_add(c->r, "request", msg, src, 0);
@@ -331,7 +343,7 @@ static void on_event(struct cdp *c, struct json_object *m, struct failed_map *ur
 		const char *id = svc_json_str(params, "requestId");
 		struct json_object *req = NULL, *v;
 		if (strcmp(method, "Network.requestWillBeSent") == 0 && id && *nurls < INFLIGHT_MAX &&
-		    json_object_object_get_ex(params, "request", &req) && same_origin_path(svc_json_str(req, "url"))) {
+		    json_object_object_get_ex(params, "request", &req) && checked_request(svc_json_str(req, "url"))) {
 			snprintf(urls[*nurls].id, sizeof urls[0].id, "%s", id);
 			source_of(svc_json_str(req, "url"), urls[*nurls].url, sizeof urls[0].url);
 			(*nurls)++;

@@ -50,7 +50,10 @@ def db_dump():
     sock = setting("SVC_DB_SOCKET")
     db = setting("SVC_DB_NAME") or "svc"
     out = subprocess.run(["mariadb-dump", "--no-defaults", "--socket=" + (sock or ""), "-uroot",
-                          "--skip-extended-insert", db], capture_output=True, text=True, timeout=120)
+                          "--skip-extended-insert", db], capture_output=True, timeout=120,
+                         # binary rows (the apps' file chunks) are kept byte for byte, so a secret in clear
+                         # would still show; never --hex-blob, which would hide one stored in a blob
+                         text=True, encoding="utf-8", errors="replace")
     if out.returncode != 0:
         raise AssertionError("mariadb-dump failed: " + out.stderr)
     return out.stdout
