@@ -698,6 +698,9 @@ static void check_and_fix(struct svc_agent_chat *t, struct outcome *oc)
 		svc_log_error("check: the fix rounds of workspace %s cannot be read", t->spec.workspace_id);
 	rounds = svc_agent_fix_rounds(t->cfg, ws_rounds);
 	while (oc->rc == 0 && !oc->result.stopped[0] && t->stop_cap < 0 && changed) {
+		/* open editors take the turn's files now, not only at its commit after the check (seconds later):
+		 * svc-wsd merges the disk into the live documents (a merge, never a save of its own) */
+		svc_internal_notify_files(t->cfg, t->db, t->spec.project_id);
 		if ((rc = check_once(t, round, rounds, prev, &ev, &images, note, sizeof note)) != 0) {
 			oc->rc = rc < 0 ? rc : 0;
 			break;
