@@ -241,7 +241,8 @@ static int project_live(struct svc_db *db, const char *id)
  * A dev-server project's request, forwarded to svc-devd (docs/api.md
  * "Preview", docs/operations.md "Dev servers"): its dev server's answer, with
  * the preview's script in HTML pages, or "Starting the dev server" (503,
- * reloading) for a page while it starts. Returns 0 when it answered, or
+ * reloading) for a page while it starts, or 502 when its answer ended before
+ * its Content-Length or last chunk. Returns 0 when it answered, or
  * SVC_E_NOT_FOUND for the build preview instead: svc-devd is not running
  * (`why` ""), or the dev server failed twice (`why` says how).
  */
@@ -265,13 +266,25 @@ static int preview_devserver(struct svc_req *req, struct svc_resp *resp, size_t 
 			headers[k] = lines[k], k++;
 	}
 	headers[k] = NULL;
-	err = svc_devserver_fetch(cfg, svc_req_header(req, "Host"), uri && uri[0] == '/' ? uri : "/", headers,
-				  PREVIEW_FILE_MAX, 60000, &a);
+	if (!uri || uri[0] != '/')
+		uri = "/";
+	err = svc_devserver_fetch(cfg, svc_req_header(req, "Host"), uri, headers, PREVIEW_FILE_MAX, 60000, &a);
 	if (err == SVC_E_UNAVAILABLE)
 		return SVC_E_NOT_FOUND; /* no svc-devd on this host: the build */
 	if (err < 0)
 		return err == SVC_E_TOO_LARGE ? preview_page(resp, 413, "Too large", "This file is too large for the preview.")
 					      : err;
+	if (a.cut) {
+		/* never a short answer that looks whole (issue 27): the browser's import fails, a reload fetches it again */
+		size_t plen = strcspn(uri, "?"); /* the path only: a query may hold a secret */
+		svc_log_warn("preview: the dev server's answer to %.*s ended after %zu bytes, before its framing's end",
+			     (int)(plen > 200 ? 200 : plen), uri, a.len);
+		svc_devserver_answer_dispose(&a);
+		if ((err = svc_resp_header(resp, "Cache-Control", "no-store")) < 0)
+			return err;
+		return preview_page(resp, 502, "The dev server's answer was cut short",
+				    "The dev server closed the connection before its answer was complete. Reload to try again.");
+	}
 	if (strcmp(a.devserver, "failed") == 0) {
 		snprintf(why, why_max, "%.*s", (int)strcspn(a.body, "\n"), a.body);
 		svc_devserver_answer_dispose(&a);

@@ -311,9 +311,13 @@ unsigned long long svc_devserver_tree_stamp(const char *src)
 /*
  * The relay the dev server's Node process loads first (NODE_OPTIONS=--require): it listens on the
  * Unix socket /svc/s, which svc-devd reaches from outside (the directory is bound in), and joins each
- * connection to 127.0.0.1:5173 inside, where the dev server listens. unref(): it never keeps a Node
- * process alive; a second Node process of the sandbox (npm runs the script's) finds the socket taken
- * and leaves it to the first.
+ * connection to 127.0.0.1:5173 inside, where the dev server listens. An end passes on after what was
+ * read before it: when the dev server is done (or fails), `c` gets the rest of its answer, then its
+ * end (pipe()'s end(), and end() again on close and error); only when svc-devd's side goes (closes or
+ * fails) is the dev server's connection destroyed, since nothing more can be delivered. (destroy() of
+ * `c` on the dev server's close dropped what `c` still had to write: the cut modules of issue 27.)
+ * unref(): it never keeps a Node process alive; a second Node process of the sandbox (npm runs the
+ * script's) finds the socket taken and leaves it to the first.
  */
 static const char relay_js[] =
 	"// svc-devd's relay (lib/project/devserver.c): /svc/s -> 127.0.0.1:5173 inside this sandbox\n"
@@ -321,8 +325,10 @@ static const char relay_js[] =
 	"const net = require('node:net');\n"
 	"const srv = net.createServer((c) => {\n"
 	"  const u = net.connect(5173, '127.0.0.1');\n"
-	"  const end = () => { c.destroy(); u.destroy(); };\n"
-	"  c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end);\n"
+	"  const gone = () => { c.destroy(); u.destroy(); };\n"
+	"  const done = () => c.end();\n"
+	"  c.on('error', gone); c.on('close', gone);\n"
+	"  u.on('error', done); u.on('close', done);\n"
 	"  c.pipe(u); u.pipe(c);\n"
 	"});\n"
 	"srv.on('error', () => {});\n"
@@ -570,7 +576,121 @@ static int devd_connect(const struct svc_config *cfg, long timeout_ms)
 	return fd;
 }
 
-/* Parses the answer in `b` (head and body) into *out. */
+/*
+ * Decodes the chunked body `in` (`len` bytes; RFC 9112 §7.1: chunk-size
+ * [chunk-ext] CRLF data CRLF ..., last-chunk, trailer section, CRLF) into
+ * `out` (the caller's, `len` bytes at least: the data is never longer than
+ * its framing). Returns 1 with *out_len when it ends with its last chunk and
+ * trailer section, 0 when the bytes end before that, -1 when malformed.
+ */
+static int dechunk(const char *in, size_t len, char *out, size_t *out_len)
+{
+	size_t i = 0, o = 0;
+	const char *nl;
+
+	for (;;) {
+		uint64_t size = 0;
+		size_t digits = 0;
+		int d;
+		while (i < len && (d = svc_hex_digit((unsigned char)in[i])) >= 0) {
+			if (++digits > 15)
+				return -1;
+			size = size * 16 + (uint64_t)d;
+			i++;
+		}
+		if (i < len && digits == 0)
+			return -1;
+		/* the chunk extensions, if any, to the end of the line */
+		if (!(nl = memchr(in + i, '\n', len - i)))
+			return 0;
+		if (nl == in || nl[-1] != '\r')
+			return -1;
+		i = (size_t)(nl - in) + 1;
+		if (size == 0)
+			break;
+		if (len - i < size + 2)
+			return 0;
+		memcpy(out + o, in + i, (size_t)size);
+		o += (size_t)size;
+		i += (size_t)size;
+		if (in[i] != '\r' || in[i + 1] != '\n')
+			return -1;
+		i += 2;
+	}
+	/* the trailer section: field lines, then an empty line */
+	for (;;) {
+		size_t l;
+		if (!(nl = memchr(in + i, '\n', len - i)))
+			return 0;
+		l = (size_t)(nl - (in + i));
+		if (l == 0 || in[i + l - 1] != '\r')
+			return -1;
+		i += l + 1;
+		if (l == 1)
+			break;
+	}
+	*out_len = o;
+	return 1;
+}
+
+/* 1 when the Transfer-Encoding value `te` ends with chunked (its last coding: RFC 9112 §6.3 item 4). */
+static int te_chunked(const char *te)
+{
+	const char *last = strrchr(te, ',');
+	size_t n;
+
+	last = last ? last + 1 : te;
+	while (*last == ' ' || *last == '\t')
+		last++;
+	n = strlen(last);
+	while (n && (last[n - 1] == ' ' || last[n - 1] == '\t'))
+		n--;
+	return n == 7 && strncasecmp(last, "chunked", 7) == 0;
+}
+
+/*
+ * The body of the answer whose head is `head` (status `status`) from the
+ * `len` bytes after it, read until the connection ended (RFC 9112 §6.3): none
+ * for 1xx, 204 and 304; a chunked one decoded; else Content-Length's bytes;
+ * else all of them. Sets out->body, out->len and out->cut (1 when the bytes
+ * end before the framing says the body does, or the framing is malformed:
+ * then body holds the bytes as they came). Returns 0 or SVC_E_INTERNAL.
+ */
+static int answer_body(const char *head, int status, const char *data, size_t len, struct svc_devserver_answer *out)
+{
+	char te[256], cl[64];
+	uint64_t n;
+	int r;
+
+	if (!(out->body = malloc(len + 1)))
+		return SVC_E_INTERNAL;
+	answer_header(head, "Transfer-Encoding", te, sizeof te);
+	answer_header(head, "Content-Length", cl, sizeof cl);
+	out->len = len;
+	if (status < 200 || status == 204 || status == 304) {
+		out->len = 0;
+	} else if (te[0] && te_chunked(te)) {
+		if ((r = dechunk(data, len, out->body, &out->len)) <= 0) {
+			out->cut = 1;
+			out->len = len;
+			memcpy(out->body, data, len);
+		}
+	} else if (te[0]) {
+		memcpy(out->body, data, len); /* another coding last: the body ends with the connection */
+	} else if (cl[0]) {
+		if (svc_parse_u64(cl, SIZE_MAX, &n) < 0 || n > len)
+			out->cut = 1;
+		else
+			out->len = (size_t)n;
+		memcpy(out->body, data, out->len);
+	} else {
+		memcpy(out->body, data, len);
+	}
+	out->body[out->len] = '\0';
+	return 0;
+}
+
+/* Parses the answer in `b` (head and body, read until the connection ended) into *out. */
 static int parse_answer(struct svc_buf *b, struct svc_devserver_answer *out)
 {
 	char *head = (char *)svc_buf_str(b), *sep = strstr(head, "\r\n\r\n"), *end;
@@ -593,12 +713,7 @@ static int parse_answer(struct svc_buf *b, struct svc_devserver_answer *out)
 	answer_header(head, "Location", out->location, sizeof out->location);
 	answer_header(head, "X-Svc-Devserver", out->devserver, sizeof out->devserver);
 	end = sep + 4;
-	out->len = b->len - (size_t)(end - b->data);
-	if (!(out->body = malloc(out->len + 1)))
-		return SVC_E_INTERNAL;
-	memcpy(out->body, end, out->len);
-	out->body[out->len] = '\0';
-	return 0;
+	return answer_body(head, out->status, end, b->len - (size_t)(end - b->data), out);
 }
 
 int svc_devserver_fetch(const struct svc_config *cfg, const char *host, const char *uri, const char *const *headers,
@@ -612,7 +727,7 @@ int svc_devserver_fetch(const struct svc_config *cfg, const char *host, const ch
 	if ((fd = devd_connect(cfg, timeout_ms)) < 0)
 		return SVC_E_UNAVAILABLE;
 	svc_buf_init(&req, 32768);
-	svc_buf_init(&ans, max_bytes + 65536);
+	svc_buf_init(&ans, max_bytes + max_bytes / 16 + 65536); /* room for a chunked body's framing */
 	err = svc_buf_addf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\n", uri, host);
 	for (i = 0; err == 0 && headers && headers[i]; i++)
 		if (!strpbrk(headers[i], "\r\n"))

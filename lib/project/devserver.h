@@ -126,8 +126,10 @@ struct svc_devserver_answer {
 	int status;
 	char type[128], cache[128], etag[160], last_modified[64], location[1024];
 	char devserver[32]; /* X-Svc-Devserver: "starting", "failed", "unreachable", or "" for the dev server's own */
-	char *body;         /* malloc'd (the caller's, svc_devserver_answer_dispose()); NUL-terminated */
+	char *body;         /* malloc'd (the caller's, svc_devserver_answer_dispose()); NUL-terminated; a chunked one decoded */
 	size_t len;
+	int cut;            /* 1: the answer ended before its Content-Length or its last chunk, or its framing was
+			     * malformed; body is then the bytes as they came, never to be passed on as a whole answer */
 };
 
 /*
@@ -135,9 +137,14 @@ struct svc_devserver_answer {
  * `host` (the preview's) and the request headers `headers` ("Name: value"
  * lines without CR/LF, NULL-terminated; the caller picks them) to svc-devd
  * on SVC_DEVD_HOST:SVC_DEVD_PORT, and reads its whole answer (at most
- * `max_bytes` of body) within `timeout_ms`. Fills *out. Returns 0,
- * SVC_E_UNAVAILABLE when svc-devd does not answer (not running) or answers
- * malformed, SVC_E_TOO_LARGE past max_bytes.
+ * `max_bytes` of body, and a sixteenth more of a chunked body's framing)
+ * until the connection ends, each read within `timeout_ms`. The body is the
+ * answer's by its framing (RFC 9112 §6.3): a chunked body decoded, a
+ * Content-Length's bytes, or all until the end; out->cut says when the
+ * connection ended before the framing's end (issue 27: a short body must not
+ * pass for a whole one). Fills *out. Returns 0, SVC_E_UNAVAILABLE when
+ * svc-devd does not answer (not running), answers without a status line and
+ * head, or a read times out, SVC_E_TOO_LARGE past max_bytes, SVC_E_INTERNAL.
  */
 int svc_devserver_fetch(const struct svc_config *cfg, const char *host, const char *uri, const char *const *headers,
 			size_t max_bytes, long timeout_ms, struct svc_devserver_answer *out);

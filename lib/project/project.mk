@@ -15,7 +15,7 @@ lib_libsvc_a_SOURCES += lib/project/project.c lib/project/project.h lib/project/
 	lib/project/githttp.c lib/project/githttp.h lib/project/git_check.c
 tests_unit_svc_unit_SOURCES += tests/unit/test_repo.c tests/unit/test_direct_save.c tests/unit/test_thumbnail.c \
 	tests/unit/test_publish.c tests/unit/test_domains.c tests/unit/test_sandbox.c tests/unit/test_build.c tests/unit/test_deps.c \
-	tests/unit/test_githttp.c
+	tests/unit/test_devserver.c tests/unit/test_githttp.c
 lib_libsvc_a_SOURCES += lib/project/gitcmd.c lib/project/gitcmd.h lib/project/gitio.c lib/project/gitio.h
 tests_unit_svc_unit_SOURCES += tests/unit/test_gitio.c
 lib_libsvc_a_SOURCES += lib/project/preview_check.c lib/project/preview_check.h
