@@ -20,6 +20,7 @@ struct devd_server {
 	char id[37];             /* the project */
 	char src[2048];          /* its working tree */
 	char dir[2100];          /* SVC_DATA_DIR/builds/dev-<id>: app/ (the mirror), cache/, log, deps.key */
+	int claim_fd;            /* the claim on dir (svc_sandbox_claim()) held while the server exists: no sweep takes it */
 	enum devd_state state;
 	struct svc_devserver_proc proc; /* while RUNNING */
 	int log_fd;              /* dir/log, the dev server's output */
@@ -52,8 +53,10 @@ void devd_wake(void);
 /*
  * Finds or starts the dev server of project `id` whose working tree is `src`
  * and records a view: a new one may first stop the least recently viewed to
- * stay within SVC_DEVSERVER_MAX. Sets *out. Returns 0, SVC_E_UNAVAILABLE
- * (every place is taken by a server still starting), SVC_E_INTERNAL.
+ * stay within SVC_DEVSERVER_MAX; a new one claims its tree first
+ * (svc_sandbox_claim()). Sets *out. Returns 0, SVC_E_UNAVAILABLE (every
+ * place is taken by a server still starting, or a sweep is removing its
+ * tree: try again), SVC_E_INTERNAL.
  */
 int devd_server_view(const char *id, const char *src, struct devd_server **out);
 

@@ -264,6 +264,7 @@ static void forget(struct devd_server *s, const char *reason)
 	devd_conns_drop(s);
 	if (s->log_fd >= 0)
 		close(s->log_fd);
+	svc_sandbox_claim_release(s->dir, s->claim_fd);
 	pthread_mutex_destroy(&s->launch_mu);
 	pthread_cond_destroy(&s->launch_cv);
 	for (i = 0; i < nservers; i++)
@@ -318,9 +319,8 @@ int devd_server_view(const char *id, const char *src, struct devd_server **out)
 			return SVC_E_INTERNAL;
 		if (!(s = calloc(1, sizeof *s)))
 			return SVC_E_INTERNAL;
-		pthread_mutex_init(&s->launch_mu, NULL);
-		pthread_cond_init(&s->launch_cv, NULL);
 		s->log_fd = -1;
+		s->claim_fd = -1;
 		s->proc.dirfd = -1;
 		s->proc.lease.fd = -1;
 		snprintf(s->id, sizeof s->id, "%s", id);
@@ -330,6 +330,14 @@ int devd_server_view(const char *id, const char *src, struct devd_server **out)
 			return SVC_E_INTERNAL;
 		}
 		snprintf(s->dir + strlen(s->dir), sizeof s->dir - strlen(s->dir), "/dev-%s", id);
+		/* the tree is this server's while it exists: svc-worker's start-up sweep leaves it alone */
+		if ((err = svc_project_mkdirs(s->dir)) < 0 || (err = svc_sandbox_claim(s->dir, &s->claim_fd)) < 0) {
+			svc_log_error("devd: cannot claim %s%s", s->dir, err == SVC_E_CONFLICT ? ": another process holds it" : "");
+			free(s);
+			return err == SVC_E_CONFLICT ? SVC_E_UNAVAILABLE : SVC_E_INTERNAL;
+		}
+		pthread_mutex_init(&s->launch_mu, NULL);
+		pthread_cond_init(&s->launch_cv, NULL);
 		servers[nservers++] = s;
 		start(s);
 	}

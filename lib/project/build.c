@@ -606,7 +606,7 @@ int svc_build_sweep(const char *builds, unsigned older_secs)
 	if (!d)
 		return errno == ENOENT ? 0 : SVC_E_INTERNAL;
 	while ((e = readdir(d)) != NULL) {
-		int alive;
+		int alive, claim;
 
 		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode))
@@ -616,10 +616,15 @@ int svc_build_sweep(const char *builds, unsigned older_secs)
 		alive = svc_sandbox_disk_owner_alive(path);
 		if (alive == 1 || (alive < 0 && now - st.st_mtime < (time_t)older_secs))
 			continue;
+		/* a claimed tree (a dev server's, held by svc-devd) is never taken; holding the claim, no one takes it up
+		 * while it goes */
+		if (svc_sandbox_claim(path, &claim) < 0)
+			continue;
 		if (svc_build_dir_remove(path) == 0) {
 			svc_log_info("build: removed %s, left by a build that ended without it", path);
 			n++;
 		}
+		svc_sandbox_claim_release(path, claim);
 	}
 	closedir(d);
 	return n;

@@ -112,9 +112,11 @@ int svc_build_dir_make(const struct svc_build_opts *o, const char *top, char *pr
  * which ended without removing its own left behind (its process was killed):
  * a tmpfs whose owner no longer runs (svc_sandbox_disk_owner_alive()) at
  * once, a tree without a recorded owner once older than `older_secs` (give
- * SVC_BUILD_WALL_SECS plus a margin, so no running build's tree is taken);
- * each is unmounted and removed (svc_build_dir_remove()); nothing outside
- * `builds` is touched. For svc-worker's start. Returns how many were
+ * SVC_BUILD_WALL_SECS plus a margin, so no running build's tree is taken),
+ * never a tree another process claims (svc_sandbox_claim(): svc-devd's
+ * dev-<projectId> trees while it has their dev servers); each is claimed,
+ * unmounted and removed (svc_build_dir_remove()); nothing outside `builds`
+ * is touched. For svc-worker's start. Returns how many were
  * removed, or SVC_E_INTERNAL when `builds` cannot be read.
  */
 int svc_build_sweep(const char *builds, unsigned older_secs);

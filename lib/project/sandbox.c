@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -728,6 +729,44 @@ int svc_sandbox_disk_owner_alive(const char *dir)
 	if (svc_parse_u64(text, INT32_MAX, &pid) < 0 || pid == 0)
 		return 0;
 	return proc_start((pid_t)pid, start, sizeof start) == 0 && strcmp(start, sp + 1) == 0;
+}
+
+int svc_sandbox_claim(const char *dir, int *out_fd)
+{
+	char path[4200];
+	struct stat held, named;
+	int fd, tries;
+
+	if (owner_path(dir, path, sizeof path) < 0)
+		return SVC_E_INTERNAL;
+	/* a claim released (its file removed) between our open and our lock is on a file no one sees: again */
+	for (tries = 0; tries < 8; tries++) {
+		if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+			return SVC_E_INTERNAL;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			int busy = errno == EWOULDBLOCK;
+			close(fd);
+			return busy ? SVC_E_CONFLICT : SVC_E_INTERNAL;
+		}
+		if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_ino == named.st_ino &&
+		    held.st_dev == named.st_dev) {
+			*out_fd = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	return SVC_E_CONFLICT;
+}
+
+void svc_sandbox_claim_release(const char *dir, int fd)
+{
+	char path[4200];
+
+	if (fd < 0)
+		return;
+	if (owner_path(dir, path, sizeof path) == 0 && unlink(path) < 0 && errno != ENOENT)
+		svc_log_error("sandbox: cannot remove %s: %s", path, strerror(errno));
+	close(fd);
 }
 
 int svc_sandbox_disk_mount(const char *dir, unsigned disk_mb, unsigned uid, char *why, size_t why_max)

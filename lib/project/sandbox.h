@@ -244,6 +244,24 @@ int svc_sandbox_disk_remove(const char *dir);
  */
 int svc_sandbox_disk_owner_alive(const char *dir);
 
+/*
+ * Claims the tree `dir` (absolute, trusted) for the calling process as long
+ * as it holds it: an exclusive flock(2) on `dir`.owner (beside it; made
+ * empty, 0600, when missing), which the sweeps respect: svc_build_sweep()
+ * claims a tree before it removes one and leaves a claimed one alone.
+ * svc-devd claims each dev server's tree, builds/dev-<projectId>, while it
+ * has the server (its mirror, install and caches are in use even while no
+ * process of it runs). The lock is the kernel's: it goes with the process
+ * however it ends. Sets *out_fd (the caller's, for svc_sandbox_claim_release()).
+ * Returns 0, SVC_E_CONFLICT when another process holds the claim (a sweep
+ * that removes the tree, or another svc-devd), SVC_E_INTERNAL (the
+ * directory `dir` is in cannot be written).
+ */
+int svc_sandbox_claim(const char *dir, int *out_fd);
+
+/* Lets go of the claim `fd` of svc_sandbox_claim() on `dir`: removes `dir`.owner (a tree no one claims is judged by its age again), then closes `fd`. */
+void svc_sandbox_claim_release(const char *dir, int fd);
+
 /* The name of `limit` for messages: "memory", "processes", "disk", "time", "stopped", "" for NONE. */
 const char *svc_sandbox_limit_name(enum svc_sandbox_limit limit);
 

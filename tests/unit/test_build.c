@@ -1,10 +1,12 @@
 /* test_build.c: a package.json build refuses dependencies from outside the registry, builds offline in its tmpfs, and names the limit that ends it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
@@ -273,6 +275,56 @@ static void test_build_sweep_takes_killed_builds_only(void)
 	svc_fsx_remove_tree(top);
 }
 
+/* Makes the directory `path` with a file in it, its mtime two hours ago (older than the sweep's age). */
+static int old_tree(const char *path)
+{
+	struct timespec t[2] = { { time(NULL) - 7200, 0 }, { time(NULL) - 7200, 0 } };
+	char file[200];
+	FILE *f;
+
+	snprintf(file, sizeof file, "%s/app.js", path);
+	if (mkdir(path, 0711) < 0 || !(f = fopen(file, "w")))
+		return -1;
+	fputs("export {};\n", f);
+	fclose(f);
+	return utimensat(AT_FDCWD, path, t, 0);
+}
+
+/*
+ * The sweep never takes a tree another process claims (a running dev server's, svc-devd holding
+ * dev-<id>.owner), however old, and takes it once the claim is let go; a claim is held by one at a time.
+ */
+static void test_build_sweep_leaves_a_claimed_tree(void)
+{
+	char top[] = "/tmp/svc-unit-claim-XXXXXX", builds[64], claimed[96], free_[96], owner[112];
+	struct stat st;
+	int fd = -1, fd2 = -1;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(top));
+	snprintf(builds, sizeof builds, "%s/builds", top);
+	snprintf(claimed, sizeof claimed, "%s/dev-claimed", builds);
+	snprintf(free_, sizeof free_, "%s/dev-free", builds);
+	snprintf(owner, sizeof owner, "%s.owner", claimed);
+	CU_ASSERT_FATAL(mkdir(builds, 0711) == 0);
+	CU_ASSERT_FATAL(old_tree(claimed) == 0 && old_tree(free_) == 0);
+	CU_ASSERT_EQUAL_FATAL(svc_sandbox_claim(claimed, &fd), 0);
+	CU_ASSERT_EQUAL(svc_sandbox_claim(claimed, &fd2), SVC_E_CONFLICT); /* one holder at a time */
+
+	CU_ASSERT_EQUAL(svc_build_sweep(builds, 3600), 1);
+	CU_ASSERT(stat(claimed, &st) == 0 && stat(owner, &st) == 0);
+	CU_ASSERT(stat(free_, &st) < 0 && errno == ENOENT);
+
+	svc_sandbox_claim_release(claimed, fd);
+	CU_ASSERT(stat(owner, &st) < 0 && errno == ENOENT);
+	CU_ASSERT_EQUAL(svc_build_sweep(builds, 3600), 1);
+	CU_ASSERT(stat(claimed, &st) < 0 && errno == ENOENT);
+	/* the sweep's own claim went with the tree: the name can be claimed again */
+	CU_ASSERT(stat(owner, &st) < 0 && errno == ENOENT);
+	CU_ASSERT_EQUAL(svc_sandbox_claim(claimed, &fd2), 0);
+	svc_sandbox_claim_release(claimed, fd2);
+	svc_fsx_remove_tree(top);
+}
+
 SVC_TEST_SUITE(build)
 {
 	CU_pSuite s = CU_add_suite("build", NULL, NULL);
@@ -282,4 +334,5 @@ SVC_TEST_SUITE(build)
 	CU_add_test(s, "test_build_offline_and_named_limits", test_build_offline_and_named_limits);
 	CU_add_test(s, "test_build_without_a_cgroup_is_refused", test_build_without_a_cgroup_is_refused);
 	CU_add_test(s, "test_build_sweep_takes_killed_builds_only", test_build_sweep_takes_killed_builds_only);
+	CU_add_test(s, "test_build_sweep_leaves_a_claimed_tree", test_build_sweep_leaves_a_claimed_tree);
 }
