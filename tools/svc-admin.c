@@ -1,7 +1,9 @@
-/* svc-admin.c: operator commands: check the settings; grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; check one custom domain now; backup and restore (backup.c); import the integrations catalogue; rotate the instance key. */
+/* svc-admin.c: operator commands: check the settings; prepare a cgroup v2 subtree for builds; grant or revoke the platform-admin flag of a user by e-mail; set a workspace's plan; write the custom-domain includes; check one custom domain now; backup and restore (backup.c); import the integrations catalogue; rotate the instance key. */
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/cgroup.h"
 #include "core/config.h"
 #include "db/db.h"
 #include "core/err.h"
@@ -29,7 +31,8 @@ static int usage(void)
 			"       svc-admin restore DIR\n"
 			"       svc-admin import-catalog FILE\n"
 			"       svc-admin metrics\n"
-			"       svc-admin rotate-key [--check]\n");
+			"       svc-admin rotate-key [--check]\n"
+			"       svc-admin cgroup-prepare USER\n");
 	return 2;
 }
 
@@ -230,7 +233,8 @@ static void print_settings(const struct svc_config *cfg)
  * settings table), the database answers, and what is allowed but unwise is said, one
  * "warning: ..." line each: a malformed setting that falls back to its default (the table's
  * lenient rows), app_url and SVC_DOMAIN sharing a registrable domain (cookie tossing; issue 17,
- * finding 5), no cgroup hierarchy or bubblewrap to contain builds (svc_sandbox_check(); issue 27). Prints "ok: ..." lines and a count; --settings first prints every setting's value.
+ * finding 5), no cgroup hierarchy or bubblewrap to contain builds (svc_sandbox_check(); issue 27), on a
+ * cgroup v2 host a SVC_BUILD_CGROUP not delegated (svc_cgroup_delegation(): svc-admin cgroup-prepare). Prints "ok: ..." lines and a count; --settings first prints every setting's value.
  * Returns 0 (warnings or none) or 1 (an error: the settings or the database).
  */
 static int check(int show)
@@ -240,8 +244,8 @@ static int check(int show)
 	struct svc_db *db = NULL;
 	const struct svc_setting *rows;
 	const char *w;
-	char errbuf[256], warning[1024];
-	int warnings = 0;
+	char errbuf[256], warning[1024], deleg[1024];
+	int warnings = 0, contained, delegated;
 	size_t i, n, set = 0;
 
 	if (svc_config_load(&cfg, errbuf, sizeof errbuf) < 0) {
@@ -268,12 +272,23 @@ static int check(int show)
 		printf("warning: %s\n", warning);
 		warnings++;
 	}
-	/* builds and dev servers need a cgroup hierarchy (issue 27): without one svc refuses to build */
-	if (svc_sandbox_check(cfg.build_bwrap, cfg.build_cgroup[0] ? cfg.build_cgroup : NULL, warning, sizeof warning) < 0) {
-		printf("warning: builds: svc refuses to build: %s (docs/operations.md \"The build sandbox\")\n", warning);
+	/* builds and dev servers need a cgroup hierarchy (issue 27): without one svc refuses to build; on a cgroup v2
+	 * host, the subtree svc's groups go in, delegated (svc-admin cgroup-prepare): one warning for one problem */
+	contained = svc_sandbox_check(cfg.build_bwrap, cfg.build_cgroup[0] ? cfg.build_cgroup : NULL, warning,
+				      sizeof warning) == 0;
+	delegated = svc_cgroup_delegation(NULL, cfg.build_cgroup, deleg, sizeof deleg);
+	if (!contained) {
+		printf("warning: builds: svc refuses to build: %s%s%s (docs/operations.md \"The build sandbox\")\n", warning,
+		       delegated == 0 ? "; " : "", delegated == 0 ? deleg : "");
 		warnings++;
 	} else {
 		printf("ok: builds are contained (bubblewrap, a cgroup per run, as this user)\n");
+	}
+	if (delegated == 1) {
+		printf("ok: builds: %s\n", deleg);
+	} else if (delegated == 0 && contained) {
+		printf("warning: builds: %s (docs/operations.md \"cgroup v2 hosts\")\n", deleg);
+		warnings++;
 	}
 	if (svc_db_open(&cfg, &db) < 0) {
 		printf("error: database: cannot connect (SVC_DB_*)\n");
@@ -285,6 +300,43 @@ static int check(int show)
 	svc_db_close(db);
 	svc_config_dispose(&cfg);
 	return 0;
+}
+
+/*
+ * svc-admin cgroup-prepare USER: on a cgroup v2 host where systemd does not delegate a subtree to svc,
+ * makes SVC_BUILD_CGROUP (default /svc) with the memory, pids and cpu controllers handed down to it
+ * and delegates it to USER (svc_cgroup_prepare(); docs/operations.md "cgroup v2 hosts"). Run as root.
+ * Returns 0, 1 (failed), 2 (usage: no such user).
+ */
+static int cgroup_prepare(const char *user)
+{
+	struct svc_config cfg;
+	struct passwd *pw = getpwnam(user);
+	char why[1024];
+	const char *subtree;
+	int rc = 0;
+
+	if (!pw) {
+		fprintf(stderr, "svc-admin: no user %s\n", user);
+		return 2;
+	}
+	if (svc_config_load(&cfg, why, sizeof why) < 0) {
+		fprintf(stderr, "svc-admin: settings: %s\n", why);
+		return 1;
+	}
+	subtree = cfg.build_cgroup[0] ? cfg.build_cgroup : "/svc";
+	if (svc_cgroup_prepare(NULL, subtree, (unsigned)pw->pw_uid, (unsigned)pw->pw_gid, why, sizeof why) < 0) {
+		fprintf(stderr, "svc-admin: cgroup-prepare: %s\n", why);
+		rc = 1;
+	} else {
+		printf("ok: the cgroup %s is delegated to %s (uid %u); start svc's processes in %s/main", subtree, user,
+		       (unsigned)pw->pw_uid, subtree);
+		if (!cfg.build_cgroup[0])
+			printf(", or set SVC_BUILD_CGROUP=%s", subtree);
+		printf("\n");
+	}
+	svc_config_dispose(&cfg);
+	return rc;
 }
 
 /* svc-admin metrics: the database layer's counters (table db_metrics), summed over every process of every host. */
@@ -389,6 +441,8 @@ int main(int argc, char **argv)
 		return svc_restore_run(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "import-catalog") == 0)
 		return import_catalog(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "cgroup-prepare") == 0)
+		return cgroup_prepare(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "metrics") == 0)
 		return metrics();
 	if (argc == 2 && strcmp(argv[1], "rotate-key") == 0)

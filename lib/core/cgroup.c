@@ -651,6 +651,177 @@ int svc_cgroup_check(const char *parent, char *why, size_t why_max)
 	return (int)v;
 }
 
+/* ---- a delegated v2 subtree made by the operator (svc-admin cgroup-prepare) ---- */
+
+/* The controllers a prepared subtree hands down: memory and pids always, cpu where the hierarchy has it. */
+static const char *const prep_ctls[] = { "memory", "pids", "cpu" };
+/* What delegating a v2 cgroup to a user gives it (cgroup-v2.rst "Model of Delegation"). */
+static const char *const prep_files[] = { "cgroup.procs", "cgroup.threads", "cgroup.subtree_control" };
+
+/* Whether the cgroup.controllers of `dir` lists `ctl`. */
+static int v2_offers(const char *dir, const char *ctl)
+{
+	char path[CG_PATH_MAX + 64], buf[512], *tok, *save = NULL;
+
+	if (join_path(path, sizeof path, dir, "cgroup.controllers") < 0 || read_small(path, buf, sizeof buf) < 0)
+		return 0;
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (strcmp(tok, ctl) == 0)
+			return 1;
+	return 0;
+}
+
+/* Hands the controllers of prep_ctls (cpu when offered) to the children of `dir`; 0, or -errno with `why`. */
+static int prep_enable(const char *dir, char *why, size_t why_max)
+{
+	size_t i;
+	int e;
+
+	for (i = 0; i < sizeof prep_ctls / sizeof prep_ctls[0]; i++) {
+		if (i == 2 && !v2_offers(dir, prep_ctls[i]))
+			continue;
+		if ((e = v2_enable(dir, prep_ctls[i])) < 0) {
+			snprintf(why, why_max, "cannot enable the %s controller in %s/cgroup.subtree_control: %s%s", prep_ctls[i],
+				 dir, strerror(-e), e == -EBUSY ? " (it has processes of its own: cgroup-v2's no internal "
+								 "process rule; move them into a leaf)" : "");
+			return e;
+		}
+	}
+	return 0;
+}
+
+/* Chowns the v2 group `dir` and its delegated files (prep_files) to uid:gid; 0, or -errno with `why`. */
+static int prep_chown(const char *dir, unsigned uid, unsigned gid, char *why, size_t why_max)
+{
+	char path[CG_PATH_MAX + 64];
+	size_t i;
+
+	if (chown(dir, uid, gid) < 0) {
+		snprintf(why, why_max, "cannot hand %s to uid %u: %s", dir, uid, strerror(errno));
+		return -errno;
+	}
+	for (i = 0; i < sizeof prep_files / sizeof prep_files[0]; i++)
+		if (join_path(path, sizeof path, dir, prep_files[i]) < 0 || chown(path, uid, gid) < 0) {
+			snprintf(why, why_max, "cannot hand %s/%s to uid %u: %s", dir, prep_files[i], uid, strerror(errno));
+			return -EPERM;
+		}
+	return 0;
+}
+
+/* Writes the v2 mount point into `out` (`mount` when given, else /proc/self/mountinfo's); 0, or -1 with `why`. */
+static int prep_mount(const char *mount, char *out, char *why, size_t why_max)
+{
+	struct layout l;
+
+	memset(&l, 0, sizeof l);
+	if (!mount) {
+		find_mounts(&l);
+		mount = l.v2.mount;
+	}
+	if (!mount[0] || copy_path(out, mount) < 0) {
+		snprintf(why, why_max, "cgroup v2 is not mounted here");
+		return -1;
+	}
+	if (!v2_usable(out)) {
+		snprintf(why, why_max, "the cgroup v2 hierarchy at %s does not offer the memory and pids controllers (they are "
+			 "cgroup v1's on this host: nothing to prepare)", out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Writes mount + subtree into `out` after checking `subtree` (absolute, below the root); 0, or -1 with `why`. */
+static int prep_dir(const char *mnt, const char *subtree, char *out, char *why, size_t why_max)
+{
+	int n;
+
+	if (!subtree || !path_ok(subtree) || strspn(subtree, "/") == strlen(subtree) ||
+	    strspn(subtree, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-/") != strlen(subtree)) {
+		snprintf(why, why_max, "the cgroup subtree must be an absolute path below the root of [A-Za-z0-9._-] "
+			 "names, such as /svc");
+		return -1;
+	}
+	n = snprintf(out, CG_PATH_MAX, "%s%s", mnt, subtree);
+	if (n < 0 || n >= CG_PATH_MAX - CG_NAME_MAX - 16) {
+		snprintf(why, why_max, "the cgroup path %s%s is too long", mnt, subtree);
+		return -1;
+	}
+	while (n > 1 && out[n - 1] == '/')
+		out[--n] = '\0';
+	return 0;
+}
+
+int svc_cgroup_prepare(const char *mount, const char *subtree, unsigned uid, unsigned gid, char *why, size_t why_max)
+{
+	char mnt[CG_PATH_MAX], dir[CG_PATH_MAX], cur[CG_PATH_MAX], leaf[CG_PATH_MAX], names[CG_PATH_MAX], *name, *save = NULL;
+	int e;
+
+	snprintf(why, why_max, "%s", "");
+	if (prep_mount(mount, mnt, why, why_max) < 0 || prep_dir(mnt, subtree, dir, why, why_max) < 0)
+		return SVC_E_UNAVAILABLE;
+	/* from the root down: each cgroup on the way hands the controllers to its children, then the next is made */
+	memcpy(cur, mnt, strlen(mnt) + 1);
+	memcpy(names, dir + strlen(mnt), strlen(dir + strlen(mnt)) + 1);
+	for (name = strtok_r(names, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
+		char next[CG_PATH_MAX];
+		if (prep_enable(cur, why, why_max) < 0 || join_path(next, sizeof next, cur, name) < 0)
+			return SVC_E_UNAVAILABLE;
+		memcpy(cur, next, strlen(next) + 1);
+		if ((e = make_dir(cur)) < 0) {
+			snprintf(why, why_max, "cannot make the cgroup %s: %s", cur, strerror(-e));
+			return SVC_E_UNAVAILABLE;
+		}
+	}
+	/* the subtree hands them on to svc's groups, and `main` is the leaf for svc's own processes */
+	if (prep_enable(dir, why, why_max) < 0 || join_path(leaf, sizeof leaf, dir, "main") < 0)
+		return SVC_E_UNAVAILABLE;
+	if ((e = make_dir(leaf)) < 0) {
+		snprintf(why, why_max, "cannot make the cgroup %s: %s", leaf, strerror(-e));
+		return SVC_E_UNAVAILABLE;
+	}
+	if (prep_chown(dir, uid, gid, why, why_max) < 0 || prep_chown(leaf, uid, gid, why, why_max) < 0)
+		return SVC_E_UNAVAILABLE;
+	svc_log_info("cgroup: %s delegated to uid %u (controllers memory, pids%s; svc's processes in %s)", dir, uid,
+		     v2_offers(dir, "cpu") ? ", cpu" : "", leaf);
+	return 0;
+}
+
+int svc_cgroup_delegation(const char *mount, const char *subtree, char *out, size_t max)
+{
+	char mnt[CG_PATH_MAX], dir[CG_PATH_MAX], path[CG_PATH_MAX + 64];
+	struct stat st, f;
+	size_t i;
+
+	if (prep_mount(mount, mnt, out, max) < 0)
+		return -1;
+	if (!subtree || !subtree[0]) {
+		snprintf(out, max, "cgroup v2: builds and dev servers make their groups in the cgroup svc runs in (the units' "
+			 "Delegate=yes); without systemd, `svc-admin cgroup-prepare USER` and SVC_BUILD_CGROUP=/svc");
+		return 1;
+	}
+	if (prep_dir(mnt, subtree, dir, out, max) < 0)
+		return 0;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(out, max, "cgroup v2: SVC_BUILD_CGROUP %s does not exist (%s): run `svc-admin cgroup-prepare USER`",
+			 subtree, dir);
+		return 0;
+	}
+	if (!v2_usable(dir)) {
+		snprintf(out, max, "cgroup v2: SVC_BUILD_CGROUP %s is not handed the memory and pids controllers: run "
+			 "`svc-admin cgroup-prepare USER`", subtree);
+		return 0;
+	}
+	for (i = 0; i < sizeof prep_files / sizeof prep_files[0]; i++)
+		if (join_path(path, sizeof path, dir, prep_files[i]) < 0 || stat(path, &f) < 0 || f.st_uid != st.st_uid) {
+			snprintf(out, max, "cgroup v2: SVC_BUILD_CGROUP %s is not delegated whole (%s is not owned by uid %u): "
+				 "run `svc-admin cgroup-prepare USER`", subtree, prep_files[i], (unsigned)st.st_uid);
+			return 0;
+		}
+	snprintf(out, max, "cgroup v2: SVC_BUILD_CGROUP %s is delegated to uid %u (memory, pids%s)", subtree,
+		 (unsigned)st.st_uid, v2_offers(dir, "cpu") ? ", cpu" : "");
+	return 1;
+}
+
 int svc_cgroup_join(const struct svc_cgroup *cg)
 {
 	int h;

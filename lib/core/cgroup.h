@@ -91,6 +91,41 @@ struct svc_cgroup;
 int svc_cgroup_check(const char *parent, char *why, size_t why_max);
 
 /*
+ * Prepares the delegated subtree svc's runs use on a cgroup v2 host where
+ * systemd does not delegate one (svc not started by its units, which have
+ * Delegate=yes: another service manager, a container), for `svc-admin
+ * cgroup-prepare USER` run as root (docs/operations.md "cgroup v2 hosts";
+ * kernel Documentation/admin-guide/cgroup-v2.rst "Delegation"): makes the
+ * cgroup `subtree` (absolute from the hierarchy's root, [A-Za-z0-9._-]
+ * names: "/svc", SVC_BUILD_CGROUP) and its missing ancestors, enables the
+ * memory and pids controllers (and cpu where offered) in the
+ * cgroup.subtree_control of the root and of every cgroup down to it and of
+ * `subtree` itself, makes the leaf `subtree`/main for svc's own processes
+ * (a process of svc there takes `subtree` as its own cgroup), and hands
+ * `subtree` and `main` with their cgroup.procs, cgroup.threads and
+ * cgroup.subtree_control to `uid`:`gid`. Running again is harmless.
+ * `mount`: the cgroup2 mount point, NULL to find it (/proc/self/mountinfo).
+ * Returns 0, or SVC_E_UNAVAILABLE with the reason for a person in `why`
+ * (of `why_max` bytes): no v2 hierarchy with the memory and pids
+ * controllers, a bad subtree, a cgroup on the way that has processes of its
+ * own (the no internal process rule), permission.
+ */
+int svc_cgroup_prepare(const char *mount, const char *subtree, unsigned uid, unsigned gid, char *why, size_t why_max);
+
+/*
+ * For `svc-admin check` on a cgroup v2 host: whether `subtree` (as
+ * svc_cgroup_prepare(); NULL or "": svc's own cgroup, delegated by the
+ * units) is ready for svc's groups: it exists, has the memory and pids
+ * controllers, and its delegated files belong to the directory's owner.
+ * Writes one line for a person into `out` (of `max` bytes): what is ready
+ * and for which uid, or what is missing and that `svc-admin cgroup-prepare
+ * USER` makes it. `mount` as svc_cgroup_prepare(). Returns 1 (ready, or
+ * svc's own cgroup: `out` says so), 0 (not ready), -1 (no v2 hierarchy with
+ * those controllers: nothing to report, `out` says why).
+ */
+int svc_cgroup_delegation(const char *mount, const char *subtree, char *out, size_t max);
+
+/*
  * Makes the group `name` (1..64 of [A-Za-z0-9._-], e.g. "build-<uuid>")
  * under the parent's `svc` group (made when missing, with the controllers
  * enabled for its children in v2) and writes the bounds of `o` into it. A

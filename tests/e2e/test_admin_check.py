@@ -81,6 +81,25 @@ def test_check():
     p = subprocess.run([ADMIN_TOOL, "check", "extra"], env=env_with(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, timeout=60)
     check("test_admin_check_usage_lists_check", p.returncode == 2 and "svc-admin check" in p.stderr, p.stderr)
+    check("test_admin_check_usage_lists_cgroup_prepare", "svc-admin cgroup-prepare USER" in p.stderr, p.stderr)
+
+
+def cgroup_prepare(user, **settings):
+    p = subprocess.run([ADMIN_TOOL, "cgroup-prepare", user], env=env_with(**settings), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_cgroup_prepare():
+    """svc-admin cgroup-prepare USER (docs/operations.md "cgroup v2 hosts"): only what changes nothing on the host
+    (a successful run would hand a cgroup subtree of this machine away): an unknown user, a subtree that is no
+    absolute path (refused, or on a host without a v2 hierarchy to prepare, that first)."""
+    rc, out, err = cgroup_prepare("no-such-user-svc-e2e")
+    check("test_admin_cgroup_prepare_unknown_user_2", rc == 2 and "no user no-such-user-svc-e2e" in err, (rc, out, err))
+    rc, out, err = cgroup_prepare("nobody", SVC_BUILD_CGROUP="relative/parent")
+    check("test_admin_cgroup_prepare_bad_subtree_refused", rc == 1 and "cgroup-prepare: " in err and (
+        "absolute path" in err or "cgroup v2 is not mounted" in err or "does not offer the memory and pids" in err),
+        (rc, out, err))
 
 
 def responder_log(**settings):
@@ -104,6 +123,7 @@ def main():
         check("test_admin_check needs SVC_ADMIN_TOOL and SVC_TEST_CONFIG (./svc-dev test)", False)
         return
     test_check()
+    test_cgroup_prepare()
     test_responder_log()
 
 

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 
 #include "core/cgroup.h"
 #include "core/err.h"
+#include "core/fsx.h"
 #include "unit.h"
 
 #define NODE "/usr/bin/node"
@@ -210,6 +213,127 @@ static void test_cgroup_refuses_bad_input(void)
 	CU_ASSERT_EQUAL(svc_cgroup_free(NULL), 0);
 }
 
+/* Makes `dir` (under the test's tree) a stand-in v2 cgroup: its interface files, as the kernel makes them on mkdir. */
+static int fake_group(const char *dir, const char *controllers)
+{
+	static const char *const files[] = { "cgroup.controllers", "cgroup.subtree_control", "cgroup.procs", "cgroup.threads" };
+	char path[300];
+	size_t i;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -1;
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		FILE *f;
+		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+		if (!(f = fopen(path, "w")))
+			return -1;
+		if (i == 0)
+			fprintf(f, "%s\n", controllers);
+		fclose(f);
+	}
+	return 0;
+}
+
+/* Whether `dir`/`file` ("" for the directory) belongs to `uid`. */
+static int owned(const char *dir, const char *file, unsigned uid)
+{
+	char path[300];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s%s%s", dir, file[0] ? "/" : "", file);
+	return stat(path, &st) == 0 && st.st_uid == uid;
+}
+
+/* Whether `dir`'s cgroup.subtree_control was written (a stand-in file keeps the last "+controller" written). */
+static int handed_down(const char *dir)
+{
+	char path[300], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (!fgets(buf, sizeof buf, f))
+		buf[0] = '\0';
+	fclose(f);
+	return buf[0] == '+';
+}
+
+/*
+ * svc-admin cgroup-prepare's delegation (svc_cgroup_prepare()) on a stand-in v2 hierarchy: the subtree and its
+ * leaf main made, the controllers handed down on the way, the subtree, main and their delegated files given to the
+ * user, and svc_cgroup_delegation() (svc-admin check) tells a delegated subtree from a missing or partly given one.
+ */
+static void test_cgroup_prepare_delegates_a_subtree(void)
+{
+	char top[] = "/tmp/svc-unit-cgprep-XXXXXX", a[128], svc[128], leaf[128], why[1024], path[300];
+	static const char *const delegated[] = { "", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control" };
+	size_t i;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "%s: not root; no chown to check\n", __func__);
+		return;
+	}
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(top));
+	snprintf(a, sizeof a, "%s/a", top);
+	snprintf(svc, sizeof svc, "%s/a/svc", top);
+	snprintf(leaf, sizeof leaf, "%s/a/svc/main", top);
+	CU_ASSERT_FATAL(fake_group(top, "cpuset cpu io memory pids") == 0 && fake_group(a, "cpu memory pids") == 0 &&
+			fake_group(svc, "cpu memory pids") == 0 && fake_group(leaf, "cpu memory pids") == 0);
+	/* root's (for an svc that runs as root) until prepared */
+	CU_ASSERT_EQUAL(svc_cgroup_delegation(top, "/a/svc", why, sizeof why), 1);
+	CU_ASSERT(strstr(why, "delegated to uid 0") != NULL);
+
+	CU_ASSERT_EQUAL_FATAL(svc_cgroup_prepare(top, "/a/svc", 65534, 65534, why, sizeof why), 0);
+	CU_ASSERT(handed_down(top) && handed_down(a) && handed_down(svc));
+	for (i = 0; i < sizeof delegated / sizeof delegated[0]; i++)
+		CU_ASSERT(owned(svc, delegated[i], 65534) && owned(leaf, delegated[i], 65534));
+	CU_ASSERT(owned(a, "", 0) && owned(a, "cgroup.procs", 0)); /* nothing above the subtree is given away */
+	CU_ASSERT_EQUAL(svc_cgroup_delegation(top, "/a/svc", why, sizeof why), 1);
+	CU_ASSERT(strstr(why, "delegated to uid 65534") != NULL);
+	/* again: harmless */
+	CU_ASSERT_EQUAL(svc_cgroup_prepare(top, "/a/svc", 65534, 65534, why, sizeof why), 0);
+
+	/* a file of the subtree not given: not ready; a subtree that is not there: not ready either */
+	snprintf(path, sizeof path, "%s/cgroup.procs", svc);
+	CU_ASSERT_FATAL(chown(path, 0, 0) == 0);
+	CU_ASSERT_EQUAL(svc_cgroup_delegation(top, "/a/svc", why, sizeof why), 0);
+	CU_ASSERT(strstr(why, "cgroup.procs") != NULL);
+	CU_ASSERT_EQUAL(svc_cgroup_delegation(top, "/nope", why, sizeof why), 0);
+	CU_ASSERT(strstr(why, "does not exist") != NULL);
+	/* the units' own delegation: nothing to check */
+	CU_ASSERT_EQUAL(svc_cgroup_delegation(top, "", why, sizeof why), 1);
+	svc_fsx_remove_tree(top);
+}
+
+/* What svc_cgroup_prepare() refuses: a subtree that is not an absolute path below the root, a hierarchy without the
+ * memory and pids controllers (a hybrid host's empty v2), no v2 at all. */
+static void test_cgroup_prepare_refuses(void)
+{
+	char top[] = "/tmp/svc-unit-cgprep-XXXXXX", why[1024];
+	static const char *const bad[] = { "svc", "/", "//", "/a/../b", "/a/./b", "/a b", NULL };
+	size_t i;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(top));
+	CU_ASSERT_FATAL(fake_group(top, "cpu memory pids") == 0);
+	for (i = 0; bad[i]; i++) {
+		CU_ASSERT_EQUAL(svc_cgroup_prepare(top, bad[i], 65534, 65534, why, sizeof why), SVC_E_UNAVAILABLE);
+		CU_ASSERT(strstr(why, "absolute path") != NULL);
+	}
+	CU_ASSERT_EQUAL(svc_cgroup_prepare(top, NULL, 65534, 65534, why, sizeof why), SVC_E_UNAVAILABLE);
+	CU_ASSERT_FATAL(fake_group(top, "cpu io") == 0);
+	CU_ASSERT_EQUAL(svc_cgroup_prepare(top, "/svc", 65534, 65534, why, sizeof why), SVC_E_UNAVAILABLE);
+	CU_ASSERT(strstr(why, "does not offer the memory and pids") != NULL);
+	CU_ASSERT_EQUAL(svc_cgroup_delegation(top, "/svc", why, sizeof why), -1);
+	{
+		struct stat st;
+		CU_ASSERT(stat(top, &st) == 0); /* nothing made */
+		snprintf(why, sizeof why, "%s/svc", top);
+		CU_ASSERT(stat(why, &st) < 0 && errno == ENOENT);
+	}
+	svc_fsx_remove_tree(top);
+}
+
 SVC_TEST_SUITE(cgroup)
 {
 	CU_pSuite s = CU_add_suite("cgroup", NULL, NULL);
@@ -219,4 +343,6 @@ SVC_TEST_SUITE(cgroup)
 	CU_add_test(s, "test_cgroup_node_wasm_gigabyte_fits", test_cgroup_node_wasm_gigabyte_fits);
 	CU_add_test(s, "test_cgroup_parent_adds_pid_and_removal_kills", test_cgroup_parent_adds_pid_and_removal_kills);
 	CU_add_test(s, "test_cgroup_refuses_bad_input", test_cgroup_refuses_bad_input);
+	CU_add_test(s, "test_cgroup_prepare_delegates_a_subtree", test_cgroup_prepare_delegates_a_subtree);
+	CU_add_test(s, "test_cgroup_prepare_refuses", test_cgroup_prepare_refuses);
 }
