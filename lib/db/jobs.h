@@ -144,9 +144,10 @@ int svc_jobs_owner(char *out, size_t max);
 
 /*
  * Hands back the running jobs leased by a worker of this host that is gone
- * (its pid is not running, or runs another process): their lease ends now,
- * so the next svc_jobs_take() anywhere takes them, instead of after
- * `lease_secs` (a worker killed by SIGKILL or the OOM killer). Workers of
+ * (its pid is not running, is a zombie not yet reaped, or runs another
+ * process): their lease ends now, so the next svc_jobs_take() anywhere
+ * takes them, instead of after `lease_secs` (a worker killed by SIGKILL or
+ * the OOM killer; a lane of svc-worker, whose own lane takes them back). Workers of
  * other hosts are left to their lease. Called by svc-worker when it starts
  * and every half minute. *out_released (may be NULL) gets how many.
  * Returns 0 or a DB error.
