@@ -68,11 +68,21 @@ SVC_STMT(STMT_AGENT_WKEY_INSERT,
 SVC_STMT(STMT_JOB_INSERT,
 	"INSERT INTO jobs (kind, payload, max_attempts, run_after, created_at, updated_at) "
 	"VALUES (?, ?, ?, " NOW ", " NOW ", " NOW ")")
+/* The oldest ready job: queued and due, or running with its lease run out. The index ix_jobs_ready (state,
+ * run_after, id) is forced: by itself the optimizer walks the primary key for ORDER BY id LIMIT 1, through
+ * every done job kept (EXPLAIN: type index, key PRIMARY), and FOR UPDATE locks each row it reads; with the
+ * index it reads the ready rows only (type range, key ix_jobs_ready, filesort over them). */
+#define JOB_READY_FROM "FROM jobs FORCE INDEX (ix_jobs_ready) " \
+	"WHERE ((state = 'queued' AND run_after <= " NOW ") OR (state = 'running' AND locked_until < " NOW ")) "
 SVC_STMT(STMT_JOB_PICK,
-	"SELECT id, kind, payload, attempts, max_attempts FROM jobs "
-	"WHERE (state = 'queued' AND run_after <= " NOW ") OR (state = 'running' AND locked_until < " NOW ") "
+	"SELECT id, kind, payload, attempts, max_attempts " JOB_READY_FROM
 	"ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED")
 SVC_COLS(JCOL_ID, JCOL_KIND, JCOL_PAYLOAD, JCOL_ATTEMPTS, JCOL_MAX_ATTEMPTS)
+/* the same, of the kinds of one lane (a comma-separated list, svc_jobs_take_as()): jobs of other kinds are
+ * passed over, however old; the columns are STMT_JOB_PICK's (JCOL_*) */
+SVC_STMT(STMT_JOB_PICK_KINDS,
+	"SELECT id, kind, payload, attempts, max_attempts " JOB_READY_FROM
+	"AND FIND_IN_SET(kind, ?) > 0 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED")
 SVC_STMT(STMT_JOB_LEASE,
 	"UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = " NOW " + INTERVAL ? SECOND, "
 	"locked_by = ?, updated_at = " NOW " WHERE id = ? "

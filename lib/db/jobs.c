@@ -14,8 +14,11 @@
 
 /*
  * The start time of process `pid` in clock ticks after boot (proc(5)
- * /proc/PID/stat field 22), or 0 when there is no such process. With the
- * pid it names one process: a pid reused later has another start time.
+ * /proc/PID/stat field 22), or 0 when there is no such process or it is a
+ * zombie (state Z or X, field 3: it has ended, and holds no job however long
+ * its parent leaves it unreaped; a lane whose supervisor was killed is
+ * reaped by PID 1, which in a container may never do it). With the pid it
+ * names one process: a pid reused later has another start time.
  */
 static uint64_t proc_start(uint64_t pid)
 {
@@ -32,7 +35,7 @@ static uint64_t proc_start(uint64_t pid)
 	fclose(f);
 	buf[n] = '\0';
 	/* the command name (field 2) may hold spaces and parentheses: count from its last ')' */
-	if (!(p = strrchr(buf, ')')))
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return 0;
 	for (field = 2; field < 22 && p; field++)
 		p = strchr(p + 1, ' ');
@@ -157,11 +160,33 @@ int svc_jobs_take(struct svc_db *db, unsigned lease_secs, struct svc_job *out)
 	memset(out, 0, sizeof *out);
 	if ((error = svc_jobs_owner(owner, sizeof owner)) < 0)
 		return error;
-	return svc_jobs_take_as(db, owner, lease_secs, out);
+	return svc_jobs_take_as(db, owner, NULL, lease_secs, out);
+}
+
+int svc_jobs_kinds(const struct svc_job_handler *table, size_t n, char *out, size_t max)
+{
+	size_t i, len = 0, k;
+
+	if (max == 0)
+		return SVC_E_TOO_LARGE;
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		k = strlen(table[i].kind);
+		if (strchr(table[i].kind, ','))
+			return SVC_E_VALIDATION;
+		if (len + (len > 0) + k + 1 > max)
+			return SVC_E_TOO_LARGE;
+		if (len > 0)
+			out[len++] = ',';
+		memcpy(out + len, table[i].kind, k + 1);
+		len += k;
+	}
+	return 0;
 }
 
 struct take {
 	const char *owner;
+	const char *kinds; /* NULL: any kind */
 	unsigned lease_secs;
 	struct svc_job *out;
 };
@@ -179,7 +204,8 @@ static int take_tx(struct svc_db *db, void *arg)
 
 	free(out->payload);
 	memset(out, 0, sizeof *out);
-	if ((error = svc_db_run(db, STMT_JOB_PICK, NULL, 0, &rows, NULL)) < 0)
+	p[0] = svc_dbv_str(t->kinds ? t->kinds : "");
+	if ((error = svc_db_run(db, t->kinds ? STMT_JOB_PICK_KINDS : STMT_JOB_PICK, p, t->kinds ? 1 : 0, &rows, NULL)) < 0)
 		goto done;
 	if (!rows || rows->nrows == 0) {
 		error = 0;
@@ -219,9 +245,10 @@ done:
 	return error;
 }
 
-int svc_jobs_take_as(struct svc_db *db, const char *owner, unsigned lease_secs, struct svc_job *out)
+int svc_jobs_take_as(struct svc_db *db, const char *owner, const char *kinds, unsigned lease_secs,
+		     struct svc_job *out)
 {
-	struct take t = { owner, lease_secs, out };
+	struct take t = { owner, kinds, lease_secs, out };
 	int error;
 
 	memset(out, 0, sizeof *out);
@@ -283,10 +310,14 @@ int svc_jobs_run_once(struct svc_db *db, const struct svc_job_handler *table, si
 		      unsigned lease_secs)
 {
 	struct svc_job job;
-	char msg[512];
+	char msg[512], owner[160], kinds[SVC_JOB_KIND_MAX * 32];
 	int error, rc;
 
-	if ((error = svc_jobs_take(db, lease_secs, &job)) <= 0)
+	memset(&job, 0, sizeof job);
+	if ((error = svc_jobs_kinds(table, n, kinds, sizeof kinds)) < 0 ||
+	    (error = svc_jobs_owner(owner, sizeof owner)) < 0)
+		return error;
+	if ((error = svc_jobs_take_as(db, owner, kinds, lease_secs, &job)) <= 0)
 		return error;
 	msg[0] = '\0';
 	rc = svc_jobs_dispatch(table, n, ctx, &job, msg, sizeof msg);

@@ -19,10 +19,18 @@
  * is ready again. So a job runs at least once; handlers must be safe to run
  * twice.
  *
- * Adding a kind: write a svc_job_fn, add { "kind", fn } to the table the
- * worker passes to svc_jobs_run_once() (tools/svc-worker.c), and enqueue
- * with svc_jobs_enqueue() from wherever the work arises (inside the caller's
- * transaction when it belongs to other writes).
+ * A worker's table of kinds is its lane: svc_jobs_run_once() takes only
+ * jobs of the kinds its table names, the oldest first, and passes over the
+ * others however old they are, so the quick lane's mail never waits behind
+ * the slow lane's builds (tools/svc-worker.c runs one process per lane,
+ * docs/operations.md "The background worker"). A job of a kind no lane
+ * names stays queued (a newer svc's kind, for a worker that knows it).
+ *
+ * Adding a kind: write a svc_job_fn, add { "kind", fn } to the table of its
+ * lane in tools/svc-worker.c (quick: what a person waits for and that takes
+ * a second or so; slow: builds, renders, model turns, network transfers),
+ * and enqueue with svc_jobs_enqueue() from wherever the work arises (inside
+ * the caller's transaction when it belongs to other writes).
  */
 
 #define SVC_JOB_KIND_MAX 64
@@ -86,8 +94,23 @@ int svc_jobs_enqueue(struct svc_db *db, const char *kind, const char *payload, u
  */
 int svc_jobs_take(struct svc_db *db, unsigned lease_secs, struct svc_job *out);
 
-/* svc_jobs_take() leasing to `owner` ("host:pid:start", at most 159 bytes) instead of this process. */
-int svc_jobs_take_as(struct svc_db *db, const char *owner, unsigned lease_secs, struct svc_job *out);
+/*
+ * svc_jobs_take() leasing to `owner` ("host:pid:start", at most 159 bytes)
+ * instead of this process, and taking only a job whose kind is in `kinds`,
+ * a comma-separated list of kinds ("auth.reset_mail,sites.write", as
+ * svc_jobs_kinds() writes it; FIND_IN_SET), or of any kind when `kinds` is
+ * NULL. The oldest ready job of those kinds comes first.
+ */
+int svc_jobs_take_as(struct svc_db *db, const char *owner, const char *kinds, unsigned lease_secs,
+		     struct svc_job *out);
+
+/*
+ * Writes the kinds `table` names (`n` entries) into out (`max` bytes) as the
+ * comma-separated list svc_jobs_take_as() takes ("" for none). Returns 0,
+ * SVC_E_TOO_LARGE when they do not fit, or SVC_E_VALIDATION for a kind that
+ * holds a comma (it could not be told apart in the list).
+ */
+int svc_jobs_kinds(const struct svc_job_handler *table, size_t n, char *out, size_t max);
 
 /* Marks job `id` done. Errors: DB errors. */
 int svc_jobs_finish(struct svc_db *db, int64_t id);
@@ -121,9 +144,10 @@ int svc_jobs_owner(char *out, size_t max);
 
 /*
  * Hands back the running jobs leased by a worker of this host that is gone
- * (its pid is not running, or runs another process): their lease ends now,
- * so the next svc_jobs_take() anywhere takes them, instead of after
- * `lease_secs` (a worker killed by SIGKILL or the OOM killer). Workers of
+ * (its pid is not running, is a zombie not yet reaped, or runs another
+ * process): their lease ends now, so the next svc_jobs_take() anywhere
+ * takes them, instead of after `lease_secs` (a worker killed by SIGKILL or
+ * the OOM killer; a lane of svc-worker, whose own lane takes them back). Workers of
  * other hosts are left to their lease. Called by svc-worker when it starts
  * and every half minute. *out_released (may be NULL) gets how many.
  * Returns 0 or a DB error.
@@ -131,10 +155,12 @@ int svc_jobs_owner(char *out, size_t max);
 int svc_jobs_recover(struct svc_db *db, unsigned *out_released);
 
 /*
- * The worker's step: takes one job, dispatches it, and finishes or fails
- * it (retry delay 5 s times the attempt number; a job of an unknown kind
- * fails for good). Returns 1 when a job ran (whatever its outcome), 0 when
- * none was ready, or a DB error.
+ * The worker's step for one lane: takes the oldest ready job of a kind that
+ * `table` (`n` entries) names (jobs of other kinds are left to the lanes
+ * that run them), dispatches it, and finishes or fails it (retry delay 5 s
+ * times the attempt number). Returns 1 when a job ran (whatever its
+ * outcome), 0 when none of these kinds was ready, SVC_E_TOO_LARGE or
+ * SVC_E_VALIDATION for a table svc_jobs_kinds() refuses, or a DB error.
  */
 int svc_jobs_run_once(struct svc_db *db, const struct svc_job_handler *table, size_t n, void *ctx,
 		      unsigned lease_secs);

@@ -702,7 +702,8 @@ int svc_domains_recheck_due(struct svc_db *db, const struct svc_config *cfg)
 			goto done;
 		n++;
 	}
-	if ((err = svc_sites_write(db, cfg, NULL)) < 0)
+	/* the includes are written by one process of a worker (its quick lane), which alone knows what it applied */
+	if (n > 0 && (err = svc_sites_queue(db)) < 0)
 		goto done;
 	err = n;
 done:
@@ -934,7 +935,9 @@ static int run_reload(const char *cmd)
  * The includes (SHA-256 of both) that this process last saw applied on its host: reloaded by
  * it, or already there when it first looked. With SVC_SITES_DIR on storage that several hosts
  * share, another host's worker may have rewritten the files; this host's web server still
- * wants its reload (issue 19).
+ * wants its reload (issue 19). Of svc-worker's lanes only the quick one writes them (its
+ * sites.write and domains.verify jobs, and its look every SVC_DOMAIN_POLL_INTERVAL): a second
+ * writer on the host would reload again for what the first applied.
  */
 static char host_applied[65];
 

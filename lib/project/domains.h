@@ -157,10 +157,13 @@ int svc_domain_check(struct svc_db *db, const struct svc_config *cfg, const char
 		     int *out_served_changed);
 
 /*
- * svc-worker's round: checks every domain whose next check is due (at most
- * 20, each claimed first so two workers never check one domain at once),
- * then rewrites the includes (svc_sites_write()). Returns the number of
- * domains checked, or a DB error.
+ * svc-worker's round (its slow lane's): checks every domain whose next check
+ * is due (at most 20, each claimed first so two workers never check one
+ * domain at once), then, when it checked one, queues SVC_JOB_SITES_WRITE
+ * (svc_sites_queue()): the includes are written by the worker's quick lane,
+ * which also calls svc_sites_write() every SVC_DOMAIN_POLL_INTERVAL, so one
+ * process per worker holds what it last applied and no reload is doubled.
+ * Returns the number of domains checked, or a DB error.
  */
 int svc_domains_recheck_due(struct svc_db *db, const struct svc_config *cfg);
 

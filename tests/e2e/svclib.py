@@ -409,6 +409,34 @@ def sql(query):
     return out.stdout
 
 
+def worker_pid():
+    """The pid of the stack's svc-worker (its supervisor, tools/svc-worker.c), or None."""
+    try:
+        with open(os.path.join(os.path.dirname(TEST_CONFIG), "run", "svc-worker.pid")) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def worker_lanes(pid):
+    """{lane: pid} of the lanes of svc-worker `pid`: its children named svc-lane-<lane> ("quick", "slow";
+    docs/operations.md "The background worker")."""
+    lanes = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.find("(") + 1:stat.rfind(")")]
+        rest = stat[stat.rfind(")") + 1:].split()
+        if len(rest) > 1 and rest[0] != "Z" and rest[1] == str(pid) and comm.startswith("svc-lane-"):
+            lanes[comm[len("svc-lane-"):]] = int(p)
+    return lanes
+
+
 def b64url(data):
     """base64url of bytes without padding (RFC 4648 section 5), as text."""
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()

@@ -21,7 +21,7 @@ from svclib import (APP_URL, NOPROVIDER_BASE_URL, api, check, finish, is_error, 
                     signup, sql)
 
 VBASE = NOPROVIDER_BASE_URL
-MAIL_WAIT = 120  # svc-worker runs one job at a time; a build or a thumbnail may be ahead of the mail
+MAIL_WAIT = 120  # generous: svc-worker's quick lane sends within seconds (test_worker_lanes.py), a loaded CI machine
 
 
 def su(email, password="pw-" + secrets.token_hex(8), name="Verified", headers=None):

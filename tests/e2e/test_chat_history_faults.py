@@ -13,8 +13,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agentlib import double_requests, fresh_project, reset_double, send  # noqa: E402
-from svclib import (TEST_CONFIG, SSEError, api, check, created_id, finish, is_error, items_of, setting, signup,  # noqa: E402
-                    sql, timeline, types_of)
+from svclib import (SSEError, api, check, created_id, finish, is_error, items_of, setting, signup,  # noqa: E402
+                    sql, timeline, types_of, worker_lanes, worker_pid)
 
 DB_TIMEOUT = int(setting("SVC_DB_TIMEOUT") or 5)
 LIMIT = DB_TIMEOUT + 3.0
@@ -94,9 +94,10 @@ def main():
 
     # ---- a queued first prompt whose history cannot be read runs again later, with it. svc-worker is
     # paused while the project is created (creating its chat waits for the lock too: chat_summaries has a
-    # foreign key on chats), then meets the lock.
-    with open(os.path.join(os.path.dirname(TEST_CONFIG), "run", "svc-worker.pid")) as f:
-        worker = int(f.read().strip())
+    # foreign key on chats), then meets the lock. svc-worker's slow lane runs first prompts (stopping the
+    # lanes' supervisor would not stop it).
+    worker = worker_lanes(worker_pid()).get("slow")
+    check("test_chat_history_job_worker_lane_found", worker is not None, worker_pid())
     os.kill(worker, signal.SIGSTOP)
     try:
         r = api("POST", "/workspaces/%s/projects" % acct.workspace_id,

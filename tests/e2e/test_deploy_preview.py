@@ -22,7 +22,8 @@ def pget(url, path="/"):
 
 def wait_for(url, pred, path="/", secs=240.0):
     """GETs the preview until pred(answer) holds or `secs` pass; returns the last answer. The builds wait in
-    svc-worker's one queue behind the other tests' jobs (thumbnails, the endless build of SVC_BUILD_WALL_SECS), hence the minutes."""
+    svc-worker's slow lane behind the other tests' jobs (thumbnails, first prompts, the endless build of
+    SVC_BUILD_WALL_SECS), hence the minutes."""
     end = time.monotonic() + secs
     while True:
         r = pget(url, path)

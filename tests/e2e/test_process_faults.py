@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (TEST_CONFIG, api, check, created_id, default_chat_id, finish, items_of,  # noqa: E402
-                    signup, sql, timeline, types_of)
+                    signup, sql, timeline, types_of, worker_lanes, worker_pid)
 
 VAR = os.path.dirname(TEST_CONFIG)
 BACK_WITHIN = 3.0
@@ -131,25 +131,19 @@ def test_responders(acct):
           % (killed, len(acked), len(errors), back if back is not None else -1))
 
 
-def worker_pid():
-    try:
-        with open(os.path.join(VAR, "run", "svc-worker.pid")) as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
 def restart_like(pid):
-    """Kills pid with SIGKILL and starts its command line again with its environment (as systemd's
-    Restart= would). Returns the new pid."""
+    """Kills pid with SIGKILL (its lanes go with it) and starts its command line again with its environment
+    (as systemd's Restart= would). Returns the new pid."""
     cmd = [a.decode() for a in proc_cmdline(pid) if a]
     with open("/proc/%d/environ" % pid, "rb") as f:
         env = dict(e.decode().split("=", 1) for e in f.read().split(b"\0") if b"=" in e)
+    lanes = list(worker_lanes(pid).values())
     os.kill(pid, signal.SIGKILL)
-    for _ in range(100):
-        if not os.path.exists("/proc/%d" % pid) or proc_ppid(pid) in (-1, 1) and _zombie(pid):
-            break
-        time.sleep(0.05)
+    for p in [pid] + lanes:
+        for _ in range(100):
+            if not os.path.exists("/proc/%d" % p) or proc_ppid(p) in (-1, 1) and _zombie(p):
+                break
+            time.sleep(0.05)
     log = open(os.path.join(VAR, "logs", "svc-worker.log"), "ab")
     child = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     with open(os.path.join(VAR, "run", "svc-worker.pid"), "w") as f:
@@ -171,44 +165,43 @@ def job_row(project_id):
     return out.split("\t") if out else None
 
 
-def test_worker(acct):
-    """svc-worker killed in the middle of a first prompt's turn: restarted, it runs the turn again at once."""
-    pid = worker_pid()
-    if not pid or not os.path.exists("/proc/%d" % pid):
-        check("test_process_faults_found_worker", False, pid)
-        return
-    check("test_process_faults_found_worker", True)
+def first_prompt_running(acct, name, pid, check_name):
+    """Creates a project whose first prompt takes ten seconds (check_name: it was acknowledged) and waits
+    until svc-worker `pid`'s slow lane runs it (its lease names the lane's process). Returns (project id,
+    job row or None)."""
     r = api("POST", "/workspaces/%s/projects" % acct.workspace_id,
-            {"name": "Worker fault", "template": "blank", "prompt": "very slow please"}, token=acct.token)
+            {"name": name, "template": "blank", "prompt": "very slow please"}, token=acct.token)
     project_id = created_id(r)
-    check("test_process_faults_first_prompt_acknowledged", r.status == 201 and project_id, r)
-    if not project_id:
-        return
-    # wait until the worker has the job running (its lease names it)
+    check(check_name, r.status == 201 and project_id, r)
     row = None
     t0 = time.monotonic()
+    while project_id and time.monotonic() - t0 < 30:
+        row = job_row(project_id)
+        slow = worker_lanes(pid).get("slow")
+        if slow and row and row[1] == "running" and (":%d:" % slow) in row[3]:
+            return project_id, row
+        time.sleep(0.1)
+    return project_id, None
+
+
+def taken_again(project_id, pid, old_lane):
+    """Seconds until the first prompt's job runs in a slow lane of svc-worker `pid` other than process old_lane
+    (or is done), at most 30; None when it was not. Returns (seconds, job row)."""
+    t0 = time.monotonic()
+    row = None
     while time.monotonic() - t0 < 30:
         row = job_row(project_id)
-        if row and row[1] == "running" and (":%d:" % pid) in row[3]:
-            break
-        time.sleep(0.1)
-    check("test_process_faults_worker_took_the_job", row and row[1] == "running" and (":%d:" % pid) in row[3], row)
-    time.sleep(1.0)  # inside the ten-second turn
-    new_pid = restart_like(pid)
-    t_kill = time.monotonic()
-    again = None
-    while time.monotonic() - t_kill < 30:
-        row = job_row(project_id)
-        if row and row[1] == "running" and (":%d:" % new_pid) in row[3]:
-            again = time.monotonic() - t_kill
-            break
+        slow = worker_lanes(pid).get("slow")
+        if row and row[1] == "running" and slow and slow != old_lane and (":%d:" % slow) in row[3]:
+            return time.monotonic() - t0, row
         if row and row[1] == "done":
-            again = time.monotonic() - t_kill
-            break
+            return time.monotonic() - t0, row
         time.sleep(0.1)
-    check("test_process_faults_worker_job_taken_again_within_3_s", again is not None and again <= BACK_WITHIN,
-          (again, row))
-    # the turn ends, once: the acknowledged prompt was not lost, and was not answered twice
+    return None, row
+
+
+def turn_completes_once(acct, project_id, what):
+    """The turn ends, once: the acknowledged prompt was not lost, and was not answered twice; both attempts counted."""
     chat = default_chat_id(acct, project_id)
     done = False
     events = []
@@ -220,16 +213,66 @@ def test_worker(acct):
             break
         time.sleep(0.5)
     row = job_row(project_id)
-    check("test_process_faults_worker_turn_completed", done and row and row[1] == "done", (row, types_of(events)[-8:]))
+    check("test_process_faults_%s_turn_completed" % what, done and row and row[1] == "done", (row, types_of(events)[-8:]))
     users = [e for e in events if e.get("type") == "user.message"]
-    check("test_process_faults_worker_prompt_stored_once", len(users) == 1, len(users))
-    check("test_process_faults_worker_counted_both_attempts", row and row[2] == "2", row)
+    check("test_process_faults_%s_prompt_stored_once" % what, len(users) == 1, len(users))
+    check("test_process_faults_%s_counted_both_attempts" % what, row and row[2] == "2", row)
+
+
+def killed_mid_turn(acct, pid, what, ack_name, kill):
+    """A ten-second first prompt in svc-worker `pid`'s slow lane, and kill() one second into it (it returns
+    the worker's pid afterwards and the lane process that must not run the job again, or None): the job is
+    taken again within BACK_WITHIN and the turn completes once. Returns the seconds it took, or None."""
+    project_id, row = first_prompt_running(acct, what.capitalize() + " fault", pid, ack_name)
+    check("test_process_faults_%s_took_the_job" % what, row is not None, job_row(project_id) if project_id else None)
+    if not row:
+        return None
+    time.sleep(1.0)  # inside the ten-second turn
+    new_pid, old_lane = kill()
+    again, row = taken_again(project_id, new_pid, old_lane)
+    check("test_process_faults_%s_job_taken_again_within_3_s" % what, again is not None and again <= BACK_WITHIN,
+          (again, row, worker_lanes(new_pid)))
+    turn_completes_once(acct, project_id, what)
+    return again
+
+
+def test_worker_lane(acct):
+    """svc-worker's slow lane killed in the middle of a first prompt's turn: its supervisor starts the lane
+    again, which runs the turn again at once; the quick lane ran on untouched (docs/operations.md "The
+    background worker")."""
+    pid = worker_pid()
+    lanes = worker_lanes(pid) if pid else {}
+    check("test_process_faults_worker_runs_a_process_per_lane", sorted(lanes) == ["quick", "slow"], lanes)
+    if sorted(lanes) != ["quick", "slow"]:
+        return
+
+    def kill_lane():
+        slow = worker_lanes(pid).get("slow")
+        os.kill(slow, signal.SIGKILL)
+        return pid, slow
+
+    again = killed_mid_turn(acct, pid, "lane", "test_process_faults_lane_first_prompt_acknowledged", kill_lane)
+    check("test_process_faults_lane_restart_left_the_other_lane", worker_lanes(pid).get("quick") == lanes["quick"],
+          (lanes, worker_lanes(pid)))
+    print("# lane: job taken again %.2f s after the slow lane's SIGKILL" % (again if again is not None else -1))
+
+
+def test_worker(acct):
+    """svc-worker killed in the middle of a first prompt's turn: restarted, it runs the turn again at once."""
+    pid = worker_pid()
+    if not pid or not os.path.exists("/proc/%d" % pid):
+        check("test_process_faults_found_worker", False, pid)
+        return
+    check("test_process_faults_found_worker", True)
+    again = killed_mid_turn(acct, pid, "worker", "test_process_faults_first_prompt_acknowledged",
+                            lambda: (restart_like(pid), None))
     print("# worker: job taken again %.2f s after SIGKILL and restart" % (again if again is not None else -1))
 
 
 def main():
     acct = signup(tag="procfault")
     test_responders(acct)
+    test_worker_lane(acct)
     test_worker(acct)
     return finish()
 
