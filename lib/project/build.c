@@ -475,7 +475,8 @@ static int build_deps(const struct svc_build_opts *o, const char *dir, const cha
 {
 	struct deps_run_ctx c = { o, dir, top, deadline_ms, log, arg };
 	struct svc_deps_opts d = { o->data_dir, o->npm, o->npm_modules_max_mb, o->npm_cache_max_mb, o->uid,
-				   o->disk_mb, o->registry, o->network, o->scripts, o->workspace_id };
+				   o->disk_mb, o->registry, o->network, o->scripts, o->workspace_id, o->cancel,
+				   o->cancel_arg };
 
 	return svc_deps_prepare(&d, dir, deps_run, &c, log, arg, out, why, why_max);
 }
