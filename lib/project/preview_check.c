@@ -250,14 +250,17 @@ static void build_line(struct build_parse *b, char *l, const char *root, struct 
 
 	if (b->esbuild[0]) {
 		/* esbuild's own: "✘ [ERROR] message", a blank line, then "    src/App.tsx:7:46:" */
+		int placed;
 		if (!l[0])
 			return;
-		if (l[strlen(l) - 1] == ':' && build_add(r, l, b->esbuild, root)) {
+		placed = l[strlen(l) - 1] == ':' && build_add(r, l, b->esbuild, root);
+		b->esbuild[0] = '\0';
+		if (placed) {
 			b->found++;
 			b->pending[0] = '\0';
+			return;
 		}
-		b->esbuild[0] = '\0';
-		return;
+		/* no place given: the line is one of its own */
 	}
 	if ((at = strstr(l, ": ERROR: "))) {
 		/* esbuild (Vite's [vite:esbuild] too): "/build/src/App.tsx:7:46: ERROR: Expected ..." */

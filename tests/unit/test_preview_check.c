@@ -304,6 +304,7 @@ static void test_preview_check_build_log_without_a_file(void)
 				  "npm error A complete log of this run can be found in: /build/.svc-home/x.log\n"
 				  "npm ci exited with status 1\n";
 	static const char plain[] = "$ npm run build (no network)\nSegmentation fault\nnpm run build exited with status 139\n";
+	static const char unplaced[] = "\xe2\x9c\x98 [ERROR] Cannot use JSX\nerror during build:\nboom\nfile: /build/src/d.tsx:2:3\n";
 	struct svc_check_report r;
 	char big[3000];
 
@@ -326,6 +327,13 @@ static void test_preview_check_build_log_without_a_file(void)
 	CU_ASSERT_EQUAL_FATAL(r.nerrors, 1);
 	CU_ASSERT_EQUAL(strlen(r.errors[0].message), SVC_CHECK_MESSAGE_MAX - 1);
 	CU_ASSERT_STRING_EQUAL(r.errors[0].source, "src/a.ts");
+	/* esbuild's message whose next line is no place: that line is read for itself */
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_EQUAL(svc_preview_check_build_log(unplaced, strlen(unplaced), "/build/", &r), 1);
+	CU_ASSERT_EQUAL_FATAL(r.nerrors, 1);
+	CU_ASSERT_STRING_EQUAL(r.errors[0].message, "boom");
+	CU_ASSERT_STRING_EQUAL(r.errors[0].source, "src/d.tsx");
+	CU_ASSERT_EQUAL(r.errors[0].line, 2);
 }
 
 SVC_TEST_SUITE(preview_check)
