@@ -133,9 +133,9 @@ static void first_line(const char *text, char *out, size_t max)
 #define BUILD_LINE_MAX 2048 /* bytes of one line of a build's output looked at */
 
 /*
- * The line `p` (`len` bytes) into out (max bytes) without ANSI escapes (ESC '[' parameters and a
- * final byte; the "?[...m" svc_publish_clean_text() makes of a colour) and without the white space
- * around it.
+ * The line `p` (`len` bytes) into out (max bytes, cut at a UTF-8 boundary) without ANSI escapes
+ * (ESC '[' parameters and a final byte; the "?[...m" svc_publish_clean_text() makes of a colour)
+ * and without the white space around it.
  */
 static void plain_line(const char *p, size_t len, char *out, size_t max)
 {
@@ -152,6 +152,8 @@ static void plain_line(const char *p, size_t len, char *out, size_t max)
 		}
 		out[o++] = p[i++];
 	}
+	if (i < len) /* cut: not inside a UTF-8 sequence (out[o] is not read) */
+		o = svc_utf8_cut(out, o + 1, o);
 	out[o] = '\0';
 	while (o && (out[o - 1] == ' ' || out[o - 1] == '\t' || out[o - 1] == '\r'))
 		out[--o] = '\0';
@@ -205,9 +207,16 @@ static int build_loc(const char *s, const char *root, char *path, size_t max, in
 			n = (size_t)(c2 - 1 - s);
 		}
 	}
-	cut = root && *root && n > strlen(root) && strncmp(s, root, strlen(root)) == 0 ? strlen(root) : 0;
-	if (n - cut > 2 && s[cut] == '.' && s[cut + 1] == '/')
-		cut += 2;
+	/* the project's path: the sandbox's root and "./" off its front, however they come ("./", ".//build/x") */
+	for (cut = 0;;) {
+		size_t rl = root ? strlen(root) : 0;
+		if (rl && n - cut >= rl && strncmp(s + cut, root, rl) == 0)
+			cut += rl;
+		else if (n - cut > 2 && s[cut] == '.' && s[cut + 1] == '/')
+			cut += 2;
+		else
+			break;
+	}
 	if (n <= cut || n - cut >= max)
 		return -1;
 	for (i = cut; i < n; i++)

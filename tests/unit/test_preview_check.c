@@ -307,6 +307,7 @@ static void test_preview_check_build_log_without_a_file(void)
 	static const char unplaced[] = "\xe2\x9c\x98 [ERROR] Cannot use JSX\nerror during build:\nboom\nfile: /build/src/d.tsx:2:3\n";
 	struct svc_check_report r;
 	char big[3000];
+	size_t i;
 
 	memset(&r, 0, sizeof r);
 	CU_ASSERT_EQUAL(svc_preview_check_build_log(npm, strlen(npm), "/build/", &r), 1);
@@ -327,6 +328,14 @@ static void test_preview_check_build_log_without_a_file(void)
 	CU_ASSERT_EQUAL_FATAL(r.nerrors, 1);
 	CU_ASSERT_EQUAL(strlen(r.errors[0].message), SVC_CHECK_MESSAGE_MAX - 1);
 	CU_ASSERT_STRING_EQUAL(r.errors[0].source, "src/a.ts");
+	/* a line longer than is read, of two-byte characters: cut between them, never inside one */
+	memset(&r, 0, sizeof r);
+	memcpy(big, "src/b.ts:1:1: ERROR: xy", 23); /* 2 + 2n bytes of message: its 511th is inside a character */
+	for (i = 23; i + 2 < sizeof big; i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);
+	CU_ASSERT_EQUAL(svc_preview_check_build_log(big, i, "/build/", &r), 1);
+	CU_ASSERT_EQUAL_FATAL(r.nerrors, 1);
+	CU_ASSERT(svc_utf8_valid(r.errors[0].message, strlen(r.errors[0].message)));
 	/* esbuild's message whose next line is no place: that line is read for itself */
 	memset(&r, 0, sizeof r);
 	CU_ASSERT_EQUAL(svc_preview_check_build_log(unplaced, strlen(unplaced), "/build/", &r), 1);
