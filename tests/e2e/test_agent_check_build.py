@@ -13,6 +13,7 @@ from agentlib import double_requests, fresh_project, last_user_text, reset_doubl
 from svclib import DATA_DIR, PROVIDER_URL, api, check, finish, signup, types_of  # noqa: E402
 
 PREFIX = "The preview shows these errors after your changes:"
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "templates")
 
 
 def of_type(events, t):
@@ -103,6 +104,9 @@ def test_stop_during_build(acct, pid, chat):
           not of_type(events, "check.result") and not check_trees(pid), (types_of(events), check_trees(pid)))
     check("test_agent_check_build_a_stopped_turn_keeps_its_files",
           last.get("filesChanged") is True and "UNTIL" in file_text(acct, pid, "vite.config.ts"), last)
+    # the template's vite.config.ts again, so the preview builds svc-worker runs next do not wait in it
+    with open(os.path.join(TEMPLATES, "react", "vite.config.ts"), encoding="utf-8") as f:
+        api("PUT", "/projects/%s/files/vite.config.ts" % pid, {"content": f.read(), "overwrite": True}, token=acct.token)
 
 
 def main():
