@@ -20,7 +20,8 @@ struct svc_check_error {
 	char kind[16];                        /* "exception", "rejection", "console", "request" or "build" */
 	char message[SVC_CHECK_MESSAGE_MAX];  /* the error's first line: "Uncaught TypeError: x is not a function",
 					       * "GET /missing.png: 404" */
-	char source[SVC_CHECK_SOURCE_MAX];    /* the preview's path of the file it came from ("/app.js"), "" unknown */
+	char source[SVC_CHECK_SOURCE_MAX];    /* the preview's path of the file it came from ("/app.js"); for "build"
+					       * the project's path ("src/App.tsx"); "" unknown */
 	int line;                             /* 1-based line in source, 0 unknown */
 };
 
