@@ -68,11 +68,13 @@ char *svc_agent_check_message(struct json_object *ev)
 	struct json_object *errors = errors_of(ev), *v = NULL;
 	struct svc_buf b;
 	size_t i, n = errors ? json_object_array_length(errors) : 0;
-	int err;
+	int err, build = 0;
 
 	svc_buf_init(&b, 64 * 1024);
 	err = svc_buf_adds(&b, SVC_AGENT_CHECK_PREFIX "\n");
 	for (i = 0; err == 0 && i < n; i++) {
+		const char *kind = svc_json_str(json_object_array_get_idx(errors, i), "kind");
+		build |= kind && strcmp(kind, "build") == 0;
 		err = svc_buf_adds(&b, "- ");
 		if (err == 0)
 			err = describe(&b, json_object_array_get_idx(errors, i));
@@ -81,7 +83,10 @@ char *svc_agent_check_message(struct json_object *ev)
 	}
 	if (err == 0 && json_object_object_get_ex(ev, "more", &v) && json_object_get_int64(v) > 0)
 		err = svc_buf_addf(&b, "- and %lld more\n", (long long)json_object_get_int64(v));
-	if (err == 0)
+	if (err == 0 && build)
+		err = svc_buf_adds(&b, "Fix these errors in the project's files. The project is built (npm run build) "
+				       "before its page is loaded: while the build fails there is no page to show.");
+	else if (err == 0)
 		err = svc_buf_adds(&b, "Fix these errors in the project's files. The page is loaded from index.html; "
 				       "the screenshot, when there is one, shows it as it is now.");
 	if (err < 0) {

@@ -24,8 +24,10 @@ struct json_object *svc_agent_check_event(const struct svc_check_report *r, cons
 /*
  * The fix round's user message from a check.result payload `ev`:
  * SVC_AGENT_CHECK_PREFIX, then one line per error ("- exception in
- * /app.js line 4: Uncaught TypeError: ..."), then what to do. malloc'd
- * (the caller frees it); NULL when out of memory.
+ * /app.js line 4: Uncaught TypeError: ...", "- build in src/App.tsx line 7:
+ * ..."), then what to do (with a build error: that the project is built
+ * before its page is loaded). malloc'd (the caller frees it); NULL when out
+ * of memory.
  */
 char *svc_agent_check_message(struct json_object *ev);
 

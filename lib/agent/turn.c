@@ -603,7 +603,8 @@ static int check_once(struct svc_agent_chat *t, unsigned round, unsigned rounds,
 
 	memset(&r, 0, sizeof r);
 	note[0] = '\0';
-	err = svc_preview_check(t->cfg, t->dir, (long)t->cfg->agent_check_secs * 1000, tick, t, &r, why, sizeof why);
+	err = svc_preview_check(t->db, t->cfg, t->spec.project_id, t->spec.workspace_id, t->dir,
+				(long)t->cfg->agent_check_secs * 1000, tick, t, &r, why, sizeof why);
 	if (err != 0) {
 		svc_preview_check_dispose(&r);
 		if (err == SVC_E_CLIENT_GONE || err == SVC_E_CANCELLED)

@@ -72,6 +72,7 @@ struct svc_config {
 	uint64_t agent_instructions_max; /* SVC_AGENT_INSTRUCTIONS_MAX_BYTES: bytes of AGENTS.md and of the workspace's instructions, default 16 KiB */
 	/* the agent looks at its work (issue 29, docs/agent.md "The preview check") */
 	unsigned agent_check_secs;     /* SVC_AGENT_CHECK_SECS: seconds one preview check may take, default 20; 0 = no check */
+	unsigned agent_check_build_secs; /* SVC_AGENT_CHECK_BUILD_SECS: seconds a package.json project's build before its check may take, default 120 */
 	unsigned agent_fix_rounds;     /* SVC_AGENT_FIX_ROUNDS: fix rounds a turn may run on the check's errors, default 2 */
 	int agent_check_images;        /* SVC_AGENT_CHECK_IMAGES: 1 (default): the screenshot goes to the model with the errors */
 	const char *encryption_key;    /* ENCRYPTION_KEY: 64 hex digits (AES-256 instance key); "" = none (lib/auth/crypto.h) */

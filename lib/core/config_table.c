@@ -116,6 +116,8 @@ static const struct svc_setting table[] = {
 	/* the agent looks at its work: the preview check and its fix rounds (issue 29) */
 	SOFT("SVC_AGENT_CHECK_SECS", SVC_SET_UINT, agent_check_secs, "20", 0, 300, "seconds",
 	     "seconds a preview check after a build turn may take; 0: no check"),
+	SOFT("SVC_AGENT_CHECK_BUILD_SECS", SVC_SET_UINT, agent_check_build_secs, "120", 1, 3600, "seconds",
+	     "seconds the build of a package.json project before its preview check may take, install included"),
 	SOFT("SVC_AGENT_FIX_ROUNDS", SVC_SET_UINT, agent_fix_rounds, "2", 0, 10, "rounds",
 	     "rounds a turn may spend fixing the errors its preview check found"),
 	SOFT("SVC_AGENT_CHECK_IMAGES", SVC_SET_BOOL, agent_check_images, "1", 0, 1, NULL,

@@ -49,6 +49,8 @@ void svc_build_opts_load(const struct svc_config *cfg, int scripts, struct svc_b
 	out->npm_modules_max_mb = cfg->npm_modules_max_mb;
 	out->npm_cache_max_mb = cfg->npm_cache_max_mb;
 	out->workspace_id = NULL;
+	out->cancel = NULL;
+	out->cancel_arg = NULL;
 	memcpy(out->run_name, "build-", 6);
 	if (svc_random_hex(out->run_name + 6, 8) < 0)
 		snprintf(out->run_name + 6, sizeof out->run_name - 6, "%ld", (long)getpid());
@@ -367,6 +369,8 @@ static void step_spec(const struct svc_build_opts *o, const char *dir, const str
 	sp->deadline_ms = deadline;
 	sp->log = log;
 	sp->log_arg = arg;
+	sp->cancel = o->cancel;
+	sp->cancel_arg = o->cancel_arg;
 }
 
 /* Runs step `s`; 0 when it succeeded, else the reason in `why` and SVC_E_VALIDATION / _UNAVAILABLE / _INTERNAL. */
@@ -391,6 +395,11 @@ static int run_one(const struct svc_build_opts *o, const char *dir, const char *
 				 err_why, err_why[0] ? ")" : "");
 		svc_deps__say(log, arg, "%s\n", why);
 		return err == SVC_E_VALIDATION ? SVC_E_INTERNAL : err;
+	}
+	if (r.limit == SVC_SANDBOX_LIMIT_STOPPED) {
+		snprintf(why, why_max, "the build was stopped");
+		svc_deps__say(log, arg, "%s\n", why);
+		return SVC_E_CANCELLED;
 	}
 	if (r.limit == SVC_SANDBOX_LIMIT_TIME && r.status == -1)
 		snprintf(why, why_max, "the build ran out of time (%u s)", o->wall_secs);
@@ -466,7 +475,8 @@ static int build_deps(const struct svc_build_opts *o, const char *dir, const cha
 {
 	struct deps_run_ctx c = { o, dir, top, deadline_ms, log, arg };
 	struct svc_deps_opts d = { o->data_dir, o->npm, o->npm_modules_max_mb, o->npm_cache_max_mb, o->uid,
-				   o->disk_mb, o->registry, o->network, o->scripts, o->workspace_id };
+				   o->disk_mb, o->registry, o->network, o->scripts, o->workspace_id, o->cancel,
+				   o->cancel_arg };
 
 	return svc_deps_prepare(&d, dir, deps_run, &c, log, arg, out, why, why_max);
 }

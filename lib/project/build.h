@@ -34,6 +34,10 @@ struct svc_build_opts {
 	unsigned npm_modules_max_mb; /* SVC_NPM_MODULES_MAX_MB: the store's bound, MiB; 0 no store */
 	unsigned npm_cache_max_mb;   /* SVC_NPM_CACHE_MAX_MB: the shared npm cache's bound, MiB */
 	const char *workspace_id;    /* the project's workspace (the caller sets it: the key of a scripted install) */
+	/* NULL (svc_build_opts_load()), or asked about every 200 ms while a step runs: a non-zero answer stops
+	   the step at once and the build ends SVC_E_CANCELLED (the caller sets it: a turn's Stop) */
+	int (*cancel)(void *arg);
+	void *cancel_arg;
 };
 
 /*
@@ -73,6 +77,7 @@ typedef void (*svc_build_log_fn)(void *arg, const char *text, size_t len);
  * status 1", "the build used more than 2048 MB of memory" (or processes,
  * disk), "the build ran out of time (600 s)", "the dependency \"x\" is not
  * from the registry: ...", "the build made no dist/ directory";
+ * SVC_E_CANCELLED when o->cancel stopped it ("the build was stopped");
  * SVC_E_UNAVAILABLE when this host cannot contain builds ("svc refuses to
  * build: no cgroup hierarchy ..."); SVC_E_INTERNAL when the host could not
  * run it (logged, `why` says so too). When the project had no lockfile,

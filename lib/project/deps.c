@@ -310,7 +310,8 @@ static int lock_key(const char *locks_dir, const char *key, int how)
  * stored when its turn comes. Says so in the log when it waits. Returns the descriptor (close() releases it)
  * or SVC_E_INTERNAL.
  */
-static int install_lock(const char *locks_dir, const char *key, svc_deps_log_fn log, void *arg)
+static int install_lock(const struct svc_deps_opts *d, const char *locks_dir, const char *key, svc_deps_log_fn log,
+			void *arg)
 {
 	char name[SVC_DEPS_KEY_HEX + 16];
 	int fd;
@@ -319,7 +320,17 @@ static int install_lock(const char *locks_dir, const char *key, svc_deps_log_fn 
 	if ((fd = lock_key(locks_dir, name, LOCK_EX | LOCK_NB)) != SVC_E_CONFLICT)
 		return fd;
 	svc_deps__say(log, arg, "waiting for another build's install of the same dependencies (%.12s)\n", key);
-	return lock_key(locks_dir, name, LOCK_EX);
+	if (!d->cancel)
+		return lock_key(locks_dir, name, LOCK_EX);
+	/* a build that may be stopped (a turn's preview check) asks between tries */
+	for (;;) {
+		struct timespec ts = { 0, 200 * 1000000L };
+		if (d->cancel(d->cancel_arg) != 0)
+			return SVC_E_CANCELLED;
+		nanosleep(&ts, NULL);
+		if ((fd = lock_key(locks_dir, name, LOCK_EX | LOCK_NB)) != SVC_E_CONFLICT)
+			return fd;
+	}
 }
 
 /* Fills the paths of lease `out` for entry `key` and marks it used. */
@@ -1231,10 +1242,13 @@ int svc_deps_prepare(const struct svc_deps_opts *d, const char *dir, svc_deps_ru
 		goto done;
 	/* with a lockfile, the key is known before the install: one install of a key at a time, the others reuse it */
 	if (j.lock && (err = svc_deps_store_lease(j.p.modules, j.p.locks, key, out)) == 0 &&
-	    (ifd = install_lock(j.p.locks, key, log, log_arg)) >= 0)
+	    (ifd = install_lock(d, j.p.locks, key, log, log_arg)) >= 0)
 		err = svc_deps_store_lease(j.p.modules, j.p.locks, key, out);
 	if (j.lock && (err != 0 || ifd < 0)) {
-		if (err < 0 || (err == 0 && ifd < 0)) {
+		if (err == 0 && ifd == SVC_E_CANCELLED) {
+			snprintf(why, why_max, "the build was stopped");
+			err = SVC_E_CANCELLED;
+		} else if (err < 0 || (err == 0 && ifd < 0)) {
 			snprintf(why, why_max, "the dependencies could not be prepared");
 			err = err < 0 ? err : SVC_E_INTERNAL;
 		}

@@ -109,6 +109,9 @@ struct svc_deps_opts {
 	int network;              /* SVC_BUILD_NETWORK: 0 installs with --offline */
 	int scripts;              /* the workspace allows install scripts */
 	const char *workspace_id; /* the workspace (keys of scripted installs); NULL: never stored */
+	int (*cancel)(void *arg); /* NULL, or asked every 200 ms while waiting for another build's install of the same
+				     key: a non-zero answer ends the wait, SVC_E_CANCELLED (svc_build_opts.cancel) */
+	void *cancel_arg;
 };
 
 /* node_modules held for one build or dev server (svc_deps_prepare()); release with svc_deps_release(). */

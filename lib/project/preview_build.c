@@ -110,10 +110,78 @@ int svc_preview_build_dir(const struct svc_config *cfg, const char *project_id, 
 	return SVC_E_NOT_FOUND;
 }
 
-/* A preview build's log, kept to say why it failed. */
-static void preview_log(void *arg, const char *text, size_t len)
+int svc_preview_build_tree(struct svc_db *db, const struct svc_config *cfg, struct svc_preview_tree *t, char *why,
+			   size_t why_max)
 {
-	svc_publish__log_add(arg, text, len);
+	struct svc_publish__log *log = calloc(1, sizeof *log);
+	struct svc_build_opts opts;
+	char rnd[17], prefix[32];
+	int err;
+
+	snprintf(why, why_max, "%s", "");
+	t->top[0] = t->project[0] = t->dist[0] = '\0';
+	if (!log || !(t->log = malloc(SVC_PUBLISH_LOG_TAIL + 1))) {
+		err = SVC_E_INTERNAL;
+		goto failed;
+	}
+	t->log[0] = '\0';
+	/* built under builds/ (0711, reachable for the sandbox's user), not in previews/ (0700) */
+	if ((err = svc_random_hex(rnd, 8)) < 0 ||
+	    snprintf(prefix, sizeof prefix, "%s-", t->name) >= (int)sizeof prefix ||
+	    (err = svc_data_path(cfg, "builds", prefix, NULL, t->top, sizeof t->top)) < 0 ||
+	    strlen(t->top) + strlen(t->project_id) + 1 + strlen(rnd) >= sizeof t->top) {
+		err = SVC_E_INTERNAL;
+		goto failed;
+	}
+	snprintf(t->top + strlen(t->top), sizeof t->top - strlen(t->top), "%s-%s", t->project_id, rnd);
+	svc_build_opts_load(cfg, svc_publish__scripts_allowed(db, t->workspace_id), &opts);
+	snprintf(opts.run_name, sizeof opts.run_name, "%s-%s", t->name, rnd);
+	opts.workspace_id = t->workspace_id;
+	if (t->wall_secs)
+		opts.wall_secs = t->wall_secs;
+	opts.cancel = t->cancel;
+	opts.cancel_arg = t->cancel_arg;
+	/* the build's tree: a tmpfs of SVC_BUILD_DISK_MB (root), the project's copy in it */
+	if ((err = svc_build_dir_make(&opts, t->top, t->project, sizeof t->project, why, why_max)) < 0) {
+		t->top[0] = t->project[0] = '\0';
+		goto done;
+	}
+	if (snprintf(t->dist, sizeof t->dist, "%s/dist", t->project) >= (int)sizeof t->dist) {
+		err = SVC_E_INTERNAL;
+		goto failed;
+	}
+	err = svc_publish__copy_sources(cfg, t->project_id, t->project);
+	if (err == SVC_E_TOO_LARGE) { /* the project's own files fill the build's disk: the project's failure */
+		snprintf(why, why_max, "the build used more than %u MB of disk (the project's files)", opts.disk_mb);
+		err = SVC_E_VALIDATION;
+	} else if (err < 0) {
+		snprintf(why, why_max, "cannot copy the project");
+		goto done;
+	} else {
+		err = svc_build_run(&opts, t->project, svc_publish__log_add, log, why, why_max);
+		if (err == SVC_E_TOO_LARGE)
+			err = SVC_E_VALIDATION;
+	}
+	svc_publish__log_excerpt(log, t->log);
+	goto done;
+failed:
+	snprintf(why, why_max, "the build directory could not be prepared");
+done:
+	if (err < 0)
+		t->dist[0] = '\0';
+	free(log);
+	return err;
+}
+
+void svc_preview_tree_remove(struct svc_preview_tree *t)
+{
+	if (!t)
+		return;
+	if (t->top[0])
+		svc_build_dir_remove(t->top);
+	t->top[0] = t->project[0] = t->dist[0] = '\0';
+	free(t->log);
+	t->log = NULL;
 }
 
 int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax)
@@ -121,18 +189,13 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	const struct svc_job_ctx *c = ctx;
 	struct json_object *o = NULL;
 	struct svc_rows *rows = NULL;
-	struct svc_publish__log *log = calloc(1, sizeof *log);
-	char *excerpt = malloc(SVC_PUBLISH_LOG_TAIL + 1);
-	char dir[2048], build[2100] = "", proj[2200], next[2100], site[2100], dist[2300], rnd[17], why[512];
-	struct svc_build_opts opts;
+	struct svc_preview_tree t;
+	char dir[2048], next[2100], site[2100], rnd[17], why[512];
 	struct svc_dbv p;
 	const char *id;
 	int err, queued, running;
 
-	if (!log || !excerpt) {
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
+	memset(&t, 0, sizeof t);
 	if (svc_json_parse_object(job->payload, strlen(job->payload), &o) < 0 ||
 	    !(id = svc_json_str(o, "projectId")) || !svc_uuid_valid(id)) {
 		snprintf(errmsg, errmax, "payload without a projectId");
@@ -156,49 +219,23 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	if ((err = svc_data_path(c->cfg, "previews", id, NULL, dir, sizeof dir)) < 0 ||
 	    (err = svc_project_mkdirs(dir)) < 0 || (err = svc_random_hex(rnd, 8)) < 0)
 		goto done;
-	/* built under builds/ (0711, reachable for the sandbox's user), not in previews/ (0700) */
-	if ((err = svc_data_path(c->cfg, "builds", "preview-", NULL, build, sizeof build)) < 0 ||
-	    strlen(build) + strlen(id) + 1 + strlen(rnd) >= sizeof build) {
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
-	if (snprintf(build + strlen(build), sizeof build - strlen(build), "%s-%s", id, rnd) < 0 ||
-	    snprintf(next, sizeof next, "%s/.next-%s", dir, rnd) >= (int)sizeof next ||
+	if (snprintf(next, sizeof next, "%s/.next-%s", dir, rnd) >= (int)sizeof next ||
 	    snprintf(site, sizeof site, "%s/site", dir) >= (int)sizeof site) {
 		err = SVC_E_INTERNAL;
 		goto done;
 	}
-	svc_build_opts_load(c->cfg, svc_publish__scripts_allowed(c->db, svc_rows_get(rows, 0, DPWCOL_WORKSPACE)), &opts);
-	snprintf(opts.run_name, sizeof opts.run_name, "preview-%s", rnd);
-	opts.workspace_id = svc_rows_get(rows, 0, DPWCOL_WORKSPACE);
-	/* the build's tree: a tmpfs of SVC_BUILD_DISK_MB (root), the project's copy in it */
-	if ((err = svc_build_dir_make(&opts, build, proj, sizeof proj, why, sizeof why)) < 0) {
-		build[0] = '\0';
-		snprintf(errmsg, errmax, "%s", why);
-		goto done;
-	}
-	if (snprintf(dist, sizeof dist, "%s/dist", proj) >= (int)sizeof dist) {
-		err = SVC_E_INTERNAL;
-		goto done;
-	}
-	err = svc_publish__copy_sources(c->cfg, id, proj);
-	if (err == SVC_E_TOO_LARGE) /* the project's own files fill the build's disk: the project's failure */
-		snprintf(why, sizeof why, "the build used more than %u MB of disk (the project's files)", opts.disk_mb);
-	else if (err < 0) {
-		snprintf(errmsg, errmax, "cannot copy the project");
-		goto done;
-	} else
-		err = svc_build_run(&opts, proj, preview_log, log, why, sizeof why);
-	svc_deps_build_done(c->db, c->cfg, id, proj); /* a first install's lockfile, committed (none: nothing) */
-	if (err == SVC_E_TOO_LARGE)
-		err = SVC_E_VALIDATION;
+	t.project_id = id;
+	t.workspace_id = svc_rows_get(rows, 0, DPWCOL_WORKSPACE);
+	t.name = "preview";
+	err = svc_preview_build_tree(c->db, c->cfg, &t, why, sizeof why);
+	if (t.project[0])
+		svc_deps_build_done(c->db, c->cfg, id, t.project); /* a first install's lockfile, committed (none: nothing) */
 	if (err == SVC_E_VALIDATION || err == SVC_E_UNAVAILABLE) {
 		/* the project's own failure (or a host that refuses to build): the preview says why (the first line)
 		 * until a build works; not retried */
 		struct svc_buf text;
-		svc_publish__log_excerpt(log, excerpt);
 		svc_buf_init(&text, SVC_PUBLISH_LOG_TAIL + 1024);
-		if (svc_buf_addf(&text, "%s\n%s", why, excerpt) == 0)
+		if (svc_buf_addf(&text, "%s\n%s", why, t.log ? t.log : "") == 0)
 			svc_fsx_write(dir, "failed", svc_buf_str(&text), text.len);
 		svc_buf_dispose(&text);
 		svc_log_info("preview: build of %s failed: %s", id, why);
@@ -211,8 +248,8 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	}
 	/* a built preview counts as a site does (SVC_QUOTA_SITE_BYTES) and in the workspace's total
 	 * (SVC_QUOTA_WORKSPACE_BYTES): past either, the preview says why as a failed build does; not retried */
-	if ((err = svc_quota_bytes_check(c->db, c->cfg, svc_rows_get(rows, 0, DPWCOL_WORKSPACE), id, dist,
-					 SVC_QUOTA_PREVIEW_BYTES, 0, 0, why, sizeof why)) == SVC_E_TOO_LARGE) {
+	if ((err = svc_quota_bytes_check(c->db, c->cfg, t.workspace_id, id, t.dist, SVC_QUOTA_PREVIEW_BYTES, 0, 0, why,
+					 sizeof why)) == SVC_E_TOO_LARGE) {
 		svc_fsx_write(dir, "failed", why, strlen(why));
 		svc_log_info("preview: build of %s over a quota: %s", id, why);
 		err = 0;
@@ -220,7 +257,7 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	}
 	if (err < 0)
 		goto done;
-	if ((err = svc_fsx_copy_tree(dist, next)) < 0 || (err = svc_publish_swap(next, site)) < 0) {
+	if ((err = svc_fsx_copy_tree(t.dist, next)) < 0 || (err = svc_publish_swap(next, site)) < 0) {
 		snprintf(errmsg, errmax, "cannot switch the preview in");
 		svc_fsx_remove_tree(next);
 		goto done;
@@ -228,11 +265,8 @@ int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, si
 	svc_fsx_delete(dir, "failed");
 	svc_log_info("preview: project %s built", id);
 done:
-	if (build[0])
-		svc_build_dir_remove(build);
+	svc_preview_tree_remove(&t);
 	svc_rows_free(rows);
 	json_object_put(o);
-	free(excerpt);
-	free(log);
 	return err;
 }

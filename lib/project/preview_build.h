@@ -42,6 +42,47 @@ int svc_preview_build_first(struct svc_db *db, const struct svc_config *cfg, con
 int svc_preview_build_job(void *ctx, const struct svc_job *job, char *errmsg, size_t errmax);
 
 /*
+ * A build of a project's working tree as its preview is built
+ * (svc_preview_build_tree()): what the caller asks, then what the build made.
+ * Zero it, set the first part, and give it to svc_preview_tree_remove() after,
+ * whatever the build returned.
+ */
+struct svc_preview_tree {
+	const char *project_id, *workspace_id; /* borrowed */
+	const char *name;          /* the build's name on the host: "preview", "check" ([a-z]) */
+	unsigned wall_secs;        /* the whole build, install included; 0: SVC_BUILD_WALL_SECS */
+	int (*cancel)(void *arg);  /* NULL, or svc_build_opts.cancel: a non-zero answer stops the build */
+	void *cancel_arg;
+	/* what the build made */
+	char top[2100];            /* the build's directory (SVC_DATA_DIR/builds/<name>-<projectId>-<random>); "" none */
+	char project[2200];        /* top/project: the project's copy, built there */
+	char dist[2300];           /* project/dist: the built site (when the build returned 0) */
+	char *log;                 /* the end of the build's output (SVC_PUBLISH_LOG_TAIL bytes at most, from a whole
+				      line, cleaned by svc_publish_clean_text()), malloc'd; NULL when the build did not run */
+};
+
+/*
+ * Builds project `t->project_id`'s working tree as its preview is built,
+ * in the sandbox, cgroup bounds and egress of every build
+ * (svc_build_opts_load(): SVC_BUILD_*, the registry only for the install;
+ * the workspace's choice about install scripts): a copy of its files
+ * (svc_publish__copy_sources(), under the project's lock) in a tree of
+ * SVC_BUILD_DISK_MB (svc_build_dir_make()), built by svc_build_run() within
+ * t->wall_secs and stopped by t->cancel. Used by the preview build's job and
+ * by the agent's preview check (lib/project/preview_check.c). Returns 0 with
+ * t->dist the built site; SVC_E_VALIDATION when the project's build failed
+ * (its files fill the build's disk too), SVC_E_UNAVAILABLE when this host
+ * refuses to build, SVC_E_CANCELLED when t->cancel stopped it, with the
+ * reason for a person in `why` (why_max bytes) and the output in t->log;
+ * SVC_E_INTERNAL (why says what: "cannot copy the project"), DB errors.
+ */
+int svc_preview_build_tree(struct svc_db *db, const struct svc_config *cfg, struct svc_preview_tree *t, char *why,
+			   size_t why_max);
+
+/* Removes what svc_preview_build_tree() made (its directory, t->log); t may be NULL or never built. */
+void svc_preview_tree_remove(struct svc_preview_tree *t);
+
+/*
  * Where svc-preview serves project `project_id` from: returns 0 when the
  * project has no package.json (serve the working tree; `out` untouched); 1
  * with `out` (max bytes) the directory of its latest preview build; or

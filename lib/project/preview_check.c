@@ -18,6 +18,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "project/preview_build.h"
 #include "project/preview_check.h"
 #include "project/sandbox.h"
 
@@ -125,6 +126,221 @@ static void first_line(const char *text, char *out, size_t max)
 {
 	copy_cut(out, max, text ? text : "");
 	out[strcspn(out, "\n")] = '\0';
+}
+
+/* ---- a failed build's output: Vite, esbuild, tsc ---- */
+
+#define BUILD_LINE_MAX 2048 /* bytes of one line of a build's output looked at */
+
+/*
+ * The line `p` (`len` bytes) into out (max bytes, cut at a UTF-8 boundary) without ANSI escapes
+ * (ESC '[' parameters and a final byte; the "?[...m" svc_publish_clean_text() makes of a colour)
+ * and without the white space around it.
+ */
+static void plain_line(const char *p, size_t len, char *out, size_t max)
+{
+	size_t i = 0, o = 0, k;
+
+	while (i < len && o + 1 < max) {
+		if ((p[i] == '\x1b' || p[i] == '?') && i + 1 < len && p[i + 1] == '[') {
+			for (k = i + 2; k < len && ((p[k] >= '0' && p[k] <= '9') || p[k] == ';'); k++)
+				;
+			if (k < len && (p[i] == '\x1b' ? (p[k] >= 0x40 && p[k] <= 0x7e) : p[k] == 'm')) {
+				i = k + 1;
+				continue;
+			}
+		}
+		out[o++] = p[i++];
+	}
+	if (i < len) /* cut: not inside a UTF-8 sequence (out[o] is not read) */
+		o = svc_utf8_cut(out, o + 1, o);
+	out[o] = '\0';
+	while (o && (out[o - 1] == ' ' || out[o - 1] == '\t' || out[o - 1] == '\r'))
+		out[--o] = '\0';
+	for (k = 0; out[k] == ' ' || out[k] == '\t'; k++)
+		;
+	if (k)
+		memmove(out, out + k, o - k + 1);
+}
+
+/* The number of `n` digits at `s` (1 to 9 of them), or -1. */
+static int digits_at(const char *s, size_t n)
+{
+	char num[10];
+	uint64_t v;
+
+	if (n == 0 || n >= sizeof num)
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	return svc_parse_u64(num, 999999999, &v) < 0 ? -1 : (int)v;
+}
+
+/*
+ * A location of a build's message, "path:line:col", "path:line", "path(line,col)" or "path" (a ':'
+ * at its end ignored), into `path` (max bytes; `root` and "./" cut off its front) and *out_line (0
+ * when none). Returns 0, or -1 for an empty path or one with white space.
+ */
+static int build_loc(const char *s, const char *root, char *path, size_t max, int *out_line)
+{
+	size_t n = strlen(s), cut, i;
+	const char *c1, *c2;
+	int line = 0, col;
+
+	if (n && s[n - 1] == ':')
+		n--;
+	if (n && s[n - 1] == ')' && (c1 = memchr(s, '(', n))) {
+		/* path(line,col) */
+		const char *comma = memchr(c1, ',', (size_t)(s + n - c1));
+		if (!comma || (line = digits_at(c1 + 1, (size_t)(comma - c1 - 1))) < 0 ||
+		    digits_at(comma + 1, (size_t)(s + n - 1 - comma - 1)) < 0)
+			return -1;
+		n = (size_t)(c1 - s);
+	} else {
+		/* path:line:col or path:line; a path holding ':' keeps what is not a number */
+		for (i = 0; i < 2; i++) {
+			for (c2 = s + n; c2 > s && c2[-1] >= '0' && c2[-1] <= '9'; c2--)
+				;
+			if (c2 == s + n || c2 == s || c2[-1] != ':' || (col = digits_at(c2, (size_t)(s + n - c2))) < 0)
+				break;
+			line = col;
+			n = (size_t)(c2 - 1 - s);
+		}
+	}
+	/* the project's path: the sandbox's root and "./" off its front, however they come ("./", ".//build/x") */
+	for (cut = 0;;) {
+		size_t rl = root ? strlen(root) : 0;
+		if (rl && n - cut >= rl && strncmp(s + cut, root, rl) == 0)
+			cut += rl;
+		else if (n - cut > 2 && s[cut] == '.' && s[cut + 1] == '/')
+			cut += 2;
+		else
+			break;
+	}
+	if (n <= cut || n - cut >= max)
+		return -1;
+	for (i = cut; i < n; i++)
+		if (s[i] == ' ' || s[i] == '\t')
+			return -1;
+	memcpy(path, s + cut, n - cut);
+	path[n - cut] = '\0';
+	*out_line = line;
+	return 0;
+}
+
+/* Adds one build error: `loc` (build_loc()) and `msg`; returns 1 when it was one, 0 when loc is no location. */
+static int build_add(struct svc_check_report *r, const char *loc, const char *msg, const char *root)
+{
+	char path[SVC_CHECK_SOURCE_MAX], m[SVC_CHECK_MESSAGE_MAX];
+	int line;
+
+	if (build_loc(loc, root, path, sizeof path, &line) < 0)
+		return 0;
+	plain_line(msg, strlen(msg), m, sizeof m);
+	if (!m[0])
+		return 0;
+	svc_preview_check_add(r, "build", m, path, line);
+	return 1;
+}
+
+/* What the parser of one build log remembers between lines. */
+struct build_parse {
+	char pending[SVC_CHECK_MESSAGE_MAX]; /* Vite's message after "error during build:", not yet placed */
+	char esbuild[SVC_CHECK_MESSAGE_MAX]; /* esbuild's "[ERROR] message" waiting for its location line */
+	char npm[SVC_CHECK_MESSAGE_MAX];     /* npm's first "npm error" line (an install that failed) */
+	int after_vite;                      /* the line before was "error during build:" */
+	size_t found;
+};
+
+/* One plain line (plain_line()) of a build's output. */
+static void build_line(struct build_parse *b, char *l, const char *root, struct svc_check_report *r)
+{
+	char *at;
+
+	if (b->esbuild[0]) {
+		/* esbuild's own: "✘ [ERROR] message", a blank line, then "    src/App.tsx:7:46:" */
+		int placed;
+		if (!l[0])
+			return;
+		placed = l[strlen(l) - 1] == ':' && build_add(r, l, b->esbuild, root);
+		b->esbuild[0] = '\0';
+		if (placed) {
+			b->found++;
+			b->pending[0] = '\0';
+			return;
+		}
+		/* no place given: the line is one of its own */
+	}
+	if ((at = strstr(l, ": ERROR: "))) {
+		/* esbuild (Vite's [vite:esbuild] too): "/build/src/App.tsx:7:46: ERROR: Expected ..." */
+		*at = '\0';
+		if (build_add(r, l, at + 9, root)) {
+			b->found++;
+			b->pending[0] = '\0';
+		}
+		return;
+	}
+	if ((at = strstr(l, ": error TS")) || (at = strstr(l, " - error TS"))) {
+		/* tsc: "src/App.tsx(1,21): error TS2307: ...", with --pretty "src/App.tsx:1:21 - error TS2307: ..." */
+		char *msg = at + (at[0] == ':' ? 2 : 3) + 6;
+		*at = '\0';
+		if (build_add(r, l, msg, root))
+			b->found++;
+		return;
+	}
+	if ((at = strstr(l, "[ERROR] "))) {
+		snprintf(b->esbuild, sizeof b->esbuild, "%s", at + 8);
+		return;
+	}
+	if (strcmp(l, "error during build:") == 0) {
+		b->after_vite = 1;
+		b->pending[0] = '\0';
+		return;
+	}
+	if (b->after_vite && l[0]) {
+		b->after_vite = 0;
+		copy_cut(b->pending, sizeof b->pending, l);
+		return;
+	}
+	if (strncmp(l, "file: ", 6) == 0 && b->pending[0]) {
+		/* Vite's "file: /build/src/App.tsx[:12:5]" under its message */
+		if (build_add(r, l + 6, b->pending, root))
+			b->found++;
+		b->pending[0] = '\0';
+		return;
+	}
+	if (!b->npm[0] && (strncmp(l, "npm error ", 10) == 0 || strncmp(l, "npm ERR! ", 9) == 0) &&
+	    !strstr(l, " code ") && !strstr(l, "A complete log"))
+		copy_cut(b->npm, sizeof b->npm, l);
+}
+
+size_t svc_preview_check_build_log(const char *log, size_t len, const char *root, struct svc_check_report *r)
+{
+	struct build_parse *b = calloc(1, sizeof *b);
+	char line[BUILD_LINE_MAX];
+	size_t i = 0, found;
+
+	if (!b)
+		return 0;
+	while (log && i < len) {
+		const char *nl = memchr(log + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (log + i)) : len - i;
+		plain_line(log + i, n, line, sizeof line);
+		build_line(b, line, root, r);
+		i += n + 1;
+	}
+	/* a message Vite gave no file for; else an install's failure */
+	if (b->pending[0] && !b->found) {
+		svc_preview_check_add(r, "build", b->pending, NULL, 0);
+		b->found++;
+	}
+	if (b->npm[0] && !b->found) {
+		svc_preview_check_add(r, "build", b->npm, NULL, 0);
+		b->found++;
+	}
+	found = b->found;
+	free(b);
+	return found;
 }
 
 /* ---- the protocol: messages ---- */
@@ -663,14 +879,20 @@ done:
 	return err;
 }
 
-/* Whether svc can load `dir` as the preview shows it: no package.json (a build's), Chromium on. SVC_E_UNAVAILABLE with why when not. */
-static int checkable(const struct svc_config *cfg, const char *dir, char *why, size_t whymax)
+/* Whether `dir` has package.json: its preview is a build. */
+static int is_package_project(const char *dir)
 {
 	char pkg[2100];
 	struct stat st;
 
 	snprintf(pkg, sizeof pkg, "%s/package.json", dir);
-	if (stat(pkg, &st) == 0) {
+	return stat(pkg, &st) == 0;
+}
+
+/* Whether svc can load `dir` as it is: no package.json (a build's), Chromium on. SVC_E_UNAVAILABLE with why when not. */
+static int checkable(const struct svc_config *cfg, const char *dir, char *why, size_t whymax)
+{
+	if (is_package_project(dir)) {
 		snprintf(why, whymax, "the preview of a package.json project is a build; not checked");
 		return SVC_E_UNAVAILABLE;
 	}
@@ -681,14 +903,72 @@ static int checkable(const struct svc_config *cfg, const char *dir, char *why, s
 	return 0;
 }
 
-int svc_preview_check(const struct svc_config *cfg, const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg,
-		      struct svc_check_report *out, char *why, size_t whymax)
+/* The check's tick asked by the build (svc_preview_tree.cancel); its answer kept for the check to return. */
+struct build_cancel {
+	int (*tick)(void *);
+	void *arg;
+	int rc;
+};
+
+static int build_cancel(void *arg)
 {
+	struct build_cancel *b = arg;
+
+	if (b->tick && !b->rc)
+		b->rc = b->tick(b->arg);
+	return b->rc;
+}
+
+/*
+ * The check of a package.json project: the turn's files built as the preview is
+ * (svc_preview_build_tree(), within SVC_AGENT_CHECK_BUILD_SECS, stopped by tick), the build's
+ * errors when it failed, else its dist/ checked as a static project's files are.
+ */
+static int check_build(struct svc_db *db, const struct svc_config *cfg, const char *project_id,
+		       const char *workspace_id, long timeout_ms, int (*tick)(void *), void *tick_arg,
+		       struct svc_check_report *out, char *why, size_t whymax)
+{
+	struct build_cancel bc = { tick, tick_arg, 0 };
+	struct svc_preview_tree t;
 	struct svc_thumb_sandbox sb;
 	int err;
 
-	if ((err = checkable(cfg, dir, why, whymax)) < 0)
-		return err;
+	memset(&t, 0, sizeof t);
+	t.project_id = project_id;
+	t.workspace_id = workspace_id;
+	t.name = "check";
+	t.wall_secs = cfg->agent_check_build_secs;
+	t.cancel = build_cancel;
+	t.cancel_arg = &bc;
+	err = svc_preview_build_tree(db, cfg, &t, why, whymax);
+	if (err == SVC_E_CANCELLED || bc.rc) {
+		err = bc.rc ? bc.rc : SVC_E_CANCELLED;
+	} else if (err == SVC_E_VALIDATION) {
+		/* the project's failure: its errors are the check's (no page, no screenshot) */
+		if (svc_preview_check_build_log(t.log, t.log ? strlen(t.log) : 0, "/build/", out) == 0)
+			svc_preview_check_add(out, "build", why, NULL, 0);
+		err = 0;
+	} else if (err == 0) {
+		svc_thumbnail__sandbox(cfg, &sb);
+		err = svc_preview_check_run(cfg->chromium, &sb, t.dist, timeout_ms, SVC_CHECK_QUIET_MS, tick, tick_arg, out,
+					    why, whymax);
+	}
+	svc_preview_tree_remove(&t);
+	return err;
+}
+
+int svc_preview_check(struct svc_db *db, const struct svc_config *cfg, const char *project_id, const char *workspace_id,
+		      const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg, struct svc_check_report *out,
+		      char *why, size_t whymax)
+{
+	struct svc_thumb_sandbox sb;
+
+	if (!*cfg->chromium) {
+		snprintf(why, whymax, "chromium is turned off (SVC_CHROMIUM is empty)");
+		return SVC_E_UNAVAILABLE;
+	}
+	if (is_package_project(dir))
+		return check_build(db, cfg, project_id, workspace_id, timeout_ms, tick, tick_arg, out, why, whymax);
 	svc_thumbnail__sandbox(cfg, &sb);
 	return svc_preview_check_run(cfg->chromium, &sb, dir, timeout_ms, SVC_CHECK_QUIET_MS, tick, tick_arg, out, why,
 				     whymax);

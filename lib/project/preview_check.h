@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "db/db.h"
 #include "project/thumbnail.h"
 
 #define SVC_CHECK_ERRORS_MAX 20     /* errors kept of one check; more are counted, not kept */
@@ -19,7 +20,8 @@ struct svc_check_error {
 	char kind[16];                        /* "exception", "rejection", "console", "request" or "build" */
 	char message[SVC_CHECK_MESSAGE_MAX];  /* the error's first line: "Uncaught TypeError: x is not a function",
 					       * "GET /missing.png: 404" */
-	char source[SVC_CHECK_SOURCE_MAX];    /* the preview's path of the file it came from ("/app.js"), "" unknown */
+	char source[SVC_CHECK_SOURCE_MAX];    /* the preview's path of the file it came from ("/app.js"); for "build"
+					       * the project's path ("src/App.tsx"); "" unknown */
 	int line;                             /* 1-based line in source, 0 unknown */
 };
 
@@ -63,16 +65,44 @@ int svc_preview_check_run(const char *chromium, const struct svc_thumb_sandbox *
 			  size_t whymax);
 
 /*
- * The check of a project's preview as svc runs it: svc_preview_check_run()
- * with the settings' Chromium (SVC_CHROMIUM) in the thumbnails' sandbox
- * (SVC_BUILD_BWRAP, SVC_THUMB_UID, the builds' cgroup bounds) and a quiet of
- * SVC_CHECK_QUIET_MS. `dir` is the working tree of a project without
- * package.json; a project with one is SVC_E_UNAVAILABLE ("not checked": its
- * preview is a build, docs/agent.md "The preview check"). Other returns as
- * svc_preview_check_run(); SVC_E_UNAVAILABLE also when SVC_CHROMIUM is "".
+ * The check of a project's preview as svc runs it (docs/agent.md "The
+ * preview check"): svc_preview_check_run() with the settings' Chromium
+ * (SVC_CHROMIUM) in the thumbnails' sandbox (SVC_BUILD_BWRAP, SVC_THUMB_UID,
+ * the builds' cgroup bounds) and a quiet of SVC_CHECK_QUIET_MS, on `dir`, the
+ * working tree of project `project_id` (of workspace `workspace_id`). A
+ * project with package.json is built first as its preview is
+ * (svc_preview_build_tree(): the same sandbox, cgroup bounds and
+ * registry-only install as every build), within SVC_AGENT_CHECK_BUILD_SECS,
+ * `tick` asked about every 200 ms meanwhile (its non-zero answer stops the
+ * build at once and is returned); a build that failed fills *out with errors
+ * of kind "build" (svc_preview_check_build_log(); its reason when the output
+ * names none) and no screenshot; a build that worked has its dist/ checked.
+ * Returns as svc_preview_check_run(); SVC_E_UNAVAILABLE also when
+ * SVC_CHROMIUM is "" or the host cannot build; SVC_E_INTERNAL, DB errors.
  */
-int svc_preview_check(const struct svc_config *cfg, const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg,
-		      struct svc_check_report *out, char *why, size_t whymax);
+int svc_preview_check(struct svc_db *db, const struct svc_config *cfg, const char *project_id, const char *workspace_id,
+		      const char *dir, long timeout_ms, int (*tick)(void *), void *tick_arg, struct svc_check_report *out,
+		      char *why, size_t whymax);
+
+/*
+ * The errors of a failed build's output `log` (`len` bytes, as
+ * svc_preview_tree.log has it; ANSI colours, raw or made "?[31m" by
+ * svc_publish_clean_text(), are ignored) added to `r` as kind "build": lines
+ * "<file>:<line>:<col>: ERROR: <message>" (esbuild, Vite's [vite:esbuild]),
+ * "[ERROR] <message>" with "<file>:<line>:<col>:" on the next line that is not
+ * blank (esbuild's own), "<file>(<line>,<col>): error TS<n>: <message>" and
+ * "<file>:<line>:<col> - error TS<n>: <message>" (tsc: the message keeps
+ * "TS<n>: "), and Vite's "error during build:" whose next line is the
+ * message and whose "file: <file>[:<line>:<col>]" its place. `root`
+ * ("/build/", the project's path in the build's sandbox; NULL none) and
+ * "./" are cut off the front of a file, so source is the project's path
+ * ("src/App.tsx"); line 0 when none is given. When no line names a file:
+ * Vite's message, else npm's first "npm error" line, without a source.
+ * Messages are trimmed and cut to SVC_CHECK_MESSAGE_MAX at a UTF-8
+ * boundary. Returns how many errors the output gave (those past the report's
+ * room counted in r->more).
+ */
+size_t svc_preview_check_build_log(const char *log, size_t len, const char *root, struct svc_check_report *r);
 
 /*
  * The Select element attachment's image (issue 29 "Point at an element"): loads `page_path`

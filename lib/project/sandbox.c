@@ -590,27 +590,38 @@ int svc_sandbox_wait(struct svc_sandbox *sb, struct svc_sandbox_result *res)
 	return 0;
 }
 
-/* Passes the output on `fd` to s->log until it closes or the deadline passes; returns 1 when the deadline passed. */
+/*
+ * Passes the output on `fd` to s->log until it closes or the deadline passes; returns 1 when the
+ * deadline passed, 2 when s->cancel asked to stop.
+ */
 static int pump(const struct svc_sandbox_spec *s, int fd)
 {
+	int64_t quiet_since = svc_mono_ms();
 	char buf[4096];
 
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
-		int64_t left = s->deadline_ms ? s->deadline_ms - svc_mono_ms() : 1000;
+		int64_t now = svc_mono_ms(), left = s->deadline_ms ? s->deadline_ms - now : 1000;
+		long wait_ms = s->cancel ? 200 : 1000;
 		ssize_t n;
 		int r;
 
 		if (left <= 0)
 			return 1;
-		r = poll(&p, 1, left < 1000 ? (int)left : 1000);
+		if (s->cancel && s->cancel(s->cancel_arg) != 0)
+			return 2;
+		r = poll(&p, 1, left < wait_ms ? (int)left : (int)wait_ms);
 		if (r < 0 && errno != EINTR)
 			return 0;
 		if (r <= 0) {
-			if (s->log)
+			/* the keep-alive about once a second of silence, however often cancel is asked */
+			if (s->log && svc_mono_ms() - quiet_since >= 1000) {
+				quiet_since = svc_mono_ms();
 				s->log(s->log_arg, NULL, 0);
+			}
 			continue;
 		}
+		quiet_since = svc_mono_ms();
 		n = read(fd, buf, sizeof buf);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -625,7 +636,7 @@ int svc_sandbox_run(const struct svc_sandbox_spec *s, struct svc_sandbox_result 
 {
 	struct svc_sandbox *sb;
 	int64_t t0 = svc_mono_ms();
-	int fds[2], err, timed_out;
+	int fds[2], err, ended;
 
 	memset(res, 0, sizeof *res);
 	if (pipe2(fds, O_CLOEXEC) < 0)
@@ -636,12 +647,12 @@ int svc_sandbox_run(const struct svc_sandbox_spec *s, struct svc_sandbox_result 
 		close(fds[0]);
 		return err;
 	}
-	timed_out = pump(s, fds[0]);
+	ended = pump(s, fds[0]);
 	close(fds[0]);
-	if (timed_out)
+	if (ended)
 		svc_sandbox_stop(sb, 0);
 	svc_sandbox_wait(sb, res);
-	if (timed_out) {
+	if (ended == 1) {
 		res->status = -1;
 		res->limit = SVC_SANDBOX_LIMIT_TIME;
 		snprintf(res->limit_text, sizeof res->limit_text, "more than %lld s of time",

@@ -108,6 +108,10 @@ struct svc_sandbox_spec {
 						  (stdout and stderr, pieces of up to 4 KiB), and NULL/0 about once a
 						  second of silence (keep-alive); NULL: dropped */
 	void *log_arg;
+	int (*cancel)(void *arg);              /* svc_sandbox_run(): NULL, or asked about every 200 ms; a non-zero
+						  return stops the run at once (its whole group killed, limit
+						  STOPPED): a turn's Stop ends its check's build */
+	void *cancel_arg;
 };
 
 /* How a run ended. */
@@ -141,8 +145,8 @@ void svc_sandbox_spec_defaults(const struct svc_config *cfg, struct svc_sandbox_
 int svc_sandbox_check(const char *bwrap, const char *cgroup_parent, char *why, size_t why_max);
 
 /*
- * Runs `s` to its end (or its deadline: the whole group killed), passing
- * its output to s->log, and fills *res. The cgroup is removed, the proxy
+ * Runs `s` to its end (or its deadline, or s->cancel's non-zero answer:
+ * the whole group killed), passing its output to s->log, and fills *res. The cgroup is removed, the proxy
  * stopped, nothing of the run is left on the host but what it wrote into
  * writable mounts. Returns 0 whenever the command ran (whatever its
  * status: see *res), SVC_E_VALIDATION for a bad spec (a name, too many

@@ -86,3 +86,11 @@ tests_fuzz_app_fetch_replay_LDADD = $(SVC_LIBS)
 tests_fuzz_fuzz_app_fetch_SOURCES = tests/fuzz/fuzz_app_fetch.c
 tests_fuzz_fuzz_app_fetch_LDFLAGS = -fsanitize=fuzzer
 tests_fuzz_fuzz_app_fetch_LDADD = $(SVC_LIBS)
+
+# build_log: a failed build's output read for its errors (svc_preview_check_build_log, lib/project/preview_check.c)
+EXTRA_PROGRAMS += tests/fuzz/build_log-replay tests/fuzz/fuzz-build_log
+tests_fuzz_build_log_replay_SOURCES = tests/fuzz/fuzz_build_log.c tests/fuzz/replay.c
+tests_fuzz_build_log_replay_LDADD = $(SVC_LIBS)
+tests_fuzz_fuzz_build_log_SOURCES = tests/fuzz/fuzz_build_log.c
+tests_fuzz_fuzz_build_log_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_build_log_LDADD = $(SVC_LIBS)

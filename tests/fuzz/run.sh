@@ -12,7 +12,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 FUZZ_DIR=${SVC_FUZZ_DIR:-$(dirname "$BUILD_DIR")/build-fuzz}
 SECONDS_EACH=${SVC_FUZZ_SECONDS:-30}
 # the same list as tests/fuzz/fuzz.mk (fuzz_yjs runs in tests/yjs/run.sh)
-TARGETS=${SVC_FUZZ_TARGETS:-http jwt sse plan direct_save wsd integ domain app_decl gitio app_fetch}
+TARGETS=${SVC_FUZZ_TARGETS:-http jwt sse plan direct_save wsd integ domain app_decl gitio app_fetch build_log}
 LOG=$(mktemp -d "${TMPDIR:-/tmp}/fuzz-run.XXXXXX")
 failed=0
 trap 'rm -rf "$LOG"' EXIT

@@ -14,6 +14,7 @@
 
 #include "agent/agent.h"
 #include "agent/budget.h"
+#include "agent/check.h"
 #include "agent/history.h"
 #include "agent/turn.h"
 #include "core/err.h"
@@ -1666,11 +1667,50 @@ static void test_agent_budget_blocks_and_warns(void)
 	CU_ASSERT_EQUAL(svc_agent_cap_by_name("nope"), -1);
 }
 
+/* A check's build error: the fix round's message names its file and line and says the page waits for the build;
+ * the breaker takes the same error one line lower as the same, another message as another. */
+static void test_agent_check_build_error_message_and_breaker(void)
+{
+	struct svc_check_report r;
+	struct json_object *ev, *moved, *other;
+	char *msg, note[512];
+
+	memset(&r, 0, sizeof r);
+	svc_preview_check_add(&r, "build", "Expected \")\" but found \"}\"", "src/App.tsx", 7);
+	ev = svc_agent_check_event(&r, NULL, 0, 1);
+	msg = svc_agent_check_message(ev);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(msg);
+	CU_ASSERT(strncmp(msg, SVC_AGENT_CHECK_PREFIX "\n", strlen(SVC_AGENT_CHECK_PREFIX) + 1) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(msg, "\n- build in src/App.tsx line 7: Expected \")\" but found \"}\"\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(msg, "built (npm run build) before its page is loaded"));
+	CU_ASSERT_PTR_NULL(strstr(msg, "The page is loaded from index.html"));
+	free(msg);
+	r.errors[0].line = 8;
+	moved = svc_agent_check_event(&r, NULL, 1, 0);
+	CU_ASSERT_EQUAL(svc_agent_check_same(ev, moved, note, sizeof note), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(note, "build in src/App.tsx line 8"));
+	snprintf(r.errors[0].message, sizeof r.errors[0].message, "Unexpected token");
+	other = svc_agent_check_event(&r, NULL, 1, 0);
+	CU_ASSERT_EQUAL(svc_agent_check_same(ev, other, note, sizeof note), 0);
+	/* a page's errors keep the page's words */
+	memset(&r, 0, sizeof r);
+	svc_preview_check_add(&r, "exception", "Uncaught TypeError: x", "/app.js", 3);
+	json_object_put(other);
+	other = svc_agent_check_event(&r, NULL, 0, 1);
+	msg = svc_agent_check_message(other);
+	CU_ASSERT(msg && strstr(msg, "The page is loaded from index.html") && !strstr(msg, "npm run build"));
+	free(msg);
+	json_object_put(ev);
+	json_object_put(moved);
+	json_object_put(other);
+}
+
 SVC_TEST_SUITE(agent)
 {
 	CU_pSuite s = CU_add_suite("agent", NULL, agent_suite_cleanup);
 
 	CU_add_test(s, "test_agent_sse_whole_stream", test_agent_sse_whole_stream);
+	CU_add_test(s, "test_agent_check_build_error_message_and_breaker", test_agent_check_build_error_message_and_breaker);
 	CU_add_test(s, "test_agent_history_db_error_propagates", test_agent_history_db_error_propagates);
 	CU_add_test(s, "test_agent_chat_open_history_failure_is_unavailable",
 		    test_agent_chat_open_history_failure_is_unavailable);

@@ -397,7 +397,7 @@ static int fake_run(void *arg, const struct svc_deps_step *s, char *why, size_t 
 static void test_deps_prepare(void)
 {
 	char base[256], data[512], tree[512], tree2[512], tree3[512], lock[1024], integrity[128], hexd[129], shared[700];
-	struct svc_deps_opts d = { NULL, "/usr/bin/npm", 64, 64, 65534, 8, "https://registry.npmjs.org/", 1, 0, "w1" };
+	struct svc_deps_opts d = { NULL, "/usr/bin/npm", 64, 64, 65534, 8, "https://registry.npmjs.org/", 1, 0, "w1", NULL, NULL };
 	struct svc_deps_lease l1, l2, l3, l4;
 	struct fake f = { 0 };
 	unsigned char md[64];
@@ -507,33 +507,50 @@ static void *race_one(void *arg)
 	return NULL;
 }
 
+/*
+ * Two build trees of one package.json and lockfile (the package named `name`) in a scratch directory `tag`
+ * (`base`, `data`: 256 and 512 bytes of the caller's, d->data_dir set to data), both builds with `d`. Returns 0
+ * when the test cannot run here (not root, no npm: says so for `test`), else 1.
+ */
+static int race_setup(const char *test, const char *tag, const char *name, struct svc_deps_opts *d, char *base,
+		      char *data, struct race r[2])
+{
+	char pkg[128], lock[256];
+	int i;
+
+	if (geteuid() != 0 || access("/usr/bin/npm", X_OK) != 0) {
+		fprintf(stderr, "%s: not root or no npm; not checked\n", test);
+		return 0;
+	}
+	snprintf(pkg, sizeof pkg, "{\"name\":\"%s\"}\n", name);
+	snprintf(lock, sizeof lock, "{\"name\":\"%s\",\"lockfileVersion\":3,\"packages\":{\"\":{}}}\n", name);
+	scratch(base, 256, tag);
+	snprintf(data, 512, "%s/data", base);
+	mkdir(data, 0711);
+	d->data_dir = data;
+	race_calls = 0;
+	for (i = 0; i < 2; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		r[i].d = d;
+		snprintf(r[i].tree, sizeof r[i].tree, "%s/t%d", base, i);
+		mkdir(r[i].tree, 0755);
+		put(r[i].tree, "package.json", pkg);
+		put(r[i].tree, "package-lock.json", lock);
+	}
+	return 1;
+}
+
 /* Two builds of the same package.json and lockfile at once: one installs, the other waits and reuses its tree. */
 static void test_deps_prepare_racing_installs_install_once(void)
 {
-	static const char lock[] = "{\"name\":\"r\",\"lockfileVersion\":3,\"packages\":{\"\":{}}}\n";
-	struct svc_deps_opts d = { NULL, "/usr/bin/npm", 64, 64, 65534, 8, "https://registry.npmjs.org/", 1, 0, "w1" };
+	struct svc_deps_opts d = { NULL, "/usr/bin/npm", 64, 64, 65534, 8, "https://registry.npmjs.org/", 1, 0, "w1", NULL, NULL };
 	struct race r[2];
 	pthread_t t[2];
 	char base[256], data[512];
 	int i;
 
-	if (geteuid() != 0 || access("/usr/bin/npm", X_OK) != 0) {
-		fprintf(stderr, "%s: not root or no npm; not checked\n", __func__);
+	if (!race_setup(__func__, "race", "r", &d, base, data, r))
 		return;
-	}
-	scratch(base, sizeof base, "race");
-	snprintf(data, sizeof data, "%s/data", base);
-	mkdir(data, 0711);
-	d.data_dir = data;
-	race_calls = 0;
-	for (i = 0; i < 2; i++) {
-		memset(&r[i], 0, sizeof r[i]);
-		r[i].d = &d;
-		snprintf(r[i].tree, sizeof r[i].tree, "%s/t%d", base, i);
-		mkdir(r[i].tree, 0755);
-		put(r[i].tree, "package.json", "{\"name\":\"r\"}\n");
-		put(r[i].tree, "package-lock.json", lock);
-	}
 	for (i = 0; i < 2; i++)
 		CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, race_one, &r[i]), 0);
 	for (i = 0; i < 2; i++)
@@ -543,6 +560,62 @@ static void test_deps_prepare_racing_installs_install_once(void)
 	CU_ASSERT_EQUAL(r[0].lease.reused + r[1].lease.reused, 1);
 	CU_ASSERT(r[0].lease.modules[0] && strcmp(r[0].lease.modules, r[1].lease.modules) == 0);
 	CU_ASSERT(strcmp(r[0].lease.key, r[1].lease.key) == 0);
+	for (i = 0; i < 2; i++)
+		svc_deps_release(&r[i].lease);
+	CU_ASSERT_EQUAL(svc_fsx_remove_tree(base), 0);
+}
+
+/* The cancel of a build that waits for another's install: asks are counted; it says stop from the first. */
+static int asked_to_stop;
+
+static int stop_now(void *arg)
+{
+	(void)arg;
+	asked_to_stop++;
+	return 1;
+}
+
+static int64_t later_took_ms;
+
+/* race_one() once the other build installs (holding the install's lock), timed. */
+static void *race_later(void *arg)
+{
+	struct race *r = arg;
+	int64_t t0;
+
+	while (__atomic_load_n(&race_calls, __ATOMIC_SEQ_CST) == 0)
+		usleep(10 * 1000);
+	t0 = svc_mono_ms();
+	race_one(r);
+	later_took_ms = svc_mono_ms() - t0;
+	return NULL;
+}
+
+/* A build that may be stopped (a turn's check) ends its wait for another build's install when asked, not after it. */
+static void test_deps_prepare_a_stopped_wait_ends_at_once(void)
+{
+	struct svc_deps_opts d = { NULL, "/usr/bin/npm", 64, 64, 65534, 8, "https://registry.npmjs.org/", 1, 0, "w1", NULL, NULL };
+	struct svc_deps_opts stoppable;
+	struct race r[2];
+	pthread_t t[2];
+	char base[256], data[512];
+	int i;
+
+	if (!race_setup(__func__, "stopwait", "s", &d, base, data, r))
+		return;
+	stoppable = d;
+	stoppable.cancel = stop_now;
+	r[1].d = &stoppable;
+	asked_to_stop = 0;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t[0], NULL, race_one, &r[0]), 0);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t[1], NULL, race_later, &r[1]), 0); /* once the first installs */
+	pthread_join(t[1], NULL);
+	CU_ASSERT(later_took_ms < 550); /* before the first's install (600 ms) ended */
+	pthread_join(t[0], NULL);
+	CU_ASSERT_EQUAL(r[0].err, 0);
+	CU_ASSERT_EQUAL(r[1].err, SVC_E_CANCELLED);
+	CU_ASSERT_EQUAL(asked_to_stop, 1);
+	CU_ASSERT_EQUAL(race_calls, 1);
 	for (i = 0; i < 2; i++)
 		svc_deps_release(&r[i].lease);
 	CU_ASSERT_EQUAL(svc_fsx_remove_tree(base), 0);
@@ -559,4 +632,5 @@ SVC_TEST_SUITE(deps_suite)
 	CU_add_test(s, "test_deps_cache_merge", test_deps_cache_merge);
 	CU_add_test(s, "test_deps_prepare", test_deps_prepare);
 	CU_add_test(s, "test_deps_prepare_racing_installs_install_once", test_deps_prepare_racing_installs_install_once);
+	CU_add_test(s, "test_deps_prepare_a_stopped_wait_ends_at_once", test_deps_prepare_a_stopped_wait_ends_at_once);
 }

@@ -206,6 +206,145 @@ static void test_preview_check_element_shot_is_the_elements_box(void)
 	svc_fsx_remove_tree(dir);
 }
 
+/* ---- a failed build's output (svc_preview_check_build_log) ---- */
+
+/* Vite 6's output for a syntax error in a .tsx file, as the build's log has it (the sandbox's /build, CI=1 colours). */
+static const char vite_syntax[] =
+	"$ npm run build --ignore-scripts (no network)\n"
+	"\n> react-app@0.0.0 build\n> vite build\n\n"
+	"\x1b[36mvite v6.4.6 \x1b[32mbuilding for production...\x1b[36m\x1b[39m\n"
+	"transforming...\n"
+	"\x1b[32m\xe2\x9c\x93\x1b[39m 3 modules transformed.\n"
+	"\x1b[31m\xe2\x9c\x97\x1b[39m Build failed in 58ms\n"
+	"\x1b[31merror during build:\n"
+	"\x1b[31m[vite:esbuild] Transform failed with 1 error:\n"
+	"/build/src/App.tsx:7:46: ERROR: Expected \")\" but found \"}\"\x1b[31m\n"
+	"file: \x1b[36m/build/src/App.tsx:7:46\x1b[31m\n"
+	"\x1b[33m\n"
+	"\x1b[33mExpected \")\" but found \"}\"\x1b[33m\n"
+	"5  |        <h1 className=\"text-2xl font-bold\">Recipes</h1>\n"
+	"7  |          {items.map((i) => <li key={i}>{i}</li>}\n"
+	"   |                                                ^\n"
+	"\x1b[31m\n"
+	"    at failureErrorWithLog (/build/node_modules/esbuild/lib/main.js:1467:15)\n"
+	"    at /build/node_modules/esbuild/lib/main.js:736:50\x1b[39m\n"
+	"npm run build exited with status 1\n";
+
+/* Vite's (Rollup's) unresolved import: a file, no line; as svc_publish_clean_text() leaves it (ESC as '?'). */
+static const char vite_resolve[] =
+	"?[31merror during build:\n"
+	"?[31mCould not resolve \"./components/Missing\" from \"src/App.tsx\"?[31m\n"
+	"file: ?[36m/build/src/App.tsx?[31m\n"
+	"    at getRollupError (file:///build/node_modules/rollup/dist/es/shared/parseAst.js:355:41)\n"
+	"    at file:///build/node_modules/rollup/dist/es/shared/node-entry.js:23654:26?[39m\n"
+	"npm run build exited with status 1\n";
+
+/* Vite's two failures: a syntax error (esbuild's file and line), an unresolved import (a file, no line). */
+static void test_preview_check_build_log_vite_errors_have_their_file_and_line(void)
+{
+	static const struct {
+		const char *log, *message, *source;
+		int line;
+	} cases[] = {
+		{ vite_syntax, "Expected \")\" but found \"}\"", "src/App.tsx", 7 },
+		{ vite_resolve, "Could not resolve \"./components/Missing\" from \"src/App.tsx\"", "src/App.tsx", 0 },
+	};
+	struct svc_check_report r;
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memset(&r, 0, sizeof r);
+		CU_ASSERT_EQUAL(svc_preview_check_build_log(cases[i].log, strlen(cases[i].log), "/build/", &r), 1);
+		CU_ASSERT_EQUAL_FATAL(r.nerrors, 1);
+		CU_ASSERT_STRING_EQUAL(r.errors[0].kind, "build");
+		CU_ASSERT_STRING_EQUAL(r.errors[0].message, cases[i].message);
+		CU_ASSERT_STRING_EQUAL(r.errors[0].source, cases[i].source);
+		CU_ASSERT_EQUAL(r.errors[0].line, cases[i].line);
+	}
+}
+
+static void test_preview_check_build_log_tsc_and_esbuild_formats(void)
+{
+	static const char log[] =
+		"src/App.tsx(1,21): error TS2307: Cannot find module './components/Missing' or its corresponding type "
+		"declarations.\n"
+		"\x1b[96msrc/t.ts\x1b[0m:\x1b[93m12\x1b[0m:\x1b[93m7\x1b[0m - \x1b[91merror\x1b[0m\x1b[90m TS2322: \x1b[0mType "
+		"'string' is not assignable to type 'number'.\n"
+		"\n"
+		"\xe2\x9c\x98 [ERROR] Expected \";\" but found \"x\"\n"
+		"\n"
+		"    ./src/main.ts:3:8:\n"
+		"      3 \xe2\x94\x82 let a b\n"
+		"./lib/x.js:40:2: ERROR:   Unterminated string literal   \n";
+	struct svc_check_report r;
+
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_EQUAL(svc_preview_check_build_log(log, strlen(log), "/build/", &r), 4);
+	CU_ASSERT_EQUAL_FATAL(r.nerrors, 4);
+	CU_ASSERT_STRING_EQUAL(r.errors[0].source, "src/App.tsx");
+	CU_ASSERT_EQUAL(r.errors[0].line, 1);
+	CU_ASSERT_STRING_EQUAL(r.errors[0].message,
+			       "TS2307: Cannot find module './components/Missing' or its corresponding type declarations.");
+	CU_ASSERT_STRING_EQUAL(r.errors[1].source, "src/t.ts");
+	CU_ASSERT_EQUAL(r.errors[1].line, 12);
+	CU_ASSERT_STRING_EQUAL(r.errors[1].message, "TS2322: Type 'string' is not assignable to type 'number'.");
+	CU_ASSERT_STRING_EQUAL(r.errors[2].source, "src/main.ts");
+	CU_ASSERT_EQUAL(r.errors[2].line, 3);
+	CU_ASSERT_STRING_EQUAL(r.errors[2].message, "Expected \";\" but found \"x\"");
+	CU_ASSERT_STRING_EQUAL(r.errors[3].source, "lib/x.js");
+	CU_ASSERT_EQUAL(r.errors[3].line, 40);
+	CU_ASSERT_STRING_EQUAL(r.errors[3].message, "Unterminated string literal");
+}
+
+static void test_preview_check_build_log_without_a_file(void)
+{
+	static const char npm[] = "$ npm ci --ignore-scripts (the registry only)\n"
+				  "npm error code E404\n"
+				  "npm error 404 Not Found - GET https://registry.npmjs.org/no-such-pkg - Not found\n"
+				  "npm error A complete log of this run can be found in: /build/.svc-home/x.log\n"
+				  "npm ci exited with status 1\n";
+	static const char plain[] = "$ npm run build (no network)\nSegmentation fault\nnpm run build exited with status 139\n";
+	static const char unplaced[] = "\xe2\x9c\x98 [ERROR] Cannot use JSX\nerror during build:\nboom\nfile: /build/src/d.tsx:2:3\n";
+	struct svc_check_report r;
+	char big[3000];
+	size_t i;
+
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_EQUAL(svc_preview_check_build_log(npm, strlen(npm), "/build/", &r), 1);
+	CU_ASSERT_EQUAL_FATAL(r.nerrors, 1);
+	CU_ASSERT_STRING_EQUAL(r.errors[0].message,
+			       "npm error 404 Not Found - GET https://registry.npmjs.org/no-such-pkg - Not found");
+	CU_ASSERT_STRING_EQUAL(r.errors[0].source, "");
+	CU_ASSERT_EQUAL(r.errors[0].line, 0);
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_EQUAL(svc_preview_check_build_log(plain, strlen(plain), "/build/", &r), 0);
+	CU_ASSERT_EQUAL(r.nerrors, 0);
+	CU_ASSERT_EQUAL(svc_preview_check_build_log(NULL, 0, "/build/", &r), 0);
+	/* a long message is cut to the report's field; a path with a space is no location */
+	memset(big, 'm', sizeof big);
+	memcpy(big, "src/a.ts:1:1: ERROR: ", 21);
+	memcpy(big + sizeof big - 40, "\nmy file.ts:2:3: ERROR: spaced\n", 31);
+	CU_ASSERT_EQUAL(svc_preview_check_build_log(big, sizeof big - 9, "/build/", &r), 1);
+	CU_ASSERT_EQUAL_FATAL(r.nerrors, 1);
+	CU_ASSERT_EQUAL(strlen(r.errors[0].message), SVC_CHECK_MESSAGE_MAX - 1);
+	CU_ASSERT_STRING_EQUAL(r.errors[0].source, "src/a.ts");
+	/* a line longer than is read, of two-byte characters: cut between them, never inside one */
+	memset(&r, 0, sizeof r);
+	memcpy(big, "src/b.ts:1:1: ERROR: xy", 23); /* 2 + 2n bytes of message: its 511th is inside a character */
+	for (i = 23; i + 2 < sizeof big; i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);
+	CU_ASSERT_EQUAL(svc_preview_check_build_log(big, i, "/build/", &r), 1);
+	CU_ASSERT_EQUAL_FATAL(r.nerrors, 1);
+	CU_ASSERT(svc_utf8_valid(r.errors[0].message, strlen(r.errors[0].message)));
+	/* esbuild's message whose next line is no place: that line is read for itself */
+	memset(&r, 0, sizeof r);
+	CU_ASSERT_EQUAL(svc_preview_check_build_log(unplaced, strlen(unplaced), "/build/", &r), 1);
+	CU_ASSERT_EQUAL_FATAL(r.nerrors, 1);
+	CU_ASSERT_STRING_EQUAL(r.errors[0].message, "boom");
+	CU_ASSERT_STRING_EQUAL(r.errors[0].source, "src/d.tsx");
+	CU_ASSERT_EQUAL(r.errors[0].line, 2);
+}
+
 SVC_TEST_SUITE(preview_check)
 {
 	CU_pSuite s = CU_add_suite("preview_check", NULL, NULL);
@@ -217,4 +356,8 @@ SVC_TEST_SUITE(preview_check)
 		    test_preview_check_reports_the_page_errors_and_a_screenshot);
 	CU_add_test(s, "test_preview_check_clean_page_has_no_errors", test_preview_check_clean_page_has_no_errors);
 	CU_add_test(s, "test_preview_check_element_shot_is_the_elements_box", test_preview_check_element_shot_is_the_elements_box);
+	CU_add_test(s, "test_preview_check_build_log_vite_errors_have_their_file_and_line",
+		    test_preview_check_build_log_vite_errors_have_their_file_and_line);
+	CU_add_test(s, "test_preview_check_build_log_tsc_and_esbuild_formats", test_preview_check_build_log_tsc_and_esbuild_formats);
+	CU_add_test(s, "test_preview_check_build_log_without_a_file", test_preview_check_build_log_without_a_file);
 }

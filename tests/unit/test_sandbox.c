@@ -227,6 +227,49 @@ static void test_sandbox_deadline_and_stop_are_named(void)
 	CU_ASSERT(!group_left("unit-sandbox-time"));
 }
 
+/* spec->cancel of the next test: asks to stop once `after_ms` passed since `t0`, counting the questions. */
+struct cancel_at {
+	int64_t t0, after_ms;
+	int asked;
+};
+
+static int cancel_after(void *arg)
+{
+	struct cancel_at *c = arg;
+
+	c->asked++;
+	return svc_mono_ms() - c->t0 >= c->after_ms ? 1 : 0;
+}
+
+/* A run whose cancel answers non-zero ends at once, its group killed, as stopped (a turn's Stop during a build). */
+static void test_sandbox_cancel_stops_the_run_at_once(void)
+{
+	static const char *const cmd[] = { "/usr/bin/sh", "-c", "sleep 30 & sleep 30", NULL };
+	struct svc_sandbox_spec s;
+	struct svc_sandbox_result r;
+	struct cancel_at c;
+	struct out o;
+	char why[256];
+	int64_t took;
+
+	if (!can_test(__func__))
+		return;
+	small_spec(&s, cmd, "unit-sandbox-cancel", &o);
+	s.deadline_ms = svc_mono_ms() + 20000;
+	c.t0 = svc_mono_ms();
+	c.after_ms = 600;
+	c.asked = 0;
+	s.cancel = cancel_after;
+	s.cancel_arg = &c;
+	CU_ASSERT_EQUAL_FATAL(svc_sandbox_run(&s, &r, why, sizeof why), 0);
+	took = svc_mono_ms() - c.t0;
+	CU_ASSERT_EQUAL(r.limit, SVC_SANDBOX_LIMIT_STOPPED);
+	CU_ASSERT_STRING_EQUAL(r.limit_text, "stopped");
+	CU_ASSERT(took >= 600 && took < 3000);
+	CU_ASSERT(c.asked >= 3); /* about every 200 ms, not once a second */
+	CU_ASSERT(!group_left("unit-sandbox-cancel"));
+}
+
 /* ---- the network ---- */
 
 struct reg {
@@ -473,6 +516,7 @@ SVC_TEST_SUITE(sandbox)
 	CU_add_test(s, "test_sandbox_process_bound_is_named", test_sandbox_process_bound_is_named);
 	CU_add_test(s, "test_sandbox_disk_bound_is_named_and_removed", test_sandbox_disk_bound_is_named_and_removed);
 	CU_add_test(s, "test_sandbox_deadline_and_stop_are_named", test_sandbox_deadline_and_stop_are_named);
+	CU_add_test(s, "test_sandbox_cancel_stops_the_run_at_once", test_sandbox_cancel_stops_the_run_at_once);
 	CU_add_test(s, "test_sandbox_registry_only_network", test_sandbox_registry_only_network);
 	CU_add_test(s, "test_sandbox_socket_reaches_a_server_inside", test_sandbox_socket_reaches_a_server_inside);
 	CU_add_test(s, "test_sandbox_refuses_bad_specs", test_sandbox_refuses_bad_specs);
