@@ -4,7 +4,8 @@
 # attachments, nosniff, a sandbox); two end users who never get or delete each other's files; the rules of
 # svc.data.json's "files" block (owner by default, public signed out, user, none); the size cap and the quota, past
 # which nothing is written; a record's `file` field that names an unknown or foreign file; test and live apart;
-# cross-site uploads refused; the builders' summary, an end user deleted with their files, the test data emptied.
+# cross-site uploads refused; the builders' summary, an end user deleted with their files, the test data emptied;
+# each security header once (svc-app's, not the site's), on a custom domain too.
 import json
 import os
 import re
@@ -15,7 +16,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (DOMAIN, HTTP_PORT, UUID_RE, api, check, create_project, finish, is_error, request,  # noqa: E402
                     signup)
-from test_app_backend import Site, put_file, sign_up  # noqa: E402
+from test_app_backend import API_HEADERS, Site, header_problems, on_custom_domain, put_file, sign_up  # noqa: E402
 
 MIB = 1024 * 1024
 FILE_MAX = 1 * MIB          # SVC_APP_FILE_MAX_MB=1 (tests/stack.env)
@@ -23,6 +24,7 @@ QUOTA = 2500000             # SVC_APP_MAX_FILE_BYTES (tests/stack.env)
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+FILE_CSP = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; frame-ancestors 'none'"
 
 DECL = {
     "collections": {
@@ -48,8 +50,8 @@ def upload(site, data, ctype="application/octet-stream", headers=None, origin=Tr
 
 
 def nosniff(h):
-    """X-Content-Type-Options is nosniff (a published site's host adds its own too: the first value counts)."""
-    return h.get("x-content-type-options", "").split(",")[0].strip() == "nosniff"
+    """X-Content-Type-Options is nosniff, once (svc-app's: the site's host adds none under /_svc/)."""
+    return h.get("x-content-type-options") == "nosniff"
 
 
 def site_of(a, pid, slug, env):
@@ -119,6 +121,24 @@ def round_trip(env, a):
     r = a.call("GET", "/_svc/files/not-a-uuid")
     check("test_app_files_%s_bad_id_404" % env, r.status == 404, r)
     return png
+
+
+def headers_once(env, site):
+    """A file served and a file's 404 carry each security header once, svc-app's (test_app_backend.py headers_once):
+    a file its sandbox policy, which stands for X-Frame-Options, never the site's SAMEORIGIN. `site` is signed in."""
+    r = upload(site, PNG, "image/png")
+    fid = r.body.get("id", "none") if r.status == 201 else "none"
+    for tag, path, status, want in (
+            ("file", "/_svc/files/" + fid, 200,
+             {"x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "x-frame-options": None,
+              "content-security-policy": FILE_CSP, "cross-origin-opener-policy": None, "content-type": "image/png",
+              "cache-control": "private, no-cache"}),
+            ("file_404", "/_svc/files/11111111-2222-4333-8444-555555555555", 404,
+             dict(API_HEADERS, **{"cache-control": "no-store", "content-type": "application/json"}))):
+        r = site.call("GET", path)
+        bad = header_problems(r, want)
+        check("test_app_files_%s_headers_once_%s" % (env, tag), r.status == status and not bad, (r.status, bad))
+    site.call("DELETE", "/_svc/files/" + fid)
 
 
 def owners_apart(env, a, b, anon, a_file):
@@ -225,12 +245,14 @@ def main():
         b = site.as_user()
         sign_up(b, "b")
         png = round_trip(env, site)
+        headers_once(env, site)
         owners_apart(env, site, b, site.as_user(), png)
         foreign = [("other_project", other)] + ([("live", files["live"])] if env == "test" else [])
         file_fields(env, site, png, foreign)
         r = upload(b, b"B's file", "text/plain")
         files[env] = png
         if env == "live":
+            live = site
             b_live = b.call("GET", "/_svc/auth/me").body["user"]["id"]
             b_size = len(b"B's file") if r.status == 201 else 0
 
@@ -245,6 +267,7 @@ def main():
     check("test_app_files_user_deleted_with_files", r.status == 204 and after.get("files") == before.get("files", 0) - 1
           and after.get("fileBytes") == before.get("fileBytes", 0) - b_size, (before, after))
 
+    on_custom_domain("app_files", pid, live, headers_once)
     public_rules(a, qpid, qslug)
     quota(a)
     return finish()
