@@ -1269,11 +1269,26 @@ static void handle(struct svc_ctx *ctx, FCGX_Request *r, const struct svc_route 
 
 /* ---- process management ---- */
 
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t stopping, serving;
 
 static void on_term(int sig)
 {
 	(void)sig;
+	stopping = 1;
+}
+
+/*
+ * SIGTERM of a responder the web server spawned (lighttpd's bin-path): between requests it ends the process at
+ * once, during one it lets the request finish. The handler it had before this one (installed by the libraries,
+ * with FCGX_Init) only set a flag read once accept() returns, so a SIGTERM that came while the responder was
+ * starting left it in accept() for good, and lighttpd's graceful restart (SVC_SITES_RELOAD_CMD twice within a
+ * second) waited for it, answering nothing for about 110 s. A SIGTERM before serve() runs is not covered.
+ */
+static void on_term_spawned(int sig)
+{
+	(void)sig;
+	if (!serving)
+		_exit(0);
 	stopping = 1;
 }
 
@@ -1290,12 +1305,19 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 	FCGX_Request r;
 	struct svc_mem_watch mem = { 0 };
 
+	if (listen_fd == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_term_spawned;
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	if (FCGX_InitRequest(&r, listen_fd, 0) != 0)
 		return 1;
 	/* the host's rate-limit counters and revocation epoch; without them MariaDB alone keeps both */
 	if (svc_shm_attach(&ctx->cfg) < 0)
 		svc_log_warn("no shared memory for this host's rate limits and session checks: MariaDB alone keeps them");
 	while (!stopping && FCGX_Accept_r(&r) >= 0) {
+		serving = 1;
 		if (!ctx->db && svc_db_open(&ctx->cfg, &ctx->db) < 0) {
 			/* Answer 503 and try again with the next request. */
 			struct svc_resp resp;
@@ -1306,6 +1328,7 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 			send_error(&resp, SVC_E_UNAVAILABLE);
 			svc_buf_dispose(&resp.headers);
 			FCGX_Finish_r(&r);
+			serving = 0;
 			continue;
 		}
 		handle(ctx, &r, routes, nroutes);
@@ -1319,6 +1342,7 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 		}
 		/* what the request freed goes back to the kernel, not kept at its high-water mark (mem.h) */
 		svc_mem_release(&mem, RELEASE_SLACK);
+		serving = 0;
 	}
 	return 0;
 }
