@@ -265,14 +265,39 @@ static int file_bytes(struct svc_db *db, const struct svc_app_site *s, const str
 	return 0;
 }
 
-/* The headers of a file served: inline for a raster image, else an attachment; a sandbox, no caching by others. */
-static int file_headers(struct svc_resp *resp, const char *type)
+#define ETAG_MAX (SVC_SHA256_HEX_LEN + 3)
+
+/* The validators of file `row`: its ETag into etag (ETAG_MAX bytes), its upload in Unix seconds (RFC 9110 §8.8). */
+static int64_t file_validators(const struct svc_rows *row, char *etag)
 {
+	const char *sha = svc_rows_get(row, 0, AFCOL_SHA);
+	uint64_t created = 0;
+
+	snprintf(etag, ETAG_MAX, "\"%s\"", sha ? sha : "");
+	svc_parse_u64(svc_rows_get(row, 0, AFCOL_CREATED), INT64_MAX, &created);
+	return (int64_t)created;
+}
+
+/*
+ * The headers of file `row` (one of file_row()'s) served under get rule `rule`, its 200 and its 304 alike (a cache
+ * updates what it stored from a 304, RFC 9111 §4.3.4): inline for a raster image, else an attachment; the sandbox;
+ * its validators, a strong ETag of its SHA-256 (a file's bytes never change) and Last-Modified its upload; and
+ * Cache-Control by the rule: "public" lets any cache keep a public file, anything else is the browser's alone
+ * ("private"), and both are revalidated on every use ("no-cache"), so a deleted file or a narrowed rule shows at
+ * once and an unchanged file costs a 304.
+ */
+static int file_headers(struct svc_resp *resp, const struct svc_rows *row, enum svc_app_rule rule)
+{
+	const char *type = svc_rows_get(row, 0, AFCOL_TYPE);
+	char etag[ETAG_MAX], date[SVC_HTTP_DATE_LEN + 1];
 	int err;
 
+	svc_http_date_format(file_validators(row, etag), date);
 	if ((err = svc_resp_header(resp, "Content-Disposition", shown_inline(type) ? "inline" : "attachment")) < 0 ||
 	    (err = svc_resp_header(resp, "Content-Security-Policy", FILE_CSP)) < 0 ||
-	    (err = svc_resp_header(resp, "Cache-Control", "private, no-cache")) < 0)
+	    (err = svc_resp_header(resp, "Cache-Control", rule == SVC_APP_PUBLIC ? "public, no-cache" :
+										   "private, no-cache")) < 0 ||
+	    (err = svc_resp_header(resp, "ETag", etag)) < 0 || (err = svc_resp_header(resp, "Last-Modified", date)) < 0)
 		return err;
 	return 0;
 }
@@ -284,6 +309,16 @@ static int file_headers(struct svc_resp *resp, const char *type)
 static int missed_on_galera(struct svc_db *db, int err)
 {
 	return err == SVC_E_NOT_FOUND && svc_db_is_galera(db) && svc_db_sync_wait(db) == 0;
+}
+
+/* 1 when a GET of file `row` is answered 304 by the request's If-None-Match or If-Modified-Since (RFC 9110 §13.2.2). */
+static int not_modified(struct svc_req *req, const struct svc_rows *row)
+{
+	char etag[ETAG_MAX];
+	int64_t created = file_validators(row, etag);
+
+	return svc_http_not_modified(svc_req_header(req, "If-None-Match"), svc_req_header(req, "If-Modified-Since"),
+				     etag, created);
 }
 
 enum svc_err svc_app_files_get(struct svc_req *req, struct svc_resp *resp)
@@ -306,26 +341,31 @@ enum svc_err svc_app_files_get(struct svc_req *req, struct svc_resp *resp)
 		err = file_row(req->ctx->db, &site, svc_req_param(req, "id"), 0, &row);
 	if (err < 0)
 		return refused(resp, err);
+	/* the rule first: a caller who may not get the file gets the 404 of a missing one, never a 304 */
 	owner = svc_rows_get(row, 0, AFCOL_OWNER);
-	if ((err = svc_app_rule_check(rule, site.user_id, owner ? owner : "")) == 0 &&
-	    missed_on_galera(req->ctx->db, err = file_bytes(req->ctx->db, &site, row, &data, &len)))
+	if ((err = svc_app_rule_check(rule, site.user_id, owner ? owner : "")) < 0)
+		goto done;
+	if (not_modified(req, row)) {
+		/* RFC 9110 §15.4.5: the 200's validators and Cache-Control, no body (nor Content-Length, http.c) */
+		if ((err = file_headers(resp, row, rule)) == 0)
+			resp->status = 304;
+		goto done;
+	}
+	if (missed_on_galera(req->ctx->db, err = file_bytes(req->ctx->db, &site, row, &data, &len)))
 		err = file_bytes(req->ctx->db, &site, row, &data, &len);
-	if (err < 0) {
-		svc_rows_free(row);
-		return refused(resp, err);
-	}
+	if (err < 0 || (err = file_headers(resp, row, rule)) < 0)
+		goto done;
 	snprintf(type, sizeof type, "%s", svc_rows_get(row, 0, AFCOL_TYPE));
-	svc_rows_free(row);
-	if ((err = file_headers(resp, type)) < 0) {
-		free(data);
-		return err;
-	}
 	free(resp->raw);
 	resp->raw = data;
+	data = NULL;
 	resp->raw_len = len;
 	resp->raw_type = type;
 	resp->status = 200;
-	return 0;
+done:
+	free(data);
+	svc_rows_free(row);
+	return err < 0 ? refused(resp, err) : 0;
 }
 
 struct removal {

@@ -23,8 +23,12 @@
  *           file's row, its chunks and the usage, or nothing.
  *   get:    GET /_svc/files/:id: 200 the bytes with their Content-Type,
  *           Content-Disposition: attachment unless a raster image (SVG is
- *           an attachment), a sandboxing Content-Security-Policy, nosniff;
- *           401; 403; 404 (also a file the caller may not get).
+ *           an attachment), a sandboxing Content-Security-Policy, nosniff,
+ *           a strong ETag (its SHA-256), Last-Modified (its upload) and
+ *           Cache-Control public or private by the rule, no-cache; 304 with
+ *           no body on If-None-Match / If-Modified-Since (RFC 9110 §13.2.2,
+ *           §15.4.5), asked only once the rule let the caller get it; 401;
+ *           403; 404 (also a file the caller may not get).
  *   delete: DELETE /_svc/files/:id: 204; 401; 403; 404.
  */
 enum svc_err svc_app_files_upload(struct svc_req *req, struct svc_resp *resp);

@@ -5,11 +5,12 @@ SVC_STMT(STMT_APP_FILE_INSERT,
 	"INSERT INTO app_files (project_id, env, id, owner, content_type, size, chunks, sha256, created_at) "
 	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, " NOW ")")
 SVC_STMT(STMT_APP_FILE_CHUNK_INSERT, "INSERT INTO app_file_chunks (project_id, env, file_id, seq, data) VALUES (?, ?, ?, ?, ?)")
-SVC_STMT(STMT_APP_FILE_GET,
-	"SELECT id, owner, content_type, size, chunks, sha256 FROM app_files WHERE " APP_FILE_KEY " AND id = ?")
-SVC_COLS(AFCOL_ID, AFCOL_OWNER, AFCOL_TYPE, AFCOL_SIZE, AFCOL_CHUNKS, AFCOL_SHA)
-SVC_STMT(STMT_APP_FILE_FOR_UPDATE,
-	"SELECT id, owner, content_type, size, chunks, sha256 FROM app_files WHERE " APP_FILE_KEY " AND id = ? FOR UPDATE")
+/* a file's row; created: its upload in Unix seconds (created_at is UTC), its Last-Modified */
+#define APP_FILE_COLS "SELECT id, owner, content_type, size, chunks, sha256, " \
+	"TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', created_at) FROM app_files WHERE " APP_FILE_KEY " AND id = ?"
+SVC_STMT(STMT_APP_FILE_GET, APP_FILE_COLS)
+SVC_COLS(AFCOL_ID, AFCOL_OWNER, AFCOL_TYPE, AFCOL_SIZE, AFCOL_CHUNKS, AFCOL_SHA, AFCOL_CREATED)
+SVC_STMT(STMT_APP_FILE_FOR_UPDATE, APP_FILE_COLS " FOR UPDATE")
 /* a file's bytes, in order (one row per chunk) */
 SVC_STMT(STMT_APP_FILE_CHUNKS,
 	"SELECT data FROM app_file_chunks WHERE " APP_FILE_KEY " AND file_id = ? ORDER BY seq")

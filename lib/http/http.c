@@ -252,6 +252,187 @@ int svc_resp_json(struct svc_resp *resp, int status, struct json_object *body)
 	return 0;
 }
 
+/* ---- HTTP dates and conditional requests (RFC 9110 §5.6.7, §13) ---- */
+
+static const char *const day_names[7] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
+static const char *const day_names_long[7] = { "Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
+					       "Saturday" };
+static const char *const month_names[12] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (month 1-12), H. Hinnant's days_from_civil. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+void svc_http_date_format(int64_t secs, char *out)
+{
+	int64_t days = (secs < 0 ? 0 : secs) / 86400, rem = (secs < 0 ? 0 : secs) % 86400;
+	int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+	int d = (int)(doy - (153 * mp + 2) / 5 + 1), m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	int64_t y = yoe + era * 400 + (m <= 2);
+
+	snprintf(out, SVC_HTTP_DATE_LEN + 1, "%s, %02d %s %04d %02d:%02d:%02d GMT", day_names[(days + 4) % 7], d,
+		 month_names[m - 1], (int)(y % 10000), (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+}
+
+/* Reads exactly `n` digits at *p into *out and moves past them; -1 when they are not all digits. */
+static int date_digits(const char **p, int n, int *out)
+{
+	int v = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if ((*p)[i] < '0' || (*p)[i] > '9')
+			return -1;
+		v = v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	*out = v;
+	return 0;
+}
+
+/* Moves past `lit` at *p; -1 when *p does not start with it (case-sensitive, as RFC 9110 §5.6.7 says). */
+static int date_lit(const char **p, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (strncmp(*p, lit, n) != 0)
+		return -1;
+	*p += n;
+	return 0;
+}
+
+/* The index in names[0..n) of the name *p starts with, moving past it; -1 when none. */
+static int date_name(const char **p, const char *const *names, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (date_lit(p, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* "HH:MM:SS" at *p into seconds of the day; -1 when malformed or out of range (a leap second is taken as 59). */
+static int date_time(const char **p, int *out)
+{
+	int h, m, s;
+
+	if (date_digits(p, 2, &h) < 0 || date_lit(p, ":") < 0 || date_digits(p, 2, &m) < 0 || date_lit(p, ":") < 0 ||
+	    date_digits(p, 2, &s) < 0 || h > 23 || m > 59 || s > 60)
+		return -1;
+	*out = h * 3600 + m * 60 + (s == 60 ? 59 : s);
+	return 0;
+}
+
+int svc_http_date_parse(const char *s, int64_t *out_secs)
+{
+	static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	const char *p = s;
+	int d = 0, mon, y = 0, t = 0, long_day, short_day = 0;
+
+	if (!s)
+		return SVC_E_VALIDATION;
+	long_day = date_name(&p, day_names_long, 7) >= 0 && *p == ',';
+	if (!long_day) {
+		p = s;
+		short_day = date_name(&p, day_names, 7) >= 0;
+	}
+	if (long_day) {
+		/* rfc850-date: Sunday, 06-Nov-94 08:49:37 GMT */
+		if (date_lit(&p, ", ") < 0 || date_digits(&p, 2, &d) < 0 || date_lit(&p, "-") < 0 ||
+		    (mon = date_name(&p, month_names, 12)) < 0 || date_lit(&p, "-") < 0 || date_digits(&p, 2, &y) < 0 ||
+		    date_lit(&p, " ") < 0 || date_time(&p, &t) < 0 || date_lit(&p, " GMT") < 0)
+			return SVC_E_VALIDATION;
+		y += y < 70 ? 2000 : 1900;
+	} else if (short_day && *p == ',') {
+		/* IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT */
+		if (date_lit(&p, ", ") < 0 || date_digits(&p, 2, &d) < 0 || date_lit(&p, " ") < 0 ||
+		    (mon = date_name(&p, month_names, 12)) < 0 || date_lit(&p, " ") < 0 || date_digits(&p, 4, &y) < 0 ||
+		    date_lit(&p, " ") < 0 || date_time(&p, &t) < 0 || date_lit(&p, " GMT") < 0)
+			return SVC_E_VALIDATION;
+	} else if (short_day) {
+		/* asctime-date: Sun Nov  6 08:49:37 1994 */
+		if (date_lit(&p, " ") < 0 || (mon = date_name(&p, month_names, 12)) < 0 || date_lit(&p, " ") < 0)
+			return SVC_E_VALIDATION;
+		if (*p == ' ') {
+			p++;
+			if (date_digits(&p, 1, &d) < 0)
+				return SVC_E_VALIDATION;
+		} else if (date_digits(&p, 2, &d) < 0) {
+			return SVC_E_VALIDATION;
+		}
+		if (date_lit(&p, " ") < 0 || date_time(&p, &t) < 0 || date_lit(&p, " ") < 0 || date_digits(&p, 4, &y) < 0)
+			return SVC_E_VALIDATION;
+	} else {
+		return SVC_E_VALIDATION;
+	}
+	if (*p != '\0' || y < 1970 || d < 1 || d > mdays[mon] ||
+	    (mon == 1 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)))
+		return SVC_E_VALIDATION;
+	*out_secs = days_from_civil(y, mon + 1, d) * 86400 + t;
+	return 0;
+}
+
+/* 1 when the If-None-Match list `list` holds "*" or an entity-tag whose opaque-tag is `etag` (weak comparison,
+ * RFC 9110 §8.8.3.2, §13.1.2); 0 when none does, or the list is malformed. */
+static int etag_listed(const char *list, const char *etag)
+{
+	const char *p = list;
+	size_t elen = strlen(etag);
+	int found = 0;
+
+	for (;;) {
+		const char *tag;
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '\0')
+			return found;
+		if (*p == '*') {
+			p++;
+			found = 1;
+			continue;
+		}
+		if (strncmp(p, "W/", 2) == 0)
+			p += 2;
+		if (*p != '"')
+			return 0;
+		tag = p++;
+		while (*p && *p != '"' && (unsigned char)*p >= 0x21 && (unsigned char)*p != 0x7f)
+			p++;
+		if (*p != '"')
+			return 0;
+		p++;
+		if ((size_t)(p - tag) == elen && memcmp(tag, etag, elen) == 0)
+			found = 1;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != ',' && *p != '\0')
+			return 0;
+	}
+}
+
+int svc_http_not_modified(const char *if_none_match, const char *if_modified_since, const char *etag,
+			  int64_t last_modified_secs)
+{
+	int64_t since;
+
+	if (if_none_match)
+		return etag && etag_listed(if_none_match, etag);
+	if (!if_modified_since || last_modified_secs <= 0 || svc_http_date_parse(if_modified_since, &since) < 0)
+		return 0;
+	return last_modified_secs <= since;
+}
+
 int svc_resp_raw(struct svc_resp *resp, int status, const char *type, const char *data, size_t len)
 {
 	char *copy = malloc(len + 1);
@@ -359,7 +540,8 @@ static void write_head(struct svc_resp *resp, const char *type, size_t len, int 
 		snprintf(line, sizeof line, "Content-Type: %s\r\n", type);
 		FCGX_PutS(line, out);
 	}
-	if (with_len) {
+	/* a 304's Content-Length would have to be the 200's (RFC 9110 §8.6): none */
+	if (with_len && resp->status != 304) {
 		snprintf(line, sizeof line, "Content-Length: %zu\r\n", len);
 		FCGX_PutS(line, out);
 	}
@@ -1087,11 +1269,26 @@ static void handle(struct svc_ctx *ctx, FCGX_Request *r, const struct svc_route 
 
 /* ---- process management ---- */
 
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t stopping, serving;
 
 static void on_term(int sig)
 {
 	(void)sig;
+	stopping = 1;
+}
+
+/*
+ * SIGTERM of a responder the web server spawned (lighttpd's bin-path): between requests it ends the process at
+ * once, during one it lets the request finish. The handler it had before this one (installed by the libraries,
+ * with FCGX_Init) only set a flag read once accept() returns, so a SIGTERM that came while the responder was
+ * starting left it in accept() for good, and lighttpd's graceful restart (SVC_SITES_RELOAD_CMD twice within a
+ * second) waited for it, answering nothing for about 110 s. A SIGTERM before serve() runs is not covered.
+ */
+static void on_term_spawned(int sig)
+{
+	(void)sig;
+	if (!serving)
+		_exit(0);
 	stopping = 1;
 }
 
@@ -1108,12 +1305,19 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 	FCGX_Request r;
 	struct svc_mem_watch mem = { 0 };
 
+	if (listen_fd == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_term_spawned;
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	if (FCGX_InitRequest(&r, listen_fd, 0) != 0)
 		return 1;
 	/* the host's rate-limit counters and revocation epoch; without them MariaDB alone keeps both */
 	if (svc_shm_attach(&ctx->cfg) < 0)
 		svc_log_warn("no shared memory for this host's rate limits and session checks: MariaDB alone keeps them");
 	while (!stopping && FCGX_Accept_r(&r) >= 0) {
+		serving = 1;
 		if (!ctx->db && svc_db_open(&ctx->cfg, &ctx->db) < 0) {
 			/* Answer 503 and try again with the next request. */
 			struct svc_resp resp;
@@ -1124,6 +1328,7 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 			send_error(&resp, SVC_E_UNAVAILABLE);
 			svc_buf_dispose(&resp.headers);
 			FCGX_Finish_r(&r);
+			serving = 0;
 			continue;
 		}
 		handle(ctx, &r, routes, nroutes);
@@ -1137,6 +1342,7 @@ static int serve(struct svc_ctx *ctx, int listen_fd, const struct svc_route *rou
 		}
 		/* what the request freed goes back to the kernel, not kept at its high-water mark (mem.h) */
 		svc_mem_release(&mem, RELEASE_SLACK);
+		serving = 0;
 	}
 	return 0;
 }

@@ -229,6 +229,37 @@ int svc_resp_after(struct svc_resp *resp, void (*fn)(struct svc_ctx *ctx, void *
  */
 int svc_resp_rate_limited(struct svc_resp *resp, int64_t retry_after);
 
+/* The length of an IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110 §5.6.7). */
+#define SVC_HTTP_DATE_LEN 29
+
+/*
+ * Formats `secs` (Unix seconds, at least 0) as an IMF-fixdate, RFC 9110 §5.6.7 ("Sun, 06 Nov 1994 08:49:37
+ * GMT"), into out (SVC_HTTP_DATE_LEN + 1 bytes), for Last-Modified. Never fails.
+ */
+void svc_http_date_format(int64_t secs, char *out);
+
+/*
+ * Parses an HTTP-date, RFC 9110 §5.6.7: an IMF-fixdate, or the obsolete rfc850-date ("Sunday, 06-Nov-94
+ * 08:49:37 GMT", a two-digit year below 70 is 20yy) and asctime-date ("Sun Nov  6 08:49:37 1994") that a
+ * recipient must accept, the whole of `s` and nothing around it (so a list of two dates does not parse).
+ * Sets *out_secs (Unix seconds) and returns 0, or SVC_E_VALIDATION (nothing set) for anything else: an unknown
+ * day or month name, a field out of range, a year before 1970.
+ */
+int svc_http_date_parse(const char *s, int64_t *out_secs);
+
+/*
+ * 1 when a GET (or HEAD) of a representation whose strong entity tag is `etag` (its quotes included,
+ * "\"9f86d0...\"") and last modification `last_modified_secs` (Unix seconds; 0 or less: unknown) is
+ * answered 304 Not Modified, by the request's headers `if_none_match` and `if_modified_since` (either NULL
+ * when absent), in RFC 9110 §13.2.2's order: If-None-Match when present (§13.1.2: "*", or any listed
+ * entity-tag equal to `etag` by the weak comparison, W/ or not; a malformed list never matches), else
+ * If-Modified-Since (§13.1.3: one valid HTTP-date at or after the last modification). 0 otherwise.
+ * The handler asks only once the caller may read the representation, so a 304 never tells more than the
+ * 200 would (lib/app/app_files.c); it answers 304 with no body (§15.4.5).
+ */
+int svc_http_not_modified(const char *if_none_match, const char *if_modified_since, const char *etag,
+			  int64_t last_modified_secs);
+
 /* Sets a JSON response: `status` and `body` (ownership moves to the response). Returns 0. */
 int svc_resp_json(struct svc_resp *resp, int status, struct json_object *body);
 

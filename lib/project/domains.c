@@ -865,10 +865,13 @@ static int build_apache(const struct svc_config *cfg, const struct svc_rows *row
 			"\t\tForceType \"text/plain; charset=utf-8\"\n"
 			"\t</Location>\n"
 			"\tCustomLog \"${SVC_LOG_DIR}/svc-access.log\" \"%%h %%l %%u %%t \\\"%%r\\\" %%>s %%b %%{Host}i\"\n"
+			/* the site's files only: svc-app sets the headers of /_svc/ (docs/app-backend.md "How it is kept safe") */
 			"\t<IfModule mod_headers.c>\n"
-			"\t\tHeader always set X-Content-Type-Options \"nosniff\"\n"
-			"\t\tHeader always set Referrer-Policy \"strict-origin-when-cross-origin\"\n"
-			"\t\tHeader always set X-Frame-Options \"SAMEORIGIN\"\n"
+			"\t\t<If \"%%{REQUEST_URI} !~ m#^/_svc/#\">\n"
+			"\t\t\tHeader always set X-Content-Type-Options \"nosniff\"\n"
+			"\t\t\tHeader always set Referrer-Policy \"strict-origin-when-cross-origin\"\n"
+			"\t\t\tHeader always set X-Frame-Options \"SAMEORIGIN\"\n"
+			"\t\t</If>\n"
 			"\t</IfModule>\n"
 			"</VirtualHost>\n", d, slug, slug);
 	}

@@ -56,12 +56,14 @@ _passed = 0
 class Response:
     """An HTTP answer: status (int), headers (dict, lower-case names; repeated
     headers joined with ", " except set-cookie, kept as a list in cookies),
-    body (parsed JSON when the type is JSON and it parses, else text) and
-    raw (bytes)."""
+    header_list (every header line as sent: (lower-case name, value) pairs in
+    order, for counting a repeated header), body (parsed JSON when the type is
+    JSON and it parses, else text) and raw (bytes)."""
 
-    def __init__(self, status, headers, cookies, raw):
+    def __init__(self, status, headers, cookies, raw, header_list=None):
         self.status = status
         self.headers = headers
+        self.header_list = header_list or []
         self.cookies = cookies
         self.raw = raw
         ctype = headers.get("content-type", "")
@@ -107,12 +109,12 @@ def request(method, url, body=None, headers=None, timeout=30):
         raw = r.read()
         hdrs = {}
         cookies = []
-        for k, v in r.getheaders():
-            k = k.lower()
+        pairs = [(k.lower(), v) for k, v in r.getheaders()]
+        for k, v in pairs:
             if k == "set-cookie":
                 cookies.append(v)
             hdrs[k] = hdrs[k] + ", " + v if k in hdrs else v
-        return Response(r.status, hdrs, cookies, raw)
+        return Response(r.status, hdrs, cookies, raw, pairs)
     finally:
         conn.close()
 

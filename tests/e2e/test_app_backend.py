@@ -2,17 +2,21 @@
 # test_app_backend.py: the apps' backend under /_svc/ (svc-app, docs/app-backend.md) on a published site and on the
 # preview: end users' sign-up, sign-in and sign-out, records under svc.data.json's rules (two end users who never
 # reach each other's records), validation per field type, svc.data.json refused when invalid with the old one in
-# force, test and live apart, svc's cookie and the site's kept apart, cross-site requests refused, client.js
+# force, test and live apart, svc's cookie and the site's kept apart, cross-site requests refused, client.js, every
+# security header once on every kind of answer (svc-app's, not the site's), on a custom domain too
 import json
 import os
 import re
 import secrets
 import sys
+import time
 import urllib.parse
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (DATA_DIR, DOMAIN, HTTP_PORT, PROVIDER_URL, UUID_RE, api, check, create_project, finish,  # noqa: E402
-                    is_error, request, signup)
+                    is_error, request, signup, sql)
+from wslib import svc_admin  # noqa: E402
 
 DECL = {
     "collections": {
@@ -252,6 +256,84 @@ def cross_site(env, site, a):
     check("test_app_%s_preflight_no_allow_origin" % env, "access-control-allow-origin" not in r.headers, r.headers)
 
 
+# The security headers of an answer under /_svc/ (docs/app-backend.md "How it is kept safe"): svc-app sets each, once;
+# the web servers' site headers (Referrer-Policy strict-origin-when-cross-origin, X-Frame-Options SAMEORIGIN,
+# Cross-Origin-Opener-Policy) never reach /_svc/, through lighttpd, Apache and a custom domain's include alike.
+SECURITY_HEADERS = ("x-content-type-options", "referrer-policy", "x-frame-options", "content-security-policy",
+                    "cache-control", "cross-origin-opener-policy", "content-type")
+API_HEADERS = {"x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "x-frame-options": "DENY",
+               "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+               "cross-origin-opener-policy": None}
+
+
+def header_problems(r, want):
+    """What is wrong with the security headers of answer r: a header of SECURITY_HEADERS sent more than once, one of
+    `want` ({name: value, or None for absent}) missing or with another value. [] when all is well."""
+    got = {}
+    for k, v in r.header_list:
+        got.setdefault(k, []).append(v)
+    bad = ["%s sent %d times: %r" % (k, len(got[k]), got[k]) for k in SECURITY_HEADERS if len(got.get(k, [])) > 1]
+    for k, v in want.items():
+        if v is None and k in got:
+            bad.append("%s should be absent: %r" % (k, got[k]))
+        elif v is not None and got.get(k) != [v]:
+            bad.append("%s should be %r: %r" % (k, v, got.get(k)))
+    return bad
+
+
+def headers_once(env, site):
+    """Every kind of answer under /_svc/ (client.js, auth, data, the router's errors) carries each header once, svc-app's.
+    `site` is signed in."""
+    anon = site.as_user()
+    json_api = dict(API_HEADERS, **{"cache-control": "no-store", "content-type": "application/json"})
+    for tag, who, method, path, body, status, want in (
+            ("client_js", anon, "GET", "/_svc/client.js", None, 200,
+             dict(API_HEADERS, **{"cache-control": "no-cache", "content-type": "text/javascript; charset=utf-8"})),
+            ("auth_me", site, "GET", "/_svc/auth/me", None, 200, json_api),
+            ("auth_me_signed_out", anon, "GET", "/_svc/auth/me", None, 401, json_api),
+            ("login_refused", anon, "POST", "/_svc/auth/login", {"email": "nobody@example.com", "password": "x" * 9},
+             401, json_api),
+            ("data_list", site, "GET", "/_svc/data/todos", None, 200, json_api),
+            ("data_create", site, "POST", "/_svc/data/todos", {"title": "headers"}, 201, json_api),
+            ("data_get_404", site, "GET", "/_svc/data/todos/11111111-2222-4333-8444-555555555555", None, 404, json_api),
+            ("data_invalid_400", site, "POST", "/_svc/data/todos", {"title": 5}, 400, json_api),
+            ("unknown_path_404", site, "GET", "/_svc/nothing-here", None, 404, json_api),
+            ("method_405", site, "PUT", "/_svc/data/todos", {"title": "x"}, 405, json_api)):
+        r = who.call(method, path, body)
+        bad = header_problems(r, want)
+        check("test_app_%s_headers_once_%s" % (env, tag), r.status == status and not bad, (r, bad))
+
+
+def on_custom_domain(tag, pid, live, fn):
+    """fn("custom_domain", site) on a custom domain of published project `pid` (an active row, as
+    test_domains_security.py writes one, with the web servers' includes rewritten: lighttpd's custom hosts and the
+    domain's Apache virtual host that lib/project/domains.c writes), signed in as the live site `live`'s end user (a
+    custom domain shares the project's live end users). The row is gone afterwards, the includes rewritten later."""
+    name = "hdr-%s.example.org" % secrets.token_hex(4)
+    rid = str(uuid.uuid4())
+    sql("INSERT INTO custom_domains (id, project_id, domain, status, created_by, created_at, updated_at) "
+        "SELECT '%s', id, '%s', 'active', created_by, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) FROM projects WHERE id = '%s'"
+        % (rid, name, pid))
+    try:
+        rc, out = svc_admin("write-sites")
+        site = Site("%s:%d" % (name, HTTP_PORT))
+        site.cookie = live.cookie
+        end = time.time() + 20
+        while True:  # the graceful reloads of SVC_SITES_RELOAD_CMD
+            r = site.call("GET", "/_svc/auth/me")
+            if r.status == 200 or time.time() > end:
+                break
+            time.sleep(0.3)
+        check("test_%s_custom_domain_served" % tag, rc == 0 and r.status == 200, (rc, out, r))
+        fn("custom_domain", site)
+    finally:
+        # The row goes; the includes keep naming the domain until the next svc_sites_write() of any test (svc-app
+        # answers 404 for it meanwhile). No second reload here: two graceful restarts of lighttpd within a second or
+        # two can leave it waiting ~110 s for responders it stopped while they started (lib/http/http.c
+        # on_term_spawned covers only part of that).
+        sql("DELETE FROM custom_domains WHERE id = '%s'" % rid)
+
+
 def client_js(env, site):
     r = site.call("GET", "/_svc/client.js")
     check("test_app_%s_client_js" % env, r.status == 200 and r.headers.get("content-type", "").startswith("text/javascript")
@@ -397,6 +479,7 @@ def main():
         validation(env, site)
         paging(env, site)
         cross_site(env, site, site)
+        headers_once(env, site)
         if env == "live":
             live_pw, live_email, live_rec, b_live = pw, email, rec, b_id
 
@@ -457,6 +540,7 @@ def main():
         with open(path, "w") as f:
             f.write(good)
 
+    on_custom_domain("app", pid, live, headers_once)
     quotas(a)
     agent_refused(a)
     builders(a, pid, live_email, b_live)

@@ -4,18 +4,23 @@
 # attachments, nosniff, a sandbox); two end users who never get or delete each other's files; the rules of
 # svc.data.json's "files" block (owner by default, public signed out, user, none); the size cap and the quota, past
 # which nothing is written; a record's `file` field that names an unknown or foreign file; test and live apart;
-# cross-site uploads refused; the builders' summary, an end user deleted with their files, the test data emptied.
+# cross-site uploads refused; the builders' summary, an end user deleted with their files, the test data emptied;
+# each security header once (svc-app's, not the site's), on a custom domain too; conditional GETs (ETag,
+# Last-Modified, 304) only for a caller who may get the file.
+import email.utils
+import hashlib
 import json
 import os
 import re
 import secrets
 import sys
+import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from svclib import (DOMAIN, HTTP_PORT, UUID_RE, api, check, create_project, finish, is_error, request,  # noqa: E402
                     signup)
-from test_app_backend import Site, put_file, sign_up  # noqa: E402
+from test_app_backend import API_HEADERS, Site, header_problems, on_custom_domain, put_file, sign_up  # noqa: E402
 
 MIB = 1024 * 1024
 FILE_MAX = 1 * MIB          # SVC_APP_FILE_MAX_MB=1 (tests/stack.env)
@@ -23,6 +28,7 @@ QUOTA = 2500000             # SVC_APP_MAX_FILE_BYTES (tests/stack.env)
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+FILE_CSP = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; frame-ancestors 'none'"
 
 DECL = {
     "collections": {
@@ -48,8 +54,8 @@ def upload(site, data, ctype="application/octet-stream", headers=None, origin=Tr
 
 
 def nosniff(h):
-    """X-Content-Type-Options is nosniff (a published site's host adds its own too: the first value counts)."""
-    return h.get("x-content-type-options", "").split(",")[0].strip() == "nosniff"
+    """X-Content-Type-Options is nosniff, once (svc-app's: the site's host adds none under /_svc/)."""
+    return h.get("x-content-type-options") == "nosniff"
 
 
 def site_of(a, pid, slug, env):
@@ -121,6 +127,75 @@ def round_trip(env, a):
     return png
 
 
+def headers_once(env, site):
+    """A file served and a file's 404 carry each security header once, svc-app's (test_app_backend.py headers_once):
+    a file its sandbox policy, which stands for X-Frame-Options, never the site's SAMEORIGIN. `site` is signed in."""
+    r = upload(site, PNG, "image/png")
+    fid = r.body.get("id", "none") if r.status == 201 else "none"
+    for tag, path, status, want in (
+            ("file", "/_svc/files/" + fid, 200,
+             {"x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "x-frame-options": None,
+              "content-security-policy": FILE_CSP, "cross-origin-opener-policy": None, "content-type": "image/png",
+              "cache-control": "private, no-cache"}),
+            ("file_404", "/_svc/files/11111111-2222-4333-8444-555555555555", 404,
+             dict(API_HEADERS, **{"cache-control": "no-store", "content-type": "application/json"}))):
+        r = site.call("GET", path)
+        bad = header_problems(r, want)
+        check("test_app_files_%s_headers_once_%s" % (env, tag), r.status == status and not bad, (r.status, bad))
+    site.call("DELETE", "/_svc/files/" + fid)
+
+
+def conditional(env, a, b, anon, a_file):
+    """GET /_svc/files/:id's validators (RFC 9110 §8.8, §13): a strong ETag of the file's SHA-256, Last-Modified its
+    upload, 304 with no body on If-None-Match (weak comparison, lists, *) or If-Modified-Since (ignored when
+    If-None-Match is there, or not a date); under the owner rule another end user or the signed-out get the 404 or
+    401 they got before, never a 304."""
+    r = a.call("GET", "/_svc/files/" + a_file)
+    etag, lm = r.headers.get("etag", ""), r.headers.get("last-modified", "")
+    try:
+        lm_at = email.utils.parsedate_to_datetime(lm).timestamp()
+    except (TypeError, ValueError):
+        lm_at = 0
+    check("test_app_files_%s_etag_strong_of_the_bytes" % env, r.status == 200
+          and etag == '"%s"' % hashlib.sha256(PNG).hexdigest(), r.headers)
+    check("test_app_files_%s_last_modified_the_upload" % env, r.status == 200 and lm.endswith(" GMT")
+          and abs(time.time() - lm_at) < 900, r.headers)
+    check("test_app_files_%s_cache_control_private_revalidated" % env,
+          r.headers.get("cache-control") == "private, no-cache", r.headers)
+    want304 = {"x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "x-frame-options": None,
+               "content-security-policy": FILE_CSP, "cache-control": "private, no-cache", "etag": etag,
+               "last-modified": lm}
+    for tag, h in (("if_none_match", {"If-None-Match": etag}),
+                   ("if_none_match_weak", {"If-None-Match": "W/" + etag}),
+                   ("if_none_match_list", {"If-None-Match": '"other", W/"x",%s' % etag}),
+                   ("if_none_match_star", {"If-None-Match": "*"}),
+                   ("if_modified_since_same", {"If-Modified-Since": lm}),
+                   ("if_modified_since_later", {"If-Modified-Since": "Fri, 31 Dec 2100 23:59:59 GMT"})):
+        r = a.call("GET", "/_svc/files/" + a_file, headers=h)
+        bad = header_problems(r, want304)
+        check("test_app_files_%s_304_%s" % (env, tag), r.status == 304 and r.raw == b""
+              and r.headers.get("content-length") in (None, str(len(PNG))) and not bad, (r.status, r.headers, bad))
+    for tag, h in (("other_etag", {"If-None-Match": '"%s"' % ("0" * 64)}),
+                   ("if_modified_since_before", {"If-Modified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"}),
+                   ("if_modified_since_not_a_date", {"If-Modified-Since": "yesterday"}),
+                   ("if_none_match_wins", {"If-None-Match": '"other"', "If-Modified-Since": lm}),
+                   ("malformed_if_none_match", {"If-None-Match": etag[1:]})):
+        r = a.call("GET", "/_svc/files/" + a_file, headers=h)
+        check("test_app_files_%s_200_%s" % (env, tag), r.status == 200 and r.raw == PNG
+              and r.headers.get("etag") == etag, (r.status, r.headers))
+    for tag, who, status, code in (("other_end_user_404", b, 404, "not_found"),
+                                   ("signed_out_401", anon, 401, "unauthorized")):
+        for h in ({"If-None-Match": etag}, {"If-None-Match": "*"}, {"If-Modified-Since": lm}):
+            r = who.call("GET", "/_svc/files/" + a_file, headers=h)
+            check("test_app_files_%s_conditional_%s_%s" % (env, tag, list(h)[0].lower().replace("-", "_")),
+                  is_error(r, status, code) and "etag" not in r.headers and "last-modified" not in r.headers, r)
+    r = upload(a, b"soon gone", "text/plain")
+    gone = r.body.get("id", "none") if r.status == 201 else "none"
+    a.call("DELETE", "/_svc/files/" + gone)
+    r = a.call("GET", "/_svc/files/" + gone, headers={"If-None-Match": "*"})
+    check("test_app_files_%s_conditional_deleted_404" % env, is_error(r, 404, "not_found"), r)
+
+
 def owners_apart(env, a, b, anon, a_file):
     """The default owner rule: B never gets or deletes A's file; signed out is 401."""
     r = b.call("GET", "/_svc/files/" + a_file)
@@ -169,6 +244,11 @@ def public_rules(a, pid, slug):
     r2 = live.as_user().call("GET", "/_svc/files/" + fid)
     check("test_app_files_public_upload_and_get_signed_out", r.status == 201 and r2.status == 200
           and r2.raw == b"public bytes", (r, r2))
+    check("test_app_files_public_cache_control_public_revalidated", r2.headers.get("cache-control") == "public, no-cache",
+          r2.headers)
+    r3 = live.as_user().call("GET", "/_svc/files/" + fid, headers={"If-None-Match": r2.headers.get("etag", "none")})
+    check("test_app_files_public_304_signed_out", r3.status == 304 and r3.raw == b""
+          and r3.headers.get("cache-control") == "public, no-cache", (r3.status, r3.headers))
     r = test.call("GET", "/_svc/files/" + fid)
     check("test_app_files_live_file_not_on_preview", is_error(r, 404, "not_found"), r)
     r = live.call("DELETE", "/_svc/files/" + fid)
@@ -225,12 +305,15 @@ def main():
         b = site.as_user()
         sign_up(b, "b")
         png = round_trip(env, site)
+        headers_once(env, site)
         owners_apart(env, site, b, site.as_user(), png)
+        conditional(env, site, b, site.as_user(), png)
         foreign = [("other_project", other)] + ([("live", files["live"])] if env == "test" else [])
         file_fields(env, site, png, foreign)
         r = upload(b, b"B's file", "text/plain")
         files[env] = png
         if env == "live":
+            live = site
             b_live = b.call("GET", "/_svc/auth/me").body["user"]["id"]
             b_size = len(b"B's file") if r.status == 201 else 0
 
@@ -245,6 +328,7 @@ def main():
     check("test_app_files_user_deleted_with_files", r.status == 204 and after.get("files") == before.get("files", 0) - 1
           and after.get("fileBytes") == before.get("fileBytes", 0) - b_size, (before, after))
 
+    on_custom_domain("app_files", pid, live, headers_once)
     public_rules(a, qpid, qslug)
     quota(a)
     return finish()

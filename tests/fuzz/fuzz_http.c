@@ -5,7 +5,8 @@
  * matcher, percent-decoding, the query, cookies (svc_cookie_get/_count), the
  * client address behind X-Forwarded-For, the CSRF Origin/Referer check, the
  * bearer and cookie tokens (JWT verification), the internal signature, JSON
- * parsing and svc_json_validate() all see untrusted bytes.
+ * parsing, svc_json_validate() and a conditional GET's If-None-Match and If-Modified-Since
+ * (svc_http_not_modified, svc_http_date_parse) all see untrusted bytes.
  *
  * Input: "METHOD\nURI\nNAME=value\n...\n\nBODY" (FastCGI parameters, at most
  * 12, until an empty line; the rest is the body).
@@ -68,6 +69,9 @@ static enum svc_err h_echo(struct svc_req *req, struct svc_resp *resp)
 	if (req->json)
 		json_object_object_add(o, "body", json_object_get(req->json));
 	json_object_object_add(o, "user", json_object_new_string(req->user_id));
+	/* a conditional GET's headers, as svc-app's GET /_svc/files/:id reads them (lib/app/app_files.c) */
+	json_object_object_add(o, "notModified", json_object_new_int(svc_http_not_modified(
+		svc_req_header(req, "If-None-Match"), svc_req_header(req, "If-Modified-Since"), "\"e3b0c442\"", 784111777)));
 	return svc_resp_json(resp, 200, o);
 }
 

@@ -428,6 +428,70 @@ static void test_http_verified_token_cache(void)
 	free(tok);
 }
 
+/* RFC 9110 §5.6.7: the three forms of one instant, and what is refused */
+static void test_http_date_forms(void)
+{
+	char out[SVC_HTTP_DATE_LEN + 1];
+	int64_t t = -1;
+
+	svc_http_date_format(784111777, out);
+	CU_ASSERT_STRING_EQUAL(out, "Sun, 06 Nov 1994 08:49:37 GMT");
+	svc_http_date_format(0, out);
+	CU_ASSERT_STRING_EQUAL(out, "Thu, 01 Jan 1970 00:00:00 GMT");
+	svc_http_date_format(1709164800, out); /* a leap day */
+	CU_ASSERT_STRING_EQUAL(out, "Thu, 29 Feb 2024 00:00:00 GMT");
+	CU_ASSERT(svc_http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT", &t) == 0 && t == 784111777);
+	t = -1;
+	CU_ASSERT(svc_http_date_parse("Sunday, 06-Nov-94 08:49:37 GMT", &t) == 0 && t == 784111777);
+	t = -1;
+	CU_ASSERT(svc_http_date_parse("Sun Nov  6 08:49:37 1994", &t) == 0 && t == 784111777);
+	CU_ASSERT(svc_http_date_parse("Thu, 29 Feb 2024 00:00:00 GMT", &t) == 0 && t == 1709164800);
+	CU_ASSERT(svc_http_date_parse("Wednesday, 02-Dec-26 14:00:00 GMT", &t) == 0 && t == 1796220000);
+	t = 7;
+	CU_ASSERT_EQUAL(svc_http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT, Mon, 07 Nov 1994 08:49:37 GMT", &t),
+			SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("Sun, 06 Nov 1994 08:49:37 UTC", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("sun, 06 nov 1994 08:49:37 GMT", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("Sun, 6 Nov 1994 08:49:37 GMT", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("Sun, 31 Nov 1994 08:49:37 GMT", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("Thu, 29 Feb 2023 00:00:00 GMT", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("Sun, 06 Nov 1994 24:00:00 GMT", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("Sun, 06 Nov 1969 08:49:37 GMT", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT ", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("Sun, 06 Nov 1994 08:49", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse("", &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(svc_http_date_parse(NULL, &t), SVC_E_VALIDATION);
+	CU_ASSERT_EQUAL(t, 7); /* set only on success */
+}
+
+/* RFC 9110 §13.2.2: If-None-Match decides when present (weak comparison), else If-Modified-Since */
+static void test_http_not_modified(void)
+{
+	const char *tag = "\"abc\"";
+	int64_t lm = 784111777;
+
+	CU_ASSERT_EQUAL(svc_http_not_modified(NULL, NULL, tag, lm), 0);
+	CU_ASSERT_EQUAL(svc_http_not_modified("\"abc\"", NULL, tag, lm), 1);
+	CU_ASSERT_EQUAL(svc_http_not_modified("W/\"abc\"", NULL, tag, lm), 1);
+	CU_ASSERT_EQUAL(svc_http_not_modified("\"x\", \"abc\"", NULL, tag, lm), 1);
+	CU_ASSERT_EQUAL(svc_http_not_modified("\"x\",W/\"abc\" ,\"y\"", NULL, tag, lm), 1);
+	CU_ASSERT_EQUAL(svc_http_not_modified("*", NULL, tag, lm), 1);
+	CU_ASSERT_EQUAL(svc_http_not_modified("\"abcd\"", NULL, tag, lm), 0);
+	CU_ASSERT_EQUAL(svc_http_not_modified("\"ab\"", NULL, tag, lm), 0);
+	CU_ASSERT_EQUAL(svc_http_not_modified("abc", NULL, tag, lm), 0);      /* no quotes: no entity-tag */
+	CU_ASSERT_EQUAL(svc_http_not_modified("\"abc", NULL, tag, lm), 0);    /* unterminated */
+	CU_ASSERT_EQUAL(svc_http_not_modified("\"abc\" x", NULL, tag, lm), 0);
+	CU_ASSERT_EQUAL(svc_http_not_modified("", NULL, tag, lm), 0);
+	/* If-None-Match present: If-Modified-Since is not looked at, even when it alone would match */
+	CU_ASSERT_EQUAL(svc_http_not_modified("\"x\"", "Sun, 06 Nov 1994 08:49:37 GMT", tag, lm), 0);
+	CU_ASSERT_EQUAL(svc_http_not_modified(NULL, "Sun, 06 Nov 1994 08:49:37 GMT", tag, lm), 1);
+	CU_ASSERT_EQUAL(svc_http_not_modified(NULL, "Sun, 06 Nov 1994 09:00:00 GMT", tag, lm), 1);
+	CU_ASSERT_EQUAL(svc_http_not_modified(NULL, "Sun, 06 Nov 1994 08:49:36 GMT", tag, lm), 0);
+	CU_ASSERT_EQUAL(svc_http_not_modified(NULL, "Sun Nov  6 08:49:37 1994", tag, lm), 1);
+	CU_ASSERT_EQUAL(svc_http_not_modified(NULL, "yesterday", tag, lm), 0);
+	CU_ASSERT_EQUAL(svc_http_not_modified(NULL, "Sun, 06 Nov 1994 08:49:37 GMT", tag, 0), 0);
+}
+
 SVC_TEST_SUITE(http_suite)
 {
 	CU_pSuite s = CU_add_suite("http", NULL, NULL);
@@ -441,4 +505,6 @@ SVC_TEST_SUITE(http_suite)
 	CU_add_test(s, "test_http_dispatch_internal_signature", test_http_dispatch_internal_signature);
 	CU_add_test(s, "test_http_dispatch_handler_error_is_json", test_http_dispatch_handler_error_is_json);
 	CU_add_test(s, "test_http_verified_token_cache", test_http_verified_token_cache);
+	CU_add_test(s, "test_http_date_forms", test_http_date_forms);
+	CU_add_test(s, "test_http_not_modified", test_http_not_modified);
 }
