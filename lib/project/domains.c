@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/select.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -934,6 +936,36 @@ static int run_reload(const char *cmd)
 	return 0;
 }
 
+int svc_sites_reload(const char *sites_dir, const char *cmd)
+{
+	char path[4096];
+	struct stat st;
+	struct timespec now;
+	int fd, err;
+
+	if (snprintf(path, sizeof path, "%s/.reload.lock", sites_dir) >= (int)sizeof path)
+		return run_reload(cmd);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) >= 0) {
+		/* a new lock file: no reload ran before this one (its time is the epoch, so nothing waits) */
+		const struct timespec epoch[2] = { { 0, 0 }, { 0, 0 } };
+		futimens(fd, epoch);
+	} else if (errno != EEXIST || (fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+		svc_log_warn("domains: cannot open %s (%s): the reload is not spaced from others", path, strerror(errno));
+		return run_reload(cmd);
+	}
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	if (fstat(fd, &st) == 0 && clock_gettime(CLOCK_REALTIME, &now) == 0) {
+		int64_t since = ((int64_t)now.tv_sec - st.st_mtim.tv_sec) * 1000 + (now.tv_nsec - st.st_mtim.tv_nsec) / 1000000;
+		if (since >= 0 && since < SVC_SITES_RELOAD_GAP_MS)
+			poll(NULL, 0, (int)(SVC_SITES_RELOAD_GAP_MS - since));
+	}
+	err = run_reload(cmd);
+	futimens(fd, NULL); /* the time of this reload's end, for the next one */
+	close(fd);          /* and the lock goes with it */
+	return err;
+}
+
 /*
  * The includes (SHA-256 of both) that this process last saw applied on its host: reloaded by
  * it, or already there when it first looked. With SVC_SITES_DIR on storage that several hosts
@@ -977,7 +1009,7 @@ int svc_sites_write(struct svc_db *db, const struct svc_config *cfg, int *out_ch
 	else if (host_applied[0] && strcmp(host_applied, sha) != 0)
 		svc_log_info("domains: the includes were rewritten by another host; reloading this one's web server");
 	if (changed || (host_applied[0] && strcmp(host_applied, sha) != 0)) {
-		if (*s.reload_cmd && (err = run_reload(s.reload_cmd)) < 0)
+		if (*s.reload_cmd && (err = svc_sites_reload(s.sites_dir, s.reload_cmd)) < 0)
 			goto done;
 	}
 	memcpy(host_applied, sha, sizeof sha);

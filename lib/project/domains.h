@@ -187,6 +187,23 @@ int svc_domains_recheck_due(struct svc_db *db, const struct svc_config *cfg);
  */
 int svc_sites_write(struct svc_db *db, const struct svc_config *cfg, int *out_changed);
 
+/* The least time between two runs of SVC_SITES_RELOAD_CMD on a host, in ms (svc_sites_reload()). */
+#define SVC_SITES_RELOAD_GAP_MS 2000
+
+/*
+ * Runs `cmd` (SVC_SITES_RELOAD_CMD, with sh -c, at most 60 s) no sooner than
+ * SVC_SITES_RELOAD_GAP_MS after the end of the last run by any process that
+ * shares `sites_dir` (SVC_SITES_DIR): the time is the mtime of
+ * `<sites_dir>/.reload.lock`, held with flock(2) for the run, so runs are
+ * one at a time and spaced. Two graceful restarts of lighttpd within a
+ * second can leave it waiting on responders it spawned and answering
+ * nothing for about 110 s (docs/operations.md "Custom domains"). The first
+ * run ever does not wait; without the lock file (it cannot be made) the
+ * command runs at once, logged. Returns 0 when the command exits 0, else
+ * SVC_E_INTERNAL (logged).
+ */
+int svc_sites_reload(const char *sites_dir, const char *cmd);
+
 /* The label of the TXT record that proves a domain's owner (SVC_DOMAIN_TXT_PROOF): _svc-challenge.<domain>. */
 #define SVC_DOMAIN_TXT_LABEL "_svc-challenge"
 

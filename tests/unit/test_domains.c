@@ -336,6 +336,46 @@ static void test_quota_dir_bytes(void)
 	CU_ASSERT_EQUAL(svc_fsx_remove_tree(dir), 0);
 }
 
+/* Seconds since the epoch, with nanoseconds, of each line `date +%s.%N` wrote to `path`; returns how many (at most max). */
+static int reload_times(const char *path, double *out, int max)
+{
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fscanf(f, "%lf", &out[n]) == 1)
+		n++;
+	fclose(f);
+	return n;
+}
+
+/* svc_sites_reload: the first run does not wait, the next is SVC_SITES_RELOAD_GAP_MS after it, a failing command is an error */
+static void test_domains_sites_reloads_are_spaced(void)
+{
+	char dir[] = "/tmp/svc-reload-XXXXXX", cmd[256], times[128], lock[128];
+	double t[3];
+	int64_t t0, first_ms;
+
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(times, sizeof times, "%s/times", dir);
+	snprintf(lock, sizeof lock, "%s/.reload.lock", dir);
+	snprintf(cmd, sizeof cmd, "date +%%s.%%N >> %s", times);
+	t0 = svc_mono_ms();
+	CU_ASSERT_EQUAL(svc_sites_reload(dir, cmd), 0);
+	first_ms = svc_mono_ms() - t0;
+	CU_ASSERT(first_ms < SVC_SITES_RELOAD_GAP_MS / 2); /* the first ever waits for nothing */
+	CU_ASSERT_EQUAL(svc_sites_reload(dir, cmd), 0);
+	CU_ASSERT_EQUAL(reload_times(times, t, 3), 2);
+	CU_ASSERT(t[1] - t[0] >= SVC_SITES_RELOAD_GAP_MS / 1000.0 - 0.05);
+	CU_ASSERT(t[1] - t[0] < SVC_SITES_RELOAD_GAP_MS / 1000.0 + 2.0);
+	CU_ASSERT_EQUAL(svc_sites_reload(dir, "exit 3"), SVC_E_INTERNAL);
+	unlink(times);
+	unlink(lock);
+	rmdir(dir);
+}
+
+
 SVC_TEST_SUITE(domains_suite)
 {
 	CU_pSuite s = CU_add_suite("domains", NULL, NULL);
@@ -345,6 +385,7 @@ SVC_TEST_SUITE(domains_suite)
 	CU_add_test(s, "test_domains_refuses_ips_and_bad_names", test_domains_refuses_ips_and_bad_names);
 	CU_add_test(s, "test_domains_refuses_platform_and_public_suffixes", test_domains_refuses_platform_and_public_suffixes);
 	CU_add_test(s, "test_domains_plans", test_domains_plans);
+	CU_add_test(s, "test_domains_sites_reloads_are_spaced", test_domains_sites_reloads_are_spaced);
 	CU_add_test(s, "test_domains_reserved_names", test_domains_reserved_names);
 	CU_add_test(s, "test_domains_dns_check_txt_proof", test_domains_dns_check_txt_proof);
 	CU_add_test(s, "test_quota_limits_and_plan_overrides", test_quota_limits_and_plan_overrides);
