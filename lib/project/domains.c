@@ -948,7 +948,11 @@ int svc_sites_reload(const char *sites_dir, const char *cmd)
 	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) >= 0) {
 		/* a new lock file: no reload ran before this one (its time is the epoch, so nothing waits) */
 		const struct timespec epoch[2] = { { 0, 0 }, { 0, 0 } };
+		struct stat d;
 		futimens(fd, epoch);
+		/* made by root (svc-admin write-sites, a restore): the file is the directory owner's, svc-worker's */
+		if (geteuid() == 0 && stat(sites_dir, &d) == 0 && fchown(fd, d.st_uid, d.st_gid) < 0)
+			svc_log_warn("domains: cannot give %s to the owner of %s: %s", path, sites_dir, strerror(errno));
 	} else if (errno != EEXIST || (fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
 		svc_log_warn("domains: cannot open %s (%s): the reload is not spaced from others", path, strerror(errno));
 		return run_reload(cmd);
