@@ -15,7 +15,9 @@ const require = createRequire(new URL('../../tests/web/package.json', import.met
 const { chromium } = require('playwright-core');
 
 const BASE = (process.argv[2] || 'http://127.0.0.1:20410/api').replace(/\/$/, '');
-const PHASES = process.argv.slice(3).length ? process.argv.slice(3) : ['static', 'react', 'publish', 'devservers'];
+const PHASES = process.argv.slice(3).length ? process.argv.slice(3) : ['static', 'react', 'editor', 'publish', 'devservers'];
+const APP = BASE.replace(/\/api$/, '');
+const EDITS = Number(process.env.EDITS || 10);
 const SAVES = Number(process.env.SAVES || 20);
 const SAVES_BUILD = Number(process.env.SAVES_BUILD || 5);
 const PUBLISHES = Number(process.env.PUBLISHES || 3);
@@ -200,6 +202,66 @@ async function devServers() {
 	return (await r.json()).servers.map((s) => ({ projectId: s.projectId, state: s.state, pid: s.pid, memoryMb: Math.round(s.memoryBytes / 1048576), pssMb: s.pid ? pssMb(s.pid) : null }));
 }
 
+/**
+ * editorEdits(browser, pid, email, n): a person's edit in the web app: signed in on the project page, src/App.tsx
+ * open in the code editor (the collaborative one: svc-wsd writes the file after its settle delay,
+ * SVC_WSD_SAVE_DELAY_MS), the heading selected and typed over n times; each time from the last key to the
+ * preview frame's DOM showing the new heading (ms), and whether the preview kept its page (HMR, no reload).
+ */
+async function editorEdits(browser, pid, email, n) {
+	const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: APP })).newPage();
+	await page.goto(`/login?next=${encodeURIComponent(`/projects/${pid}`)}`);
+	await page.getByRole('textbox', { name: 'Email' }).fill(email);
+	await page.getByLabel('Password').fill('correct horse battery');
+	await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+	await page.waitForURL((u) => u.pathname === `/projects/${pid}`);
+	const previewText = async () => {
+		const f = page.frames().find((x) => x !== page.mainFrame() && x.url().includes('.preview.'));
+		return f ? f.evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '') : '';
+	};
+	for (const t0 = performance.now(); !(await previewText()).includes(HEAD); await sleep(100))
+		if (performance.now() - t0 > 300000) throw new Error('editor: the app did not show in the preview within 300 s');
+	const marked = page.frames().find((x) => x !== page.mainFrame() && x.url().includes('.preview.'));
+	await marked.evaluate(() => { window.__benchMarker = 'kept'; });
+	await page.getByRole('tab', { name: 'Files' }).click();
+	const tree = page.getByRole('tree', { name: 'Files' });
+	const src = tree.getByRole('treeitem', { name: 'src', exact: true });
+	const app = tree.getByRole('treeitem', { name: 'src/App.tsx', exact: true });
+	await src.waitFor({ timeout: 20000 });
+	if (!(await app.isVisible())) await src.click();
+	await app.click();
+	const editor = page.getByRole('textbox', { name: 'Code editor' });
+	await editor.waitFor({ timeout: 30000 });
+	await page.getByRole('region', { name: 'Contents of src/App.tsx' }).getByRole('status').filter({ hasText: 'Connected' }).waitFor({ timeout: 30000 });
+	const times = [];
+	let shown = HEAD;
+	for (let i = 0; i < n; i++) {
+		const next = `Edited in the editor ${i}`;
+		await editor.evaluate((el, from) => {
+			const view = el.cmTile.root.view;
+			const at = view.state.doc.toString().indexOf(from);
+			view.focus();
+			view.dispatch({ selection: { anchor: at, head: at + from.length } });
+		}, shown);
+		await page.keyboard.type(next, { delay: 10 });
+		const t0 = performance.now();
+		while (!(await previewText()).includes(next)) {
+			if (performance.now() - t0 > 60000) throw new Error(`editor: edit ${i} did not reach the preview within 60 s`);
+			await sleep(20);
+		}
+		times.push(Math.round(performance.now() - t0));
+		shown = next;
+	}
+	const kept = await marked.evaluate(() => window.__benchMarker).catch(() => null);
+	await editor.evaluate((el, from) => {
+		const view = el.cmTile.root.view;
+		const at = view.state.doc.toString().indexOf(from);
+		view.dispatch({ changes: { from: at, to: at + from.length, insert: 'Start building' } });
+	}, shown);
+	await page.context().close();
+	return { times, reloaded: kept !== 'kept' };
+}
+
 async function main() {
 	const email = `bench-preview-${randomBytes(4).toString('hex')}@example.test`;
 	const s = must(await api('POST', '/auth/signup', { email, password: 'correct horse battery', displayName: 'Bench preview' }), 201, 'signup');
@@ -219,7 +281,7 @@ async function main() {
 			say(`no package.json: save → preview DOM (reloaded at the save's response): p50 ${out.staticSave.p50} ms, p95 ${out.staticSave.p95} ms (${times.join(' ')})`);
 		}
 		let warm = null;
-		if (PHASES.includes('react') || PHASES.includes('publish') || PHASES.includes('devservers')) {
+		if (PHASES.includes('react') || PHASES.includes('editor') || PHASES.includes('publish') || PHASES.includes('devservers')) {
 			// the first React project of a fresh stack meets a cold npm cache; the second a warm one
 			const cold = await project('react', 'Bench React cold');
 			const fc = await firstPreview(page, cold.id, cold.createdAt);
@@ -239,6 +301,11 @@ async function main() {
 				say(`React (${fw.kind === 'dev' ? 'dev server, no reload' : 'build on save, reloaded every 250 ms'}): save → preview DOM p50 ${out.reactSave.p50} ms, p95 ${out.reactSave.p95} ms (${times.join(' ')})`);
 				await save(warm.id, 'src/App.tsx', app);
 			}
+		}
+		if (PHASES.includes('editor') && warm) {
+			const e = await editorEdits(browser, warm.id, email, EDITS);
+			out.editorEdit = { reloaded: e.reloaded, ...summary(e.times) };
+			say(`React, typed in the web app's code editor: last key → preview DOM p50 ${out.editorEdit.p50} ms, p95 ${out.editorEdit.p95} ms (${e.times.join(' ')}); the preview ${e.reloaded ? 'was reloaded' : 'kept its page (HMR)'}`);
 		}
 		if (PHASES.includes('publish') && warm) {
 			const app = await readFile(warm.id, 'src/App.tsx');

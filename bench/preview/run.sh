@@ -6,7 +6,8 @@
 # usage: bench/preview/run.sh [--port P] [--var DIR] [--keep] [PHASE...]
 #   PHASE       static (a project without package.json: save → preview), react (first preview of a new React
 #               project with a cold and a warm npm cache, then save → preview through the dev server, or the
-#               build-on-save preview where no dev server runs), publish (warm dependencies), devservers
+#               build-on-save preview where no dev server runs), editor (signed in to the web app, src/App.tsx
+#               typed over in the code editor: last key → preview DOM), publish (warm dependencies), devservers
 #               (memory of one running dev server and of the host with 8, the time to start one); default all
 #   --port P    the stack's port (default 20410; svc-wsd on P+1, svc-devd on P+2)
 #   --var DIR   its state directory (default var-bench-preview/, removed first: a cold npm cache)
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
 	--var) VAR=$(realpath -m "$2"); shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	static | react | publish | devservers) PHASES+=("$1"); shift ;;
+	static | react | editor | publish | devservers) PHASES+=("$1"); shift ;;
 	*) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
