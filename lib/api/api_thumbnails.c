@@ -47,14 +47,14 @@ static int thumb_etag(const char *data, size_t len, char *out)
 
 /*
  * GET /thumbnails/:projectId.png: 200 image/png with ETag, Cache-Control and
- * X-Thumbnail-Source (chromium or fallback); 304 when If-None-Match matches;
+ * X-Thumbnail-Source (chromium or fallback); 304 when If-None-Match matches (svc_http_not_modified);
  * 401; 403; 404. A project without a thumbnail gets the generated one at once
  * and a Chromium render queued for svc-worker.
  */
 enum svc_err svc_api_thumbnails_get(struct svc_req *req, struct svc_resp *resp)
 {
 	const struct svc_config *cfg = &req->ctx->cfg;
-	const char *file = svc_req_param(req, "file"), *inm;
+	const char *file = svc_req_param(req, "file");
 	struct svc_rows *rows = NULL;
 	char id[37], source[16], etag[35], pdir[2048], why[256], *data = NULL;
 	size_t len = 0;
@@ -80,8 +80,7 @@ enum svc_err svc_api_thumbnails_get(struct svc_req *req, struct svc_resp *resp)
 	}
 	if (err < 0 || (err = thumb_etag(data, len, etag)) < 0)
 		goto done;
-	inm = svc_req_header(req, "If-None-Match");
-	if (inm && (strstr(inm, etag) || strcmp(inm, "*") == 0))
+	if (svc_http_not_modified(svc_req_header(req, "If-None-Match"), NULL, etag, 0))
 		err = svc_resp_raw(resp, 304, "image/png", "", 0);
 	else
 		err = svc_resp_raw(resp, 200, "image/png", data, len);
