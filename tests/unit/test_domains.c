@@ -370,6 +370,15 @@ static void test_domains_sites_reloads_are_spaced(void)
 	CU_ASSERT(t[1] - t[0] >= SVC_SITES_RELOAD_GAP_MS / 1000.0 - 0.05);
 	CU_ASSERT(t[1] - t[0] < SVC_SITES_RELOAD_GAP_MS / 1000.0 + 2.0);
 	CU_ASSERT_EQUAL(svc_sites_reload(dir, "exit 3"), SVC_E_INTERNAL);
+	{
+		/* no lock file can be made (no such directory): the command runs at once all the same */
+		char gone[160];
+		snprintf(gone, sizeof gone, "%s/none", dir);
+		t0 = svc_mono_ms();
+		CU_ASSERT_EQUAL(svc_sites_reload(gone, cmd), 0);
+		CU_ASSERT(svc_mono_ms() - t0 < SVC_SITES_RELOAD_GAP_MS / 2);
+		CU_ASSERT_EQUAL(reload_times(times, t, 3), 3);
+	}
 	unlink(times);
 	unlink(lock);
 	rmdir(dir);
